@@ -1,0 +1,70 @@
+# Stagegraph: `make demo` and `make test` each install what is missing, configure,
+# build, then run the demo / every test. Nothing else is needed on a fresh machine.
+SHELL := /bin/bash
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+PYTHON := /usr/bin/python3
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
+  libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev
+FUZZ_PACKAGES := clang libclang-rt-14-dev
+
+CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
+
+.PHONY: all deps deps-fuzz build test demo test-asan fuzz fuzz-smoke clean
+
+all: build
+
+# Idempotent: installs only the packages that are missing (nothing when all are present).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+deps-fuzz:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(FUZZ_PACKAGES)"
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (mimalloc off: the sanitizers bring their own allocator).
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+# Compiles the example MLP and CNN, makes random inputs, runs them with graph-run and
+# prints the outputs beside eager mode's.
+DEMO := $(BUILD)/demo
+demo: build
+	@mkdir -p $(DEMO)
+	@for ex in mlp cnn; do \
+	  echo "== $$ex: graph-compile examples/$$ex.py"; \
+	  $(BUILD)/tools/graph-compile examples/$$ex.py -o $(DEMO)/$$ex.sgraph || exit 1; \
+	  $(BUILD)/tools/graph-inspect $(DEMO)/$$ex.sgraph || exit 1; \
+	  rm -rf $(DEMO)/$$ex-in && PYTHONPATH=compiler/python $(PYTHON) examples/make_inputs.py examples/$$ex.py $(DEMO)/$$ex-in || exit 1; \
+	  args=""; for f in $(DEMO)/$$ex-in/*.npy; do args="$$args --input $$(basename $$f .npy)=$$f"; done; \
+	  echo "== $$ex: graph-run"; \
+	  $(BUILD)/tools/graph-run $(DEMO)/$$ex.sgraph $$args --output-dir $(DEMO)/$$ex-out || exit 1; \
+	  echo "== $$ex: eager mode (CPython + NumPy) on the same inputs"; \
+	  PYTHONPATH=compiler/python $(PYTHON) examples/make_inputs.py examples/$$ex.py $(DEMO)/$$ex-in --eager || exit 1; \
+	done
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

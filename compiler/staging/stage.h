@@ -1,0 +1,33 @@
+// Staging: abstract interpretation of a parsed module into IR (SPEC.md §3-§6,
+// DESIGN.md #2). Every value the interpreter meets is static (computed now, by
+// the same reference kernels the runtime uses) or staged (an IR value); control
+// constructs dispatch on the kind of their test.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+#include "ir/ir.h"
+
+namespace sg::compiler {
+
+struct StageOptions {
+  // Entry points to export; empty: every top-level @sg.function.
+  std::vector<std::string> entries;
+  // Weights for sg.weight(name) (SPEC §2); empty: none given.
+  std::string weights_path;
+  // When set, a line per if/while/for: staged or compile time, and why.
+  std::ostream* explain_staging = nullptr;
+  // Where static print(...) writes at compile time.
+  std::ostream* compile_time_stdout = nullptr;
+};
+
+// Stages `module` into IR. Returns null when errors were reported to `diags`.
+std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManager& sources,
+                                         DiagnosticEngine& diags, const StageOptions& options);
+
+}  // namespace sg::compiler

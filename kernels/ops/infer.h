@@ -1,0 +1,82 @@
+// Dtype and shape rules, written once over the dim type D:
+//   D = int64_t  at run time (concrete shapes; the executor and the planner),
+//   D = SymDim   at compile time (symbolic dims; the compiler's shape analysis).
+// A rule that finds a mismatch returns an error Status whose message names the op
+// and the operands' shapes, e.g. "matmul: inner dimensions differ: [2, 3] @ [4, 5]";
+// the caller adds the source location. Where only the run-time binding can decide
+// (Tri::kUnknown), the compile-time rule accepts and the run-time rule decides.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dim.h"
+#include "op_table.h"
+#include "stagegraph/dtype.h"
+#include "stagegraph/status.h"
+
+namespace sg::ops {
+
+template <class D>
+struct TensorType {
+  DType dtype = DType::kF32;
+  std::vector<D> shape;
+  size_t rank() const { return shape.size(); }
+  bool operator==(const TensorType&) const = default;
+};
+
+// Services a rule may need beyond its operands.
+template <class D>
+class InferContext {
+ public:
+  virtual ~InferContext() = default;
+  // A dim the rule cannot express from its inputs (a staged slice bound, the
+  // length of an arange with staged bounds, ceil(N/2) of a symbolic N). At run
+  // time every input is concrete, so rules only call this at compile time.
+  virtual D fresh_dim(std::string_view why) = 0;
+  // An error-prone pattern (SPEC §8): [N] with [N,1], reduction over a size-1 axis...
+  virtual void warn(std::string message) { (void)message; }
+  // Formats a shape for messages.
+  virtual std::string format(const std::vector<D>& shape) const = 0;
+};
+
+// Infers the output types of `op` from its attributes, input types and, for ops
+// flagged kValueDependentShape, the values of their integer scalar inputs
+// (scalars[i] is the value of input i when it is known: always at run time;
+// at compile time when static or tied to a dim). `out` is resized to the op's
+// number of outputs.
+template <class D>
+Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
+             std::span<const std::optional<D>> scalars, std::vector<TensorType<D>>& out,
+             InferContext<D>& ctx);
+
+extern template Status infer<int64_t>(OpId, const Attrs&, std::span<const TensorType<int64_t>>,
+                                      std::span<const std::optional<int64_t>>,
+                                      std::vector<TensorType<int64_t>>&, InferContext<int64_t>&);
+extern template Status infer<SymDim>(OpId, const Attrs&, std::span<const TensorType<SymDim>>,
+                                     std::span<const std::optional<SymDim>>,
+                                     std::vector<TensorType<SymDim>>&, InferContext<SymDim>&);
+
+// Checks that `attrs` has the op's attributes with the right kinds and valid
+// values for the given input ranks (axes in range, perms valid, padding names).
+// Used by the runtime's verifier once at load time.
+Status check_attrs(OpId op, const Attrs& attrs, std::span<const size_t> input_ranks);
+
+// The run-time context: concrete dims only; fresh_dim is never needed.
+class ConcreteInferContext final : public InferContext<int64_t> {
+ public:
+  int64_t fresh_dim(std::string_view) override { return 0; }
+  std::string format(const std::vector<int64_t>& shape) const override { return shape_to_string(shape); }
+};
+
+// SPEC §3 helpers shared by the compiler and the eager-mode tests.
+// Result dtype of an elementwise binary op on two tensors of dtype `t` (operands
+// must already agree; the compiler casts Python scalars first).
+DType binary_result_dtype(OpId op, DType t);
+DType unary_result_dtype(OpId op, DType t);
+DType reduction_result_dtype(OpId op, DType t);
+
+}  // namespace sg::ops

@@ -1,0 +1,163 @@
+// The op table: every op's name, version, arity and attributes, in one list.
+// The compiler (shape inference, constant folding, emission), the runtime
+// (loading, verification, dispatch) and the kernels all index it by OpId.
+//
+// Adding an op: one SG_OPS line, its attribute list below (if any), its rule in
+// infer.cc, its reference kernel, and its tests. The tables are generated from
+// the X-macro so they cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "attrs.h"
+
+namespace sg::ops {
+
+// Flags on an op.
+enum OpFlags : uint32_t {
+  kElementwiseUnary = 1u << 0,
+  kElementwiseBinary = 1u << 1,   // NumPy broadcasting of two operands
+  kReduction = 1u << 2,
+  // The output shape depends on the values of integer scalar inputs (dynamic dims,
+  // staged slice bounds): the rule reads them through `scalars`.
+  kValueDependentShape = 1u << 3,
+  kComparison = 1u << 4,          // result bool
+};
+
+// X(Enum, "name", version, min_inputs, max_inputs (-1: variadic), num_outputs, attrs, flags)
+// `attrs` names an array in namespace attr_specs (kNone for none).
+#define SG_OPS(X)                                                                        \
+  /* elementwise binary, NumPy broadcasting, dtypes per SPEC §3 */                       \
+  X(Add, "add", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(Sub, "sub", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(Mul, "mul", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(Div, "div", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(FloorDiv, "floordiv", 1, 2, 2, 1, kNone, kElementwiseBinary)                         \
+  X(Mod, "mod", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(Pow, "pow", 1, 2, 2, 1, kNone, kElementwiseBinary)                                   \
+  X(Maximum, "maximum", 1, 2, 2, 1, kNone, kElementwiseBinary)                           \
+  X(Minimum, "minimum", 1, 2, 2, 1, kNone, kElementwiseBinary)                           \
+  X(Less, "less", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)                   \
+  X(LessEqual, "less_equal", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)        \
+  X(Greater, "greater", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)             \
+  X(GreaterEqual, "greater_equal", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)  \
+  X(Equal, "equal", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)                 \
+  X(NotEqual, "not_equal", 1, 2, 2, 1, kNone, kElementwiseBinary | kComparison)          \
+  X(LogicalAnd, "logical_and", 1, 2, 2, 1, kNone, kElementwiseBinary)                    \
+  X(LogicalOr, "logical_or", 1, 2, 2, 1, kNone, kElementwiseBinary)                      \
+  /* elementwise unary */                                                                \
+  X(Neg, "neg", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Abs, "abs", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Exp, "exp", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Log, "log", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Sqrt, "sqrt", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Rsqrt, "rsqrt", 1, 1, 1, 1, kNone, kElementwiseUnary)                                \
+  X(Sin, "sin", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Cos, "cos", 1, 1, 1, 1, kNone, kElementwiseUnary)                                    \
+  X(Tanh, "tanh", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Sigmoid, "sigmoid", 1, 1, 1, 1, kNone, kElementwiseUnary)                            \
+  X(Relu, "relu", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Gelu, "gelu", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Floor, "floor", 1, 1, 1, 1, kNone, kElementwiseUnary)                                \
+  X(Ceil, "ceil", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Round, "round", 1, 1, 1, 1, kNone, kElementwiseUnary)                                \
+  X(Sign, "sign", 1, 1, 1, 1, kNone, kElementwiseUnary)                                  \
+  X(Square, "square", 1, 1, 1, 1, kNone, kElementwiseUnary)                              \
+  X(LogicalNot, "logical_not", 1, 1, 1, 1, kNone, kElementwiseUnary)                     \
+  X(IsNan, "isnan", 1, 1, 1, 1, kNone, kElementwiseUnary)                                \
+  /* where(cond: bool, a, b); clip(x, lo, hi) with lo/hi tensors of x's dtype */         \
+  X(Where, "where", 1, 3, 3, 1, kNone, 0)                                                \
+  X(Clip, "clip", 1, 3, 3, 1, kNone, 0)                                                  \
+  X(Cast, "cast", 1, 1, 1, 1, kCast, 0)                                                  \
+  /* reductions: axes normalized (non-negative, sorted, unique); empty = none */         \
+  X(Sum, "sum", 1, 1, 1, 1, kReduce, kReduction)                                         \
+  X(Mean, "mean", 1, 1, 1, 1, kReduce, kReduction)                                       \
+  X(Max, "max", 1, 1, 1, 1, kReduce, kReduction)                                         \
+  X(Min, "min", 1, 1, 1, 1, kReduce, kReduction)                                         \
+  X(Prod, "prod", 1, 1, 1, 1, kReduce, kReduction)                                       \
+  X(Any, "any", 1, 1, 1, 1, kReduce, kReduction)                                         \
+  X(All, "all", 1, 1, 1, 1, kReduce, kReduction)                                         \
+  X(ArgMax, "argmax", 1, 1, 1, 1, kArgReduce, kReduction)                                \
+  X(ArgMin, "argmin", 1, 1, 1, 1, kArgReduce, kReduction)                                \
+  /* linear algebra: NumPy matmul (1-D promotion, batch broadcasting) */                 \
+  X(MatMul, "matmul", 1, 2, 2, 1, kNone, 0)                                              \
+  /* shape ops */                                                                        \
+  X(Reshape, "reshape", 1, 1, -1, 1, kShape, kValueDependentShape)                       \
+  X(BroadcastTo, "broadcast_to", 1, 1, -1, 1, kShape, kValueDependentShape)              \
+  X(Transpose, "transpose", 1, 1, 1, 1, kPerm, 0)                                        \
+  X(ExpandDims, "expand_dims", 1, 1, 1, 1, kAxes, 0)                                     \
+  X(Squeeze, "squeeze", 1, 1, 1, 1, kAxes, 0)                                            \
+  X(Concatenate, "concatenate", 1, 1, -1, 1, kAxis, 0)                                   \
+  X(Slice, "slice", 1, 1, -1, 1, kSlice, kValueDependentShape)                           \
+  X(Take, "take", 1, 2, 2, 1, kAxis, 0)                                                  \
+  X(ShapeDim, "shape_dim", 1, 1, 1, 1, kAxis, 0)                                         \
+  /* creation: full(value: 0-d tensor, dynamic dims...) -> value's dtype */              \
+  X(Full, "full", 1, 1, -1, 1, kShape, kValueDependentShape)                             \
+  /* neural network */                                                                   \
+  X(Softmax, "softmax", 1, 1, 1, 1, kAxis, 0)                                            \
+  X(LogSoftmax, "log_softmax", 1, 1, 1, 1, kAxis, 0)                                     \
+  X(Conv2D, "conv2d", 1, 2, 2, 1, kConv, 0)                                              \
+  X(MaxPool2D, "max_pool2d", 1, 1, 1, 1, kPool, 0)                                       \
+  X(AvgPool2D, "avg_pool2d", 1, 1, 1, 1, kPool, 0)
+
+enum class OpId : uint16_t {
+#define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
+  SG_OPS(SG_OP_ENUM)
+#undef SG_OP_ENUM
+};
+
+#define SG_OP_COUNT(e, name, ver, mn, mx, nout, attrs, flags) +1
+inline constexpr int kNumOps = 0 SG_OPS(SG_OP_COUNT);
+#undef SG_OP_COUNT
+
+// Attribute lists, by position. Kernels and rules index Attrs with these enums.
+namespace attr {
+// cast
+enum Cast { kCastDType = 0 };            // Int: DType value
+// sum/mean/max/min/prod/any/all
+enum Reduce { kReduceAxes = 0, kReduceKeepdims = 1 };  // Ints (normalized), Int 0/1
+// argmax/argmin: one axis (normalized); axis=None is lowered to a flatten first
+enum ArgReduce { kArgAxis = 0, kArgKeepdims = 1 };
+// reshape/broadcast_to/full: target shape. Entries >= 0 static, -1 "infer" (reshape
+// only, at most one), -2 "the next dynamic input" (inputs 1.. are i64/i32 scalars).
+enum Shape { kShapeDims = 0 };
+inline constexpr int64_t kInferDim = -1;
+inline constexpr int64_t kDynamicDim = -2;
+// transpose
+enum Perm { kPermAxes = 0 };              // Ints, a permutation
+// expand_dims/squeeze: axes of the output (expand_dims) or input (squeeze), normalized
+enum Axes { kAxesList = 0 };
+// concatenate, take, shape_dim, softmax, log_softmax: one normalized axis
+enum Axis { kAxisValue = 0 };
+// slice: one entry per input axis in each list. flags per axis:
+//   kHasBegin, kHasEnd: the bound is given (otherwise NumPy's default for the step sign)
+//   kIndex: an integer index (begin), the axis is dropped; out of range is an error
+//   kDynBegin, kDynEnd: the bound is the next dynamic scalar input (inputs 1..)
+// Static bounds may be negative (count from the end) and are clamped like NumPy's.
+enum Slice { kSliceBegin = 0, kSliceEnd = 1, kSliceStep = 2, kSliceFlags = 3 };
+enum SliceFlag : int64_t { kHasBegin = 1, kHasEnd = 2, kIndex = 4, kDynBegin = 8, kDynEnd = 16 };
+// conv2d(x NHWC, w HWIO): strides [sh, sw], dilations [dh, dw], padding "VALID"|"SAME"
+enum Conv { kConvStride = 0, kConvDilation = 1, kConvPadding = 2, kConvGroups = 3 };
+// max_pool2d/avg_pool2d: window [kh, kw], strides [sh, sw], padding "VALID"|"SAME"
+enum Pool { kPoolSize = 0, kPoolStride = 1, kPoolPadding = 2 };
+}  // namespace attr
+
+struct OpDef {
+  OpId id;
+  const char* name;
+  uint16_t version;
+  int8_t min_inputs;
+  int8_t max_inputs;  // -1: variadic
+  int8_t num_outputs;
+  std::span<const AttrSpec> attrs;
+  uint32_t flags;
+};
+
+const OpDef& op_def(OpId id);
+std::optional<OpId> find_op(std::string_view name);
+inline bool has_flag(OpId id, uint32_t f) { return (op_def(id).flags & f) != 0; }
+
+}  // namespace sg::ops

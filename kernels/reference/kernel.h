@@ -1,0 +1,55 @@
+// The kernel interface. A kernel runs one node: its inputs and outputs are
+// already allocated with the shapes the op's rule inferred, and it must not
+// allocate (scratch space, where needed, comes from KernelContext).
+// Errors found only with data in hand (an integer division by zero, an index out
+// of range) are returned as kRuntimeError Status naming the op; the executor adds
+// the node's source location.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ops/attrs.h"
+#include "ops/op_table.h"
+#include "stagegraph/dtype.h"
+#include "stagegraph/status.h"
+
+namespace sg::kernels {
+
+inline constexpr int kMaxRank = 8;
+
+// A non-owning view of a dense, C-order tensor.
+struct TensorRef {
+  DType dtype = DType::kF32;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  void* data = nullptr;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= shape[i];
+    return n;
+  }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype); }
+  template <class T> T* as() const { return static_cast<T*>(data); }
+};
+
+struct KernelContext {
+  // Scratch memory owned by the caller (the Session), at least `scratch_size`
+  // bytes; kernels that need more return kInternal.
+  void* scratch = nullptr;
+  size_t scratch_size = 0;
+  // Thread pool for backends that use one (pthreadpool_t), may be null.
+  void* threadpool = nullptr;
+};
+
+using KernelFn = Status (*)(const KernelContext& ctx, const ops::Attrs& attrs,
+                            std::span<const TensorRef> inputs, std::span<TensorRef> outputs);
+
+// The portable reference kernel of every op in the table (never null).
+KernelFn reference_kernel(ops::OpId op);
+
+// Scratch bytes the reference kernel of `op` needs for these operands (usually 0).
+size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
+
+}  // namespace sg::kernels

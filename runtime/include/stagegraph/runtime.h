@@ -1,0 +1,140 @@
+// Stagegraph runtime: load a .sgraph file and run its entry points.
+//
+//   auto program = sg::Program::load_file("mlp.sgraph");        // header, checksum,
+//   if (!program.ok()) { ... program.status().message() ... }   // verifier, semantic checks
+//   auto session = sg::Session::create(*program, "mlp");         // one per thread
+//   (*session)->set_input("x", x_tensor);                         // dtype/shape checked
+//   sg::Status s = (*session)->run();                             // kRuntimeError: message
+//   const sg::Tensor& y = (*session)->output(0);                  //   "FILE:LINE:COL: error: ..."
+//
+// A Program is immutable and may be shared by many threads; a Session is used by
+// one thread at a time and owns its memory, plans and frame stack. No exceptions
+// cross this API and there is no global mutable state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stagegraph/dtype.h"
+#include "stagegraph/status.h"
+#include "stagegraph/tensor.h"
+
+namespace sg {
+
+// A signature entry: static dims have dim_names[i] empty and shape[i] >= 0;
+// symbolic dims have shape[i] == -1 and their name in dim_names[i].
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+  std::string shape_string() const;  // "[N, 784]"
+};
+
+struct EntryInfo {
+  std::string name;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+};
+
+// For graph-inspect.
+struct FunctionInfo {
+  std::string name;
+  size_t num_values = 0;
+  size_t num_nodes = 0;
+  std::vector<std::pair<std::string, size_t>> op_counts;  // by op name, sorted
+  struct Edge {
+    std::string kind;  // "if-then", "if-else", "while-cond", "while-body", "call"
+    uint32_t function;
+  };
+  std::vector<Edge> edges;
+};
+
+struct LoadOptions {
+  bool verify_data = false;  // also check the data segment's checksum
+};
+
+class ProgramImpl;
+
+class Program {
+ public:
+  // Memory-maps the file; constants are used in place from the map.
+  static Result<std::shared_ptr<const Program>> load_file(const std::string& path,
+                                                          const LoadOptions& options = {});
+  // Uses `bytes` in place when 64-byte aligned (the caller keeps them alive while
+  // the Program lives); otherwise copies them once.
+  static Result<std::shared_ptr<const Program>> load_memory(std::span<const uint8_t> bytes,
+                                                            const LoadOptions& options = {});
+
+  const std::vector<EntryInfo>& entries() const;
+  const EntryInfo* find_entry(std::string_view name) const;
+  std::vector<FunctionInfo> functions() const;
+  uint64_t constant_bytes() const;
+  uint16_t format_major() const;
+  uint16_t format_minor() const;
+
+  const ProgramImpl& impl() const { return *impl_; }
+  ~Program();
+  explicit Program(std::unique_ptr<ProgramImpl> impl);
+
+ private:
+  std::unique_ptr<ProgramImpl> impl_;
+};
+
+struct SessionOptions {
+  int num_threads = 1;
+  int max_call_depth = 10000;  // active Call frames (If/While bodies do not count)
+  bool profile = false;        // collect per-node timings
+  bool verify_data = false;    // unused by Session; kept with LoadOptions
+  Allocator* allocator = nullptr;  // host allocations; nullptr: the default
+};
+
+struct NodeProfile {
+  std::string function;
+  uint32_t node = 0;
+  std::string op;       // op name, or "if"/"while"/"call"
+  std::string kernel;   // e.g. "reference", "xnnpack"
+  std::string location; // "FILE:LINE:COL"
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+};
+
+class SessionImpl;
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Program> program,
+                                                 std::string_view entry,
+                                                 const SessionOptions& options = {});
+  ~Session();
+
+  const EntryInfo& entry() const;
+
+  // Binds an input by its parameter name. kInvalidInput, naming the input, when the
+  // name is unknown or the dtype, rank or a static dim differs; symbolic dims are
+  // bound here and must agree with earlier inputs of this run.
+  Status set_input(std::string_view name, Tensor value);
+
+  // Runs the entry point. Missing inputs: kInvalidInput. Failures while running:
+  // kRuntimeError / kLimitExceeded with "FILE:LINE:COL: error: MESSAGE".
+  // Inputs stay bound; call set_input again to change them.
+  Status run();
+
+  size_t num_outputs() const;
+  const Tensor& output(size_t i) const;
+  Result<Tensor> output(std::string_view name) const;
+
+  // Per-node timings accumulated since creation (SessionOptions::profile).
+  std::vector<NodeProfile> profile() const;
+
+  explicit Session(std::unique_ptr<SessionImpl> impl);
+
+ private:
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace sg

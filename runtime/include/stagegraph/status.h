@@ -1,0 +1,116 @@
+// Status and Result<T>: how every runtime and kernel function reports failure.
+// No exceptions cross the runtime's API; errors are values.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace sg {
+
+// Grouped by kind. The tools map them to exit codes (SPEC.md §9):
+//   kInvalidArgument      -> 1 (usage)
+//   kInvalidGraph, kInvalidInput -> 2 (rejected while loading or binding)
+//   kRuntimeError, kLimitExceeded, kOutOfMemory, kCancelled -> 3 (failed while running)
+enum class StatusCode : unsigned char {
+  kOk = 0,
+  kInvalidArgument,   // a caller's mistake in using the API (unknown entry, bad option)
+  kInvalidGraph,      // the graph file is malformed, corrupt, too new, or uses unknown ops
+  kInvalidInput,      // an input is missing, unknown, or has the wrong dtype or shape
+  kRuntimeError,      // a shape, index or arithmetic error found while running; a failed Assert
+  kLimitExceeded,     // recursion depth or iteration limit
+  kOutOfMemory,
+  kCancelled,
+  kUnsupported,       // valid request this build cannot serve (e.g. no CUDA)
+  kInternal,          // a broken invariant
+};
+
+inline const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kInvalidGraph: return "invalid graph";
+    case StatusCode::kInvalidInput: return "invalid input";
+    case StatusCode::kRuntimeError: return "runtime error";
+    case StatusCode::kLimitExceeded: return "limit exceeded";
+    case StatusCode::kOutOfMemory: return "out of memory";
+    case StatusCode::kCancelled: return "cancelled";
+    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kInternal: return "internal error";
+  }
+  return "?";
+}
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // Prepends context: "ctx: message".
+  Status with_context(const std::string& ctx) const {
+    if (ok()) return *this;
+    return Status(code_, ctx + ": " + message_);
+  }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status invalid_graph(std::string m) { return {StatusCode::kInvalidGraph, std::move(m)}; }
+inline Status invalid_input(std::string m) { return {StatusCode::kInvalidInput, std::move(m)}; }
+inline Status runtime_error(std::string m) { return {StatusCode::kRuntimeError, std::move(m)}; }
+inline Status limit_exceeded(std::string m) { return {StatusCode::kLimitExceeded, std::move(m)}; }
+inline Status out_of_memory(std::string m) { return {StatusCode::kOutOfMemory, std::move(m)}; }
+inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
+inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}            // NOLINT(implicit)
+  Result(Status status) : v_(std::move(status)) {      // NOLINT(implicit)
+    assert(!std::get<Status>(v_).ok() && "Result from an OK status");
+  }
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace sg
+
+#define SG_CONCAT_INNER(a, b) a##b
+#define SG_CONCAT(a, b) SG_CONCAT_INNER(a, b)
+
+// Returns the status from the enclosing function when it is not OK.
+#define SG_RETURN_IF_ERROR(expr)                  \
+  do {                                            \
+    ::sg::Status sg_status_ = (expr);             \
+    if (!sg_status_.ok()) return sg_status_;      \
+  } while (0)
+
+// SG_ASSIGN_OR_RETURN(auto x, make_x()); returns the error status on failure.
+#define SG_ASSIGN_OR_RETURN(lhs, expr) SG_ASSIGN_OR_RETURN_IMPL(SG_CONCAT(sg_result_, __LINE__), lhs, expr)
+#define SG_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                             \
+  if (!tmp.ok()) return tmp.status();            \
+  lhs = std::move(tmp).value()

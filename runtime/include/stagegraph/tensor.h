@@ -1,0 +1,76 @@
+// Tensor: a dense, C-order, reference-counted n-d array, and the allocator
+// interface behind all host memory of the runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stagegraph/dtype.h"
+#include "stagegraph/status.h"
+
+namespace sg {
+
+inline constexpr int kMaxRank = 8;
+inline constexpr size_t kTensorAlignment = 64;
+// Readable bytes past the end of every buffer the runtime allocates (XNNPACK reads
+// up to 16 past its inputs).
+inline constexpr size_t kTensorPadding = 64;
+
+// Host memory. The default uses mimalloc's mi_* API when the runtime is built with
+// it, else aligned operator new; it has no mutable state.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t bytes, size_t alignment) = 0;
+  virtual void deallocate(void* p, size_t bytes, size_t alignment) = 0;
+};
+Allocator* default_allocator();
+
+// Copying a Tensor shares its storage (a reference count); clone() copies data.
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates uninitialized storage (plus kTensorPadding readable bytes).
+  static Result<Tensor> empty(DType dtype, std::span<const int64_t> shape,
+                              Allocator* allocator = nullptr);
+  static Result<Tensor> zeros(DType dtype, std::span<const int64_t> shape,
+                              Allocator* allocator = nullptr);
+  // A view of memory owned elsewhere (constants in a mapped file); `data` must
+  // outlive the tensor and every copy of it.
+  static Tensor wrap(DType dtype, std::span<const int64_t> shape, void* data);
+
+  Tensor(const Tensor& o);
+  Tensor& operator=(const Tensor& o);
+  Tensor(Tensor&& o) noexcept;
+  Tensor& operator=(Tensor&& o) noexcept;
+  ~Tensor();
+
+  bool defined() const { return data_ != nullptr || numel() == 0; }
+  DType dtype() const { return dtype_; }
+  int rank() const { return rank_; }
+  std::span<const int64_t> shape() const { return {shape_, size_t(rank_)}; }
+  int64_t dim(int i) const { return shape_[i]; }
+  int64_t numel() const;
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype_); }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  template <class T> T* data_as() { return static_cast<T*>(data_); }
+  template <class T> const T* data_as() const { return static_cast<const T*>(data_); }
+  // True when no other Tensor shares this storage (the executor may then reuse it).
+  bool unique() const;
+
+  Result<Tensor> clone(Allocator* allocator = nullptr) const;
+
+ private:
+  struct Storage;
+  void release();
+  DType dtype_ = DType::kF32;
+  int rank_ = 0;
+  int64_t shape_[kMaxRank] = {};
+  void* data_ = nullptr;
+  Storage* storage_ = nullptr;  // null for wrapped memory
+};
+
+}  // namespace sg
