@@ -1,0 +1,145 @@
+// Rules of matmul and the neural-network ops: softmax, log_softmax, conv2d,
+// max_pool2d, avg_pool2d (NHWC activations, HWIO filters; SPEC §7).
+#include "ops/infer_rules.h"
+
+namespace sg::ops::rules {
+namespace {
+
+template <class D>
+Status check_rank4_float(const Rule<D>& r, const TensorType<D>& t, const char* what, const char* layout) {
+  if (t.rank() != 4) {
+    return r.error(std::string(what) + " must be rank 4 (" + layout + "), got " + r.fmt(t.shape));
+  }
+  if (!is_float(t.dtype)) {
+    return r.error(std::string(what) + " must be float, got " + dtype_name(t.dtype) + "; cast with astype");
+  }
+  return Status::Ok();
+}
+
+// Output size of a window (kernel size k, dilation) sliding over `in` (SPEC §7):
+// VALID floor((in - (k-1)*dilation - 1) / stride) + 1, SAME ceil(in / stride).
+template <class D>
+Result<D> window_output(const Rule<D>& r, const D& in, const D& k, int64_t stride, int64_t dilation, bool same,
+                        const std::vector<D>& input_shape) {
+  if (same) {
+    if (stride == 1) return in;
+    if (std::optional<int64_t> s = dim_static(in)) return D((*s + stride - 1) / stride);
+    if (std::optional<D> q = dim_div_exact(in, D(stride))) return *q;
+    return unknown_dim(r, "ceil(in / stride) of a symbolic dim");
+  }
+  const D effective = (k - D(1)) * D(dilation) + D(1);
+  const D span = in - effective;
+  if (std::optional<int64_t> s = dim_static(span)) {
+    if (*s < 0) {
+      return r.error("the window (size " + dim_text(r, effective) + " with dilation) is larger than the input " +
+                     r.fmt(input_shape) + " along a dim of size " + dim_text(r, in));
+    }
+    return D(*s / stride + 1);
+  }
+  if (std::optional<D> q = dim_div_exact(span, D(stride))) return *q + D(1);
+  return unknown_dim(r, "the output size of a strided window over a symbolic dim");
+}
+
+bool is_same_padding(const std::string& padding) { return padding == "SAME"; }  // else VALID (check_attrs)
+
+}  // namespace
+
+template <class D>
+Status infer_matmul(const Rule<D>& r) {
+  const TensorType<D>& a = r.in[0];
+  const TensorType<D>& b = r.in[1];
+  if (a.rank() == 0 || b.rank() == 0) {
+    return r.error("operands must have at least one dimension, got " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+  }
+  if (a.dtype != b.dtype) {
+    return r.error(std::string("operands have different dtypes ") + dtype_name(a.dtype) + " and " +
+                   dtype_name(b.dtype) + "; cast one with astype");
+  }
+  if (a.dtype == DType::kBool) return r.error("not defined for bool operands; cast with astype");
+  // NumPy: a 1-D left operand is a row [1, K], a 1-D right one a column [K, 1];
+  // the added dim is removed from the result.
+  std::vector<D> am = a.shape;
+  std::vector<D> bm = b.shape;
+  if (am.size() == 1) am.insert(am.begin(), D(1));
+  if (bm.size() == 1) bm.push_back(D(1));
+  if (dim_equal(am.back(), bm[bm.size() - 2]) == Tri::kNo) {
+    return r.error("inner dimensions differ: " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+  }
+  const std::vector<D> a_batch(am.begin(), am.end() - 2);
+  const std::vector<D> b_batch(bm.begin(), bm.end() - 2);
+  const std::vector<D>* batches[] = {&a_batch, &b_batch};
+  std::vector<D> dims;
+  if (!broadcast_shapes<D>(batches, dims)) {
+    return r.error("cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+  }
+  if (a.rank() > 1) dims.push_back(am[am.size() - 2]);
+  if (b.rank() > 1) dims.push_back(bm.back());
+  r.set_output(a.dtype, std::move(dims));
+  return Status::Ok();
+}
+
+template <class D>
+Status infer_softmax(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  if (!is_float(x.dtype)) {
+    return r.error(std::string("needs a float input, got ") + dtype_name(x.dtype) + "; cast with astype");
+  }
+  const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
+  if (is_static_value(x.shape[axis], 1)) {
+    r.ctx.warn(std::string(r.name()) + " over an axis of size 1 is always " +
+               (r.op == OpId::Softmax ? "1" : "0") + " (input " + r.fmt(x.shape) + ", axis " +
+               std::to_string(axis) + ")");
+  }
+  r.set_output(x.dtype, x.shape);
+  return Status::Ok();
+}
+
+template <class D>
+Status infer_conv2d(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  const TensorType<D>& w = r.in[1];
+  SG_RETURN_IF_ERROR(check_rank4_float(r, x, "input", "NHWC"));
+  SG_RETURN_IF_ERROR(check_rank4_float(r, w, "filter", "HWIO"));
+  if (x.dtype != w.dtype) {
+    return r.error(std::string("input and filter have different dtypes ") + dtype_name(x.dtype) + " and " +
+                   dtype_name(w.dtype) + "; cast one with astype");
+  }
+  const int64_t groups = r.attrs.i(attr::kConvGroups);
+  if (dim_equal(x.shape[3], w.shape[2] * D(groups)) == Tri::kNo) {
+    return r.error("input channels do not match the filter: " + r.fmt(x.shape) + " with filter " + r.fmt(w.shape) +
+                   " and groups " + std::to_string(groups) + " needs " + dim_text(r, w.shape[2] * D(groups)) +
+                   " input channels");
+  }
+  const std::optional<int64_t> cout = dim_static(w.shape[3]);
+  if (cout && *cout % groups != 0) {
+    return r.error("output channels " + std::to_string(*cout) + " of filter " + r.fmt(w.shape) +
+                   " are not divisible by groups " + std::to_string(groups));
+  }
+  const std::vector<int64_t>& stride = r.attrs.ints(attr::kConvStride);
+  const std::vector<int64_t>& dilation = r.attrs.ints(attr::kConvDilation);
+  const bool same = is_same_padding(r.attrs.s(attr::kConvPadding));
+  SG_ASSIGN_OR_RETURN(D oh, window_output(r, x.shape[1], w.shape[0], stride[0], dilation[0], same, x.shape));
+  SG_ASSIGN_OR_RETURN(D ow, window_output(r, x.shape[2], w.shape[1], stride[1], dilation[1], same, x.shape));
+  r.set_output(x.dtype, {x.shape[0], oh, ow, w.shape[3]});
+  return Status::Ok();
+}
+
+template <class D>
+Status infer_pool2d(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  SG_RETURN_IF_ERROR(check_rank4_float(r, x, "input", "NHWC"));
+  const std::vector<int64_t>& size = r.attrs.ints(attr::kPoolSize);
+  const std::vector<int64_t>& stride = r.attrs.ints(attr::kPoolStride);
+  const bool same = is_same_padding(r.attrs.s(attr::kPoolPadding));
+  SG_ASSIGN_OR_RETURN(D oh, window_output(r, x.shape[1], D(size[0]), stride[0], 1, same, x.shape));
+  SG_ASSIGN_OR_RETURN(D ow, window_output(r, x.shape[2], D(size[1]), stride[1], 1, same, x.shape));
+  r.set_output(x.dtype, {x.shape[0], oh, ow, x.shape[3]});
+  return Status::Ok();
+}
+
+SG_INSTANTIATE_RULE(infer_matmul)
+SG_INSTANTIATE_RULE(infer_softmax)
+SG_INSTANTIATE_RULE(infer_conv2d)
+SG_INSTANTIATE_RULE(infer_pool2d)
+
+}  // namespace sg::ops::rules

@@ -1,0 +1,117 @@
+// The slice rule: basic indexing and slicing, one (begin, end, step, flags)
+// entry per input axis (see op_table.h, attr::Slice). Static bounds on static
+// dims follow NumPy's clamping exactly. With a symbolic dim or a bound tied to a
+// symbolic dim, the length is computed assuming the bounds lie inside the axis
+// (x[1:] of [N] is [N-1], x[-1:] is [1]); what cannot be expressed becomes a
+// fresh dim. At run time everything is concrete and the exact rule applies.
+#include "ops/infer_rules.h"
+
+namespace sg::ops::rules {
+namespace {
+
+// PySlice_AdjustIndices: the number of elements of x[b:e:step] on an axis of size n.
+int64_t static_slice_length(int64_t n, std::optional<int64_t> b, std::optional<int64_t> e, int64_t step) {
+  auto adjust = [&](int64_t v) {
+    if (v < 0) {
+      v += n;
+      if (v < 0) v = step < 0 ? -1 : 0;
+    } else if (v >= n) {
+      v = step < 0 ? n - 1 : n;
+    }
+    return v;
+  };
+  const int64_t start = b ? adjust(*b) : (step < 0 ? n - 1 : 0);
+  const int64_t stop = e ? adjust(*e) : (step < 0 ? -1 : n);
+  if (step < 0) return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+  return start < stop ? (stop - start - 1) / step + 1 : 0;
+}
+
+// One bound of one axis: not given (NumPy's default), a known value, or a staged
+// value the compiler does not know.
+template <class D>
+struct Bound {
+  bool given = false;
+  std::optional<D> value;  // set when given and known
+};
+
+template <class D>
+Result<Bound<D>> read_bound(const Rule<D>& r, bool has, bool dynamic, int64_t literal, size_t& next_input) {
+  Bound<D> bound;
+  if (dynamic) {
+    bound.given = true;
+    SG_ASSIGN_OR_RETURN(bound.value, dynamic_scalar(r, next_input++));
+  } else if (has) {
+    bound.given = true;
+    bound.value = D(literal);
+  }
+  return bound;
+}
+
+template <class D>
+std::optional<int64_t> static_bound(const Bound<D>& b) {
+  return b.value ? dim_static(*b.value) : std::nullopt;
+}
+
+// The length when the dim or a bound is symbolic (compile time only).
+template <class D>
+Result<D> symbolic_slice_length(const Rule<D>& r, const D& n, const Bound<D>& b, const Bound<D>& e,
+                                int64_t step) {
+  if ((b.given && !b.value) || (e.given && !e.value)) return unknown_dim(r, "a slice with a staged bound");
+  // Index from the start of the axis; a symbolic bound is taken as such an index.
+  auto position = [&](const D& v) -> D {
+    std::optional<int64_t> s = dim_static(v);
+    return (s && *s < 0) ? n + v : v;
+  };
+  const D start = b.given ? position(*b.value) : (step < 0 ? n - D(1) : D(0));
+  const D stop = e.given ? position(*e.value) : (step < 0 ? D(-1) : n);
+  const D span = step < 0 ? start - stop : stop - start;
+  const int64_t stride = step < 0 ? -step : step;
+  if (std::optional<int64_t> s = dim_static(span)) {
+    return D(*s <= 0 ? 0 : (*s - 1) / stride + 1);
+  }
+  if (std::optional<D> q = dim_div_exact(span, D(stride))) return *q;
+  if (std::optional<D> q = dim_div_exact(span + D(stride - 1), D(stride))) return *q;
+  return unknown_dim(r, "the length of a strided slice of a symbolic dim");
+}
+
+}  // namespace
+
+template <class D>
+Status infer_slice(const Rule<D>& r) {
+  const std::vector<D>& shape = r.in[0].shape;
+  const std::vector<int64_t>& begin = r.attrs.ints(attr::kSliceBegin);
+  const std::vector<int64_t>& end = r.attrs.ints(attr::kSliceEnd);
+  const std::vector<int64_t>& step = r.attrs.ints(attr::kSliceStep);
+  const std::vector<int64_t>& flags = r.attrs.ints(attr::kSliceFlags);
+  size_t next_input = 1;  // dynamic bounds: for each axis in order, begin then end
+  std::vector<D> dims;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t f = flags[i];
+    SG_ASSIGN_OR_RETURN(Bound<D> b, read_bound(r, (f & (attr::kHasBegin | attr::kIndex)) != 0,
+                                               (f & attr::kDynBegin) != 0, begin[i], next_input));
+    SG_ASSIGN_OR_RETURN(Bound<D> e, read_bound(r, (f & attr::kHasEnd) != 0, (f & attr::kDynEnd) != 0,
+                                               end[i], next_input));
+    const std::optional<int64_t> n = dim_static(shape[i]);
+    if (f & attr::kIndex) {
+      const std::optional<int64_t> idx = static_bound(b);
+      if (n && idx && (*idx < -*n || *idx >= *n)) {
+        return r.error("index " + std::to_string(*idx) + " is out of bounds for axis " + std::to_string(i) +
+                       " with size " + std::to_string(*n));
+      }
+      continue;  // an index drops the axis
+    }
+    const bool all_static = n && (!b.given || static_bound(b)) && (!e.given || static_bound(e));
+    if (all_static) {
+      dims.push_back(D(static_slice_length(*n, static_bound(b), static_bound(e), step[i])));
+      continue;
+    }
+    SG_ASSIGN_OR_RETURN(D len, symbolic_slice_length(r, shape[i], b, e, step[i]));
+    dims.push_back(std::move(len));
+  }
+  r.set_output(r.in[0].dtype, std::move(dims));
+  return Status::Ok();
+}
+
+SG_INSTANTIATE_RULE(infer_slice)
+
+}  // namespace sg::ops::rules

@@ -1,0 +1,73 @@
+#include "ops/op_table.h"
+
+#include <cassert>
+#include <iterator>
+
+namespace sg::ops {
+
+// The attribute lists named by SG_OPS. Their order is the order of the enums in
+// op_table.h's namespace attr, which kernels and rules index by.
+namespace attr_specs {
+inline constexpr std::span<const AttrSpec> kNone{};
+inline constexpr AttrSpec kCast[] = {{"dtype", AttrKind::kInt}};
+inline constexpr AttrSpec kReduce[] = {{"axes", AttrKind::kInts}, {"keepdims", AttrKind::kInt}};
+inline constexpr AttrSpec kArgReduce[] = {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}};
+inline constexpr AttrSpec kShape[] = {{"shape", AttrKind::kInts}};
+inline constexpr AttrSpec kPerm[] = {{"perm", AttrKind::kInts}};
+inline constexpr AttrSpec kAxes[] = {{"axes", AttrKind::kInts}};
+inline constexpr AttrSpec kAxis[] = {{"axis", AttrKind::kInt}};
+inline constexpr AttrSpec kSlice[] = {{"begin", AttrKind::kInts},
+                                      {"end", AttrKind::kInts},
+                                      {"step", AttrKind::kInts},
+                                      {"flags", AttrKind::kInts}};
+inline constexpr AttrSpec kConv[] = {{"stride", AttrKind::kInts},
+                                     {"dilation", AttrKind::kInts},
+                                     {"padding", AttrKind::kString},
+                                     {"groups", AttrKind::kInt}};
+inline constexpr AttrSpec kPool[] = {{"size", AttrKind::kInts},
+                                     {"stride", AttrKind::kInts},
+                                     {"padding", AttrKind::kString}};
+}  // namespace attr_specs
+
+namespace {
+
+constexpr OpDef kOpDefs[] = {
+#define SG_OP_DEF(e, name, ver, mn, mx, nout, attrs, flags) \
+  OpDef{OpId::e, name, ver, mn, mx, nout, attr_specs::attrs, uint32_t(flags)},
+    SG_OPS(SG_OP_DEF)
+#undef SG_OP_DEF
+};
+
+static_assert(std::size(kOpDefs) == size_t(kNumOps), "one OpDef per SG_OPS entry");
+
+constexpr bool ids_match_positions() {
+  for (size_t i = 0; i < std::size(kOpDefs); ++i) {
+    if (size_t(kOpDefs[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(ids_match_positions(), "op_def indexes kOpDefs by OpId");
+
+// The attribute positions used by kernels and rules must match the lists above.
+static_assert(attr_specs::kReduce[attr::kReduceKeepdims].kind == AttrKind::kInt);
+static_assert(attr_specs::kArgReduce[attr::kArgKeepdims].kind == AttrKind::kInt);
+static_assert(attr_specs::kSlice[attr::kSliceFlags].kind == AttrKind::kInts);
+static_assert(attr_specs::kConv[attr::kConvPadding].kind == AttrKind::kString);
+static_assert(attr_specs::kConv[attr::kConvGroups].kind == AttrKind::kInt);
+static_assert(attr_specs::kPool[attr::kPoolPadding].kind == AttrKind::kString);
+
+}  // namespace
+
+const OpDef& op_def(OpId id) {
+  assert(size_t(id) < std::size(kOpDefs));
+  return kOpDefs[size_t(id)];
+}
+
+std::optional<OpId> find_op(std::string_view name) {
+  for (const OpDef& def : kOpDefs) {
+    if (name == def.name) return def.id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace sg::ops

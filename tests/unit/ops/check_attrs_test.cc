@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include "ops/rule_tester.h"
+
+namespace sg::ops {
+namespace {
+
+using namespace testing;
+
+Status check(OpId op, const Attrs& a, std::vector<size_t> ranks) { return check_attrs(op, a, ranks); }
+
+void expect_rejected(const Status& s, const std::string& text) {
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidGraph);
+  EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
+}
+
+TEST(CheckAttrs, AcceptsWellFormedNodes) {
+  EXPECT_TRUE(check(OpId::Add, {}, {2, 2}).ok());
+  EXPECT_TRUE(check(OpId::Sum, attrs({Is({0, 2}), I(1)}), {3}).ok());
+  EXPECT_TRUE(check(OpId::Reshape, attrs({Is({-2, -1})}), {4, 0}).ok());
+  EXPECT_TRUE(check(OpId::Transpose, attrs({Is({1, 0})}), {2}).ok());
+  EXPECT_TRUE(check(OpId::ExpandDims, attrs({Is({0, 3})}), {2}).ok());
+  EXPECT_TRUE(check(OpId::Concatenate, attrs({I(0)}), {1, 1, 1}).ok());
+  EXPECT_TRUE(check(OpId::Conv2D, attrs({Is({1, 1}), Is({1, 1}), Str("SAME"), I(1)}), {4, 4}).ok());
+  EXPECT_TRUE(check(OpId::Cast, attrs({I(int64_t(DType::kBool))}), {1}).ok());
+}
+
+TEST(CheckAttrs, Arity) {
+  expect_rejected(check(OpId::Add, {}, {2}), "add: expects 2 inputs, got 1");
+  expect_rejected(check(OpId::Where, {}, {1, 1, 1, 1}), "where: expects 3 inputs");
+  expect_rejected(check(OpId::Concatenate, attrs({I(0)}), {}), "at least 1");
+}
+
+TEST(CheckAttrs, CountAndKinds) {
+  expect_rejected(check(OpId::Sum, attrs({Is({0})}), {2}), "sum: expects 2 attributes, got 1");
+  expect_rejected(check(OpId::Sum, attrs({I(0), I(0)}), {2}), "sum: attribute 'axes' must be ints, got int");
+  expect_rejected(check(OpId::Add, attrs({I(0)}), {1, 1}), "add: expects 0 attributes");
+  expect_rejected(check(OpId::Conv2D, attrs({Is({1, 1}), Is({1, 1}), I(0), I(1)}), {4, 4}),
+                  "'padding' must be string");
+}
+
+TEST(CheckAttrs, Axes) {
+  expect_rejected(check(OpId::Sum, attrs({Is({2}), I(0)}), {2}), "sum: axis 2 is out of range for rank 2");
+  expect_rejected(check(OpId::Sum, attrs({Is({-1}), I(0)}), {2}), "out of range");
+  expect_rejected(check(OpId::Sum, attrs({Is({1, 0}), I(0)}), {2}), "sorted and unique");
+  expect_rejected(check(OpId::Mean, attrs({Is({0, 0}), I(0)}), {2}), "sorted and unique");
+  expect_rejected(check(OpId::Sum, attrs({Is({0}), I(2)}), {2}), "keepdims must be 0 or 1");
+  expect_rejected(check(OpId::ArgMax, attrs({I(0), I(0)}), {0}), "argmax: axis 0 is out of range for rank 0");
+  expect_rejected(check(OpId::Softmax, attrs({I(3)}), {2}), "softmax: axis 3");
+  expect_rejected(check(OpId::Squeeze, attrs({Is({2})}), {2}), "squeeze:");
+  expect_rejected(check(OpId::ExpandDims, attrs({Is({4})}), {2}), "expand_dims:");
+  expect_rejected(check(OpId::Transpose, attrs({Is({0})}), {2}), "transpose: perm has 1 entries");
+  expect_rejected(check(OpId::Transpose, attrs({Is({1, 1})}), {2}), "perm repeats axis 1");
+  expect_rejected(check(OpId::Transpose, attrs({Is({0, 2})}), {2}), "perm entry 2");
+}
+
+TEST(CheckAttrs, Shapes) {
+  expect_rejected(check(OpId::Reshape, attrs({Is({-1, -1})}), {2}), "at most one -1");
+  expect_rejected(check(OpId::Reshape, attrs({Is({-3})}), {2}), "invalid shape entry -3");
+  expect_rejected(check(OpId::BroadcastTo, attrs({Is({-1, 2})}), {2}), "invalid shape entry -1");
+  expect_rejected(check(OpId::Full, attrs({Is({-2, 2})}), {0}), "expects 1 dynamic scalar inputs, got 0");
+  expect_rejected(check(OpId::Full, attrs({Is({-2})}), {0, 1}), "input 1 must be a scalar");
+}
+
+TEST(CheckAttrs, Slices) {
+  const auto slice = [](int64_t step, int64_t flags) {
+    return attrs({Is({0}), Is({0}), Is({step}), Is({flags})});
+  };
+  expect_rejected(check(OpId::Slice, slice(0, 0), {1}), "slice step cannot be 0");
+  expect_rejected(check(OpId::Slice, slice(1, 64), {1}), "unknown slice flags");
+  expect_rejected(check(OpId::Slice, slice(1, attr::kIndex | attr::kHasEnd), {1}), "an index has no end");
+  expect_rejected(check(OpId::Slice, slice(1, attr::kHasBegin | attr::kDynBegin), {1, 0}), "both static and dynamic");
+  expect_rejected(check(OpId::Slice, slice(1, attr::kDynEnd), {1}), "expects 1 dynamic scalar inputs, got 0");
+  expect_rejected(check(OpId::Slice, slice(1, 0), {2}), "one entry per input axis");
+  EXPECT_TRUE(check(OpId::Slice, slice(-2, attr::kDynBegin | attr::kDynEnd), {1, 0, 0}).ok());
+}
+
+TEST(CheckAttrs, WindowsAndCasts) {
+  expect_rejected(check(OpId::Conv2D, attrs({Is({1, 1}), Is({1, 1}), Str("same"), I(1)}), {4, 4}),
+                  "padding must be \"VALID\" or \"SAME\"");
+  expect_rejected(check(OpId::Conv2D, attrs({Is({1}), Is({1, 1}), Str("SAME"), I(1)}), {4, 4}),
+                  "stride must have 2 entries");
+  expect_rejected(check(OpId::Conv2D, attrs({Is({1, 1}), Is({0, 1}), Str("SAME"), I(1)}), {4, 4}),
+                  "dilation must be positive");
+  expect_rejected(check(OpId::Conv2D, attrs({Is({1, 1}), Is({1, 1}), Str("SAME"), I(0)}), {4, 4}),
+                  "groups must be positive");
+  expect_rejected(check(OpId::MaxPool2D, attrs({Is({2, -2}), Is({2, 2}), Str("VALID")}), {4}), "size must be positive");
+  expect_rejected(check(OpId::Cast, attrs({I(5)}), {1}), "cast: invalid dtype 5");
+  expect_rejected(check(OpId::Cast, attrs({I(-1)}), {1}), "invalid dtype");
+}
+
+TEST(CheckAttrs, InferRejectsMalformedNodesInsteadOfReadingOutOfRange) {
+  const auto r = run(OpId::Sum, Attrs{}, {F32({2, 3})});
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidGraph);
+  EXPECT_EQ(run(OpId::Transpose, attrs({Is({5, 0})}), {F32({2, 3})}).status.code(), StatusCode::kInvalidGraph);
+  EXPECT_EQ(run(OpId::Add, Attrs{}, {F32({2})}).status.code(), StatusCode::kInvalidGraph);
+  EXPECT_EQ(run(OpId(kNumOps), Attrs{}, {F32({2})}).status.code(), StatusCode::kInvalidGraph);
+}
+
+}  // namespace
+}  // namespace sg::ops

@@ -1,0 +1,88 @@
+// softmax, log_softmax, conv2d, max_pool2d, avg_pool2d.
+#include <gtest/gtest.h>
+
+#include "ops/rule_tester.h"
+
+namespace sg::ops {
+namespace {
+
+using namespace testing;
+
+Attrs conv(std::vector<int64_t> stride, const char* padding, std::vector<int64_t> dilation = {1, 1},
+           int64_t groups = 1) {
+  return attrs({Is(std::move(stride)), Is(std::move(dilation)), Str(padding), I(groups)});
+}
+Attrs pool(std::vector<int64_t> size, std::vector<int64_t> stride, const char* padding) {
+  return attrs({Is(std::move(size)), Is(std::move(stride)), Str(padding)});
+}
+
+TEST(Softmax, FloatsOnly) {
+  EXPECT_EQ(run_both(OpId::Softmax, attrs({I(1)}), {F32({2, 5})}).shape, "[2, 5]");
+  EXPECT_EQ(run_both(OpId::LogSoftmax, attrs({I(0)}), {T(DType::kF16, {3})}).type.dtype, DType::kF16);
+  EXPECT_ERROR_HAS(run_both(OpId::Softmax, attrs({I(0)}), {T(DType::kI32, {3})}), "softmax: needs a float input");
+  EXPECT_FALSE(run_both(OpId::Softmax, attrs({I(0)}), {F32({})}).status.ok());
+}
+
+TEST(Softmax, WarnsOverAnAxisOfSizeOne) {
+  auto r = run(OpId::Softmax, attrs({I(1)}), {SF32({N, 1})});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("softmax over an axis of size 1 is always 1"), std::string::npos);
+  EXPECT_TRUE(run(OpId::Softmax, attrs({I(0)}), {SF32({N, 1})}).warnings.empty());
+}
+
+TEST(Conv2D, ValidAndSame) {
+  const auto x = F32({2, 28, 28, 3});
+  const auto w = F32({5, 5, 3, 16});
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({1, 1}, "VALID"), {x, w}).shape, "[2, 24, 24, 16]");
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({1, 1}, "SAME"), {x, w}).shape, "[2, 28, 28, 16]");
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({2, 2}, "VALID"), {x, w}).shape, "[2, 12, 12, 16]");
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({2, 3}, "SAME"), {x, w}).shape, "[2, 14, 10, 16]");
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({1, 1}, "VALID", {2, 2}), {x, w}).shape, "[2, 20, 20, 16]");
+}
+
+TEST(Conv2D, Groups) {
+  EXPECT_EQ(run_both(OpId::Conv2D, conv({1, 1}, "SAME", {1, 1}, 4), {F32({1, 8, 8, 8}), F32({3, 3, 2, 4})}).shape,
+            "[1, 8, 8, 4]");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "SAME", {1, 1}, 2), {F32({1, 8, 8, 8}), F32({3, 3, 4, 3})}),
+                   "not divisible by groups 2");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "SAME"), {F32({1, 8, 8, 3}), F32({3, 3, 4, 8})}),
+                   "conv2d: input channels do not match the filter");
+}
+
+TEST(Conv2D, BadOperands) {
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "VALID"), {F32({1, 3, 3, 1}), F32({5, 5, 1, 1})}),
+                   "larger than the input");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "VALID"), {F32({3, 3, 1}), F32({1, 1, 1, 1})}),
+                   "input must be rank 4 (NHWC)");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "VALID"),
+                            {T(DType::kI32, {1, 3, 3, 1}), T(DType::kI32, {1, 1, 1, 1})}),
+                   "must be float");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2D, conv({1, 1}, "VALID"), {F32({1, 3, 3, 1}), T(DType::kF16, {1, 1, 1, 1})}),
+                   "different dtypes");
+}
+
+TEST(Conv2D, SymbolicDims) {
+  const auto w = SF32({3, 3, 3, 8});
+  EXPECT_EQ(run(OpId::Conv2D, conv({1, 1}, "VALID"), {SF32({N, 32, 32, 3}), w}).shape, "[N, 30, 30, 8]");
+  EXPECT_EQ(run(OpId::Conv2D, conv({1, 1}, "VALID"), {SF32({N, M, K, 3}), w}).shape, "[N, M-2, K-2, 8]");
+  EXPECT_EQ(run(OpId::Conv2D, conv({1, 1}, "SAME"), {SF32({N, M, K, 3}), w}).shape, "[N, M, K, 8]");
+  auto strided = run(OpId::Conv2D, conv({2, 2}, "SAME"), {SF32({N, M, M * SymDim(2), 3}), w});
+  ASSERT_TRUE(strided.status.ok());
+  EXPECT_EQ(strided.fresh, 1);  // ceil(M/2); M*2/2 is exact
+  EXPECT_EQ(strided.shape, "[N, F0, M, 8]");
+  EXPECT_ERROR_HAS(run(OpId::Conv2D, conv({1, 1}, "VALID"), {SF32({N, 8, 8, 4}), w}), "input channels");
+}
+
+TEST(Pool2D, ValidAndSame) {
+  EXPECT_EQ(run_both(OpId::MaxPool2D, pool({2, 2}, {2, 2}, "VALID"), {F32({1, 28, 28, 16})}).shape, "[1, 14, 14, 16]");
+  EXPECT_EQ(run_both(OpId::AvgPool2D, pool({3, 3}, {2, 2}, "VALID"), {F32({1, 7, 7, 4})}).shape, "[1, 3, 3, 4]");
+  EXPECT_EQ(run_both(OpId::AvgPool2D, pool({3, 3}, {2, 2}, "SAME"), {F32({1, 7, 7, 4})}).shape, "[1, 4, 4, 4]");
+  EXPECT_EQ(run(OpId::MaxPool2D, pool({2, 2}, {2, 2}, "VALID"), {SF32({N, 28, 28, 16})}).shape, "[N, 14, 14, 16]");
+  EXPECT_ERROR_HAS(run_both(OpId::MaxPool2D, pool({2, 2}, {2, 2}, "VALID"), {T(DType::kI32, {1, 4, 4, 1})}),
+                   "max_pool2d: input must be float");
+  EXPECT_ERROR_HAS(run_both(OpId::MaxPool2D, pool({5, 5}, {1, 1}, "VALID"), {F32({1, 4, 4, 1})}),
+                   "larger than the input");
+}
+
+}  // namespace
+}  // namespace sg::ops

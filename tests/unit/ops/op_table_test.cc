@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "ops/op_table.h"
+
+namespace sg::ops {
+namespace {
+
+TEST(OpTable, EveryOpIsFoundByItsName) {
+  std::set<std::string> names;
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpDef& def = op_def(OpId(i));
+    EXPECT_EQ(def.id, OpId(i));
+    EXPECT_TRUE(names.insert(def.name).second) << "duplicate op name " << def.name;
+    EXPECT_EQ(find_op(def.name), OpId(i));
+    EXPECT_GE(def.version, 1);
+    EXPECT_GE(def.min_inputs, 1);
+    EXPECT_TRUE(def.max_inputs == -1 || def.max_inputs >= def.min_inputs) << def.name;
+    EXPECT_EQ(def.num_outputs, 1);
+  }
+  EXPECT_FALSE(find_op("no_such_op"));
+  EXPECT_FALSE(find_op(""));
+  EXPECT_FALSE(find_op("Add"));  // names are case-sensitive
+}
+
+TEST(OpTable, Arities) {
+  EXPECT_EQ(op_def(OpId::Add).min_inputs, 2);
+  EXPECT_EQ(op_def(OpId::Add).max_inputs, 2);
+  EXPECT_EQ(op_def(OpId::Where).min_inputs, 3);
+  EXPECT_EQ(op_def(OpId::Concatenate).max_inputs, -1);
+  EXPECT_EQ(op_def(OpId::Reshape).max_inputs, -1);
+  EXPECT_STREQ(op_def(OpId::LogSoftmax).name, "log_softmax");
+}
+
+TEST(OpTable, Flags) {
+  EXPECT_TRUE(has_flag(OpId::Less, kComparison));
+  EXPECT_TRUE(has_flag(OpId::Less, kElementwiseBinary));
+  EXPECT_FALSE(has_flag(OpId::Add, kComparison));
+  EXPECT_TRUE(has_flag(OpId::Exp, kElementwiseUnary));
+  EXPECT_TRUE(has_flag(OpId::ArgMax, kReduction));
+  EXPECT_TRUE(has_flag(OpId::Slice, kValueDependentShape));
+  EXPECT_FALSE(has_flag(OpId::MatMul, kElementwiseBinary));
+}
+
+void expect_attrs(OpId op, std::vector<std::pair<std::string, AttrKind>> expected) {
+  const OpDef& def = op_def(op);
+  ASSERT_EQ(def.attrs.size(), expected.size()) << def.name;
+  for (size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_EQ(def.attrs[k].name, expected[k].first) << def.name;
+    EXPECT_EQ(def.attrs[k].kind, expected[k].second) << def.name << "." << expected[k].first;
+  }
+}
+
+TEST(OpTable, AttributeListsMatchTheirPositions) {
+  expect_attrs(OpId::Add, {});
+  expect_attrs(OpId::Relu, {});
+  expect_attrs(OpId::Cast, {{"dtype", AttrKind::kInt}});
+  expect_attrs(OpId::Sum, {{"axes", AttrKind::kInts}, {"keepdims", AttrKind::kInt}});
+  expect_attrs(OpId::All, {{"axes", AttrKind::kInts}, {"keepdims", AttrKind::kInt}});
+  expect_attrs(OpId::ArgMin, {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}});
+  expect_attrs(OpId::Reshape, {{"shape", AttrKind::kInts}});
+  expect_attrs(OpId::Full, {{"shape", AttrKind::kInts}});
+  expect_attrs(OpId::Transpose, {{"perm", AttrKind::kInts}});
+  expect_attrs(OpId::Squeeze, {{"axes", AttrKind::kInts}});
+  expect_attrs(OpId::Take, {{"axis", AttrKind::kInt}});
+  expect_attrs(OpId::Slice, {{"begin", AttrKind::kInts},
+                             {"end", AttrKind::kInts},
+                             {"step", AttrKind::kInts},
+                             {"flags", AttrKind::kInts}});
+  expect_attrs(OpId::Conv2D, {{"stride", AttrKind::kInts},
+                              {"dilation", AttrKind::kInts},
+                              {"padding", AttrKind::kString},
+                              {"groups", AttrKind::kInt}});
+  expect_attrs(OpId::AvgPool2D,
+               {{"size", AttrKind::kInts}, {"stride", AttrKind::kInts}, {"padding", AttrKind::kString}});
+  EXPECT_EQ(op_def(OpId::Cast).attrs[attr::kCastDType].kind, AttrKind::kInt);
+  EXPECT_STREQ(op_def(OpId::Conv2D).attrs[attr::kConvGroups].name, "groups");
+  EXPECT_STREQ(op_def(OpId::MaxPool2D).attrs[attr::kPoolStride].name, "stride");
+}
+
+}  // namespace
+}  // namespace sg::ops
