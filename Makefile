@@ -15,7 +15,7 @@ FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
-.PHONY: all deps deps-fuzz build test demo test-asan fuzz fuzz-smoke clean
+.PHONY: all deps deps-fuzz build test demo test-asan fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
 
@@ -58,13 +58,42 @@ demo: build
 	  echo "== $$ex: graph-compile examples/$$ex.py"; \
 	  $(BUILD)/tools/graph-compile examples/$$ex.py -o $(DEMO)/$$ex.sgraph || exit 1; \
 	  $(BUILD)/tools/graph-inspect $(DEMO)/$$ex.sgraph || exit 1; \
-	  rm -rf $(DEMO)/$$ex-in && PYTHONPATH=compiler/python $(PYTHON) examples/make_inputs.py examples/$$ex.py $(DEMO)/$$ex-in || exit 1; \
+	  rm -rf $(DEMO)/$$ex-in $(DEMO)/$$ex-eager $(DEMO)/$$ex-out; \
+	  $(PYTHON) examples/make_inputs.py examples/$$ex.py $(DEMO)/$$ex-in --eager-out $(DEMO)/$$ex-eager || exit 1; \
 	  args=""; for f in $(DEMO)/$$ex-in/*.npy; do args="$$args --input $$(basename $$f .npy)=$$f"; done; \
 	  echo "== $$ex: graph-run"; \
 	  $(BUILD)/tools/graph-run $(DEMO)/$$ex.sgraph $$args --output-dir $(DEMO)/$$ex-out || exit 1; \
-	  echo "== $$ex: eager mode (CPython + NumPy) on the same inputs"; \
-	  PYTHONPATH=compiler/python $(PYTHON) examples/make_inputs.py examples/$$ex.py $(DEMO)/$$ex-in --eager || exit 1; \
+	  echo "== $$ex: graph-run against eager mode (CPython + NumPy) on the same inputs"; \
+	  $(PYTHON) tools/compare_npy.py $(DEMO)/$$ex-out $(DEMO)/$$ex-eager || exit 1; \
 	done
 
+# Fuzzing with libFuzzer (clang). Seeds: the example programs, graphs compiled from
+# them, and .npy files. `fuzz` runs each target FUZZ_TIME seconds; `fuzz-smoke` a few.
+BUILD_FUZZ ?= build-fuzz
+FUZZ_TIME ?= 300
+FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy
+fuzz-build: deps deps-fuzz build
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DSG_BUILD_FUZZ=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_TESTS=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(FUZZ_TARGETS)
+	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
+	@cp examples/*.py tests/programs/*.py $(BUILD_FUZZ)/seeds/fuzz_parse/
+	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(BUILD_FUZZ)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
+	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(BUILD_FUZZ)/seeds/fuzz_npy >/dev/null
+
+fuzz-run: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
+	  echo "== $$t ($(FUZZ_TIME) s)"; \
+	  $(BUILD_FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/seeds/$$t 2>&1 | tail -n 4 || exit 1; \
+	done
+
+fuzz:
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=20
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,0 +1,42 @@
+"""Stagegraph's op library, eager mode (SPEC §1-§3, §7).
+
+    import stagegraph as sg
+
+    @sg.function
+    def mlp(x: sg.f32["N", 784], w: sg.f32[784, 10]):
+        return sg.softmax(x @ w)
+
+Under CPython with NumPy this module runs the program directly: an @sg.function
+takes NumPy arrays and returns NumPy arrays, with SPEC §3's dtypes on NumPy 1.x and
+2.x alike. graph-compile reads the same source and stages it into a graph.
+"""
+
+from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
+from ._dtypes import DType, TensorType, f16, f32, i32, i64
+from ._dtypes import bool_ as bool  # noqa: A001 - sg.bool is the bool dtype
+from ._elementwise import (abs, ceil, clip, cos, exp, floor, gelu, isnan, log, logical_and,  # noqa: A004
+                           logical_not, logical_or, maximum, minimum, relu, round, rsqrt, sigmoid,
+                           sign, sin, sqrt, square, tanh, where)
+from ._linalg import dot, matmul
+from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, one_hot, softmax
+from ._reductions import (all, any, argmax, argmin, argsort, cumsum, max, mean, min, prod,  # noqa: A004
+                          sort, sum, topk)
+from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, split, squeeze, stack,
+                         take, tile, transpose)
+from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight  # noqa: A004
+from ._tensor import Tensor, astype
+
+__all__ = [
+    "DType", "TensorType", "Tensor", "Function",
+    "f32", "f16", "i32", "i64", "bool",
+    "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "gelu",
+    "floor", "ceil", "round", "sign", "square", "maximum", "minimum", "where", "clip",
+    "logical_and", "logical_or", "logical_not", "isnan",
+    "sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "cumsum",
+    "sort", "argsort", "topk", "matmul", "dot",
+    "reshape", "transpose", "expand_dims", "squeeze", "concatenate", "stack", "split",
+    "broadcast_to", "tile", "pad", "take",
+    "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
+    "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
+    "range", "relax", "function", "weight", "load_weights", "read_safetensors",
+]

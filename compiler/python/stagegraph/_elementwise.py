@@ -1,0 +1,129 @@
+"""Elementwise ops of SPEC §7 with §3's dtypes."""
+
+import math
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._tensor import Tensor, coerce, to_tensor
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _float_operand(x, op):
+    """The operand as a float array: ints and bools become f32 (§3)."""
+    t = to_tensor(x, what=op)
+    return t._a if t.dtype.is_float else t._a.astype(np.float32)
+
+
+def _float_unary(fn, op):
+    def apply(x):
+        a = _float_operand(x, op)
+        with np.errstate(all="ignore"):
+            return Tensor(np.asarray(fn(a), dtype=a.dtype))
+    apply.__name__ = op
+    apply.__doc__ = f"{op}(x); ints and bools give f32."
+    return apply
+
+
+exp = _float_unary(np.exp, "exp")
+log = _float_unary(np.log, "log")
+sqrt = _float_unary(np.sqrt, "sqrt")
+rsqrt = _float_unary(lambda a: 1 / np.sqrt(a), "rsqrt")
+sin = _float_unary(np.sin, "sin")
+cos = _float_unary(np.cos, "cos")
+tanh = _float_unary(np.tanh, "tanh")
+sigmoid = _float_unary(lambda a: 1 / (1 + np.exp(-a)), "sigmoid")
+# Exact gelu (not the tanh approximation), computed in float64.
+gelu = _float_unary(lambda a: 0.5 * a.astype(np.float64) * (1 + _erf(a.astype(np.float64) / math.sqrt(2))),
+                    "gelu")
+
+
+def _same_dtype_unary(fn, op, int_identity=False):
+    def apply(x):
+        t = to_tensor(x, what=op)
+        if int_identity and not t.dtype.is_float:
+            return Tensor(t._a.copy())
+        with np.errstate(all="ignore"):
+            return Tensor(np.asarray(fn(t._a)).astype(t._a.dtype, copy=False))
+    apply.__name__ = op
+    apply.__doc__ = f"{op}(x), in x's dtype."
+    return apply
+
+
+def _abs(a):
+    return a.copy() if a.dtype == np.bool_ else np.abs(a)
+
+
+def _sign(a):
+    return a.copy() if a.dtype == np.bool_ else np.sign(a)
+
+
+def _square(a):
+    return a.copy() if a.dtype == np.bool_ else np.square(a)
+
+
+abs = _same_dtype_unary(_abs, "abs")  # noqa: A001 - the op library's name
+floor = _same_dtype_unary(np.floor, "floor", int_identity=True)
+ceil = _same_dtype_unary(np.ceil, "ceil", int_identity=True)
+round = _same_dtype_unary(np.rint, "round", int_identity=True)  # noqa: A001 - half to even
+sign = _same_dtype_unary(_sign, "sign")
+square = _same_dtype_unary(_square, "square")
+
+
+def relu(x):
+    """max(x, 0) in x's dtype."""
+    t = to_tensor(x, what="relu")
+    return Tensor(np.maximum(t._a, np.zeros((), t._a.dtype)))
+
+
+def maximum(a, b):
+    (x, y), d = coerce("maximum", a, b)
+    return Tensor(np.asarray(np.maximum(x, y), dtype=d.np))
+
+
+def minimum(a, b):
+    (x, y), d = coerce("minimum", a, b)
+    return Tensor(np.asarray(np.minimum(x, y), dtype=d.np))
+
+
+def where(cond, a, b):
+    c = to_tensor(cond, what="where")
+    if c.dtype is not dt.bool_:
+        raise TypeError(f"where: the condition must be bool, not {c.dtype.name}")
+    (x, y), d = coerce("where", a, b)
+    return Tensor(np.asarray(np.where(c._a, x, y), dtype=d.np))
+
+
+def clip(x, lo=None, hi=None):
+    """min(max(x, lo), hi); a bound of None is absent. NaN stays NaN."""
+    operands = [v for v in (x, lo, hi) if v is not None]
+    arrays, d = coerce("clip", *operands)
+    out = arrays[0]
+    rest = iter(arrays[1:])
+    with np.errstate(all="ignore"):
+        if lo is not None:
+            out = np.maximum(out, next(rest))
+        if hi is not None:
+            out = np.minimum(out, next(rest))
+    return Tensor(np.asarray(out, dtype=d.np))
+
+
+def _logical(fn, op):
+    def apply(*args):
+        arrays = [to_tensor(v, what=op)._a for v in args]
+        return Tensor(np.asarray(fn(*arrays)))
+    apply.__name__ = op
+    return apply
+
+
+logical_and = _logical(np.logical_and, "logical_and")
+logical_or = _logical(np.logical_or, "logical_or")
+logical_not = _logical(np.logical_not, "logical_not")
+
+
+def isnan(x):
+    t = to_tensor(x, what="isnan")
+    if not t.dtype.is_float:
+        return Tensor(np.zeros(t._a.shape, np.bool_))
+    return Tensor(np.asarray(np.isnan(t._a)))

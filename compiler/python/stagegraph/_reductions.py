@@ -1,0 +1,130 @@
+"""Reductions and ordering ops of SPEC §7 with §3's dtypes."""
+
+import operator
+import warnings
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._tensor import Tensor, to_tensor
+
+
+def _axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(operator.index(a) for a in axis)
+    return operator.index(axis)
+
+
+def _accumulate_dtype(d):
+    """sum/prod/cumsum: bool and i32 -> i64; others keep their dtype."""
+    return dt.i64 if d in (dt.bool_, dt.i32) else d
+
+
+def _reduce(fn, x, axis, keepdims, out_dtype, work_dtype=None):
+    t = to_tensor(x, what=fn.__name__)
+    a = t._a
+    if work_dtype is not None:
+        a = a.astype(work_dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an empty slice is NaN
+        r = fn(a, axis=_axis(axis), keepdims=keepdims)
+    return Tensor(np.asarray(r).astype(out_dtype.np, copy=False))
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - the op library's name
+    d = _accumulate_dtype(to_tensor(x, what="sum").dtype)
+    # f16 accumulates in f32, as the runtime's kernels do.
+    return _reduce(np.sum, x, axis, keepdims, d, np.float32 if d is dt.f16 else d.np)
+
+
+def prod(x, axis=None, keepdims=False):
+    d = _accumulate_dtype(to_tensor(x, what="prod").dtype)
+    return _reduce(np.prod, x, axis, keepdims, d, np.float32 if d is dt.f16 else d.np)
+
+
+def mean(x, axis=None, keepdims=False):
+    """Ints and bools give f32; floats keep their dtype."""
+    d = to_tensor(x, what="mean").dtype
+    out = d if d.is_float else dt.f32
+    return _reduce(np.mean, x, axis, keepdims, out, np.float64 if d is not dt.f32 else None)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    d = to_tensor(x, what="max").dtype
+    return _reduce(np.max, x, axis, keepdims, d)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    d = to_tensor(x, what="min").dtype
+    return _reduce(np.min, x, axis, keepdims, d)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(np.any, x, axis, keepdims, dt.bool_)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(np.all, x, axis, keepdims, dt.bool_)
+
+
+def _arg_reduce(fn, x, axis, keepdims):
+    t = to_tensor(x, what=fn.__name__)
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"{fn.__name__}: axis must be an int or None")
+    a = t._a
+    r = fn(a, axis=_axis(axis))
+    if keepdims:
+        r = np.expand_dims(r, axis) if axis is not None else np.reshape(r, (1,) * a.ndim)
+    return Tensor(np.asarray(r, dtype=np.int64))
+
+
+def argmax(x, axis=None, keepdims=False):
+    return _arg_reduce(np.argmax, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _arg_reduce(np.argmin, x, axis, keepdims)
+
+
+def cumsum(x, axis=None):
+    t = to_tensor(x, what="cumsum")
+    d = _accumulate_dtype(t.dtype)
+    with np.errstate(all="ignore"):
+        r = np.cumsum(t._a, axis=_axis(axis), dtype=np.float32 if d is dt.f16 else d.np)
+    return Tensor(r.astype(d.np, copy=False))
+
+
+def sort(x, axis=-1):
+    t = to_tensor(x, what="sort")
+    return Tensor(np.sort(t._a, axis=_axis(axis), kind="stable"))
+
+
+def argsort(x, axis=-1):
+    """Stable: equal values keep their order. Indices are i64."""
+    t = to_tensor(x, what="argsort")
+    return Tensor(np.argsort(t._a, axis=_axis(axis), kind="stable").astype(np.int64))
+
+
+def topk(x, k, axis=-1):
+    """(values, indices) of the k largest along `axis`, largest first, ties by lower index."""
+    t = to_tensor(x, what="topk")
+    a = t._a
+    if a.ndim == 0:
+        raise ValueError("topk: needs at least one dim")
+    axis = operator.index(axis)
+    k = operator.index(k)
+    n = a.shape[axis]
+    if not 0 <= k <= n:
+        raise ValueError(f"topk: k={k} is outside [0, {n}] for axis {axis} of shape {list(a.shape)}")
+    # A stable ascending sort of a decreasing key gives largest first with ties in
+    # index order; ~v is decreasing for ints and never overflows, unlike -v.
+    if t.dtype.is_float:
+        key = -a
+    elif t.dtype is dt.bool_:
+        key = ~a.astype(np.int8)
+    else:
+        key = ~a
+    idx = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+    return Tensor(np.take_along_axis(a, idx, axis=axis)), Tensor(idx.astype(np.int64))

@@ -1,0 +1,132 @@
+"""Shape ops of SPEC §7: they move elements without changing them (dtypes kept)."""
+
+import operator
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._tensor import Tensor, coerce, to_tensor
+
+
+def _shape_arg(shape, op):
+    """A shape given as an int or a sequence of ints (0-d int tensors included)."""
+    if isinstance(shape, (tuple, list)):
+        return tuple(operator.index(d) for d in shape)
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        raise TypeError(f"{op}: a shape must be an int or a tuple of ints, not {type(shape).__name__}") from None
+
+
+def _tensors(xs, op):
+    if isinstance(xs, Tensor) or not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{op}: expects a list or tuple of tensors")
+    if len(xs) == 0:
+        raise ValueError(f"{op}: needs at least one tensor")
+    return xs
+
+
+def reshape(x, shape):
+    t = to_tensor(x, what="reshape")
+    shape = _shape_arg(shape, "reshape")
+    if sum(1 for d in shape if d == -1) > 1:
+        raise ValueError("reshape: only one -1 is allowed")
+    try:
+        return Tensor(np.reshape(t._a, shape))
+    except ValueError:
+        raise ValueError(f"reshape: cannot reshape {dt.describe(t.dtype, t.shape)} to {list(shape)}") from None
+
+
+def transpose(x, axes=None):
+    t = to_tensor(x, what="transpose")
+    return Tensor(np.transpose(t._a, None if axes is None else _shape_arg(axes, "transpose")))
+
+
+def expand_dims(x, axis):
+    t = to_tensor(x, what="expand_dims")
+    axis = axis if not isinstance(axis, (tuple, list)) else tuple(axis)
+    return Tensor(np.expand_dims(t._a, axis))
+
+
+def squeeze(x, axis=None):
+    t = to_tensor(x, what="squeeze")
+    if axis is not None:
+        axes = _shape_arg(axis, "squeeze")
+        for a in axes:
+            if not -t.ndim <= a < t.ndim or t.shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} of shape {list(t.shape)} is not of size 1")
+        axis = axes
+    return Tensor(np.squeeze(t._a, axis))
+
+
+def concatenate(xs, axis=0):
+    ts = [to_tensor(v, what="concatenate") for v in _tensors(xs, "concatenate")]
+    for u in ts[1:]:
+        if u.dtype is not ts[0].dtype:
+            raise TypeError(f"concatenate: tensors of different dtypes {ts[0].dtype.name} and "
+                            f"{u.dtype.name}; cast with astype")
+    return Tensor(np.concatenate([u._a for u in ts], axis=operator.index(axis)))
+
+
+def stack(xs, axis=0):
+    arrays, _ = coerce("stack", *_tensors(xs, "stack"))
+    return Tensor(np.stack(arrays, axis=operator.index(axis)))
+
+
+def split(x, indices_or_sections, axis=0):
+    t = to_tensor(x, what="split")
+    if isinstance(indices_or_sections, (list, tuple)):
+        spec = [operator.index(i) for i in indices_or_sections]
+    else:
+        spec = operator.index(indices_or_sections)
+        n = t.shape[axis]
+        if spec <= 0 or n % spec:
+            raise ValueError(f"split: {n} elements along axis {axis} do not split into {spec} equal parts")
+    return [Tensor(p) for p in np.split(t._a, spec, axis=operator.index(axis))]
+
+
+def broadcast_to(x, shape):
+    t = to_tensor(x, what="broadcast_to")
+    shape = _shape_arg(shape, "broadcast_to")
+    try:
+        return Tensor(np.broadcast_to(t._a, shape))
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast {dt.describe(t.dtype, t.shape)} to {list(shape)}") from None
+
+
+def tile(x, reps):
+    t = to_tensor(x, what="tile")
+    return Tensor(np.tile(t._a, _shape_arg(reps, "tile")))
+
+
+def pad(x, pad_width, constant_values=0):
+    """Constant padding; pad_width as NumPy takes it ((before, after) per dim, or one pair)."""
+    t = to_tensor(x, what="pad")
+    (_, value), d = coerce("pad", t, constant_values)
+    if d is not t.dtype:
+        raise TypeError(f"pad: a {d.name} padding value for a {t.dtype.name} tensor; "
+                        "cast with astype")
+    widths = np.asarray(pad_width, dtype=np.int64)
+    if np.any(widths < 0):
+        raise ValueError("pad: widths must be >= 0")
+    return Tensor(np.pad(t._a, widths, mode="constant", constant_values=value))
+
+
+def take(x, idx, axis=0):
+    """Gathers along `axis`; indices are ints of either width, -n <= i < n."""
+    t = to_tensor(x, what="take")
+    i = to_tensor(idx, what="take")
+    if not i.dtype.is_int:
+        raise TypeError(f"take: indices must be i32 or i64, not {i.dtype.name}")
+    if axis is None:
+        a, axis = t._a.reshape(-1), 0
+    else:
+        a, axis = t._a, operator.index(axis)
+    if not -a.ndim <= axis < max(a.ndim, 1) or a.ndim == 0:
+        raise ValueError(f"take: axis {axis} is out of range for shape {list(t.shape)}")
+    n = a.shape[axis]
+    bad = (i._a < -n) | (i._a >= n)
+    if np.any(bad):
+        first = int(np.asarray(i._a)[bad].flat[0])
+        raise IndexError(f"take: index {first} is out of range for axis {axis} of size {n}")
+    return Tensor(np.take(a, i._a, axis=axis))

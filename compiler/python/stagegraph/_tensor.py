@@ -1,0 +1,328 @@
+"""The eager-mode tensor: a NumPy array behind operators that follow SPEC §3.
+
+NumPy's own promotion differs between 1.x (value-based casting) and 2.x (NEP 50)
+and produces float64, which Stagegraph does not have. So every operation first
+decides the result dtype by §3's table, casts its operands to it, and only then
+lets NumPy compute on operands of one dtype, where both NumPy versions agree.
+
+Arrays inside a Tensor are never written in place except by ``__setitem__``, which
+copies first; views may therefore be shared freely between tensors.
+"""
+
+import operator
+
+import numpy as np
+
+from . import _dtypes as dt
+
+
+class Tensor:
+    __slots__ = ("_a",)
+    __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected operator
+    __hash__ = None
+
+    def __init__(self, array):
+        # NumPy gives scalars, not 0-d arrays, for full indexing and 0-d math.
+        self._a = array if isinstance(array, np.ndarray) else np.asarray(array)
+
+    # ---- properties --------------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(int(d) for d in self._a.shape)
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def dtype(self):
+        return dt.from_numpy(self._a.dtype)
+
+    @property
+    def T(self):
+        return Tensor(self._a.T)
+
+    def astype(self, dtype):
+        return astype(self, dtype)
+
+    def reshape(self, *shape):
+        from ._shape_ops import reshape
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return reshape(self, shape)
+
+    def numpy(self):
+        return np.array(self._a)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+    def __repr__(self):
+        return f"Tensor({dt.describe(self.dtype, self.shape)}, {np.array2string(self._a, threshold=8)})"
+
+    # ---- Python protocols -----------------------------------------------------------
+    def __len__(self):
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._a.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield Tensor(self._a[i])
+
+    def _scalar(self, what):
+        if self._a.ndim != 0:
+            raise TypeError(f"{what}() needs a 0-d tensor, got shape {list(self.shape)}")
+        return self._a[()]
+
+    def __bool__(self):
+        if self._a.ndim != 0:
+            raise ValueError(f"the truth value of a tensor of shape {list(self.shape)} is ambiguous; "
+                             "use sg.any(x) or sg.all(x)")
+        return bool(self._a[()])
+
+    def __index__(self):
+        if self.dtype not in (dt.i32, dt.i64):
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+        return int(self._scalar("index"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    # ---- indexing -------------------------------------------------------------------
+    def __getitem__(self, key):
+        return Tensor(self._a[_basic_index(key)])
+
+    def __setitem__(self, key, value):
+        key = _basic_index(key)
+        v = to_tensor(value, like=self)
+        if v.dtype is not self.dtype:
+            raise TypeError(f"item assignment: cannot store {v.dtype.name} into a {self.dtype.name} "
+                            "tensor; cast with astype")
+        # Value semantics: never write into an array another tensor may share.
+        a = self._a.copy()
+        a[key] = v._a
+        self._a = a
+
+    # ---- operators ------------------------------------------------------------------
+    def __add__(self, o): return binary("+", self, o)
+    def __radd__(self, o): return binary("+", o, self)
+    def __sub__(self, o): return binary("-", self, o)
+    def __rsub__(self, o): return binary("-", o, self)
+    def __mul__(self, o): return binary("*", self, o)
+    def __rmul__(self, o): return binary("*", o, self)
+    def __truediv__(self, o): return binary("/", self, o)
+    def __rtruediv__(self, o): return binary("/", o, self)
+    def __floordiv__(self, o): return binary("//", self, o)
+    def __rfloordiv__(self, o): return binary("//", o, self)
+    def __mod__(self, o): return binary("%", self, o)
+    def __rmod__(self, o): return binary("%", o, self)
+    def __pow__(self, o): return binary("**", self, o)
+    def __rpow__(self, o): return binary("**", o, self)
+    def __and__(self, o): return binary("&", self, o)
+    def __rand__(self, o): return binary("&", o, self)
+    def __or__(self, o): return binary("|", self, o)
+    def __ror__(self, o): return binary("|", o, self)
+    def __xor__(self, o): return binary("^", self, o)
+    def __rxor__(self, o): return binary("^", o, self)
+    def __lt__(self, o): return binary("<", self, o)
+    def __le__(self, o): return binary("<=", self, o)
+    def __gt__(self, o): return binary(">", self, o)
+    def __ge__(self, o): return binary(">=", self, o)
+
+    def __eq__(self, o):
+        if not _is_operand(o):
+            return NotImplemented
+        return binary("==", self, o)
+
+    def __ne__(self, o):
+        if not _is_operand(o):
+            return NotImplemented
+        return binary("!=", self, o)
+
+    def __matmul__(self, o):
+        from ._linalg import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o):
+        from ._linalg import matmul
+        return matmul(o, self)
+
+    def __neg__(self):
+        if self.dtype is dt.bool_:
+            raise TypeError("unary - is not defined for bool tensors; use ~ or sg.logical_not")
+        with np.errstate(all="ignore"):
+            return Tensor(np.negative(self._a))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Tensor(np.abs(self._a))
+
+    def __invert__(self):
+        if self.dtype.is_float:
+            raise TypeError(f"~ is not defined for {self.dtype.name} tensors")
+        return Tensor(np.invert(self._a))
+
+
+# ---- conversions ------------------------------------------------------------------------
+
+def _is_operand(v):
+    return isinstance(v, (Tensor, bool, int, float, np.ndarray, np.generic))
+
+
+def from_numpy(a, what="value"):
+    """Wraps a NumPy array; float64 becomes f32 (there is no f64), other dtypes fail."""
+    a = np.asarray(a)
+    d = dt.from_numpy(a.dtype)
+    if d is None:
+        if a.dtype == np.float64:
+            return Tensor(a.astype(np.float32))
+        raise TypeError(f"{what}: unsupported dtype {a.dtype} (use f32, f16, i32, i64 or bool)")
+    return Tensor(a)
+
+
+def scalar_dtype(v):
+    """The dtype a Python number gets on its own (§3): bool, int -> i64, float -> f32."""
+    if isinstance(v, (bool, np.bool_)):
+        return dt.bool_
+    if isinstance(v, int):
+        return dt.i64
+    return dt.f32
+
+
+def is_py_scalar(v):
+    # np.float64 scalars are Python floats; NumPy's fixed-width scalars are tensors.
+    return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic) or isinstance(v, np.float64)
+
+
+def scalar_to_array(v, dtype):
+    """A Python number as a 0-d array of `dtype`, refusing ints that do not fit."""
+    if dtype.is_int and not isinstance(v, float):
+        info = np.iinfo(dtype.np)
+        if not info.min <= int(v) <= info.max:
+            raise OverflowError(f"Python integer {int(v)} is out of bounds for {dtype.name}")
+    with np.errstate(all="ignore"):
+        return np.array(v, dtype=dtype.np)
+
+
+def to_tensor(v, like=None, what="value"):
+    """Any operand as a Tensor. A Python number takes `like`'s dtype by §3's rules
+    when a tensor stands beside it, else its own (int -> i64, float -> f32)."""
+    if isinstance(v, Tensor):
+        return v
+    if is_py_scalar(v):
+        d = weak_dtype(like.dtype, v) if like is not None else scalar_dtype(v)
+        return Tensor(scalar_to_array(v, d))
+    if isinstance(v, (np.ndarray, np.generic)):
+        return from_numpy(v, what)
+    if isinstance(v, (list, tuple)):
+        items = [to_tensor(x, like, what) for x in v]
+        return _stack_same(items, what)
+    raise TypeError(f"{what}: expected a tensor or a number, got {type(v).__name__}")
+
+
+def _stack_same(items, what):
+    dtypes = {t.dtype for t in items}
+    if len(dtypes) > 1:
+        raise TypeError(f"{what}: elements of different dtypes {sorted(d.name for d in dtypes)}")
+    if not items:
+        return Tensor(np.zeros((0,), np.float32))
+    return Tensor(np.stack([t._a for t in items]))
+
+
+def weak_dtype(tensor_dtype, scalar):
+    """The dtype of `tensor <op> python_scalar` (NEP 50 with f32 for f64)."""
+    if isinstance(scalar, (bool, np.bool_)):
+        return tensor_dtype
+    if isinstance(scalar, int):
+        return dt.i64 if tensor_dtype is dt.bool_ else tensor_dtype
+    return tensor_dtype if tensor_dtype.is_float else dt.f32
+
+
+def common_dtype(op, operands):
+    """§3's dtype for combining operands elementwise: tensors must agree; Python
+    numbers follow the tensors beside them (or, alone, bool < i64 < f32)."""
+    tensors = [to_tensor(v, what=op) for v in operands if not is_py_scalar(v)]
+    scalars = [v for v in operands if is_py_scalar(v)]
+    if tensors:
+        d = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype is not d:
+                raise TypeError(f"{op}: operands have different dtypes {d.name} and {t.dtype.name}; "
+                                "cast one with astype")
+        for v in scalars:
+            d = weak_dtype(d, v)
+        return d
+    order = [dt.bool_, dt.i64, dt.f32]
+    return max((scalar_dtype(v) for v in scalars), key=order.index)
+
+
+def coerce(op, *operands):
+    """Operands as arrays of their common dtype, and that dtype."""
+    d = common_dtype(op, operands)
+    arrays = [scalar_to_array(v, d) if is_py_scalar(v) else to_tensor(v, what=op)._a.astype(d.np, copy=False)
+              for v in operands]
+    return arrays, d
+
+
+_ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "**": np.power,
+          "//": np.floor_divide, "%": np.remainder}
+_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+            "==": np.equal, "!=": np.not_equal}
+_BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
+
+
+def binary(op, a, b):
+    if not (_is_operand(a) and _is_operand(b)):
+        return NotImplemented
+    (x, y), d = coerce(op, a, b)
+    with np.errstate(all="ignore"):
+        if op in _COMPARE:
+            return Tensor(np.asarray(_COMPARE[op](x, y)))
+        if op in _BITWISE:
+            if d.is_float:
+                raise TypeError(f"{op} is defined for bool and integer tensors, not {d.name}")
+            return Tensor(np.asarray(_BITWISE[op](x, y)))
+        if op == "/":
+            if not d.is_float:
+                x, y, d = x.astype(np.float32), y.astype(np.float32), dt.f32
+            return Tensor(np.asarray(np.true_divide(x, y), dtype=d.np))
+        if d is dt.bool_ and op not in ("+", "*"):
+            raise TypeError(f"{op} is not defined for bool tensors; cast with astype")
+        if d.is_int and op in ("//", "%") and np.any(y == 0):
+            name = "floor division (//)" if op == "//" else "modulo (%)"
+            raise ZeroDivisionError(f"integer {name} by zero")
+        if d.is_int and op == "**" and np.any(y < 0):
+            raise ValueError("integers to negative integer powers are not allowed")
+        return Tensor(np.asarray(_ARITH[op](x, y), dtype=d.np))
+
+
+def astype(x, dtype):
+    d = dt.resolve(dtype)
+    t = to_tensor(x, what="astype")
+    with np.errstate(all="ignore"):
+        return Tensor(t._a.astype(d.np))
+
+
+def _basic_index(key):
+    """A key of ints, slices, None and Ellipsis (§7's basic indexing) for NumPy."""
+    items = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in items:
+        if k is None or k is Ellipsis:
+            out.append(k)
+        elif isinstance(k, slice):
+            out.append(slice(*(None if v is None else operator.index(v) for v in (k.start, k.stop, k.step))))
+        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is dt.bool_):
+            raise TypeError("bool indices are not supported; use sg.where")
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.ndim == 0):
+            out.append(operator.index(k))
+        else:
+            raise TypeError(f"only basic indexing (ints, slices, None, ...) is supported, not "
+                            f"{type(k).__name__}; use sg.take to gather")
+    return tuple(out)

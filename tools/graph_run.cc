@@ -1,0 +1,360 @@
+// graph-run: runs one entry point of a .sgraph file on .npy inputs (SPEC.md §9).
+//
+// Exit status: 0 ok; 1 usage; 2 rejected while loading the graph or binding inputs;
+// 3 failed while running.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npy.h"
+#include "stagegraph/runtime.h"
+
+namespace sg::tools {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 1;
+constexpr int kExitRejected = 2;
+constexpr int kExitRunFailed = 3;
+constexpr size_t kSummaryItems = 8;
+
+constexpr const char* kUsage =
+    "usage: graph-run GRAPH.sgraph [options]\n"
+    "\n"
+    "Runs one entry point of a Stagegraph graph file on .npy inputs and prints a\n"
+    "summary of its outputs.\n"
+    "\n"
+    "options:\n"
+    "  --entry NAME         the entry point to run (needed when the graph has several)\n"
+    "  --input NAME=FILE    binds parameter NAME to a .npy file (C order, little-endian\n"
+    "                       f32, f16, i32, i64 or bool; 0-d for scalars); repeatable\n"
+    "  --output-dir DIR     writes each output to DIR/NAME.npy (DIR is created)\n"
+    "  --device cpu|cuda    where to run (default cpu)\n"
+    "  --threads N          worker threads (default 1)\n"
+    "  --bench N            after a warm-up run, times N runs: min/median/max latency\n"
+    "  --profile            prints the time per op kind and per node\n"
+    "  --max-depth N        limit of active Call frames (default 10000)\n"
+    "  --verify-data        also checks the checksum of the graph's data segment\n"
+    "  -h, --help           prints this help\n"
+    "\n"
+    "exit status: 0 ok, 1 usage error, 2 graph or input rejected, 3 run failed\n";
+
+struct Options {
+  std::string graph;
+  std::optional<std::string> entry;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, file
+  std::optional<std::string> output_dir;
+  std::string device = "cpu";
+  int threads = 1;
+  int bench = 0;
+  bool profile = false;
+  int max_depth = 10000;
+  bool verify_data = false;
+  bool help = false;
+};
+
+// A failure on its way to an exit status.
+struct Failure {
+  int exit_code;
+  std::string message;
+};
+
+Failure usage_error(std::string message) { return {kExitUsage, std::move(message)}; }
+
+// Run-time failures already carry "FILE:LINE:COL: error: ..." and are printed as is.
+bool has_source_location(const std::string& m) {
+  const size_t e = m.find(": error: ");
+  if (e == std::string::npos) return false;
+  const size_t col = m.rfind(':', e - 1);
+  if (col == std::string::npos || col + 1 >= e) return false;
+  const size_t line = m.rfind(':', col - 1);
+  if (line == std::string::npos || line + 1 >= col || line == 0) return false;
+  const auto digits = [&](size_t b, size_t end) {
+    return std::all_of(m.begin() + long(b), m.begin() + long(end), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(line + 1, col) && digits(col + 1, e);
+}
+
+int exit_code_for(StatusCode code, bool running) {
+  switch (code) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kInvalidArgument: return kExitUsage;
+    case StatusCode::kInvalidGraph:
+    case StatusCode::kInvalidInput: return kExitRejected;
+    case StatusCode::kRuntimeError:
+    case StatusCode::kLimitExceeded:
+    case StatusCode::kOutOfMemory:
+    case StatusCode::kCancelled: return kExitRunFailed;
+    case StatusCode::kUnsupported:
+    case StatusCode::kInternal: return running ? kExitRunFailed : kExitRejected;
+  }
+  return kExitRunFailed;
+}
+
+Failure from_status(const Status& s, bool running) {
+  return {exit_code_for(s.code(), running), s.message()};
+}
+
+std::optional<int> parse_count(std::string_view text, int min_value) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min_value) return std::nullopt;
+  return v;
+}
+
+std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    std::optional<std::string_view> inline_value;
+    if (arg.starts_with("--") && arg.find('=') != std::string_view::npos) {
+      inline_value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+    }
+    const auto value = [&]() -> std::optional<std::string_view> {
+      if (inline_value) return inline_value;
+      if (i + 1 < args.size()) return args[++i];
+      return std::nullopt;
+    };
+    const auto count = [&](int* out, int min_value) -> std::optional<Failure> {
+      const auto v = value();
+      if (!v) return usage_error(std::string(arg) + " needs a value");
+      const auto n = parse_count(*v, min_value);
+      if (!n)
+        return usage_error("bad value '" + std::string(*v) + "' for " + std::string(arg) +
+                           " (expected an integer >= " + std::to_string(min_value) + ")");
+      *out = *n;
+      return std::nullopt;
+    };
+    const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--help" || arg == "-h";
+    if (is_flag && inline_value) return usage_error(std::string(arg) + " takes no value");
+
+    if (arg == "-h" || arg == "--help") {
+      o->help = true;
+    } else if (arg == "--profile") {
+      o->profile = true;
+    } else if (arg == "--verify-data") {
+      o->verify_data = true;
+    } else if (arg == "--threads") {
+      if (auto f = count(&o->threads, 1)) return f;
+    } else if (arg == "--bench") {
+      if (auto f = count(&o->bench, 1)) return f;
+    } else if (arg == "--max-depth") {
+      if (auto f = count(&o->max_depth, 1)) return f;
+    } else if (arg == "--entry" || arg == "--output-dir" || arg == "--device" || arg == "--input") {
+      const auto v = value();
+      if (!v) return usage_error(std::string(arg) + " needs a value");
+      if (arg == "--entry") {
+        if (o->entry) return usage_error("--entry given twice; graph-run runs one entry point");
+        o->entry = std::string(*v);
+      } else if (arg == "--output-dir") {
+        o->output_dir = std::string(*v);
+      } else if (arg == "--device") {
+        if (*v != "cpu" && *v != "cuda")
+          return usage_error("bad value '" + std::string(*v) + "' for --device (expected cpu or cuda)");
+        o->device = std::string(*v);
+      } else {
+        const size_t eq = v->find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == v->size())
+          return usage_error("bad --input '" + std::string(*v) + "' (expected NAME=FILE.npy)");
+        const std::string name(v->substr(0, eq));
+        for (const auto& [n, f] : o->inputs)
+          if (n == name) return usage_error("input '" + name + "' given twice");
+        o->inputs.emplace_back(name, std::string(v->substr(eq + 1)));
+      }
+    } else if (arg.starts_with("-") && arg.size() > 1) {
+      return usage_error("unknown option '" + std::string(arg) + "'");
+    } else {
+      if (!o->graph.empty())
+        return usage_error("more than one graph file given ('" + o->graph + "', '" + std::string(arg) + "')");
+      o->graph = std::string(arg);
+    }
+  }
+  if (!o->help && o->graph.empty()) return usage_error("no graph file given");
+  return std::nullopt;
+}
+
+std::string list_entries(const Program& program) {
+  std::string s;
+  for (const EntryInfo& e : program.entries()) s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
+std::optional<Failure> choose_entry(const Program& program, const Options& o, std::string* entry) {
+  if (o.entry) {
+    if (!program.find_entry(*o.entry))
+      return usage_error("no entry point '" + *o.entry + "' in " + o.graph + " (it has: " +
+                         list_entries(program) + ")");
+    *entry = *o.entry;
+    return std::nullopt;
+  }
+  if (program.entries().empty()) return Failure{kExitRejected, o.graph + " has no entry points"};
+  if (program.entries().size() > 1)
+    return usage_error(o.graph + " has several entry points; choose one with --entry: " +
+                       list_entries(program));
+  *entry = program.entries()[0].name;
+  return std::nullopt;
+}
+
+std::optional<Failure> bind_inputs(Session& session, const Options& o) {
+  const EntryInfo& entry = session.entry();
+  std::string params;
+  for (const TensorSpec& in : entry.inputs) params += (params.empty() ? "" : ", ") + in.name;
+  for (const auto& [name, file] : o.inputs) {
+    const bool known = std::any_of(entry.inputs.begin(), entry.inputs.end(),
+                                   [&](const TensorSpec& s) { return s.name == name; });
+    if (!known)
+      return Failure{kExitRejected, "unknown input '" + name + "'; entry '" + entry.name +
+                                        "' takes: " + (params.empty() ? "no inputs" : params)};
+  }
+  for (const TensorSpec& in : entry.inputs) {
+    const auto given = std::find_if(o.inputs.begin(), o.inputs.end(),
+                                    [&](const auto& p) { return p.first == in.name; });
+    if (given == o.inputs.end())
+      return Failure{kExitRejected, "missing input '" + in.name + "' (" + dtype_name(in.dtype) +
+                                        in.shape_string() + "); pass --input " + in.name + "=FILE.npy"};
+    Result<Tensor> value = read_npy(given->second);
+    if (!value.ok())
+      return Failure{kExitRejected, "input '" + in.name + "': " + value.status().message()};
+    const Status s = session.set_input(in.name, std::move(value).value());
+    if (!s.ok()) {
+      const bool named = s.message().find("'" + in.name + "'") != std::string::npos;
+      return Failure{exit_code_for(s.code(), false),
+                     named ? s.message() : "input '" + in.name + "': " + s.message()};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+  if (s.empty() || s == "." || s == "..") s = "_" + s;
+  return s;
+}
+
+std::optional<Failure> report_outputs(const Session& session, const Options& o) {
+  const EntryInfo& entry = session.entry();
+  if (o.output_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(*o.output_dir, ec);
+    if (ec) return Failure{kExitRunFailed, "cannot create output directory '" + *o.output_dir + "': " + ec.message()};
+  }
+  for (size_t i = 0; i < session.num_outputs(); ++i) {
+    const std::string name = i < entry.outputs.size() ? entry.outputs[i].name : "output_" + std::to_string(i);
+    const Tensor& t = session.output(i);
+    std::printf("%s: %s = %s\n", name.c_str(), describe(t).c_str(), format_values(t, kSummaryItems).c_str());
+    if (o.output_dir) {
+      const std::string path = (std::filesystem::path(*o.output_dir) / (safe_file_name(name) + ".npy")).string();
+      const Status s = write_npy(path, t);
+      if (!s.ok()) return Failure{kExitRunFailed, s.message()};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> run_bench(Session& session, int runs) {
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const Status s = session.run();
+    const auto stop = std::chrono::steady_clock::now();
+    if (!s.ok()) return from_status(s, true);
+    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  std::printf("bench: %d runs, min %.3f ms, median %.3f ms, max %.3f ms\n", runs, ms.front(), median,
+              ms.back());
+  return std::nullopt;
+}
+
+void print_profile(const Session& session) {
+  const std::vector<NodeProfile> nodes = session.profile();
+  struct Total { uint64_t calls = 0, ns = 0; };
+  std::map<std::string, Total> by_op;
+  uint64_t all_ns = 0;
+  for (const NodeProfile& p : nodes) {
+    by_op[p.op].calls += p.calls;
+    by_op[p.op].ns += p.total_ns;
+    all_ns += p.total_ns;
+  }
+  std::vector<std::pair<std::string, Total>> ops(by_op.begin(), by_op.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  const auto share = [&](uint64_t ns) { return all_ns ? 100.0 * double(ns) / double(all_ns) : 0.0; };
+  std::printf("profile: time per op kind\n  %-20s %10s %12s %7s\n", "op", "calls", "total ms", "share");
+  for (const auto& [op, t] : ops)
+    std::printf("  %-20s %10llu %12.3f %6.1f%%\n", op.c_str(), static_cast<unsigned long long>(t.calls),
+                double(t.ns) / 1e6, share(t.ns));
+  std::vector<NodeProfile> sorted = nodes;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  std::printf("profile: time per node\n  %-16s %5s %-14s %-10s %-28s %8s %12s\n", "function", "node", "op",
+              "kernel", "location", "calls", "total ms");
+  for (const NodeProfile& p : sorted)
+    std::printf("  %-16s %5u %-14s %-10s %-28s %8llu %12.3f\n", p.function.c_str(), p.node, p.op.c_str(),
+                p.kernel.c_str(), p.location.c_str(), static_cast<unsigned long long>(p.calls),
+                double(p.total_ns) / 1e6);
+}
+
+std::optional<Failure> run_tool(const Options& o) {
+#ifndef SG_WITH_CUDA
+  if (o.device == "cuda") return usage_error("--device cuda: this build of graph-run has no CUDA support");
+#endif
+  LoadOptions load;
+  load.verify_data = o.verify_data;
+  auto program = Program::load_file(o.graph, load);
+  if (!program.ok()) return from_status(program.status(), false);
+
+  std::string entry;
+  if (auto f = choose_entry(**program, o, &entry)) return f;
+
+  SessionOptions options;
+  options.num_threads = o.threads;
+  options.max_call_depth = o.max_depth;
+  options.profile = o.profile;
+  options.verify_data = o.verify_data;
+  auto session = Session::create(*program, entry, options);
+  if (!session.ok()) return from_status(session.status(), false);
+
+  if (auto f = bind_inputs(**session, o)) return f;
+  const Status s = (*session)->run();
+  if (!s.ok()) return from_status(s, true);
+  if (auto f = report_outputs(**session, o)) return f;
+  if (o.bench > 0)
+    if (auto f = run_bench(**session, o.bench)) return f;
+  if (o.profile) print_profile(**session);
+  return std::nullopt;
+}
+
+}  // namespace
+}  // namespace sg::tools
+
+int main(int argc, char** argv) {
+  using namespace sg::tools;
+  Options options;
+  std::optional<Failure> failure = parse_args(argc, argv, &options);
+  if (!failure && options.help) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (!failure) failure = run_tool(options);
+  if (!failure) return kExitOk;
+  if (has_source_location(failure->message)) {
+    std::fprintf(stderr, "%s\n", failure->message.c_str());
+  } else {
+    std::fprintf(stderr, "graph-run: error: %s\n", failure->message.c_str());
+  }
+  if (failure->exit_code == kExitUsage && failure->message.find("entry point") == std::string::npos)
+    std::fputs("run 'graph-run --help' for usage\n", stderr);
+  return failure->exit_code;
+}

@@ -1,0 +1,365 @@
+// .npy reading and writing. The header is a Python dict literal; we parse the small
+// subset NumPy writes (strings, True/False, tuples of ints) by hand and reject the
+// rest with a message instead of guessing.
+#include "npy.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <string_view>
+
+namespace sg::tools {
+namespace {
+
+// .npy data is little-endian and so is every target we build for; a big-endian
+// host would need byte swapping here.
+static_assert(std::endian::native == std::endian::little, "npy I/O assumes a little-endian host");
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+struct HeaderValue {
+  enum class Kind { kString, kBool, kTuple, kList, kInt, kNone };
+  Kind kind = Kind::kNone;
+  std::string text;
+  bool flag = false;
+  std::vector<int64_t> items;
+  bool all_ints = true;  // for sequences: every item was an int
+};
+
+// A recursive-descent reader for the dict literal of a .npy header.
+class HeaderParser {
+ public:
+  explicit HeaderParser(std::string_view text) : text_(text) {}
+
+  Status parse(std::vector<std::pair<std::string, HeaderValue>>* out) {
+    skip_space();
+    if (!eat('{')) return fail("expected '{'");
+    while (true) {
+      skip_space();
+      if (eat('}')) break;
+      HeaderValue key;
+      SG_RETURN_IF_ERROR(parse_value(&key));
+      if (key.kind != HeaderValue::Kind::kString) return fail("dict keys must be strings");
+      skip_space();
+      if (!eat(':')) return fail("expected ':' after key '" + key.text + "'");
+      HeaderValue value;
+      SG_RETURN_IF_ERROR(parse_value(&value));
+      for (const auto& [k, v] : *out)
+        if (k == key.text) return fail("duplicate key '" + key.text + "'");
+      out->emplace_back(key.text, std::move(value));
+      skip_space();
+      if (eat(',')) continue;
+      skip_space();
+      if (eat('}')) break;
+      return fail("expected ',' or '}'");
+    }
+    skip_space();
+    if (pos_ != text_.size()) return fail("unexpected text after the dict");
+    return Status::Ok();
+  }
+
+ private:
+  Status fail(const std::string& what) const {
+    return invalid_input("malformed .npy header (" + what + " at offset " +
+                         std::to_string(pos_) + "): " + std::string(text_));
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+  bool eat(char c) {
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool eat_word(std::string_view w) {
+    if (text_.substr(pos_, w.size()) != w) return false;
+    pos_ += w.size();
+    return true;
+  }
+
+  Status parse_value(HeaderValue* v) {
+    skip_space();
+    if (pos_ >= text_.size()) return fail("unexpected end");
+    const char c = text_[pos_];
+    if (c == '\'' || c == '"') {
+      ++pos_;
+      const size_t end = text_.find(c, pos_);
+      if (end == std::string_view::npos) return fail("unterminated string");
+      v->kind = HeaderValue::Kind::kString;
+      v->text = std::string(text_.substr(pos_, end - pos_));
+      pos_ = end + 1;
+      return Status::Ok();
+    }
+    for (const bool flag : {true, false}) {
+      if (eat_word(flag ? "True" : "False")) {
+        v->kind = HeaderValue::Kind::kBool;
+        v->flag = flag;
+        return Status::Ok();
+      }
+    }
+    if (eat_word("None")) return Status::Ok();
+    if (c == '(' || c == '[') return parse_sequence(v);
+    if (c >= '0' && c <= '9') {
+      v->kind = HeaderValue::Kind::kInt;
+      int64_t n = 0;
+      SG_RETURN_IF_ERROR(parse_int(&n));
+      v->items.push_back(n);
+      return Status::Ok();
+    }
+    if (c == '-') return fail("negative number");
+    return fail(std::string("unexpected character '") + c + "'");
+  }
+
+  // Tuples of non-negative ints are what shapes need; other sequences (a structured
+  // dtype's descr) are recorded as such so the caller can name the problem.
+  Status parse_sequence(HeaderValue* v) {
+    const char close = text_[pos_] == '(' ? ')' : ']';
+    v->kind = close == ')' ? HeaderValue::Kind::kTuple : HeaderValue::Kind::kList;
+    ++pos_;
+    while (true) {
+      skip_space();
+      if (eat(close)) return Status::Ok();
+      HeaderValue item;
+      SG_RETURN_IF_ERROR(parse_value(&item));
+      if (item.kind == HeaderValue::Kind::kInt) {
+        v->items.push_back(item.items[0]);
+      } else {
+        v->all_ints = false;
+      }
+      skip_space();
+      if (eat(',')) continue;
+      skip_space();
+      if (eat(close)) return Status::Ok();
+      return fail(std::string("expected ',' or '") + close + "'");
+    }
+  }
+
+  Status parse_int(int64_t* out) {
+    uint64_t n = 0;
+    const size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      const uint64_t digit = uint64_t(text_[pos_] - '0');
+      if (n > (uint64_t(INT64_MAX) - digit) / 10)
+        return invalid_input("shape entry " + std::string(text_.substr(start, 24)) +
+                             "... does not fit in 64 bits");
+      n = n * 10 + digit;
+      ++pos_;
+    }
+    eat('L');  // Python 2 longs, still found in old files
+    *out = int64_t(n);
+    return Status::Ok();
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+std::optional<DType> dtype_from_descr(std::string_view d) {
+  if (d == "<f4") return DType::kF32;
+  if (d == "<f2") return DType::kF16;
+  if (d == "<i4") return DType::kI32;
+  if (d == "<i8") return DType::kI64;
+  if (d == "|b1" || d == "<b1" || d == "=b1") return DType::kBool;
+  return std::nullopt;
+}
+
+const char* descr_of(DType t) {
+  switch (t) {
+    case DType::kF32: return "<f4";
+    case DType::kF16: return "<f2";
+    case DType::kI32: return "<i4";
+    case DType::kI64: return "<i8";
+    case DType::kBool: return "|b1";
+  }
+  return "?";
+}
+
+Status check_descr(std::string_view d) {
+  if (dtype_from_descr(d)) return Status::Ok();
+  const std::string q = "'" + std::string(d) + "'";
+  if (d.size() >= 2 && d[0] == '>' && dtype_from_descr(std::string("<") + std::string(d.substr(1))))
+    return invalid_input("big-endian data (dtype " + q + ") is not supported; save it little-endian");
+  if (d.size() >= 2 && d[1] == 'O') return invalid_input("object arrays (dtype " + q + ") are not supported");
+  return invalid_input("unsupported dtype " + q +
+                       " (expected one of '<f4', '<f2', '<i4', '<i8', '|b1')");
+}
+
+uint32_t read_le(const uint8_t* p, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint32_t(p[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+Result<Tensor> parse_npy(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+    return invalid_input("not a .npy file (bad magic)");
+  if (bytes.size() < kMagicSize + 2) return invalid_input("truncated .npy header");
+  const uint8_t major = bytes[6], minor = bytes[7];
+  if (major < 1 || major > 3 || minor != 0)
+    return invalid_input("unsupported .npy format version " + std::to_string(major) + "." +
+                         std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
+  const size_t len_size = major == 1 ? 2 : 4;
+  const size_t prelude = kMagicSize + 2 + len_size;
+  if (bytes.size() < prelude) return invalid_input("truncated .npy header");
+  const size_t header_len = read_le(bytes.data() + 8, len_size);
+  if (bytes.size() - prelude < header_len)
+    return invalid_input("truncated .npy header (" + std::to_string(header_len) +
+                         " header bytes announced, " + std::to_string(bytes.size() - prelude) +
+                         " present)");
+  const std::string_view header(reinterpret_cast<const char*>(bytes.data() + prelude), header_len);
+
+  std::vector<std::pair<std::string, HeaderValue>> dict;
+  SG_RETURN_IF_ERROR(HeaderParser(header).parse(&dict));
+  const HeaderValue* descr = nullptr;
+  const HeaderValue* fortran = nullptr;
+  const HeaderValue* shape = nullptr;
+  for (const auto& [key, value] : dict) {
+    if (key == "descr") descr = &value;
+    else if (key == "fortran_order") fortran = &value;
+    else if (key == "shape") shape = &value;
+    else return invalid_input("unexpected key '" + key + "' in .npy header");
+  }
+  if (!descr || !fortran || !shape)
+    return invalid_input("the .npy header lacks one of 'descr', 'fortran_order', 'shape'");
+  if (descr->kind == HeaderValue::Kind::kList)
+    return invalid_input("structured arrays are not supported");
+  if (descr->kind != HeaderValue::Kind::kString)
+    return invalid_input("the .npy header's 'descr' is not a string");
+  if (fortran->kind != HeaderValue::Kind::kBool)
+    return invalid_input("the .npy header's 'fortran_order' is not True or False");
+  if (shape->kind != HeaderValue::Kind::kTuple || !shape->all_ints)
+    return invalid_input("the .npy header's 'shape' is not a tuple of integers");
+  SG_RETURN_IF_ERROR(check_descr(descr->text));
+  const DType dtype = *dtype_from_descr(descr->text);
+  if (shape->items.size() > size_t(kMaxRank))
+    return invalid_input("rank " + std::to_string(shape->items.size()) +
+                         " exceeds the maximum of " + std::to_string(kMaxRank));
+
+  // The byte count is checked for overflow before it is compared with the file.
+  int64_t nbytes = int64_t(dtype_size(dtype));
+  for (int64_t d : shape->items)
+    if (__builtin_mul_overflow(nbytes, d, &nbytes))
+      return invalid_input("the shape in the .npy header is too large (size overflows)");
+  if (fortran->flag)
+    return invalid_input("Fortran-order arrays are not supported; save it in C order "
+                         "(numpy.ascontiguousarray)");
+  const size_t available = bytes.size() - prelude - header_len;
+  if (available < uint64_t(nbytes))
+    return invalid_input("truncated .npy data: " + std::to_string(nbytes) + " bytes expected, " +
+                         std::to_string(available) + " present");
+  if (available > uint64_t(nbytes))
+    return invalid_input(std::to_string(available - uint64_t(nbytes)) +
+                         " unexpected bytes after the .npy data");
+
+  SG_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(dtype, shape->items));
+  const uint8_t* data = bytes.data() + prelude + header_len;
+  if (nbytes > 0) std::memcpy(t.data(), data, size_t(nbytes));
+  if (dtype == DType::kBool) {
+    // Bools are 0 or 1 everywhere in the runtime.
+    uint8_t* b = t.data_as<uint8_t>();
+    for (int64_t i = 0; i < nbytes; ++i) b[i] = b[i] != 0;
+  }
+  return t;
+}
+
+Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_input(path + ": cannot open file: " + std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return invalid_input(path + ": cannot read file");
+  in.seekg(0, std::ios::beg);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
+    return invalid_input(path + ": cannot read file");
+  return bytes;
+}
+
+Result<Tensor> read_npy(const std::string& path) {
+  SG_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_file_bytes(path));
+  Result<Tensor> t = parse_npy(bytes);
+  if (!t.ok()) return t.status().with_context(path);
+  return t;
+}
+
+std::vector<uint8_t> encode_npy(const Tensor& t) {
+  std::string header = "{'descr': '" + std::string(descr_of(t.dtype())) +
+                       "', 'fortran_order': False, 'shape': (";
+  for (int i = 0; i < t.rank(); ++i) {
+    header += std::to_string(t.dim(i));
+    if (i + 1 < t.rank() || t.rank() == 1) header += ",";
+    if (i + 1 < t.rank()) header += " ";
+  }
+  header += "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
+  const size_t prelude = kMagicSize + 4;
+  const size_t total = (prelude + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - prelude - header.size() - 1, ' ');
+  header += '\n';
+
+  std::vector<uint8_t> out(total + t.nbytes());
+  std::memcpy(out.data(), kMagic, kMagicSize);
+  out[6] = 1;
+  out[7] = 0;
+  out[8] = uint8_t(header.size() & 0xFF);
+  out[9] = uint8_t(header.size() >> 8);
+  std::memcpy(out.data() + prelude, header.data(), header.size());
+  if (t.nbytes() > 0) std::memcpy(out.data() + total, t.data(), t.nbytes());
+  return out;
+}
+
+Status write_npy(const std::string& path, const Tensor& t) {
+  const std::vector<uint8_t> bytes = encode_npy(t);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return invalid_argument(path + ": cannot create file: " + std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  out.close();
+  if (!out) return invalid_argument(path + ": write failed");
+  return Status::Ok();
+}
+
+std::string describe(const Tensor& t) {
+  std::string s = std::string(dtype_name(t.dtype())) + "[";
+  for (int i = 0; i < t.rank(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(t.dim(i));
+  }
+  return s + "]";
+}
+
+std::string format_values(const Tensor& t, size_t max_items) {
+  const size_t n = size_t(t.numel());
+  const size_t shown = std::min(n, max_items);
+  std::string s;
+  char buf[32];
+  for (size_t i = 0; i < shown; ++i) {
+    if (i) s += ", ";
+    switch (t.dtype()) {
+      case DType::kF32: std::snprintf(buf, sizeof buf, "%.4g", double(t.data_as<float>()[i])); break;
+      case DType::kF16:
+        std::snprintf(buf, sizeof buf, "%.4g", double(half_to_float(t.data_as<uint16_t>()[i])));
+        break;
+      case DType::kI32: std::snprintf(buf, sizeof buf, "%" PRId32, t.data_as<int32_t>()[i]); break;
+      case DType::kI64: std::snprintf(buf, sizeof buf, "%" PRId64, t.data_as<int64_t>()[i]); break;
+      case DType::kBool: std::snprintf(buf, sizeof buf, "%s", t.data_as<uint8_t>()[i] ? "True" : "False"); break;
+    }
+    s += buf;
+  }
+  if (t.rank() == 0) return s;
+  if (shown < n) s += shown ? ", ..." : "...";
+  return "[" + s + "]";
+}
+
+}  // namespace sg::tools
