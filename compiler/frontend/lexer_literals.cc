@@ -1,0 +1,235 @@
+// Number and string literals (Python 3 rules; see lexer.h).
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+#include "lexer.h"
+#include "lexer_chars.h"
+
+namespace sg::compiler {
+namespace {
+
+using namespace lexer_chars;
+
+int hex_value(char c) {
+  if (is_dec(c)) return c - '0';
+  return (c | 0x20) - 'a' + 10;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+Token Lexer::lex_number() {
+  size_t start = pos_;
+  uint32_t line = line_, column = col();
+  auto scan = [&](bool (*digit)(char)) {
+    size_t n = 0;
+    for (;;) {
+      if (digit(peek_char())) {
+        advance_char();
+        ++n;
+      } else if (peek_char() == '_' && digit(peek_char(1))) {
+        advance_char();  // one '_' between digits (or right after a base prefix)
+      } else {
+        return n;
+      }
+    }
+  };
+  auto invalid = [&](const char* kind) {
+    while (is_name_char(peek_char())) advance_char();
+    return fail(span_from(line, column), std::string("invalid ") + kind + " literal");
+  };
+  auto too_large = [&] {
+    return fail(span_from(line, column), "integer literal is too large (it does not fit in int64)");
+  };
+
+  char c1 = static_cast<char>(peek_char(1) | 0x20);
+  if (peek_char() == '0' && (c1 == 'x' || c1 == 'o' || c1 == 'b')) {
+    advance_char();
+    advance_char();
+    bool (*digit)(char) = c1 == 'x' ? is_hex : c1 == 'o' ? is_oct : is_bin;
+    const char* kind = c1 == 'x' ? "hexadecimal" : c1 == 'o' ? "octal" : "binary";
+    int base = c1 == 'x' ? 16 : c1 == 'o' ? 8 : 2;
+    if (peek_char() == '_' && digit(peek_char(1))) advance_char();
+    if (scan(digit) == 0 || is_name_char(peek_char())) return invalid(kind);
+    uint64_t value = 0;
+    for (size_t p = start + 2; p < pos_; ++p) {
+      if (src_.text[p] == '_') continue;
+      int d = hex_value(src_.text[p]);
+      if (value > (static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - d) / base) return too_large();
+      value = value * base + d;
+    }
+    Token t = make(TokenKind::kInt, start, line, column);
+    t.int_value = static_cast<int64_t>(value);
+    return t;
+  }
+
+  bool is_float = false;
+  size_t int_digits = scan(is_dec);
+  if (peek_char() == '.') {
+    advance_char();
+    is_float = true;
+    scan(is_dec);
+  }
+  char e = peek_char();
+  if ((e == 'e' || e == 'E') &&
+      (is_dec(peek_char(1)) || ((peek_char(1) == '+' || peek_char(1) == '-') && is_dec(peek_char(2))))) {
+    advance_char();
+    if (peek_char() == '+' || peek_char() == '-') advance_char();
+    scan(is_dec);
+    is_float = true;
+  }
+  if (peek_char() == 'j' || peek_char() == 'J') {
+    advance_char();
+    return fail(span_from(line, column), "complex literals are not supported in staged programs");
+  }
+  if (is_name_char(peek_char())) return invalid("decimal");
+
+  std::string digits;
+  for (size_t p = start; p < pos_; ++p) {
+    if (src_.text[p] != '_') digits += src_.text[p];
+  }
+  Token t = make(TokenKind::kFloat, start, line, column);
+  if (is_float) {
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), t.float_value);
+    if (ec == std::errc::result_out_of_range) t.float_value = std::strtod(digits.c_str(), nullptr);
+    (void)ptr;
+    return t;
+  }
+  t.kind = TokenKind::kInt;
+  if (int_digits > 1 && digits[0] == '0' && digits.find_first_not_of('0') != std::string::npos) {
+    return fail(t.span, "leading zeros in decimal integer literals are not permitted; use 0o for octal");
+  }
+  uint64_t value = 0;
+  for (char d : digits) {
+    if (value > (static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - (d - '0')) / 10) return too_large();
+    value = value * 10 + (d - '0');
+  }
+  t.int_value = static_cast<int64_t>(value);
+  return t;
+}
+
+Token Lexer::lex_string(size_t start, uint32_t line, uint32_t column, bool raw) {
+  const char quote = peek_char();
+  const bool triple = peek_char(1) == quote && peek_char(2) == quote;
+  for (int i = 0; i < (triple ? 3 : 1); ++i) advance_char();
+  std::string value;
+  for (;;) {
+    if (pos_ >= src_.text.size()) {
+      return fail(span_from(line, column),
+                  triple ? "unterminated triple-quoted string" : "unterminated string");
+    }
+    char c = peek_char();
+    if (c == quote) {
+      if (!triple) {
+        advance_char();
+        break;
+      }
+      if (peek_char(1) == quote && peek_char(2) == quote) {
+        for (int i = 0; i < 3; ++i) advance_char();
+        break;
+      }
+    }
+    if (c == '\n' && !triple) {
+      return fail(span_from(line, column), "unterminated string");
+    }
+    if (c == '\r' && peek_char(1) == '\n') {
+      advance_char();
+      continue;
+    }
+    if (c == '\\') {
+      if (raw) {  // a backslash still keeps the next char from ending the string
+        value += c;
+        advance_char();
+        if (pos_ < src_.text.size()) value += peek_char();
+        advance_char();
+        continue;
+      }
+      if (!lex_escape(value, SourceSpan{file_, line_, col(), line_, col() + 2})) return final_;
+      continue;
+    }
+    value += c;
+    advance_char();
+  }
+  Token t = make(TokenKind::kString, start, line, column);
+  t.str_value = std::move(value);
+  return t;
+}
+
+bool Lexer::lex_escape(std::string& out, SourceSpan span) {
+  advance_char();  // the backslash
+  char c = peek_char();
+  if (pos_ >= src_.text.size()) return true;  // the caller reports the unterminated string
+  auto read_hex = [&](int count, const char* what) -> bool {
+    uint32_t cp = 0;
+    for (int i = 0; i < count; ++i) {
+      if (!is_hex(peek_char())) {
+        fail(span, std::string("truncated ") + what + " escape in string literal");
+        return false;
+      }
+      cp = cp * 16 + hex_value(peek_char());
+      advance_char();
+    }
+    if (cp > 0x10FFFF) {
+      fail(span, std::string("invalid ") + what + " escape in string literal");
+      return false;
+    }
+    append_utf8(out, cp);
+    return true;
+  };
+  switch (c) {
+    case '\n': advance_char(); return true;  // continuation inside the string
+    case '\r':
+      advance_char();
+      if (peek_char() == '\n') advance_char();
+      return true;
+    case 'n': out += '\n'; break;
+    case 't': out += '\t'; break;
+    case 'r': out += '\r'; break;
+    case '\\': out += '\\'; break;
+    case '\'': out += '\''; break;
+    case '"': out += '"'; break;
+    case 'a': out += '\a'; break;
+    case 'b': out += '\b'; break;
+    case 'f': out += '\f'; break;
+    case 'v': out += '\v'; break;
+    case 'x': advance_char(); return read_hex(2, "\\xXX");
+    case 'u': advance_char(); return read_hex(4, "\\uXXXX");
+    case 'U': advance_char(); return read_hex(8, "\\UXXXXXXXX");
+    case 'N': fail(span, "\\N{...} escapes are not supported in staged programs"); return false;
+    default:
+      if (is_oct(c)) {
+        uint32_t cp = 0;
+        for (int i = 0; i < 3 && is_oct(peek_char()); ++i) {
+          cp = cp * 8 + (peek_char() - '0');
+          advance_char();
+        }
+        append_utf8(out, cp);
+        return true;
+      }
+      out += '\\';  // unknown escapes keep their backslash, as in Python
+      out += c;
+      break;
+  }
+  advance_char();
+  return true;
+}
+
+}  // namespace sg::compiler

@@ -1,0 +1,116 @@
+// Expressions: Python's precedence and associativity, seen through an s-expression dump.
+#include <gtest/gtest.h>
+
+#include "frontend/frontend_test_util.h"
+
+namespace sg::compiler::testing {
+namespace {
+
+TEST(ParserExpr, ArithmeticPrecedence) {
+  EXPECT_EQ(expr_dump("a + b * c"), "(+ a (* b c))");
+  EXPECT_EQ(expr_dump("a - b - c"), "(- (- a b) c)");
+  EXPECT_EQ(expr_dump("a @ b + c"), "(+ (@ a b) c)");
+  EXPECT_EQ(expr_dump("a / b // c % d * e"), "(* (% (// (/ a b) c) d) e)");
+  EXPECT_EQ(expr_dump("(a + b) * c"), "(* (+ a b) c)");
+}
+
+TEST(ParserExpr, PowerIsRightAssociativeAndBindsTighterThanUnaryOnItsLeft) {
+  EXPECT_EQ(expr_dump("-x**2"), "(neg (** x 2))");
+  EXPECT_EQ(expr_dump("a**b**c"), "(** a (** b c))");
+  EXPECT_EQ(expr_dump("2**-1"), "(** 2 (neg 1))");
+  EXPECT_EQ(expr_dump("-a * b"), "(* (neg a) b)");
+  EXPECT_EQ(expr_dump("~+-a"), "(~ (pos (neg a)))");
+  EXPECT_EQ(expr_dump("x.y**2"), "(** (. x y) 2)");
+}
+
+TEST(ParserExpr, BitwiseAndShiftLevels) {
+  EXPECT_EQ(expr_dump("a | b ^ c & d << e + f"), "(| a (^ b (& c (<< d (+ e f)))))");
+  EXPECT_EQ(expr_dump("a >> 1 << 2"), "(<< (>> a 1) 2)");
+}
+
+TEST(ParserExpr, ComparisonsChainAndTakeTwoWordOperators) {
+  EXPECT_EQ(expr_dump("a < b"), "(< a b)");
+  EXPECT_EQ(expr_dump("0 <= i < n"), "(cmp 0 <= i < n)");
+  EXPECT_EQ(expr_dump("a is not None"), "(is not a None)");
+  EXPECT_EQ(expr_dump("a not in b"), "(not in a b)");
+  EXPECT_EQ(expr_dump("a in b == c"), "(cmp a in b == c)");
+  EXPECT_EQ(expr_dump("a + 1 > b | c"), "(> (+ a 1) (| b c))");
+}
+
+TEST(ParserExpr, BooleanOperatorsAndNot) {
+  EXPECT_EQ(expr_dump("a or b and c"), "(or a (and b c))");
+  EXPECT_EQ(expr_dump("a and b and c"), "(and a b c)");
+  EXPECT_EQ(expr_dump("not a == b"), "(not (== a b))");
+  EXPECT_EQ(expr_dump("not not a or b"), "(or (not (not a)) b)");
+}
+
+TEST(ParserExpr, ConditionalExpression) {
+  EXPECT_EQ(expr_dump("a if c else b"), "(if c a b)");
+  EXPECT_EQ(expr_dump("a if c else b if d else e"), "(if c a (if d b e))");
+  EXPECT_EQ(expr_dump("x + 1 if a or b else -x"), "(if (or a b) (+ x 1) (neg x))");
+}
+
+TEST(ParserExpr, Atoms) {
+  EXPECT_EQ(expr_dump("(1, 2.5, 'a' \"b\", True, False, None, ...)"),
+            "(tuple 1 2.5 \"ab\" True False None ...)");
+  EXPECT_EQ(expr_dump("()"), "(tuple)");
+  EXPECT_EQ(expr_dump("(x,)"), "(tuple x)");
+  EXPECT_EQ(expr_dump("(x)"), "x");
+  EXPECT_EQ(expr_dump("[]"), "(list)");
+  EXPECT_EQ(expr_dump("[1, [2], ]"), "(list 1 (list 2))");
+  EXPECT_EQ(expr_dump("{}"), "(dict)");
+  EXPECT_EQ(expr_dump("{'a': x, 'b': y + 1,}"), "(dict (\"a\" x) (\"b\" (+ y 1)))");
+  EXPECT_EQ(expr_dump("x, y"), "(tuple x y)");
+  EXPECT_EQ(expr_dump("x,"), "(tuple x)");
+}
+
+TEST(ParserExpr, CallsWithPositionalAndKeywordArguments) {
+  EXPECT_EQ(expr_dump("f()"), "(call f)");
+  EXPECT_EQ(expr_dump("sg.reshape(x, (n, -1), order='C',)"),
+            "(call (. sg reshape) x (tuple n (neg 1)) (= order \"C\"))");
+  EXPECT_EQ(expr_dump("f(a)(b)"), "(call (call f a) b)");
+  EXPECT_EQ(expr_dump("sg.f32['T', 16]"), "([] (. sg f32) (tuple \"T\" 16))");
+}
+
+TEST(ParserExpr, SubscriptsWithSlicesEllipsisAndNone) {
+  EXPECT_EQ(expr_dump("x[i]"), "([] x i)");
+  EXPECT_EQ(expr_dump("x[i, j]"), "([] x (tuple i j))");
+  EXPECT_EQ(expr_dump("x[i,]"), "([] x (tuple i))");
+  EXPECT_EQ(expr_dump("x[:]"), "([] x (: _ _ _))");
+  EXPECT_EQ(expr_dump("x[1:n]"), "([] x (: 1 n _))");
+  EXPECT_EQ(expr_dump("x[::-1]"), "([] x (: _ _ (neg 1)))");
+  EXPECT_EQ(expr_dump("x[a:b:c, ..., None]"), "([] x (tuple (: a b c) ... None))");
+  EXPECT_EQ(expr_dump("x[:, 0]"), "([] x (tuple (: _ _ _) 0))");
+  EXPECT_EQ(expr_dump("x[()]"), "([] x (tuple))");
+  EXPECT_EQ(expr_dump("x.shape[0]"), "([] (. x shape) 0)");
+}
+
+TEST(ParserExpr, ListComprehensionsWithSeveralForsAndIfs) {
+  EXPECT_EQ(expr_dump("[x * 2 for x in xs]"), "(listcomp (* x 2) (for x xs))");
+  EXPECT_EQ(expr_dump("[a + b for a, b in zip(p, q) if a if b > 0 for c in r]"),
+            "(listcomp (+ a b) (for (tuple a b) (call zip p q) (if a) (if (> b 0))) (for c r))");
+}
+
+TEST(ParserExpr, NodeSpansCoverTheExpression) {
+  ParseResult r = parse_source("y = foo(a, b=1) + x[2]\n");
+  ASSERT_TRUE(r.module) << r.errors;
+  const Expr& sum = *r.module->body[0]->value;
+  EXPECT_EQ(sum.span.col, 5u);
+  EXPECT_EQ(sum.span.end_col, 23u);
+  EXPECT_EQ(sum.a->span.col, 5u);   // the call
+  EXPECT_EQ(sum.a->span.end_col, 16u);
+  EXPECT_EQ(sum.a->keywords[0].span.col, 12u);
+  EXPECT_EQ(sum.b->span.col, 19u);  // the subscript
+}
+
+TEST(ParserExpr, SyntaxErrorsStopAtTheFirst) {
+  EXPECT_EQ(expr_dump("f(a b)"), "ERRORS 2:5: expected ',' or ')' in the argument list, found name 'b'\n");
+  EXPECT_EQ(expr_dump("a + * b"), "ERRORS 2:5: expected an expression, found '*'\n");
+  EXPECT_EQ(expr_dump("f(a=1, b)"), "ERRORS 2:8: positional argument follows keyword argument\n");
+  EXPECT_EQ(expr_dump("f(a.b=1)"), "ERRORS 2:6: expected a parameter name before '=' in the keyword argument\n");
+  EXPECT_EQ(expr_dump("a if b"), "ERRORS 2:7: expected 'else' in the conditional expression, found end of line\n");
+  EXPECT_EQ(expr_dump("x."), "ERRORS 2:3: expected an attribute name after '.', found end of line\n");
+}
+
+}  // namespace
+}  // namespace sg::compiler::testing
