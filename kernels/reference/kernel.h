@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "ops/attrs.h"
@@ -51,5 +52,33 @@ KernelFn reference_kernel(ops::OpId op);
 
 // Scratch bytes the reference kernel of `op` needs for these operands (usually 0).
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
+
+// ---- backends with state (XNNPACK, CUDA) -----------------------------------------
+// Parameters once, shapes on change, pointers per run: a backend prepares a node
+// once per Session (packing constant weights at creation) and runs it many times.
+
+// What a backend may know about a node's input when preparing it.
+struct InputInfo {
+  DType dtype = DType::kF32;
+  int rank = 0;
+  // Static dims where known, -1 where symbolic.
+  int64_t shape[kMaxRank] = {};
+  // The constant's bytes when the input is a constant of the graph (weights),
+  // else null. Valid for the Program's lifetime.
+  const void* constant = nullptr;
+};
+
+class PreparedKernel {
+ public:
+  virtual ~PreparedKernel() = default;
+  // Inputs and outputs as for KernelFn; inputs have >= 16 readable bytes past
+  // their end. May re-plan when shapes differ from the previous run.
+  virtual Status run(const KernelContext& ctx, std::span<const TensorRef> inputs,
+                     std::span<TensorRef> outputs) = 0;
+  // For --profile: "xnnpack:fully_connected", "xnnpack:convolution_nhwc_f32", ...
+  virtual const char* name() const = 0;
+  // Bytes this kernel holds (packed weights), for per-Session memory reports.
+  virtual size_t memory_bytes() const { return 0; }
+};
 
 }  // namespace sg::kernels

@@ -1,0 +1,143 @@
+// Elementwise binary ops with NumPy broadcasting.
+#include <string>
+
+#include "reference/binary_ops.h"
+#include "reference/broadcast.h"
+#include "reference/dtype_dispatch.h"
+#include "reference/kernel_util.h"
+#include "reference/reference_kernels.h"
+
+namespace sg::kernels {
+namespace {
+
+using binary::Kind;
+
+// The type the op computes in: comparisons compare the operands as they are;
+// arithmetic computes in the result type, in double where integers give a float
+// result (int / int) so that the one rounding is the final one.
+template <class Op, DType In, DType Out>
+struct ComputeOf {
+  using type = std::conditional_t<
+      Op::kKind == Kind::kLogical, bool,
+      std::conditional_t<Op::kKind == Kind::kComparison, Compute<In>,
+                         std::conditional_t<is_float(Out) && !is_float(In), double, Compute<Out>>>>;
+};
+
+template <class Op, DType In, DType Out>
+constexpr bool supported() {
+  switch (Op::kKind) {
+    case Kind::kComparison:
+    case Kind::kLogical:
+      return Out == DType::kBool;
+    case Kind::kArithmetic:
+      return In == Out || (is_float(Out) && !is_float(In)) ||
+             (In == DType::kBool && is_int(Out));
+  }
+  return false;
+}
+
+template <class Op, DType In, DType Out>
+void run_rows(const BroadcastPlan<2>& plan, const TensorRef& a, const TensorRef& b, TensorRef& o) {
+  using C = typename ComputeOf<Op, In, Out>::type;
+  const Storage<In>* pa = a.as<Storage<In>>();
+  const Storage<In>* pb = b.as<Storage<In>>();
+  Storage<Out>* po = o.as<Storage<Out>>();
+  auto ld = [](Storage<In> v) { return convert<C>(load<In>(v)); };
+  for_each_broadcast_row<2>(plan, [&](int64_t oo, const int64_t* off, int64_t n, const int64_t* step) {
+    const Storage<In>* x = pa + off[0];
+    const Storage<In>* y = pb + off[1];
+    Storage<Out>* z = po + oo;
+    if (step[0] && step[1]) {
+      for (int64_t j = 0; j < n; ++j) z[j] = store<Out>(Op::apply(ld(x[j]), ld(y[j])));
+    } else if (step[1]) {
+      const C xs = ld(x[0]);
+      for (int64_t j = 0; j < n; ++j) z[j] = store<Out>(Op::apply(xs, ld(y[j])));
+    } else if (step[0]) {
+      const C ys = ld(y[0]);
+      for (int64_t j = 0; j < n; ++j) z[j] = store<Out>(Op::apply(ld(x[j]), ys));
+    } else {
+      const Storage<Out> v = store<Out>(Op::apply(ld(x[0]), ld(y[0])));
+      for (int64_t j = 0; j < n; ++j) z[j] = v;
+    }
+  });
+}
+
+// Integer floordiv/mod by zero and integer powers with negative exponents are
+// errors (SPEC §3, NumPy); checking the right operand first keeps the loops free
+// of error paths.
+template <class Op, DType In, class C>
+Status check_right_operand(const TensorRef& b) {
+  constexpr bool kDivision = std::is_same_v<Op, binary::FloorDiv> || std::is_same_v<Op, binary::Mod>;
+  constexpr bool kPow = std::is_same_v<Op, binary::Pow>;
+  if constexpr ((kDivision && std::is_integral_v<C>) || (kPow && binary::kIsInt<C>)) {
+    const Storage<In>* p = b.as<Storage<In>>();
+    const int64_t n = b.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      const C v = convert<C>(load<In>(p[i]));
+      if constexpr (kDivision) {
+        if (v == C(0)) return runtime_error(std::string(Op::kName) + ": integer division by zero");
+      } else {
+        if (v < 0) return runtime_error("pow: integers to negative integer powers are not allowed");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+template <class Op>
+Status binary_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
+                     std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity(Op::kName, in, 2, out));
+  const TensorRef& a = in[0];
+  const TensorRef& b = in[1];
+  TensorRef& o = out[0];
+  if (a.dtype != b.dtype)
+    return internal_error(std::string(Op::kName) + ": operand dtypes differ: " + describe(a) +
+                          " and " + describe(b));
+  BroadcastPlan<2> plan;
+  if (!make_broadcast_plan<2>(o, {&a, &b}, plan))
+    return internal_error(std::string(Op::kName) + ": cannot broadcast " + describe(a) + " and " +
+                          describe(b) + " to " + describe(o));
+  return visit_dtype(a.dtype, [&](auto ti) {
+    return visit_dtype(o.dtype, [&](auto to) -> Status {
+      constexpr DType In = decltype(ti)::value;
+      constexpr DType Out = decltype(to)::value;
+      if constexpr (supported<Op, In, Out>()) {
+        using C = typename ComputeOf<Op, In, Out>::type;
+        if (plan.numel > 0) SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(b)));
+        run_rows<Op, In, Out>(plan, a, b, o);
+        return Status::Ok();
+      } else {
+        return unsupported_dtypes(Op::kName, In, Out);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+KernelFn elementwise_binary_kernel(ops::OpId op) {
+  using ops::OpId;
+  switch (op) {
+    case OpId::Add: return &binary_kernel<binary::Add>;
+    case OpId::Sub: return &binary_kernel<binary::Sub>;
+    case OpId::Mul: return &binary_kernel<binary::Mul>;
+    case OpId::Div: return &binary_kernel<binary::Div>;
+    case OpId::FloorDiv: return &binary_kernel<binary::FloorDiv>;
+    case OpId::Mod: return &binary_kernel<binary::Mod>;
+    case OpId::Pow: return &binary_kernel<binary::Pow>;
+    case OpId::Maximum: return &binary_kernel<binary::Maximum>;
+    case OpId::Minimum: return &binary_kernel<binary::Minimum>;
+    case OpId::Less: return &binary_kernel<binary::Less>;
+    case OpId::LessEqual: return &binary_kernel<binary::LessEqual>;
+    case OpId::Greater: return &binary_kernel<binary::Greater>;
+    case OpId::GreaterEqual: return &binary_kernel<binary::GreaterEqual>;
+    case OpId::Equal: return &binary_kernel<binary::Equal>;
+    case OpId::NotEqual: return &binary_kernel<binary::NotEqual>;
+    case OpId::LogicalAnd: return &binary_kernel<binary::LogicalAnd>;
+    case OpId::LogicalOr: return &binary_kernel<binary::LogicalOr>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace sg::kernels

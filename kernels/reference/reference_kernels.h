@@ -1,0 +1,21 @@
+// The reference kernels by family. Each returns the kernel of an op of its family,
+// or nullptr for an op of another family; kernel_table.cc routes every OpId to
+// its family.
+#pragma once
+
+#include "reference/kernel.h"
+
+namespace sg::kernels {
+
+KernelFn elementwise_binary_kernel(ops::OpId op);  // add ... logical_or
+KernelFn elementwise_unary_kernel(ops::OpId op);   // neg ... isnan
+KernelFn select_kernel(ops::OpId op);              // where, clip
+KernelFn reduction_kernel(ops::OpId op);           // sum ... argmin
+KernelFn matmul_kernel(ops::OpId op);
+KernelFn shape_kernel(ops::OpId op);               // reshape ... concatenate
+KernelFn slice_take_kernel(ops::OpId op);          // slice, take
+KernelFn cast_full_kernel(ops::OpId op);           // cast, full, shape_dim
+KernelFn softmax_kernel(ops::OpId op);             // softmax, log_softmax
+KernelFn conv_pool_kernel(ops::OpId op);           // conv2d, max_pool2d, avg_pool2d
+
+}  // namespace sg::kernels
