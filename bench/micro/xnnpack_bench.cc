@@ -1,0 +1,151 @@
+// Micro-benchmarks of the XNNPACK backend's dense kernels, with GFLOP/s counters:
+//   - fully connected 64x1024->1024 and 64x4096->4096, weights split into
+//     128-channel operators vs one operator (the L2 pitfall of DEPENDENCIES.md);
+//   - conv2d 3x3 SAME 1x56x56x64 -> 64;
+//   - matmul 64x784 @ 784x512: the reference kernel, XNNPACK fully connected
+//     (constant weights) and our own GEMM (both operands non-constant).
+// The argument is the thread count (1 or 2).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "reference/kernel.h"
+#include "xnnpack/xnn_common.h"
+#include "xnnpack/xnnpack_backend.h"
+
+namespace sg::kernels {
+namespace {
+
+// A dense f32 tensor with XNNPACK's 16 readable bytes past the end.
+struct Buffer {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+
+  explicit Buffer(std::vector<int64_t> s, uint32_t seed = 0) : shape(std::move(s)) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    data.assign(size_t(n) + 16, 0.0f);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (int64_t i = 0; i < n; ++i) data[size_t(i)] = dist(rng);
+  }
+  TensorRef ref() {
+    TensorRef r;
+    r.rank = int(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) r.shape[d] = shape[d];
+    r.data = data.data();
+    return r;
+  }
+  InputInfo info(bool constant) const {
+    InputInfo i;
+    i.rank = int(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) i.shape[d] = shape[d];
+    i.constant = constant ? data.data() : nullptr;
+    return i;
+  }
+};
+
+// Owns a thread pool for one benchmark run.
+struct Pool {
+  void* pool;
+  explicit Pool(int threads) : pool(xnnpack_create_threadpool(threads)) {}
+  ~Pool() { xnnpack_destroy_threadpool(pool); }
+};
+
+void set_flops(benchmark::State& state, double flops, const char* kernel_name) {
+  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(kernel_name);
+}
+
+void run_prepared(benchmark::State& state, PreparedKernel& kernel, std::vector<TensorRef> in, TensorRef out,
+                  double flops) {
+  Pool pool(int(state.range(0)));
+  KernelContext ctx;
+  ctx.threadpool = pool.pool;
+  for (auto _ : state) {
+    const Status s = kernel.run(ctx, in, std::span<TensorRef>(&out, 1));
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, flops, kernel.name());
+}
+
+void fully_connected(benchmark::State& state, int64_t m, int64_t k, int64_t n, xnn::FcSplit split) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({m, k}, 1), b({k, n}, 2), c({m, n});
+  const InputInfo infos[2] = {a.info(false), b.info(true)};
+  auto kernel = xnn::make_fully_connected(infos, split);
+  if (!kernel) return state.SkipWithError("fully connected not prepared");
+  run_prepared(state, *kernel, {a.ref(), b.ref()}, c.ref(), 2.0 * double(m * k * n));
+}
+
+void BM_FullyConnected_64x1024x1024_Split(benchmark::State& s) { fully_connected(s, 64, 1024, 1024, xnn::FcSplit::kAlways); }
+void BM_FullyConnected_64x1024x1024_Unsplit(benchmark::State& s) { fully_connected(s, 64, 1024, 1024, xnn::FcSplit::kNever); }
+void BM_FullyConnected_64x4096x4096_Split(benchmark::State& s) { fully_connected(s, 64, 4096, 4096, xnn::FcSplit::kAlways); }
+void BM_FullyConnected_64x4096x4096_Unsplit(benchmark::State& s) { fully_connected(s, 64, 4096, 4096, xnn::FcSplit::kNever); }
+
+void BM_Conv3x3_56x56x64(benchmark::State& state) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer x({1, 56, 56, 64}, 1), w({3, 3, 64, 64}, 2), y({1, 56, 56, 64});
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({1, 1}), ops::AttrValue::Ints({1, 1}), ops::AttrValue::String("SAME"),
+                  ops::AttrValue::Int(1)};
+  const InputInfo infos[2] = {x.info(false), w.info(true)};
+  auto kernel = xnnpack_prepare(ops::OpId::Conv2D, attrs, infos);
+  if (!kernel) return state.SkipWithError("conv2d not prepared");
+  run_prepared(state, *kernel, {x.ref(), w.ref()}, y.ref(), 2.0 * 56 * 56 * 64 * 64 * 9);
+}
+
+constexpr int64_t kM = 64, kK = 784, kN = 512;
+
+void BM_MatMul_64x784x512_Reference(benchmark::State& state) {
+  Buffer a({kM, kK}, 1), b({kK, kN}, 2), c({kM, kN});
+  const TensorRef in[2] = {a.ref(), b.ref()};
+  TensorRef out = c.ref();
+  const KernelFn fn = reference_kernel(ops::OpId::MatMul);
+  KernelContext ctx;
+  for (auto _ : state) {
+    const Status s = fn(ctx, {}, std::span<const TensorRef>(in, 2), std::span<TensorRef>(&out, 1));
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * kM * kK * kN, "reference:matmul");
+}
+
+void matmul_prepared(benchmark::State& state, bool constant_b) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({kM, kK}, 1), b({kK, kN}, 2), c({kM, kN});
+  const InputInfo infos[2] = {a.info(false), b.info(constant_b)};
+  auto kernel = xnnpack_prepare(ops::OpId::MatMul, {}, infos);
+  if (!kernel) return state.SkipWithError("matmul not prepared");
+  run_prepared(state, *kernel, {a.ref(), b.ref()}, c.ref(), 2.0 * kM * kK * kN);
+}
+
+void BM_MatMul_64x784x512_XnnpackConstantB(benchmark::State& s) { matmul_prepared(s, true); }
+void BM_MatMul_64x784x512_OwnGemm(benchmark::State& s) { matmul_prepared(s, false); }
+
+// Real time: with two threads the caller's CPU time undercounts the work.
+#define SG_BENCH(fn) BENCHMARK(fn)->Arg(1)->Arg(2)->UseRealTime()->MinTime(0.5)
+SG_BENCH(BM_FullyConnected_64x1024x1024_Split);
+SG_BENCH(BM_FullyConnected_64x1024x1024_Unsplit);
+SG_BENCH(BM_FullyConnected_64x4096x4096_Split);
+SG_BENCH(BM_FullyConnected_64x4096x4096_Unsplit);
+SG_BENCH(BM_Conv3x3_56x56x64);
+BENCHMARK(BM_MatMul_64x784x512_Reference)->Arg(1)->UseRealTime()->MinTime(0.5);
+SG_BENCH(BM_MatMul_64x784x512_XnnpackConstantB);
+SG_BENCH(BM_MatMul_64x784x512_OwnGemm);
+
+}  // namespace
+}  // namespace sg::kernels
+
+BENCHMARK_MAIN();

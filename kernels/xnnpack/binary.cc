@@ -1,0 +1,214 @@
+// f32 add, sub, mul, div, maximum, minimum with NumPy broadcasting, on our own
+// SIMD rows (simd.h). XNNPACK has these ops, but its output clamp to [-inf, inf]
+// turns every NaN result (0/0, inf-inf, a NaN operand) into -inf and its
+// maximum/minimum drop NaN, where NumPy propagates it.
+//
+// The shapes are coalesced first: size-1 output dims dropped and neighbouring dims
+// merged where both operands broadcast alike, so [2,3,4,5] + [4,5] runs as 6 rows
+// of 20 against one row of 20. Each row is then a vector loop in which each
+// operand either advances or repeats one value.
+#include <pthreadpool.h>
+
+#include <algorithm>
+
+#include "xnnpack/simd.h"
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels::xnn {
+namespace {
+
+using namespace simd;
+
+// Functors with always-inline templates (never lambdas: see activations.cc).
+struct Add {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return a + b; }
+};
+struct Sub {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return a - b; }
+};
+struct Mul {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return a * b; }
+};
+struct Div {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return a / b; }
+};
+// NumPy's maximum/minimum: NaN if either operand is NaN.
+struct Max {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a >= b) | (a != a)) ? a : b; }
+};
+struct Min {
+  template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a <= b) | (a != a)) ? a : b; }
+};
+
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
+
+// o[i] = op(a[kA ? i : 0], b[kB ? i : 0]) for i < n.
+template <class V, class Op, bool kA, bool kB>
+SG_SIMD_INLINE void row(const float* a, const float* b, float* o, size_t n) {
+  constexpr Op op{};
+  size_t i = 0;
+  for (; i + kLanes<V> <= n; i += kLanes<V>) {
+    const V va = kA ? load<V>(a + i) : splat<V>(a[0]);
+    const V vb = kB ? load<V>(b + i) : splat<V>(b[0]);
+    store<V>(o + i, op(va, vb));
+  }
+  for (; i < n; ++i) o[i] = op(a[kA ? i : 0], b[kB ? i : 0]);
+}
+
+template <class V, class Op>
+SG_SIMD_INLINE void row_steps(const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n) {
+  if (step_a && step_b) row<V, Op, true, true>(a, b, o, n);
+  else if (step_a) row<V, Op, true, false>(a, b, o, n);
+  else if (step_b) row<V, Op, false, true>(a, b, o, n);
+  else row<V, Op, false, false>(a, b, o, n);
+}
+
+template <class V>
+SG_SIMD_INLINE void row_op(BinOp op, const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n) {
+  switch (op) {
+    case BinOp::kAdd: return row_steps<V, Add>(a, step_a, b, step_b, o, n);
+    case BinOp::kSub: return row_steps<V, Sub>(a, step_a, b, step_b, o, n);
+    case BinOp::kMul: return row_steps<V, Mul>(a, step_a, b, step_b, o, n);
+    case BinOp::kDiv: return row_steps<V, Div>(a, step_a, b, step_b, o, n);
+    case BinOp::kMax: return row_steps<V, Max>(a, step_a, b, step_b, o, n);
+    case BinOp::kMin: return row_steps<V, Min>(a, step_a, b, step_b, o, n);
+  }
+}
+
+// The coalesced problem: `rank` output dims, each operand's element stride per dim
+// (0 where it broadcasts); the last dim is the row.
+struct Plan {
+  BinOp op;
+  Isa isa;
+  const float* a;
+  const float* b;
+  float* o;
+  int rank;
+  size_t dims[kMaxRank];
+  size_t a_strides[kMaxRank], b_strides[kMaxRank];
+};
+
+// False when the shapes do not broadcast to the output's.
+bool make_plan(const TensorRef& a, const TensorRef& b, const TensorRef& o, Plan& p) {
+  if (a.rank > o.rank || b.rank > o.rank) return false;
+  bool a_full[kMaxRank], b_full[kMaxRank];
+  int prev = -1;  // pattern of the last kept dim: bit 0 a advances, bit 1 b advances
+  p.rank = 0;
+  for (int d = 0; d < o.rank; ++d) {
+    const int64_t od = o.shape[d];
+    const int da = d - (o.rank - a.rank), db = d - (o.rank - b.rank);
+    const int64_t ad = da >= 0 ? a.shape[da] : 1, bd = db >= 0 ? b.shape[db] : 1;
+    if ((ad != od && ad != 1) || (bd != od && bd != 1) || (od != 1 && ad != od && bd != od)) return false;
+    if (od == 1) continue;
+    const bool fa = ad != 1, fb = bd != 1;
+    const int pattern = int(fa) | int(fb) << 1;
+    if (pattern == prev) {
+      p.dims[p.rank - 1] *= size_t(od);
+    } else {
+      p.dims[p.rank] = size_t(od);
+      a_full[p.rank] = fa;
+      b_full[p.rank] = fb;
+      ++p.rank;
+      prev = pattern;
+    }
+  }
+  if (p.rank == 0) {
+    p.dims[0] = 1;
+    a_full[0] = b_full[0] = false;
+    p.rank = 1;
+  }
+  size_t sa = 1, sb = 1;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    p.a_strides[d] = a_full[d] ? sa : 0;
+    p.b_strides[d] = b_full[d] ? sb : 0;
+    if (a_full[d]) sa *= p.dims[d];
+    if (b_full[d]) sb *= p.dims[d];
+  }
+  p.a = a.as<const float>();
+  p.b = b.as<const float>();
+  p.o = o.as<float>();
+  return true;
+}
+
+template <class V>
+SG_SIMD_INLINE void run_rows(const Plan& p, size_t start, size_t count) {
+  const size_t n = p.dims[p.rank - 1];
+  const bool step_a = p.a_strides[p.rank - 1] != 0, step_b = p.b_strides[p.rank - 1] != 0;
+  for (size_t r = start; r < start + count; ++r) {
+    size_t rest = r, a_off = 0, b_off = 0;
+    for (int d = p.rank - 2; d >= 0; --d) {
+      const size_t i = rest % p.dims[d];
+      rest /= p.dims[d];
+      a_off += i * p.a_strides[d];
+      b_off += i * p.b_strides[d];
+    }
+    row_op<V>(p.op, p.a + a_off, step_a, p.b + b_off, step_b, p.o + r * n, n);
+  }
+}
+
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX512 void rows_avx512(const Plan& p, size_t start, size_t count) { run_rows<V16>(p, start, count); }
+SG_TARGET_AVX2 void rows_avx2(const Plan& p, size_t start, size_t count) { run_rows<V8>(p, start, count); }
+#endif
+void rows_baseline(const Plan& p, size_t start, size_t count) { run_rows<V4>(p, start, count); }
+
+void run_task(void* arg, size_t start, size_t count) {
+  const Plan& p = *static_cast<const Plan*>(arg);
+  switch (p.isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return rows_avx512(p, start, count);
+    case Isa::kAvx2: return rows_avx2(p, start, count);
+#endif
+    default: return rows_baseline(p, start, count);
+  }
+}
+
+// Output elements per task.
+constexpr size_t kTaskElements = 8192;
+
+class BinaryKernel final : public PreparedKernel {
+ public:
+  BinaryKernel(ops::OpId id, BinOp op, const char* name) : id_(id), op_(op), isa_(best_isa()), name_(name) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    if (in.size() != 2 || out.size() != 1) return internal_error(std::string(name_) + ": wrong operand count");
+    const TensorRef &a = in[0], &b = in[1], &o = out[0];
+    Plan p;
+    // What this plan does not take goes to the reference kernel, whose checks
+    // give the error message.
+    if (!is_f32(a) || !is_f32(b) || !is_f32(o) || !make_plan(a, b, o, p)) return run_reference(id_, {}, ctx, in, out);
+    if (o.numel() == 0) return Status::Ok();
+    p.op = op_;
+    p.isa = isa_;
+    const size_t n = p.dims[p.rank - 1], rows = size_t(o.numel()) / n;
+    const size_t rows_per_task = std::max<size_t>(1, kTaskElements / n);
+    if (rows <= rows_per_task) run_task(&p, 0, rows);
+    else pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), run_task, &p, rows, rows_per_task, 0);
+    return Status::Ok();
+  }
+  const char* name() const override { return name_; }
+
+ private:
+  ops::OpId id_;
+  BinOp op_;
+  Isa isa_;
+  const char* name_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in) {
+  if (in.size() != 2 || !is_f32(in[0]) || !is_f32(in[1])) return nullptr;
+  using ops::OpId;
+  switch (op) {
+    case OpId::Add: return std::make_unique<BinaryKernel>(op, BinOp::kAdd, "sg:add_f32");
+    case OpId::Sub: return std::make_unique<BinaryKernel>(op, BinOp::kSub, "sg:sub_f32");
+    case OpId::Mul: return std::make_unique<BinaryKernel>(op, BinOp::kMul, "sg:mul_f32");
+    case OpId::Div: return std::make_unique<BinaryKernel>(op, BinOp::kDiv, "sg:div_f32");
+    case OpId::Maximum: return std::make_unique<BinaryKernel>(op, BinOp::kMax, "sg:maximum_f32");
+    case OpId::Minimum: return std::make_unique<BinaryKernel>(op, BinOp::kMin, "sg:minimum_f32");
+    default: return nullptr;
+  }
+}
+
+}  // namespace sg::kernels::xnn

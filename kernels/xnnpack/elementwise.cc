@@ -1,0 +1,121 @@
+// Elementwise f32 ops on XNNPACK operators: unary ops over the flat tensor and
+// softmax over the last axis. (Binary ops are ours, in binary.cc: XNNPACK's clamp
+// to [-inf, inf] turns NaN results such as 0/0 into -inf.)
+#include <string>
+
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels::xnn {
+namespace {
+
+Status check_same_size(const char* op, const TensorRef& x, const TensorRef& o) {
+  if (!is_f32(x) || !is_f32(o) || x.numel() != o.numel())
+    return internal_error(std::string(op) + ": " + describe_shape(x) + " -> " + describe_shape(o));
+  return Status::Ok();
+}
+
+// ---- unary -------------------------------------------------------------------
+
+using UnarySetup = xnn_status (*)(xnn_operator_t, size_t, const float*, float*, pthreadpool_t);
+
+// A unary op sees the tensor as `numel` rows of one channel: XNNPACK runs rows of
+// a contiguous tensor as one flat vector, so this costs nothing over [n, c].
+class UnaryKernel final : public PreparedKernel {
+ public:
+  UnaryKernel(Operator op, UnarySetup setup, const char* name) : op_(std::move(op)), setup_(setup), name_(name) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    if (in.size() != 1 || out.size() != 1) return internal_error(std::string(name_) + ": wrong operand count");
+    SG_RETURN_IF_ERROR(check_same_size(name_, in[0], out[0]));
+    const int64_t n = out[0].numel();
+    if (n == 0) return Status::Ok();
+    SG_RETURN_IF_ERROR(check(setup_(op_.get(), size_t(n), in[0].as<const float>(), out[0].as<float>(), pool_of(ctx)), name_));
+    return check(xnn_run_operator(op_.get(), pool_of(ctx)), name_);
+  }
+  const char* name() const override { return name_; }
+
+ private:
+  Operator op_;
+  UnarySetup setup_;
+  const char* name_;
+};
+
+using UnaryCreate = xnn_status (*)(size_t, size_t, size_t, uint32_t, xnn_operator_t*);
+
+std::unique_ptr<PreparedKernel> make_simple_unary(UnaryCreate create, UnarySetup setup, const char* name) {
+  xnn_operator_t op = nullptr;
+  if (create(1, 1, 1, 0, &op) != xnn_status_success) return nullptr;
+  return std::make_unique<UnaryKernel>(Operator(op), setup, name);
+}
+
+// ---- softmax -----------------------------------------------------------------
+
+// XNNPACK's softmax fixes the channel count at creation: the operator is made on
+// the first run and again whenever the last dim changes.
+class SoftmaxKernel final : public PreparedKernel {
+ public:
+  explicit SoftmaxKernel(const ops::Attrs& attrs) : attrs_(attrs) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    if (in.size() != 1 || out.size() != 1) return internal_error("softmax: wrong operand count");
+    const TensorRef &x = in[0], &o = out[0];
+    SG_RETURN_IF_ERROR(check_same_size("softmax", x, o));
+    if (x.rank < 1 || x.numel() == 0) return Status::Ok();
+    const size_t channels = size_t(x.shape[x.rank - 1]);
+    if (op_ == nullptr || channels != channels_) {
+      xnn_operator_t op = nullptr;
+      SG_RETURN_IF_ERROR(check(xnn_create_softmax_nc_f32(channels, channels, channels, 0, &op), "softmax creation"));
+      op_.reset(op);
+      channels_ = channels;
+    }
+    const size_t rows = size_t(x.numel()) / channels;
+    SG_RETURN_IF_ERROR(check(xnn_setup_softmax_nc_f32(op_.get(), rows, x.as<const float>(), o.as<float>(), pool_of(ctx)),
+                             "softmax setup"));
+    SG_RETURN_IF_ERROR(check(xnn_run_operator(op_.get(), pool_of(ctx)), "softmax"));
+    // Probabilities are never NaN or -inf unless an input was NaN or +inf, where
+    // XNNPACK gives -inf and NumPy NaN.
+    if (has_nan_or_neg_inf(o.as<const float>(), size_t(o.numel())))
+      return run_reference(ops::OpId::Softmax, attrs_, ctx, in, out);
+    return Status::Ok();
+  }
+  const char* name() const override { return "xnnpack:softmax_nc_f32"; }
+
+ private:
+  ops::Attrs attrs_;  // for the reference kernel
+  Operator op_;
+  size_t channels_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in) {
+  if (in.size() != 1 || !is_f32(in[0])) return nullptr;
+  using ops::OpId;
+  switch (op) {
+    case OpId::Abs: return make_simple_unary(xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32, "xnnpack:abs_nc_f32");
+    case OpId::Neg:
+      return make_simple_unary(xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32, "xnnpack:negate_nc_f32");
+    case OpId::Square:
+      return make_simple_unary(xnn_create_square_nc_f32, xnn_setup_square_nc_f32, "xnnpack:square_nc_f32");
+    case OpId::Sqrt:
+      return make_simple_unary(xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32,
+                               "xnnpack:square_root_nc_f32");
+    case OpId::Floor: return make_simple_unary(xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32, "xnnpack:floor_nc_f32");
+    case OpId::Ceil:
+      return make_simple_unary(xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32, "xnnpack:ceiling_nc_f32");
+    case OpId::Round:
+      return make_simple_unary(xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32,
+                               "xnnpack:bankers_rounding_nc_f32");
+    case OpId::Sigmoid:
+      return make_simple_unary(xnn_create_sigmoid_nc_f32, xnn_setup_sigmoid_nc_f32, "xnnpack:sigmoid_nc_f32");
+    default: return nullptr;
+  }
+}
+
+std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<const InputInfo> in) {
+  if (in.size() != 1 || !is_f32(in[0]) || in[0].rank < 1 || attrs.values.empty()) return nullptr;
+  if (attrs.i(ops::attr::kAxisValue) != in[0].rank - 1) return nullptr;
+  return std::make_unique<SoftmaxKernel>(attrs);
+}
+
+}  // namespace sg::kernels::xnn

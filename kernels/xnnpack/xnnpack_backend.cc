@@ -1,0 +1,137 @@
+// Entry points of the XNNPACK backend: process-wide initialization, thread pools,
+// and the routing of each op to its kernel family.
+#include "xnnpack/xnnpack_backend.h"
+
+#include <pthreadpool.h>
+
+#include <limits>
+#include <mutex>
+
+#include "xnnpack/simd.h"
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels {
+namespace xnn {
+
+namespace {
+
+const char* status_name(xnn_status s) {
+  switch (s) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+}  // namespace
+
+Status check(xnn_status s, const char* what) {
+  if (s == xnn_status_success) return Status::Ok();
+  if (s == xnn_status_out_of_memory) return out_of_memory(std::string("xnnpack: ") + what + " ran out of memory");
+  return internal_error(std::string("xnnpack: ") + what + " failed (" + status_name(s) + ")");
+}
+
+Status run_reference(ops::OpId op, const ops::Attrs& attrs, const KernelContext& ctx,
+                     std::span<const TensorRef> in, std::span<TensorRef> out) {
+  const size_t need = reference_scratch_size(op, attrs, in);
+  if (need > ctx.scratch_size)
+    return internal_error(std::string(ops::op_def(op).name) + ": the reference kernel needs " +
+                          std::to_string(need) + " bytes of scratch, the context has " +
+                          std::to_string(ctx.scratch_size));
+  return reference_kernel(op)(ctx, attrs, in, out);
+}
+
+bool has_nan_or_neg_inf(const float* p, size_t n) {
+  // Baseline vectors: the scan is memory-bound. !(x > -inf) holds exactly for NaN
+  // and -inf.
+  using I4 = int32_t __attribute__((vector_size(16)));
+  const simd::V4 neg_inf = simd::splat<simd::V4>(-std::numeric_limits<float>::infinity());
+  I4 all_above = ~I4{};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) all_above &= simd::load<simd::V4>(p + i) > neg_inf;
+  bool found = (all_above[0] & all_above[1] & all_above[2] & all_above[3]) == 0;
+  for (; i < n; ++i) found |= !(p[i] > -std::numeric_limits<float>::infinity());
+  return found;
+}
+
+std::string describe_shape(const TensorRef& t) {
+  std::string s = dtype_name(t.dtype);
+  s += '[';
+  for (int i = 0; i < t.rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(t.shape[i]);
+  }
+  return s + ']';
+}
+
+}  // namespace xnn
+
+namespace {
+
+// The outcome of the one xnn_initialize call of the process.
+struct InitState {
+  std::once_flag once;
+  xnn_status status = xnn_status_uninitialized;
+};
+
+InitState& init_state() {
+  static InitState state;
+  return state;
+}
+
+}  // namespace
+
+Status xnnpack_init() {
+  InitState& st = init_state();
+  std::call_once(st.once, [&] { st.status = xnn_initialize(nullptr); });
+  if (st.status == xnn_status_success) return Status::Ok();
+  if (st.status == xnn_status_unsupported_hardware)
+    return unsupported("xnnpack: this CPU lacks the instructions XNNPACK needs");
+  return xnn::check(st.status, "initialization");
+}
+
+std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& attrs,
+                                                std::span<const InputInfo> inputs) {
+  if (!xnnpack_init().ok()) return nullptr;
+  const ops::OpDef& def = ops::op_def(op);
+  if (int(inputs.size()) < def.min_inputs || (def.max_inputs >= 0 && int(inputs.size()) > def.max_inputs))
+    return nullptr;
+  for (const InputInfo& in : inputs)
+    if (in.rank < 0 || in.rank > kMaxRank) return nullptr;
+  using ops::OpId;
+  switch (op) {
+    case OpId::MatMul:
+      if (inputs[1].constant != nullptr && inputs[1].rank == 2) return xnn::make_fully_connected(inputs);
+      return xnn::make_batch_matmul(inputs);
+    case OpId::Conv2D: return xnn::make_conv2d(attrs, inputs);
+    case OpId::MaxPool2D:
+    case OpId::AvgPool2D: return xnn::make_pool(op, attrs, inputs);
+    case OpId::Softmax: return xnn::make_softmax(attrs, inputs);
+    case OpId::Add:
+    case OpId::Sub:
+    case OpId::Mul:
+    case OpId::Div:
+    case OpId::Maximum:
+    case OpId::Minimum: return xnn::make_binary(op, inputs);
+    case OpId::Tanh:
+    case OpId::Gelu:
+    case OpId::Relu: return xnn::make_activation(op, inputs);
+    default: return xnn::make_unary(op, inputs);
+  }
+}
+
+void* xnnpack_create_threadpool(int num_threads) {
+  if (num_threads <= 1) return nullptr;
+  return pthreadpool_create(size_t(num_threads));
+}
+
+void xnnpack_destroy_threadpool(void* pool) {
+  if (pool != nullptr) pthreadpool_destroy(static_cast<pthreadpool_t>(pool));
+}
+
+}  // namespace sg::kernels
