@@ -1,0 +1,62 @@
+"""What every system under test shares: the workloads' file layout, the exception for
+a workload a system cannot express, and the output comparison."""
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.dirname(HERE)
+REPO = os.path.dirname(BENCH)
+OUT = os.path.join(BENCH, "out")
+DATA = os.path.join(OUT, "data")
+MODELS = os.path.join(BENCH, "models")
+
+WORKLOADS = ["mlp", "cnn", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam"]
+
+
+class CannotExpress(Exception):
+    """The system has no way to write this workload (a result, not a failure)."""
+
+
+def weights_path(workload):
+    return os.path.join(DATA, workload, "weights.safetensors")
+
+
+def case_dir(workload, case):
+    return os.path.join(DATA, workload, case)
+
+
+def cases(workload):
+    folder = os.path.join(DATA, workload)
+    return sorted(d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)))
+
+
+def load_npy_dir(folder):
+    return {f[:-4]: np.load(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".npy")}
+
+
+def load_weights(workload):
+    from safetensors.numpy import load_file
+    return load_file(weights_path(workload))
+
+
+def max_relative_error(got, want):
+    """max |got - want| / max |want| over every output (0 for exact matches); None if
+    an output is missing or its shape differs."""
+    worst = 0.0
+    for name, w in want.items():
+        g = got.get(name)
+        if g is None or np.shape(g) != np.shape(w):
+            return None
+        w64, g64 = np.asarray(w, np.float64), np.asarray(g, np.float64)
+        scale = float(np.max(np.abs(w64))) if w64.size else 0.0
+        err = float(np.max(np.abs(g64 - w64))) if w64.size else 0.0
+        if w.dtype.kind != "f" and err != 0:
+            return float("inf")
+        worst = max(worst, err / scale if scale > 0 else err)
+    return worst
+
+
+def agrees(err):
+    """SPEC §1's tolerance: 1e-4 of the largest magnitude; integers exactly."""
+    return err is not None and err <= 1e-4

@@ -1,0 +1,113 @@
+"""JAX/XLA on CPU: the workloads as jitted functions with lax.while_loop, lax.cond and
+lax.fori_loop. XLA compiles loops to native code: the bar for what an interpreter can
+approach. jit traces Python, so a function that calls itself on traced values never
+finishes tracing: the tree RNN's recursion cannot be written.
+
+JAX runs with its default 32-bit mode: integer inputs are passed as int32 and integer
+results returned as int64 (every value here fits in 32 bits). There is no model file:
+`build` returns the weights file, and loading means tracing and compiling."""
+import numpy as np
+
+from common import CannotExpress, weights_path
+
+NAME = "jax"
+
+
+def _jax():
+    import jax
+    from jax import lax
+    import jax.numpy as jnp
+    return jax, lax, jnp
+
+
+def mlp(w, x):
+    _, _, jnp = _jax()
+    h = jnp.maximum(x @ w["w1"] + w["b1"], 0)
+    h = jnp.maximum(h @ w["w2"] + w["b2"], 0)
+    return {"output_0": h @ w["w3"] + w["b3"]}
+
+
+def cnn(w, x):
+    _, lax, jnp = _jax()
+    h = x
+    for i in (1, 2, 3):
+        h = lax.conv_general_dilated(h, w[f"k{i}"], (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        h = jnp.maximum(h + w[f"c{i}"], 0)
+        h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    return {"output_0": h.reshape(1, -1) @ w["w"] + w["b"]}
+
+
+def rnn(w, xs):
+    _, lax, jnp = _jax()
+
+    def step(t, h):
+        return jnp.tanh(xs[t] @ w["w"] + h @ w["u"] + w["b"])
+    return {"output_0": lax.fori_loop(0, xs.shape[0], step, jnp.zeros(256, jnp.float32))}
+
+
+def loop_overhead(w, n):
+    _, lax, jnp = _jax()
+
+    def body(state):
+        i, acc = state
+        return i + 1, acc + 1.0
+    _, acc = lax.while_loop(lambda s: s[0] < n, body, (jnp.int32(0), jnp.float32(0)))
+    return {"output_0": acc}
+
+
+def dispatch(w, x):
+    for k in range(1000):   # unrolled while tracing; XLA fuses the chain
+        x = x * 1.0001 if k % 2 == 0 else x + 0.0001
+    return {"output_0": x}
+
+
+def tree_rnn(w, root, left, right, xs):
+    raise CannotExpress("recursion: jit cannot trace a function that calls itself on traced values")
+
+
+def beam(w, start, steps):
+    _, lax, jnp = _jax()
+
+    def body(state):
+        i, tok, h, score, check = state
+        h = jnp.tanh(w["embedding"][tok] @ w["w"] + h @ w["u"] + w["b"])
+        logits = h @ w["v"]
+        nxt = jnp.argmax(logits).astype(jnp.int32)
+        tok = lax.cond(nxt == 1, lambda: start, lambda: nxt)
+        check = (check * 31 + tok) % 1000003
+        return i + 1, tok, h, score + jnp.max(logits), check
+    state = (jnp.int32(0), start, jnp.zeros(128, jnp.float32), jnp.float32(0), jnp.int32(0))
+    _, tok, _, score, check = lax.while_loop(lambda s: s[0] < steps, body, state)
+    return {"token": tok, "score": score, "check": check}
+
+
+BUILDERS = {f.__name__: f for f in (mlp, cnn, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+
+
+def build(workload, weights, out_dir):
+    if workload == "tree_rnn":
+        tree_rnn(None, None, None, None, None)
+    return weights_path(workload)
+
+
+def _to_jax(value):
+    return value.astype(np.int32) if value.dtype == np.int64 else value
+
+
+def _to_numpy(value):
+    a = np.asarray(value)
+    return a.astype(np.int64) if a.dtype == np.int32 else a
+
+
+def load(workload, path, threads):
+    """A callable inputs -> {name: array}: the jitted function with the weights as
+    device arrays. Threads are set by the process (XLA_FLAGS), see timing.py."""
+    jax, _, _ = _jax()
+    from safetensors.numpy import load_file
+    weights = {k: jax.device_put(v) for k, v in load_file(path).items()}
+    fn = jax.jit(BUILDERS[workload])
+
+    def run(inputs):
+        out = fn(weights, **{k: _to_jax(v) for k, v in inputs.items()})
+        return {k: _to_numpy(v) for k, v in out.items()}
+    return run

@@ -1,0 +1,81 @@
+"""Stagegraph, driven through its tools: graph-compile for the file, graph-run for
+results and timing (`--bench N` prints min/median/max after a warm-up run). The
+compiler and runtime may not handle every workload yet; each step returns either its
+result or the tool's own error message."""
+import os
+import re
+import subprocess
+import tempfile
+
+from common import MODELS, REPO, load_npy_dir, weights_path
+
+NAME = "stagegraph"
+BENCH_LINE = re.compile(r"bench: (\d+) runs, min ([\d.]+) ms, median ([\d.]+) ms, max ([\d.]+) ms")
+
+
+class ToolError(Exception):
+    """A tool failed; the message is its first error line."""
+
+
+def tool(build_dir, name):
+    return os.path.join(build_dir, "tools", name)
+
+
+def first_error(returncode, stderr, stdout=""):
+    """The tool's first error line (FILE:LINE:COL: error: ...), else its exit status."""
+    lines = [ln.strip() for ln in (stderr + "\n" + stdout).splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln
+    return f"exit {returncode}: {lines[0] if lines else 'no message'}"
+
+
+def _call(cmd, timeout=600):
+    if not os.path.exists(cmd[0]):
+        raise ToolError(f"{cmd[0]} is not built")
+    try:
+        # From the repository root, so that messages name bench/models/... files.
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{os.path.basename(cmd[0])} did not finish in {timeout} s") from None
+    if p.returncode != 0:
+        raise ToolError(first_error(p.returncode, p.stderr, p.stdout))
+    return p.stdout
+
+
+def compile_cmd(build_dir, workload, out_path):
+    model = os.path.relpath(os.path.join(MODELS, f"{workload}.py"), REPO)
+    cmd = [tool(build_dir, "graph-compile"), model, "-o", out_path,
+           "--weights", weights_path(workload)]
+    return cmd + (["-O0"] if workload == "dispatch" else [])
+
+
+def build(build_dir, workload, out_dir):
+    """Compiles bench/models/WORKLOAD.py; returns the graph file's path."""
+    path = os.path.join(out_dir, f"{workload}.sgraph")
+    _call(compile_cmd(build_dir, workload, path))
+    return path
+
+
+def run_cmd(build_dir, graph, case_dir, threads, extra=()):
+    cmd = [tool(build_dir, "graph-run"), graph, "--threads", str(threads)]
+    for f in sorted(os.listdir(case_dir)):
+        if f.endswith(".npy"):
+            cmd += ["--input", f"{f[:-4]}={os.path.join(case_dir, f)}"]
+    return cmd + list(extra)
+
+
+def run_once(build_dir, graph, case_dir, threads=1):
+    """The graph's results on one case, {name: array}."""
+    with tempfile.TemporaryDirectory() as out:
+        _call(run_cmd(build_dir, graph, case_dir, threads, ["--output-dir", out]))
+        return load_npy_dir(out)
+
+
+def bench(build_dir, graph, case_dir, threads, runs):
+    """graph-run's median latency in ms over `runs` runs (after its warm-up run)."""
+    out = _call(run_cmd(build_dir, graph, case_dir, threads, ["--bench", str(runs)]))
+    m = BENCH_LINE.search(out)
+    if not m:
+        raise ToolError("graph-run --bench printed no 'bench:' line")
+    return float(m.group(3))

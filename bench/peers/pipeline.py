@@ -1,0 +1,180 @@
+"""The steps of bench/compare, run inside bench/.venv: data, eager reference, model
+files, output check, timing, load/memory probes, RESULTS.md."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import ours
+import report
+import systems
+from common import (DATA, MODELS, OUT, REPO, WORKLOADS, CannotExpress, case_dir, cases, load_npy_dir,
+                    load_weights, max_relative_error, agrees)
+
+EAGER = os.path.join(OUT, "eager")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---- data and the eager reference ------------------------------------------------------------
+
+def sources_digest():
+    h = hashlib.sha256()
+    for f in sorted(os.listdir(MODELS)):
+        if f.endswith(".py"):
+            with open(os.path.join(MODELS, f), "rb") as fh:
+                h.update(f.encode() + fh.read())
+    return h.hexdigest()
+
+
+def eager_python():
+    """The eager reference runs as SPEC §1 says: the system interpreter with NumPy."""
+    ok = subprocess.run([SYSTEM_PYTHON, "-c", "import numpy"], capture_output=True).returncode == 0
+    return SYSTEM_PYTHON if ok else sys.executable
+
+
+def prepare_data(workloads):
+    """Weights, inputs and eager outputs, remade only when bench/models changed."""
+    stamp = os.path.join(OUT, "data.stamp")
+    digest = sources_digest()
+    if os.path.exists(stamp) and open(stamp).read() == digest:
+        return
+    sys.path.insert(0, MODELS)
+    import data
+    log("making weights and inputs (seed 0) and the eager-mode reference")
+    data.generate(DATA)
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "compiler", "python"))
+    python = eager_python()
+    for workload in WORKLOADS:
+        for case in cases(workload):
+            subprocess.run([python, os.path.join(MODELS, "run_eager.py"), os.path.join(MODELS, f"{workload}.py"),
+                            os.path.join(DATA, workload, "weights.safetensors"), case_dir(workload, case),
+                            os.path.join(EAGER, workload, case)], env=env, check=True)
+    with open(stamp, "w") as f:
+        f.write(digest)
+
+
+# ---- model files -------------------------------------------------------------------------
+
+def build_ours(build_dir, workloads):
+    out_dir = os.path.join(OUT, systems.OURS)
+    os.makedirs(out_dir, exist_ok=True)
+    result = {}
+    for w in workloads:
+        try:
+            result[w] = {"status": "ok", "path": ours.build(build_dir, w, out_dir)}
+        except ours.ToolError as e:
+            result[w] = {"status": "not yet", "message": f"graph-compile: {e}"}
+        log(f"  {systems.OURS:12} {w:14} {result[w]['status']} {result[w].get('message', '')}")
+    return result
+
+
+def build_peer(name, workloads):
+    if not systems.installed(name):
+        return {w: {"status": "not installed", "message": f"{systems.package_of(name)} is not installed"}
+                for w in workloads}
+    module = systems.module(name)
+    out_dir = os.path.join(OUT, name)
+    os.makedirs(out_dir, exist_ok=True)
+    result = {}
+    for w in workloads:
+        try:
+            result[w] = {"status": "ok", "path": module.build(w, load_weights(w), out_dir)}
+        except CannotExpress as e:
+            result[w] = {"status": "cannot express", "message": str(e)}
+        except Exception as e:  # noqa: BLE001 - a peer's failure is a result to report
+            kind = "not measured" if type(e).__name__ == "NotMeasured" else "failed"
+            result[w] = {"status": kind, "message": str(e).strip().splitlines()[0] if str(e).strip() else kind}
+        log(f"  {name:12} {w:14} {result[w]['status']} {result[w].get('message', '')}")
+    return result
+
+
+# ---- output check -----------------------------------------------------------------------
+
+def outputs_of(name, workload, entry, build_dir, folder):
+    if name == systems.OURS:
+        return ours.run_once(build_dir, entry["path"], folder)
+    return systems.module(name).load(workload, entry["path"], 1)(load_npy_dir(folder))
+
+
+def check_case(artifacts, build_dir, workload, case):
+    """Runs every built system once on the case and compares with eager mode."""
+    folder = case_dir(workload, case)
+    want = load_npy_dir(os.path.join(EAGER, workload, case))
+    item = {"workload": workload, "case": case, "error": {}, "agrees": {}, "failure": {}}
+    for name in systems.SYSTEMS:
+        entry = artifacts[name][workload]
+        if entry["status"] != "ok":
+            continue
+        try:
+            err = max_relative_error(outputs_of(name, workload, entry, build_dir, folder), want)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            item["failure"][name] = f"run: {e}".splitlines()[0]
+            log(f"  {workload}/{case:6} {name:12} failed: {item['failure'][name]}")
+            continue
+        item["error"][name], item["agrees"][name] = err, agrees(err)
+        shown = "missing or mis-shaped output" if err is None else f"{err:.2e}"
+        log(f"  {workload}/{case:6} {name:12} max relative error vs eager {shown}"
+            f"{'' if agrees(err) else '  (DISAGREES)'}")
+    return item
+
+
+# ---- timing and probes --------------------------------------------------------------------
+
+def run_timing(plan_path, threads, runs, per_round):
+    out = os.path.join(OUT, f"timing_{threads}.json")
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "timing.py"), plan_path,
+                    str(threads), str(runs), str(per_round), out], check=True)
+    with open(out) as f:
+        return json.load(f)
+
+
+def run_probe(plan_path, name, workload, case):
+    p = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "probe.py"), plan_path,
+                        name, workload, case], capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["probe failed"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def run_probes(plan_path, plan):
+    probes = {}
+    for item in plan["cases"]:
+        for name, ok in item["agrees"].items():
+            if ok:
+                probes.setdefault(f"{item['workload']}/{item['case']}", {})[name] = \
+                    run_probe(plan_path, name, item["workload"], item["case"])
+    return probes
+
+
+def main(args):
+    workloads = args.workloads
+    build_dir = os.path.abspath(os.path.join(REPO, args.build))
+    os.makedirs(OUT, exist_ok=True)
+    prepare_data(workloads)
+    log("building the model files")
+    artifacts = {systems.OURS: build_ours(build_dir, workloads)}
+    for name, _, _ in systems.PEERS:
+        if name == "pytorch" and not args.with_torch and not systems.installed(name):
+            artifacts[name] = {w: {"status": "not installed", "message": "torch is not installed "
+                                   "(bench/compare --with-torch installs it)"} for w in workloads}
+            continue
+        artifacts[name] = build_peer(name, workloads)
+    log("checking every system's outputs against eager mode")
+    plan = {"build": build_dir, "artifacts": artifacts,
+            "cases": [check_case(artifacts, build_dir, w, c) for w in workloads for c in cases(w)]}
+    plan_path = os.path.join(OUT, "plan.json")
+    with open(plan_path, "w") as f:
+        json.dump(plan, f, indent=1)
+    timings = {}
+    for t in args.threads:
+        log(f"timing with {t} thread{'s' if t > 1 else ''}: {args.runs} runs each, {args.per_round} per round")
+        timings[t] = run_timing(plan_path, t, args.runs, args.per_round)
+    log("measuring load time and peak memory")
+    probes = run_probes(plan_path, plan)
+    path = report.write(plan, timings, probes, args)
+    log(f"wrote {os.path.relpath(path, REPO)}")

@@ -1,0 +1,71 @@
+"""Load time and peak memory of one inference process.
+
+    bench/.venv/bin/python bench/peers/probe.py PLAN.json SYSTEM WORKLOAD CASE
+
+prints one JSON line: load_ms (model file to first result), import_ms (a peer's
+Python package, before that) and peak_rss_mb. The process measured is always a child
+of this one, read with RUSAGE_CHILDREN: Linux keeps a process's peak RSS across exec,
+so a process started by the large benchmark driver would report the driver's peak.
+For ours the child is graph-run itself (load_ms: its whole run, from exec to the first
+result); for a peer it is this script again with --child, framework included."""
+import importlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import ours
+import systems
+from common import case_dir, load_npy_dir
+
+
+def child_peak_mb():
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def probe_ours(plan, path, folder):
+    start = time.perf_counter()
+    subprocess.run(ours.run_cmd(plan["build"], path, folder, 1), check=True, capture_output=True)
+    return {"load_ms": (time.perf_counter() - start) * 1e3, "peak_rss_mb": child_peak_mb()}
+
+
+def probe_peer(plan_path, name, workload, case):
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", plan_path, name, workload, case],
+                       check=True, capture_output=True, text=True)
+    result = json.loads(p.stdout.strip().splitlines()[-1])
+    result["peak_rss_mb"] = child_peak_mb()
+    return result
+
+
+def load_and_run_once(name, workload, path, folder):
+    """The child: import the peer, load the model file, run it once."""
+    inputs = load_npy_dir(folder)
+    start = time.perf_counter()
+    importlib.import_module(systems.package_of(name))
+    module = systems.module(name)
+    import_ms = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    module.load(workload, path, 1)(inputs)
+    return {"load_ms": (time.perf_counter() - start) * 1e3, "import_ms": import_ms}
+
+
+def main():
+    child = sys.argv[1] == "--child"
+    plan_path, name, workload, case = sys.argv[2:6] if child else sys.argv[1:5]
+    with open(plan_path) as f:
+        plan = json.load(f)
+    path = plan["artifacts"][name][workload]["path"]
+    folder = case_dir(workload, case)
+    if child:
+        result = load_and_run_once(name, workload, path, folder)
+    elif name == systems.OURS:
+        result = probe_ours(plan, path, folder)
+    else:
+        result = probe_peer(plan_path, name, workload, case)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

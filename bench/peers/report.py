@@ -1,0 +1,197 @@
+"""Writes bench/RESULTS.md from the plan (model files, output check), the timings per
+thread count and the load/memory probes."""
+import datetime
+import glob
+import importlib.metadata
+import os
+import platform
+import subprocess
+import tempfile
+
+import systems
+from common import BENCH, REPO, WORKLOADS
+
+PEER_PACKAGES = ["onnxruntime", "onnx", "tensorflow-cpu", "jax", "jaxlib", "torch"]
+
+
+def flops(workload, case):
+    """Multiply-adds x 2 of the dense work, for the lower bound FLOPs / peak."""
+    if workload == "mlp":
+        return 2 * int(case[1:]) * (784 * 512 + 512 * 512 + 512 * 10)
+    if workload == "cnn":
+        return 2 * (32 * 32 * 16 * 27 + 16 * 16 * 32 * 144 + 8 * 8 * 64 * 288 + 1024 * 10)
+    if workload == "rnn":
+        return 100 * 2 * (64 * 256 + 256 * 256)
+    if workload == "tree_rnn":
+        return 2 * 64 * 64 * (128 + 3 * 127)
+    if workload == "beam":
+        return 50 * 2 * (64 * 128 + 128 * 128 + 128 * 1000)
+    return None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_commit():
+    def git(*args):
+        return subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def versions():
+    found = []
+    for p in PEER_PACKAGES:
+        try:
+            found.append(f"{p} {importlib.metadata.version(p)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def runtime_library_size(build_dir):
+    """Stripped size of the runtime library (and its kernel libraries) in the build."""
+    libs = [p for pat in ("runtime/libsg_runtime.*", "kernels/**/libsg_*.*")
+            for p in glob.glob(os.path.join(build_dir, pat), recursive=True)]
+    if not libs:
+        return None
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for lib in libs:
+            out = os.path.join(tmp, os.path.basename(lib))
+            if subprocess.run(["strip", "--strip-unneeded", "-o", out, lib], capture_output=True).returncode == 0:
+                total += os.path.getsize(out)
+    return total, [os.path.relpath(p, build_dir) for p in libs]
+
+
+def size_text(n):
+    if n < 10 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def load_text(probe):
+    if "load_ms" not in probe:
+        return "—"
+    text = f"{probe['load_ms']:.1f} ms"
+    return text + (f" (+{probe['import_ms'] / 1e3:.1f} s import)" if "import_ms" in probe else "")
+
+
+def cell(plan, item, name, timing):
+    """The latency cell of a system: a median, or why there is none."""
+    entry = plan["artifacts"][name][item["workload"]]
+    if entry["status"] != "ok":
+        return entry["status"]
+    if name in item["failure"]:
+        return "not yet" if name == systems.OURS else "failed"
+    if not item["agrees"].get(name):
+        return "wrong result"
+    t = timing.get(name, {})
+    return f"{t['median_ms']:.3f} ms" if "median_ms" in t else "error"
+
+
+def ratio(timing, name):
+    ours_t, peer_t = timing.get(systems.OURS, {}), timing.get(name, {})
+    if "median_ms" not in ours_t or "median_ms" not in peer_t:
+        return "—"
+    return f"{peer_t['median_ms'] / ours_t['median_ms']:.2f}"
+
+
+def notes_for(plan, item, timings):
+    """The messages behind the table's words, once per system."""
+    notes = []
+    for name in systems.SYSTEMS:
+        entry = plan["artifacts"][name][item["workload"]]
+        if entry["status"] not in ("ok", "not installed", "not measured") and entry.get("message"):
+            notes.append(f"{name}: {entry['status']}: {entry['message']}")
+        if name in item["failure"]:
+            word = "not yet" if name == systems.OURS else "failed"
+            notes.append(f"{name}: {word}: {item['failure'][name]}")
+        for t, timing in timings.items():
+            if "error" in timing.get(f"{item['workload']}/{item['case']}", {}).get(name, {}):
+                notes.append(f"{name} ({t} threads): {timing[item['workload'] + '/' + item['case']][name]['error']}")
+    return notes
+
+
+def case_table(plan, item, timings, probes):
+    key = f"{item['workload']}/{item['case']}"
+    head = "| system |" + "".join(f" {t} thr. median | peer/ours |" for t in timings)
+    head += " max rel. err | peak RSS | load | file |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for name in systems.SYSTEMS:
+        row = f"| {name} |"
+        for t, timing in timings.items():
+            row += f" {cell(plan, item, name, timing.get(key, {}))} | {ratio(timing.get(key, {}), name)} |"
+        err = item["error"].get(name)
+        probe = probes.get(key, {}).get(name, {})
+        path = plan["artifacts"][name][item["workload"]].get("path")
+        is_file = path and not path.endswith(".safetensors")
+        row += f" {'—' if err is None else f'{err:.1e}'} |"
+        row += f" {probe['peak_rss_mb']:.0f} MB |" if "peak_rss_mb" in probe else " — |"
+        row += f" {load_text(probe)} |"
+        row += f" {size_text(os.path.getsize(path))} |" if is_file and os.path.exists(path) else " — |"
+        lines.append(row)
+    return lines
+
+
+def lower_bound(item, timings):
+    f = flops(item["workload"], item["case"])
+    if f is None:
+        return []
+    parts = [f"{t} thr.: {f / (timing['_peak_gflops'] * 1e9) * 1e3:.3f} ms at {timing['_peak_gflops']:.0f} GFLOP/s"
+             for t, timing in timings.items() if "_peak_gflops" in timing]
+    return [f"Lower bound: {f / 1e6:.2f} MFLOP / measured peak ({'; '.join(parts)})."] if parts else []
+
+
+def header(plan, timings, args):
+    lib = runtime_library_size(plan["build"])
+    lines = ["# Benchmark results", "",
+             "Written by `bench/compare` (see bench/README.md for the method); do not edit by hand.", "",
+             f"- date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
+             f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs)",
+             f"- threads: {', '.join(str(t) for t in timings)}; {args.runs} timed runs per system and "
+             f"thread count, {args.per_round} per round, systems in alternation"
+             + (" (--quick)" if args.quick else ""),
+             f"- commit: {git_commit()}",
+             f"- peers: {versions() or 'none installed'}",
+             "- stagegraph runtime, stripped: " + (f"{size_text(lib[0])} ({', '.join(lib[1])})" if lib else
+                                                  "no runtime library in the build"),
+             "", "peer/ours > 1 means Stagegraph is faster. Load: model file to first result (for "
+             "stagegraph the whole graph-run process; for peers in process, after importing the "
+             "package). Peak RSS: one process that loads the model and runs it once.", ""]
+    return lines
+
+
+def not_yet_lines(plan):
+    lines = []
+    for w in WORKLOADS:
+        entry = plan["artifacts"][systems.OURS].get(w)
+        if entry and entry["status"] != "ok":
+            lines.append(f"- {w}: not yet: {entry['message']}")
+        for item in plan["cases"]:
+            if item["workload"] == w and systems.OURS in item["failure"]:
+                lines.append(f"- {w}/{item['case']}: not yet: {item['failure'][systems.OURS]}")
+            elif item["workload"] == w and item["agrees"].get(systems.OURS) is False:
+                lines.append(f"- {w}/{item['case']}: wrong result: max relative error "
+                             f"{item['error'][systems.OURS]}")
+    return ["## What Stagegraph cannot run yet", ""] + (lines or ["- nothing: every workload runs."]) + [""]
+
+
+def write(plan, timings, probes, args):
+    lines = header(plan, timings, args) + not_yet_lines(plan)
+    for item in plan["cases"]:
+        lines += [f"## {item['workload']} / {item['case']}", ""] + case_table(plan, item, timings, probes) + [""]
+        lines += lower_bound(item, timings)
+        lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+    path = os.path.join(BENCH, "RESULTS.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path
