@@ -1,0 +1,271 @@
+"""Bad inputs and bad graph files given to graph-run (SPEC.md §9, §10).
+
+Everything rejected while loading the graph or binding inputs must exit 2 with a
+message (naming the input, for input errors); usage errors exit 1; nothing may
+crash (a negative return code is a signal) or hang. Corrupt graphs include random
+byte mutations whose header CRCs are recomputed, so that only the FlatBuffers
+verifier and the loader's semantic checks stand between them and the executor.
+SG_MUTATION_CASES sets how many mutated files to try (default 300).
+"""
+
+import os
+import random
+import re
+import struct
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_lib as lib  # noqa: E402
+
+# tests/programs/mlp.py's signature, spelled out so this test does not depend on
+# the eager module.
+MLP_INPUTS = {"x": (2, 784), "w1": (784, 512), "b1": (512,), "w2": (512, 512), "b2": (512,),
+              "w3": (512, 10), "b3": (10,)}
+HEADER = struct.Struct("<8sHHIQQQQII8s")
+
+
+def mlp_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return {k: (rng.standard_normal(s) * 0.04).astype(np.float32) for k, s in MLP_INPUTS.items()}
+
+
+def names_word(text, word):
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(word) + r"(?![A-Za-z0-9_])", text) is not None
+
+
+class Cases:
+    def __init__(self, work):
+        self.work = work
+        self.report = lib.Report("bad inputs")
+        self.count = 0
+
+    def path(self, name):
+        self.count += 1
+        return os.path.join(self.work, f"{self.count:04d}_{name}")
+
+    def expect(self, case, proc, code, names=None):
+        """Exit `code`, a message on stderr, and `names` (an input) in it."""
+        if proc.returncode is None or proc.returncode < 0:
+            return self.report.fail(case, lib.describe_result(proc))
+        if proc.returncode != code:
+            return self.report.fail(case, f"expected exit {code}, got {lib.describe_result(proc)}")
+        if code != 0 and not proc.stderr.strip():
+            return self.report.fail(case, f"exit {code} without a message on stderr")
+        if names and not names_word(proc.stderr, names):
+            return self.report.fail(case, f"message does not name {names!r}: {proc.stderr.strip()[:300]}")
+        self.report.ok(case, proc.stderr.strip().splitlines()[0][:120] if proc.stderr.strip() else "")
+
+    def graph_run(self, args, timeout=60):
+        return lib.run_tool("graph-run", args, timeout=timeout)
+
+
+def write_inputs(cases, inputs, tag):
+    return lib.input_args(inputs, cases.path(tag))
+
+
+def save_inputs(c, inputs, tag):
+    """Writes the inputs; returns {name: path}."""
+    directory = c.path(tag)
+    os.makedirs(directory)
+    paths = {}
+    for k, v in inputs.items():
+        paths[k] = os.path.join(directory, f"{k}.npy")
+        np.save(paths[k], v, allow_pickle=False)
+    return paths
+
+
+def as_args(paths):
+    args = []
+    for k, p in paths.items():
+        args += ["--input", f"{k}={p}"]
+    return args
+
+
+def input_cases(c, graph):
+    good = mlp_inputs()
+    paths = save_inputs(c, good, "good")
+    c.expect("valid inputs run", c.graph_run([graph, *as_args(paths)]), 0)
+
+    def with_input(name, value=None, raw=None, tag=""):
+        """The good inputs with `name` replaced by an array or by raw file bytes."""
+        path = c.path(f"{name}_{tag}.npy")
+        if raw is not None:
+            with open(path, "wb") as f:
+                f.write(raw)
+        else:
+            np.save(path, value, allow_pickle=False)
+        return c.graph_run([graph, *as_args(dict(paths, **{name: path}))])
+
+    x = good["x"]
+    c.expect("dtype f64 for f32", with_input("x", x.astype(np.float64), tag="f64"), 2, "x")
+    c.expect("dtype i32 for f32", with_input("x", x.astype(np.int32), tag="i32"), 2, "x")
+    c.expect("dtype f16 for f32", with_input("w1", good["w1"].astype(np.float16), tag="f16"), 2, "w1")
+    c.expect("unsupported dtype u8", with_input("b1", good["b1"].astype(np.uint8), tag="u8"), 2, "b1")
+    c.expect("wrong static dim", with_input("x", np.zeros((2, 783), np.float32), tag="dim"), 2, "x")
+    c.expect("wrong static dim of a weight", with_input("w1", np.zeros((784, 511), np.float32), tag="dim"), 2, "w1")
+    c.expect("wrong rank", with_input("x", np.zeros((784,), np.float32), tag="rank"), 2, "x")
+    c.expect("scalar for a matrix", with_input("w3", np.float32(1.0), tag="scalar"), 2, "w3")
+    c.expect("big-endian data", with_input("b3", good["b3"].astype(">f4"), tag="be"), 2, "b3")
+    c.expect("Fortran order", with_input("w2", np.asfortranarray(good["w2"]), tag="fortran"), 2, "w2")
+
+    with open(paths["x"], "rb") as f:
+        npy = f.read()
+    rng = random.Random(1)
+    noise = bytes(rng.getrandbits(8) for _ in range(4096))
+    c.expect("npy of random bytes", with_input("x", raw=noise, tag="rand"), 2, "x")
+    c.expect("empty npy", with_input("x", raw=b"", tag="empty"), 2, "x")
+    for cut in (6, 10, 40, 127, 128, 129, len(npy) // 2, len(npy) - 1):
+        c.expect(f"npy truncated to {cut} bytes", with_input("x", raw=npy[:cut], tag=f"cut{cut}"), 2, "x")
+    bad_header = npy.replace(b"'shape': (2, 784)", b"'shape': (2, 7xx)", 1)
+    c.expect("npy with a corrupt header", with_input("x", raw=bad_header, tag="hdr"), 2, "x")
+
+    missing = dict(paths, x=c.path("missing.npy"))
+    c.expect("input file does not exist", c.graph_run([graph, *as_args(missing)]), 2, "x")
+    c.expect("unknown input name", c.graph_run([graph, *as_args(dict(paths, bogus=paths["x"]))]), 2, "bogus")
+    c.expect("missing input", c.graph_run([graph, *as_args({k: p for k, p in paths.items() if k != "b3"})]), 2, "b3")
+
+
+def read_header(data):
+    return list(HEADER.unpack_from(data, 0))
+
+
+def write_header(fields):
+    return HEADER.pack(*fields)
+
+
+def refresh_crcs(data):
+    """Recomputes both CRCs from the (possibly mutated) header's own offsets."""
+    f = read_header(data)
+    t_off, t_size, d_off, d_size = f[4], f[5], f[6], f[7]
+    if t_off + t_size <= len(data):
+        f[8] = zlib.crc32(data[t_off:t_off + t_size]) & 0xFFFFFFFF
+    if d_off + d_size <= len(data):
+        f[9] = zlib.crc32(data[d_off:d_off + d_size]) & 0xFFFFFFFF
+    return write_header(f) + data[HEADER.size:]
+
+
+def graph_file_cases(c, graph, inputs):
+    data = open(graph, "rb").read()
+    h = read_header(data)
+    table_end = h[4] + h[5]
+
+    def run_bytes(tag, blob, extra=()):
+        path = c.path(f"{tag}.sgraph")
+        with open(path, "wb") as f:
+            f.write(blob)
+        return c.graph_run([path, *inputs, *extra])
+
+    c.expect("graph file does not exist", c.graph_run([c.path("nothing.sgraph"), *inputs]), 2)
+    c.expect("graph is a directory", c.graph_run([c.work, *inputs]), 2)
+    lengths = sorted({0, 1, 7, 8, 12, 16, 48, 63, 64, 65, 100, h[4] + h[5] // 2, table_end - 1, table_end,
+                      h[6], len(data) - 64, len(data) - 1} | {random.Random(2).randrange(len(data)) for _ in range(8)})
+    for n in lengths:
+        if 0 <= n < len(data):
+            c.expect(f"graph truncated to {n} bytes", run_bytes(f"cut{n}", data[:n]), 2)
+
+    def patched(index, value):
+        f = list(h)
+        f[index] = value
+        return write_header(f) + data[HEADER.size:]
+
+    c.expect("bad magic", run_bytes("magic", b"SGRAPH\0\2" + data[8:]), 2)
+    proc = run_bytes("major", refresh_crcs(patched(1, h[1] + 1)))
+    c.expect("newer major version", proc, 2)
+    if proc.returncode == 2 and not (str(h[1] + 1) in proc.stderr and str(h[1]) in proc.stderr):
+        c.report.fail("newer major version message", f"does not give both versions: {proc.stderr.strip()[:200]}")
+    c.expect("table offset past the end", run_bytes("toff", patched(4, len(data) + 64)), 2)
+    c.expect("table size past the end", run_bytes("tsize", patched(5, len(data))), 2)
+    c.expect("huge data size", run_bytes("dsize", patched(7, 1 << 62)), 2)
+    c.expect("misaligned data offset", run_bytes("doff", refresh_crcs(patched(6, h[6] + 8))), 2)
+    c.expect("wrong table CRC", run_bytes("tcrc", patched(8, h[8] ^ 1)), 2)
+    c.expect("wrong data CRC, --verify-data", run_bytes("dcrc", patched(9, h[9] ^ 1), ["--verify-data"]), 2)
+    c.expect("wrong data CRC, not verified", run_bytes("dcrc2", patched(9, h[9] ^ 1)), 0)
+
+    # Random mutations of the table with valid CRCs: the file may still be a valid
+    # graph (a changed name, say), so exit 0 or a run-time failure (3) are fine;
+    # what is not is a crash, a hang, or a usage error.
+    rng = random.Random(3)
+    cases = int(os.environ.get("SG_MUTATION_CASES", "300"))
+    outcomes = {}
+    failures = []
+    for k in range(cases):
+        blob = bytearray(data)
+        for _ in range(rng.choice((1, 1, 2, 4, 16))):
+            pos = rng.randrange(h[4], table_end)
+            blob[pos] = rng.randrange(256) if rng.random() < 0.7 else blob[pos] ^ (1 << rng.randrange(8))
+        path = c.path(f"mut{k}.sgraph")
+        with open(path, "wb") as f:
+            f.write(refresh_crcs(bytes(blob)))
+        proc = c.graph_run([path, *inputs], timeout=30)
+        rc = proc.returncode
+        outcomes[rc] = outcomes.get(rc, 0) + 1
+        if rc is None or rc < 0 or rc not in (0, 2, 3) or (rc != 0 and not proc.stderr.strip()):
+            failures.append(f"mutation {k}: {lib.describe_result(proc)} (file kept at {path})")
+        else:
+            os.remove(path)
+    summary = ", ".join(f"exit {k}: {v}" for k, v in sorted(outcomes.items(), key=lambda kv: str(kv[0])))
+    c.report.check(f"{cases} mutated graphs", not failures, "; ".join(failures[:5]), summary)
+
+
+def usage_cases(c, graph, inputs, multi_graph):
+    c.expect("graph-run --help", c.graph_run(["--help"]), 0)
+    c.expect("graph-run unknown flag", c.graph_run([graph, *inputs, "--no-such-flag"]), 1)
+    c.expect("graph-run no graph", c.graph_run([]), 1)
+    proc = c.graph_run([multi_graph])
+    c.expect("two entries without --entry", proc, 1)
+    if proc.returncode == 1 and not (names_word(proc.stderr, "affine") and names_word(proc.stderr, "mixed")):
+        c.report.fail("two entries message", f"does not list the entries: {proc.stderr.strip()[:200]}")
+    c.expect("unknown --entry", c.graph_run([multi_graph, "--entry", "nosuch"]), 1, "nosuch")
+    c.expect("graph-compile --help", lib.run_tool("graph-compile", ["--help"]), 0)
+    proc = lib.run_tool("graph-compile", [c.path("absent.py")])
+    c.expect("graph-compile unreadable model", proc, 1)
+    if proc.returncode == 1 and "cannot read" not in proc.stderr:
+        c.report.fail("graph-compile unreadable message", proc.stderr.strip()[:200])
+    c.expect("graph-compile unknown flag",
+             lib.run_tool("graph-compile", [os.path.join(lib.PROGRAMS_DIR, "mlp.py"), "--frobnicate"]), 1)
+
+
+def symbolic_cases(c, multi_graph):
+    """affine(x: [N, 4], row: [1, 4], col: [N, 1], s: f32) from broadcasting.py."""
+    rng = np.random.default_rng(5)
+    good = {"x": rng.standard_normal((3, 4)).astype(np.float32),
+            "row": rng.standard_normal((1, 4)).astype(np.float32),
+            "col": rng.standard_normal((3, 1)).astype(np.float32),
+            "s": np.array(0.5, dtype=np.float32)}
+    args = write_inputs(c, good, "affine")
+    c.expect("symbolic entry runs", c.graph_run([multi_graph, "--entry", "affine", *args]), 0)
+    bad = dict(good, col=rng.standard_normal((2, 1)).astype(np.float32))
+    args = write_inputs(c, bad, "affine_bad")
+    proc = c.graph_run([multi_graph, "--entry", "affine", *args])
+    c.expect("symbolic dims disagree", proc, 2)
+    if proc.returncode == 2 and not (names_word(proc.stderr, "col") or names_word(proc.stderr, "N")):
+        c.report.fail("symbolic dims message", f"names neither the input nor the dim: {proc.stderr.strip()[:200]}")
+    args = write_inputs(c, dict(good, s=np.ones((1,), np.float32)), "affine_rank")
+    c.expect("1-d array for a scalar", c.graph_run([multi_graph, "--entry", "affine", *args]), 2, "s")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="sg_bad_") as work:
+        c = Cases(work)
+        graph = os.path.join(work, "mlp.sgraph")
+        multi_graph = os.path.join(work, "broadcasting.sgraph")
+        try:
+            lib.compile_program(os.path.join(lib.PROGRAMS_DIR, "mlp.py"), graph)
+            lib.compile_program(os.path.join(lib.PROGRAMS_DIR, "broadcasting.py"), multi_graph)
+        except lib.E2EError as e:
+            c.report.fail("compile the test graphs", str(e))
+            return c.report.finish()
+        inputs = write_inputs(c, mlp_inputs(), "inputs")
+        input_cases(c, graph)
+        symbolic_cases(c, multi_graph)
+        usage_cases(c, graph, inputs, multi_graph)
+        graph_file_cases(c, graph, inputs)
+        return c.report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
