@@ -1,0 +1,216 @@
+// Python builtins (SPEC §4): len range min max abs int float bool enumerate zip
+// isinstance print, and the list/tuple/str constructors. They act on static
+// values; len, min, max and abs also take staged scalars.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+const char* const kBuiltins[] = {"len", "range", "min", "max", "abs", "int", "float", "bool", "enumerate",
+                                 "zip", "isinstance", "print", "list", "tuple", "str", "reversed", "dict"};
+
+void expect_args(Stager& s, const Args& a, const std::string& name, size_t lo, size_t hi) {
+  if (a.pos.size() < lo || a.pos.size() > hi)
+    s.fail(a.span, name + "() takes " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+                       " arguments, got " + std::to_string(a.pos.size()));
+}
+
+bool is_instance(const Value& v, const Value& type) {
+  if (!type.is<BuiltinV>()) return false;
+  const std::string& t = type.as<BuiltinV>().name;
+  if (t == "int") return v.is<int64_t>() || v.is<bool>();
+  if (t == "bool") return v.is<bool>();
+  if (t == "float") return v.is<double>();
+  if (t == "str") return v.is<std::string>();
+  if (t == "tuple") return v.is<TuplePtr>();
+  if (t == "list") return v.is<ListPtr>();
+  if (t == "dict") return v.is<DictPtr>();
+  return false;
+}
+
+}  // namespace
+
+bool Stager::is_builtin(const std::string& name) {
+  for (const char* b : kBuiltins)
+    if (name == b) return true;
+  return false;
+}
+
+Value Stager::call_builtin(const std::string& name, Args& a) {
+  const SourceSpan span = a.span;
+  if (name == "print") {
+    std::string sep = " ", end = "\n";
+    for (auto& [k, v] : a.kw) {
+      if (k == "sep" && v.is<std::string>()) sep = v.as<std::string>();
+      else if (k == "end" && v.is<std::string>()) end = v.as<std::string>();
+      else fail(span, "print() got an unsupported keyword argument '" + k + "'");
+    }
+    std::string line;
+    for (size_t i = 0; i < a.pos.size(); ++i) {
+      if (a.pos[i].is<Staged>())
+        fail(a.pos_spans[i], "print of a value known only at run time is not supported yet");
+      line += (i ? sep : "") + py_str(a.pos[i]);
+    }
+    if (options_.compile_time_stdout) *options_.compile_time_stdout << line << end;
+    return Value();
+  }
+  if (!a.kw.empty() && name != "enumerate")
+    fail(span, name + "() takes no keyword arguments");
+  if (name == "len") {
+    expect_args(*this, a, name, 1, 1);
+    const Value& v = a.pos[0];
+    if (v.is_tensor()) {
+      if (tensor_rank(v) == 0) fail(span, "len() of a 0-d tensor");
+      return shape_item(v, 0, span);
+    }
+    if (v.is<TuplePtr>()) return Value(int64_t(v.as<TuplePtr>()->size()));
+    if (v.is<ListPtr>()) return Value(int64_t(v.as<ListPtr>()->items.size()));
+    if (v.is<DictPtr>()) return Value(int64_t(v.as<DictPtr>()->items.size()));
+    if (v.is<std::string>()) return Value(int64_t(v.as<std::string>().size()));
+    if (v.is<RangeV>()) return Value(v.as<RangeV>().size());
+    fail(span, "object of type '" + type_name(v) + "' has no len()");
+  }
+  if (name == "range") {
+    expect_args(*this, a, name, 1, 3);
+    for (const Value& v : a.pos)
+      if (v.is<Staged>())
+        fail(span, "staged control flow: range() with a bound known only at run time is not supported yet");
+    RangeV r;
+    if (a.pos.size() == 1) {
+      r.stop = to_int(a.pos[0], span, "range()");
+    } else {
+      r.start = to_int(a.pos[0], span, "range()");
+      r.stop = to_int(a.pos[1], span, "range()");
+      if (a.pos.size() == 3) r.step = to_int(a.pos[2], span, "range()");
+    }
+    if (r.step == 0) fail(span, "range() arg 3 must not be zero");
+    return Value(r);
+  }
+  if (name == "min" || name == "max") {
+    if (a.pos.empty()) fail(span, name + "() expects at least one argument");
+    std::vector<Value> items = a.pos.size() == 1 ? (a.pos[0].is_tensor() ? std::vector<Value>{} : to_list(a.pos[0], span)) : a.pos;
+    if (a.pos.size() == 1 && a.pos[0].is_tensor())
+      fail(span, name + "() of a tensor: use sg." + name + "(x) to reduce it");
+    if (items.empty()) fail(span, name + "() arg is an empty sequence");
+    Value best = items[0];
+    for (size_t i = 1; i < items.size(); ++i) {
+      const Value& v = items[i];
+      if (v.is_tensor() || best.is_tensor()) {
+        for (const Value* t : std::initializer_list<const Value*>{&v, &best})
+          if (t->is_tensor() && tensor_rank(*t) != 0)
+            fail(span, name + "() of tensors: use sg.maximum/sg.minimum elementwise, or sg." + name + " to reduce");
+        best = tensor_binary(name == "max" ? ops::OpId::Maximum : ops::OpId::Minimum, best, v, span);
+        continue;
+      }
+      const Value gt = compare(name == "max" ? CmpOp::kGt : CmpOp::kLt, v, best, span);
+      if (gt.as<bool>()) best = v;
+    }
+    return best;
+  }
+  if (name == "abs") {
+    expect_args(*this, a, name, 1, 1);
+    const Value& v = a.pos[0];
+    if (v.is_tensor()) return apply(ops::OpId::Abs, {}, {v}, span);
+    if (v.is<double>()) return Value(std::fabs(v.as<double>()));
+    if (v.is<int64_t>() || v.is<bool>()) {
+      const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
+      if (i == INT64_MIN) fail(span, "integer overflow at compile time");
+      return Value(i < 0 ? -i : i);
+    }
+    fail(span, "bad operand type for abs(): '" + type_name(v) + "'");
+  }
+  if (name == "int" || name == "float" || name == "bool") {
+    expect_args(*this, a, name, 0, 1);
+    if (a.pos.empty()) return name == "int" ? Value(int64_t(0)) : name == "float" ? Value(0.0) : Value(false);
+    const Value& v = a.pos[0];
+    if (v.is<Staged>()) fail(span, name + "(): value is only known at run time");
+    if (name == "bool") return Value(truth(v, span, "bool()"));
+    double d = 0;
+    if (v.is<StaticTensorPtr>()) {
+      const StaticTensor& t = *v.as<StaticTensorPtr>();
+      if (t.numel() != 1) fail(span, name + "() of a tensor with more than one element");
+      if (name == "int" && t.dtype != DType::kF32 && t.dtype != DType::kF16) return Value(t.element_as_int(0));
+      d = t.element_as_double(0);
+    } else if (v.is<std::string>()) {
+      const std::string& s = v.as<std::string>();
+      char* endp = nullptr;
+      if (name == "int") {
+        const long long i = std::strtoll(s.c_str(), &endp, 10);
+        if (s.empty() || *endp) fail(span, "invalid literal for int(): '" + s + "'");
+        return Value(int64_t(i));
+      }
+      d = std::strtod(s.c_str(), &endp);
+      if (s.empty() || *endp) fail(span, "could not convert string to float: '" + s + "'");
+      return Value(d);
+    } else if (v.is<double>()) {
+      d = v.as<double>();
+    } else if (v.is<int64_t>() || v.is<bool>()) {
+      const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
+      return name == "int" ? Value(i) : Value(double(i));
+    } else {
+      fail(span, name + "() argument must be a number, got " + type_name(v));
+    }
+    if (name == "float") return Value(d);
+    if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) fail(span, "cannot convert " + format_float(d) + " to int");
+    return Value(int64_t(std::trunc(d)));
+  }
+  if (name == "enumerate") {
+    expect_args(*this, a, name, 1, 2);
+    int64_t start = a.pos.size() == 2 ? to_int(a.pos[1], span, "enumerate() start") : 0;
+    for (auto& [k, v] : a.kw) {
+      if (k != "start") fail(span, "enumerate() got an unexpected keyword argument '" + k + "'");
+      start = to_int(v, span, "enumerate() start");
+    }
+    std::vector<Value> out;
+    for (Value& v : to_list(a.pos[0], span)) out.push_back(make_tuple({Value(start++), std::move(v)}));
+    return make_list(std::move(out));
+  }
+  if (name == "zip") {
+    std::vector<std::vector<Value>> lists;
+    size_t n = a.pos.empty() ? 0 : SIZE_MAX;
+    for (const Value& v : a.pos) {
+      lists.push_back(to_list(v, span));
+      n = std::min(n, lists.back().size());
+    }
+    std::vector<Value> out;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Value> t;
+      for (auto& l : lists) t.push_back(l[i]);
+      out.push_back(make_tuple(std::move(t)));
+    }
+    return make_list(std::move(out));
+  }
+  if (name == "isinstance") {
+    expect_args(*this, a, name, 2, 2);
+    const Value& t = a.pos[1];
+    if (t.is<TuplePtr>()) {
+      for (const Value& x : *t.as<TuplePtr>())
+        if (is_instance(a.pos[0], x)) return Value(true);
+      return Value(false);
+    }
+    if (!t.is<BuiltinV>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
+    return Value(is_instance(a.pos[0], t));
+  }
+  if (name == "list" || name == "tuple" || name == "reversed") {
+    expect_args(*this, a, name, name == "reversed" ? 1 : 0, 1);
+    std::vector<Value> items = a.pos.empty() ? std::vector<Value>{} : to_list(a.pos[0], span);
+    if (name == "reversed") std::reverse(items.begin(), items.end());
+    return name == "tuple" ? make_tuple(std::move(items)) : make_list(std::move(items));
+  }
+  if (name == "str") {
+    expect_args(*this, a, name, 0, 1);
+    if (!a.pos.empty() && a.pos[0].is<Staged>()) fail(span, "str(): value is only known at run time");
+    return Value(a.pos.empty() ? std::string() : py_str(a.pos[0]));
+  }
+  if (name == "dict") {
+    expect_args(*this, a, name, 0, 0);
+    return Value(std::make_shared<DictObj>());
+  }
+  fail(span, "unsupported builtin '" + name + "'");
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,374 @@
+// Expression evaluation: names, literals, operators, attribute access,
+// subscripts of Python values, comprehensions, calls.
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+const char* const kDTypeNames[] = {"f32", "f16", "i32", "i64", "bool"};
+
+[[noreturn]] void staged_control_flow(Stager& s, SourceSpan span, const std::string& what) {
+  s.fail(span, "staged control flow: " + what + " with a value known only at run time is not supported yet");
+}
+
+}  // namespace
+
+Value Stager::lookup_name(const std::string& name, SourceSpan span) {
+  const Value* v = frame_ ? frame_->scope->lookup(name) : globals_->lookup(name);
+  if (!v) {
+    if (is_builtin(name)) return Value(BuiltinV{name});
+    fail(span, "name '" + name + "' is not defined");
+  }
+  if (v->is<UndefinedV>()) {
+    const UndefinedV& u = v->as<UndefinedV>();
+    fail(span, "variable '" + name + "' is assigned in only one branch of the staged `if` at line " +
+                   std::to_string(u.span.line) + ": it is not defined after " + u.missing_in + " runs",
+         {Note{u.span, "the staged `if` is here"}});
+  }
+  return *v;
+}
+
+bool Stager::truth(const Value& v, SourceSpan span, const std::string& what) {
+  if (v.is<NoneV>()) return false;
+  if (v.is<bool>()) return v.as<bool>();
+  if (v.is<int64_t>()) return v.as<int64_t>() != 0;
+  if (v.is<double>()) return v.as<double>() != 0;
+  if (v.is<std::string>()) return !v.as<std::string>().empty();
+  if (v.is<TuplePtr>()) return !v.as<TuplePtr>()->empty();
+  if (v.is<ListPtr>()) return !v.as<ListPtr>()->items.empty();
+  if (v.is<DictPtr>()) return !v.as<DictPtr>()->items.empty();
+  if (v.is<RangeV>()) return v.as<RangeV>().size() > 0;
+  if (v.is<StaticTensorPtr>()) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    if (t.numel() != 1)
+      fail(span, "the truth value of a tensor of shape " + ops::shape_to_string(t.shape) +
+                     " is ambiguous; use sg.any or sg.all");
+    return t.element_as_double(0) != 0;
+  }
+  if (v.is<Staged>()) staged_control_flow(*this, span, what);
+  return true;
+}
+
+int64_t Stager::to_int(const Value& v, SourceSpan span, const std::string& what) {
+  if (v.is<int64_t>()) return v.as<int64_t>();
+  if (v.is<bool>()) return v.as<bool>();
+  if (v.is<StaticTensorPtr>()) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    if (t.shape.empty() && (is_int(t.dtype) || t.dtype == DType::kBool)) return t.element_as_int(0);
+  }
+  if (v.is<Staged>()) fail(span, what + ": value is only known at run time");
+  fail(span, what + " must be an int, got " + type_name(v));
+}
+
+std::vector<Value> Stager::to_list(const Value& iterable, SourceSpan span) {
+  std::vector<Value> items;
+  iterate(iterable, span, "iteration", [&](const Value& v) {
+    if (items.size() >= size_t(kMaxUnrolledIterations) * 10) fail(span, "sequence too long at compile time");
+    items.push_back(v);
+    return true;
+  });
+  return items;
+}
+
+void Stager::iterate(const Value& it, SourceSpan span, const std::string& what,
+                     const std::function<bool(const Value&)>& body) {
+  if (it.is<RangeV>()) {
+    const RangeV r = it.as<RangeV>();
+    const int64_t n = r.size();
+    for (int64_t i = 0; i < n; ++i)
+      if (!body(Value(r.start + i * r.step))) return;
+    return;
+  }
+  if (it.is<TuplePtr>()) {
+    TuplePtr t = it.as<TuplePtr>();
+    for (const Value& v : *t)
+      if (!body(v)) return;
+    return;
+  }
+  if (it.is<ListPtr>()) {
+    ListPtr l = it.as<ListPtr>();
+    for (size_t i = 0; i < l->items.size(); ++i) {  // live: appends while iterating are seen
+      Value v = l->items[i];
+      if (!body(v)) return;
+    }
+    return;
+  }
+  if (it.is<DictPtr>()) {
+    DictPtr d = it.as<DictPtr>();
+    std::vector<Value> keys;
+    for (const auto& kv : d->items) keys.push_back(kv.first);
+    for (const Value& k : keys)
+      if (!body(k)) return;
+    return;
+  }
+  if (it.is<std::string>()) {
+    const std::string s = it.as<std::string>();
+    for (char c : s)
+      if (!body(Value(std::string(1, c)))) return;
+    return;
+  }
+  if (it.is_tensor()) {
+    const ir::Type t = tensor_type(it);
+    if (t.shape.empty()) fail(span, "iteration over a 0-d tensor");
+    std::optional<int64_t> n = t.shape[0].as_static();
+    if (!n)
+      fail(span, "staged control flow: " + what + " over a tensor whose first dim " + module_->format_dim(t.shape[0]) +
+                     " is known only at run time is not supported yet");
+    for (int64_t i = 0; i < *n; ++i)
+      if (!body(index_tensor_value(it, Value(i), span))) return;
+    return;
+  }
+  fail(span, "'" + type_name(it) + "' object is not iterable");
+}
+
+Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan span) {
+  if (v.is<SgModuleV>()) {
+    for (int i = 0; i < kNumDTypes; ++i)
+      if (name == kDTypeNames[i]) return Value(DTypeV{DType(i)});
+    if (!is_sg_member(name)) fail(span, "module 'stagegraph' has no attribute '" + name + "'");
+    return Value(SgMember{name});
+  }
+  auto method = [&]() { return Value(BoundMethod{name, std::make_shared<Value>(v)}); };
+  if (v.is_tensor()) {
+    if (name == "shape") return shape_tuple(v, span);
+    if (name == "ndim") return Value(int64_t(tensor_rank(v)));
+    if (name == "dtype") return Value(DTypeV{tensor_dtype(v)});
+    if (name == "T") {
+      Args args;
+      args.pos = {v};
+      args.span = span;
+      return call_sg("transpose", args);
+    }
+    if (name == "size") {
+      const ir::Type t = tensor_type(v);
+      if (auto n = ops::dim_product(t.shape).as_static()) return Value(*n);
+      fail(span, "x.size of a tensor with symbolic dims is not supported; use the shape");
+    }
+    static const char* const kMethods[] = {"astype", "reshape", "transpose", "sum", "mean", "max", "min",
+                                           "prod", "any", "all", "argmax", "argmin", "squeeze", "flatten"};
+    for (const char* m : kMethods)
+      if (name == m) return method();
+    fail(span, "tensors have no attribute '" + name + "'");
+  }
+  if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index"))
+    return method();
+  if (v.is<DictPtr>() && (name == "items" || name == "keys" || name == "values" || name == "get"))
+    return method();
+  if (v.is<std::string>() && name == "join") return method();
+  fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
+}
+
+Value Stager::call_value(const Value& callee, Args& args) {
+  if (callee.is<std::shared_ptr<FunctionV>>()) return call_function(callee.as<std::shared_ptr<FunctionV>>(), args);
+  if (callee.is<BuiltinV>()) return call_builtin(callee.as<BuiltinV>().name, args);
+  if (callee.is<SgMember>()) return call_sg(callee.as<SgMember>().name, args);
+  if (callee.is<BoundMethod>()) return call_method(callee.as<BoundMethod>(), args);
+  if (callee.is<DTypeV>()) {  // sg.f32(3) builds a 0-d tensor, as NumPy's dtype constructors do
+    if (args.pos.size() != 1 || !args.kw.empty()) fail(args.span, "a dtype call takes one argument");
+    return to_tensor(args.pos[0], callee.as<DTypeV>().dtype, args.span);
+  }
+  fail(args.span, "'" + type_name(callee) + "' object is not callable");
+}
+
+namespace {
+
+// Python's slice of a sequence of length n: the indices taken.
+std::vector<int64_t> slice_indices(int64_t n, std::optional<int64_t> lo, std::optional<int64_t> hi,
+                                   int64_t step) {
+  std::vector<int64_t> out;
+  auto clamp = [&](int64_t i, int64_t low, int64_t high) {
+    if (i < 0) i += n;
+    return i < low ? low : i > high ? high : i;
+  };
+  if (step > 0) {
+    const int64_t b = lo ? clamp(*lo, 0, n) : 0, e = hi ? clamp(*hi, 0, n) : n;
+    for (int64_t i = b; i < e; i += step) out.push_back(i);
+  } else {
+    const int64_t b = lo ? clamp(*lo, -1, n - 1) : n - 1, e = hi ? clamp(*hi, -1, n - 1) : -1;
+    for (int64_t i = b; i > e; i += step) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+Value Stager::eval(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::kName: return lookup_name(e.name, e.span);
+    case ExprKind::kInt: return Value(e.int_value);
+    case ExprKind::kFloat: return Value(e.float_value);
+    case ExprKind::kString: return Value(e.str_value);
+    case ExprKind::kBool: return Value(e.bool_value);
+    case ExprKind::kNone: return Value(NoneV{});
+    case ExprKind::kEllipsis: return Value(EllipsisV{});
+    case ExprKind::kTuple:
+    case ExprKind::kList: {
+      std::vector<Value> items;
+      for (const ExprPtr& x : e.elts) items.push_back(eval(*x));
+      return e.kind == ExprKind::kTuple ? make_tuple(std::move(items)) : make_list(std::move(items));
+    }
+    case ExprKind::kDict: {
+      auto d = std::make_shared<DictObj>();
+      for (size_t i = 0; i < e.keys.size(); ++i) {
+        Value k = eval(*e.keys[i]);
+        if (k.is_tensor() || k.is<ListPtr>() || k.is<DictPtr>())
+          fail(e.keys[i]->span, "dict keys must be static strings, numbers or tuples, got " + type_name(k));
+        Value v = eval(*e.elts[i]);
+        bool replaced = false;
+        for (auto& kv : d->items)
+          if (static_equal(kv.first, k).value_or(false)) {
+            kv.second = v;
+            replaced = true;
+          }
+        if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
+      }
+      return Value(d);
+    }
+    case ExprKind::kBinOp: {
+      Value a = eval(*e.a);
+      Value b = eval(*e.b);
+      return binary(e.bin_op, a, b, e.span);
+    }
+    case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
+    case ExprKind::kBoolOp: {
+      Value v;
+      for (size_t i = 0; i < e.elts.size(); ++i) {
+        v = eval(*e.elts[i]);
+        if (i + 1 == e.elts.size()) break;
+        if (v.is<Staged>()) staged_control_flow(*this, e.span, e.bool_op == BoolOp::kAnd ? "`and`" : "`or`");
+        const bool t = truth(v, e.elts[i]->span, "a boolean operator");
+        if (e.bool_op == BoolOp::kAnd ? !t : t) break;
+      }
+      return v;
+    }
+    case ExprKind::kCompare: {
+      Value left = eval(*e.a);
+      Value result;
+      for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
+        Value right = eval(*e.elts[i]);
+        result = compare(e.cmp_ops[i], left, right, e.span);
+        if (i + 1 < e.cmp_ops.size()) {
+          if (result.is_tensor())
+            fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &");
+          if (!truth(result, e.span, "a comparison")) return result;
+        }
+        left = std::move(right);
+      }
+      return result;
+    }
+    case ExprKind::kCall: {
+      Value callee = eval(*e.a);
+      Args args;
+      args.span = e.span;
+      for (const ExprPtr& x : e.elts) {
+        args.pos.push_back(eval(*x));
+        args.pos_spans.push_back(x->span);
+      }
+      for (const Keyword& k : e.keywords) args.kw.emplace_back(k.name, eval(*k.value));
+      return call_value(callee, args);
+    }
+    case ExprKind::kAttribute: return get_attribute(eval(*e.a), e.name, e.span);
+    case ExprKind::kSubscript: {
+      Value v = eval(*e.a);
+      if (v.is_tensor()) return index_tensor(v, *e.b, e.span);
+      if (v.is<DTypeV>()) {  // an annotation: sg.f32[N, 784]
+        AnnotationV ann{v.as<DTypeV>().dtype, {}};
+        Value idx = eval(*e.b);
+        std::vector<Value> dims = idx.is<TuplePtr>() ? *idx.as<TuplePtr>() : std::vector<Value>{idx};
+        for (const Value& d : dims) {
+          if (d.is<std::string>()) ann.dims.emplace_back(d.as<std::string>());
+          else if (d.is<int64_t>() && d.as<int64_t>() >= 0) ann.dims.emplace_back(d.as<int64_t>());
+          else fail(e.b->span, "a dim in a type annotation must be a non-negative int or a string, got " + py_repr(d));
+        }
+        return Value(ann);
+      }
+      if (e.b->kind == ExprKind::kSlice) {
+        auto bound = [&](const ExprPtr& x) -> std::optional<int64_t> {
+          if (!x) return std::nullopt;
+          Value b = eval(*x);
+          if (b.is<NoneV>()) return std::nullopt;
+          return to_int(b, x->span, "a slice bound");
+        };
+        std::optional<int64_t> lo = bound(e.b->a), hi = bound(e.b->b), st = bound(e.b->c);
+        const int64_t step = st.value_or(1);
+        if (step == 0) fail(e.b->span, "slice step cannot be zero");
+        if (v.is<std::string>()) {
+          const std::string& s = v.as<std::string>();
+          std::string out;
+          for (int64_t i : slice_indices(int64_t(s.size()), lo, hi, step)) out += s[size_t(i)];
+          return Value(out);
+        }
+        if (!v.is<TuplePtr>() && !v.is<ListPtr>()) fail(e.span, "'" + type_name(v) + "' object cannot be sliced");
+        const std::vector<Value>& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+        std::vector<Value> out;
+        for (int64_t i : slice_indices(int64_t(items.size()), lo, hi, step)) out.push_back(items[size_t(i)]);
+        return v.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
+      }
+      Value idx = eval(*e.b);
+      if (v.is<DictPtr>()) {
+        for (const auto& kv : v.as<DictPtr>()->items)
+          if (static_equal(kv.first, idx).value_or(false)) return kv.second;
+        fail(e.span, "key " + py_repr(idx) + " is not in the dict");
+      }
+      if (idx.is<Staged>() && (v.is<TuplePtr>() || v.is<ListPtr>()))
+        fail(e.b->span, "indexing a " + type_name(v) + " with a value known only at run time; stack it into a tensor first");
+      const int64_t i = to_int(idx, e.b->span, "an index");
+      int64_t n = 0;
+      if (v.is<TuplePtr>()) n = int64_t(v.as<TuplePtr>()->size());
+      else if (v.is<ListPtr>()) n = int64_t(v.as<ListPtr>()->items.size());
+      else if (v.is<std::string>()) n = int64_t(v.as<std::string>().size());
+      else if (v.is<RangeV>()) n = v.as<RangeV>().size();
+      else fail(e.span, "'" + type_name(v) + "' object is not subscriptable");
+      const int64_t k = i < 0 ? i + n : i;
+      if (k < 0 || k >= n) fail(e.b->span, type_name(v) + " index " + std::to_string(i) + " out of range (length " + std::to_string(n) + ")");
+      if (v.is<TuplePtr>()) return (*v.as<TuplePtr>())[size_t(k)];
+      if (v.is<ListPtr>()) return v.as<ListPtr>()->items[size_t(k)];
+      if (v.is<RangeV>()) return Value(v.as<RangeV>().start + k * v.as<RangeV>().step);
+      return Value(std::string(1, v.as<std::string>()[size_t(k)]));
+    }
+    case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
+    case ExprKind::kIfExp: {
+      Value test = eval(*e.a);
+      if (test.is<Staged>()) staged_control_flow(*this, e.span, "a conditional expression");
+      return truth(test, e.a->span, "a conditional expression") ? eval(*e.b) : eval(*e.c);
+    }
+    case ExprKind::kListComp: {
+      auto out = std::make_shared<ListObj>();
+      // A comprehension has its own scope: its targets do not leak.
+      CallFrame* outer = frame_;
+      CallFrame inner{std::make_shared<Scope>(outer ? outer->scope : globals_), Value()};
+      frame_ = &inner;
+      int64_t count = 0;
+      std::function<void(size_t)> loop = [&](size_t g) {
+        if (g == e.generators.size()) {
+          out->items.push_back(eval(*e.a));
+          return;
+        }
+        const Comprehension& c = e.generators[g];
+        Value iterable = eval(*c.iter);
+        iterate(iterable, c.iter->span, "a list comprehension", [&](const Value& item) {
+          if (++count > kMaxUnrolledIterations)
+            fail(e.span, "list comprehension runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
+          assign(*c.target, item, c.target->span);
+          for (const ExprPtr& cond : c.ifs) {
+            Value t = eval(*cond);
+            if (!truth(t, cond->span, "a comprehension condition")) return true;
+          }
+          loop(g + 1);
+          return true;
+        });
+      };
+      try {
+        loop(0);
+      } catch (...) {
+        frame_ = outer;
+        throw;
+      }
+      frame_ = outer;
+      return Value(out);
+    }
+  }
+  fail(e.span, "unsupported expression");
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,167 @@
+// Basic indexing and slicing of tensors (SPEC §7): x[i], x[a:b:s], x[:, 1],
+// x[..., None], negative indices and staged scalar indices, lowered to one
+// `slice` node (plus `expand_dims` for None).
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+struct IndexItem {
+  enum Kind { kIndex, kSlice, kNewAxis, kEllipsis } kind = kIndex;
+  Value index;             // kIndex
+  Value lo, hi, step;      // kSlice; NoneV when absent
+  SourceSpan span;
+};
+
+}  // namespace
+
+static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span) {
+  const ir::Type type = s.tensor_type(x);
+  const size_t rank = type.rank();
+  size_t consumed = 0, ellipses = 0;
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::kIndex || it.kind == IndexItem::kSlice) ++consumed;
+    if (it.kind == IndexItem::kEllipsis) ++ellipses;
+  }
+  if (ellipses > 1) s.fail(span, "an index can only have a single ellipsis ('...')");
+  if (consumed > rank)
+    s.fail(span, "too many indices for a tensor of rank " + std::to_string(rank) + " (" +
+                     s.module().format_type(type) + ")", s.provenance_notes({x}));
+  // Expand the ellipsis (or the implicit one at the end) into full slices.
+  std::vector<IndexItem> expanded;
+  auto full_slices = [&](size_t n) {
+    for (size_t i = 0; i < n; ++i) expanded.push_back(IndexItem{IndexItem::kSlice, {}, {}, {}, {}, span});
+  };
+  for (IndexItem& it : items) {
+    if (it.kind == IndexItem::kEllipsis) full_slices(rank - consumed);
+    else expanded.push_back(std::move(it));
+  }
+  if (ellipses == 0) full_slices(rank - consumed);
+
+  std::vector<int64_t> begin(rank, 0), end(rank, 0), step(rank, 1), flags(rank, 0);
+  std::vector<Value> inputs{x};
+  std::vector<int64_t> expand_axes;
+  size_t axis = 0;
+  int64_t out_axis = 0;
+  bool sliced = false;
+  auto bound = [&](const Value& v, SourceSpan where, int64_t& slot, int64_t has_flag, int64_t dyn_flag) {
+    if (v.is<NoneV>()) return;
+    if (v.is<Staged>()) {
+      if (s.tensor_rank(v) != 0 || !is_int(s.tensor_dtype(v)))
+        s.fail(where, "a slice bound must be an integer scalar, got a " + s.module().format_type(s.tensor_type(v)) + " tensor");
+      flags[axis] |= dyn_flag;  // a bound is either static or dynamic
+      inputs.push_back(v);
+    } else {
+      slot = s.to_int(v, where, "a slice bound");
+      flags[axis] |= has_flag;
+    }
+    sliced = true;
+  };
+  for (const IndexItem& it : expanded) {
+    if (it.kind == IndexItem::kNewAxis) {
+      expand_axes.push_back(out_axis++);
+      continue;
+    }
+    if (it.kind == IndexItem::kIndex) {
+      const Value& v = it.index;
+      if (v.is<bool>()) s.fail(it.span, "boolean indices are not supported; use sg.where");
+      if (v.is<Staged>() || (v.is<StaticTensorPtr>() && s.tensor_rank(v) == 0)) {
+        const DType dt = s.tensor_dtype(v);
+        if (s.tensor_rank(v) != 0) s.fail(it.span, "indexing with a tensor of indices: use sg.take(x, idx, axis)");
+        if (!is_int(dt)) s.fail(it.span, std::string("an index must be an integer, got a ") + dtype_name(dt) + " tensor");
+      }
+      if (v.is<Staged>()) {
+        flags[axis] = ops::attr::kIndex | ops::attr::kDynBegin;
+        inputs.push_back(v);
+      } else {
+        if (v.is_tensor() && s.tensor_rank(v) != 0)
+          s.fail(it.span, "indexing with a tensor of indices: use sg.take(x, idx, axis)");
+        const int64_t i = s.to_int(v, it.span, "an index");
+        if (auto n = type.shape[axis].as_static(); n && (i < -*n || i >= *n))
+          s.fail(it.span, "index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
+                              " with size " + std::to_string(*n), s.provenance_notes({x}));
+        begin[axis] = i;
+        flags[axis] = ops::attr::kIndex;
+      }
+      sliced = true;
+      ++axis;
+      continue;
+    }
+    // A slice.
+    if (!it.step.is<NoneV>()) {
+      if (it.step.is<Staged>()) s.fail(it.span, "a slice step must be known at compile time");
+      step[axis] = s.to_int(it.step, it.span, "a slice step");
+      if (step[axis] == 0) s.fail(it.span, "slice step cannot be zero");
+      sliced = sliced || step[axis] != 1;
+    }
+    bound(it.lo, it.span, begin[axis], ops::attr::kHasBegin, ops::attr::kDynBegin);
+    bound(it.hi, it.span, end[axis], ops::attr::kHasEnd, ops::attr::kDynEnd);
+    ++axis;
+    ++out_axis;
+  }
+  Value result = x;
+  if (sliced) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(begin), ops::AttrValue::Ints(end), ops::AttrValue::Ints(step),
+                    ops::AttrValue::Ints(flags)};
+    result = s.apply(ops::OpId::Slice, std::move(attrs), std::move(inputs), span);
+  }
+  if (!expand_axes.empty()) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(expand_axes)};
+    result = s.apply(ops::OpId::ExpandDims, std::move(attrs), {result}, span);
+  }
+  return result;
+}
+
+static IndexItem item_from_value(const Value& v, SourceSpan span) {
+  IndexItem it;
+  it.span = span;
+  if (v.is<NoneV>()) it.kind = IndexItem::kNewAxis;
+  else if (v.is<EllipsisV>()) it.kind = IndexItem::kEllipsis;
+  else it.index = v;
+  return it;
+}
+
+Value Stager::index_tensor(const Value& x, const Expr& index, SourceSpan span) {
+  std::vector<const Expr*> parts;
+  if (index.kind == ExprKind::kTuple) {
+    for (const ExprPtr& e : index.elts) parts.push_back(e.get());
+  } else {
+    parts.push_back(&index);
+  }
+  std::vector<IndexItem> items;
+  for (const Expr* e : parts) {
+    if (e->kind == ExprKind::kSlice) {
+      IndexItem it;
+      it.kind = IndexItem::kSlice;
+      it.span = e->span;
+      if (e->a) it.lo = eval(*e->a);
+      if (e->b) it.hi = eval(*e->b);
+      if (e->c) it.step = eval(*e->c);
+      items.push_back(std::move(it));
+      continue;
+    }
+    Value v = eval(*e);
+    if (v.is<TuplePtr>() && parts.size() == 1) {  // x[idx] with idx a tuple value
+      for (const Value& p : *v.as<TuplePtr>()) items.push_back(item_from_value(p, e->span));
+      continue;
+    }
+    if (v.is<ListPtr>() || v.is<TuplePtr>())
+      fail(e->span, "indexing with a list of indices: use sg.take(x, idx, axis)");
+    items.push_back(item_from_value(v, e->span));
+  }
+  return index_items(*this, x, std::move(items), span);
+}
+
+Value Stager::index_tensor_value(const Value& x, const Value& index, SourceSpan span) {
+  std::vector<IndexItem> items;
+  if (index.is<TuplePtr>()) {
+    for (const Value& p : *index.as<TuplePtr>()) items.push_back(item_from_value(p, span));
+  } else {
+    items.push_back(item_from_value(index, span));
+  }
+  return index_items(*this, x, std::move(items), span);
+}
+
+}  // namespace sg::compiler::staging

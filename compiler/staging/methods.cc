@@ -1,0 +1,101 @@
+// Methods of values: tensor methods (NumPy's names) and the list, dict and str
+// methods a staged program may use at compile time.
+#include "staging/arg_binding.h"
+#include "staging/sg_ops_internal.h"
+
+namespace sg::compiler::staging {
+
+Value Stager::call_method(const BoundMethod& m, Args& a) {
+  const Value& self = *m.self;
+  const std::string& name = m.name;
+  const SourceSpan span = a.span;
+  if (self.is_tensor()) {
+    if (name == "astype") {
+      BoundArgs b(*this, a, name, {"dtype"}, 1);
+      return astype(*this, self, b[0], span);
+    }
+    if (name == "reshape" || name == "transpose") {
+      // x.reshape(2, 3) and x.reshape((2, 3)) alike; the same for transpose.
+      Value arg;
+      if (!a.kw.empty()) fail(span, "x." + name + "() takes positional arguments only");
+      if (a.pos.size() == 1) arg = a.pos[0];
+      else if (!a.pos.empty()) arg = make_tuple(a.pos);
+      if (name == "reshape") {
+        if (a.pos.empty()) fail(span, "x.reshape() needs a shape");
+        return reshape(*this, self, arg, span);
+      }
+      return transpose(*this, self, arg, span);
+    }
+    if (name == "flatten") {
+      BoundArgs b(*this, a, name, {}, 0);
+      return reshape(*this, self, Value(int64_t(-1)), span);
+    }
+    if (name == "squeeze") {
+      Args forwarded = a;
+      forwarded.pos.insert(forwarded.pos.begin(), self);
+      return call_sg(name, forwarded);
+    }
+    // Reductions: x.sum(axis=None, keepdims=False), ...
+    Args forwarded = a;
+    forwarded.pos.insert(forwarded.pos.begin(), self);
+    forwarded.pos_spans.insert(forwarded.pos_spans.begin(), span);
+    return call_sg(name, forwarded);
+  }
+  if (self.is<ListPtr>()) {
+    auto& items = self.as<ListPtr>()->items;
+    if (name == "append") {
+      BoundArgs b(*this, a, name, {"item"}, 1);
+      items.push_back(b[0]);
+      return Value();
+    }
+    if (name == "extend") {
+      BoundArgs b(*this, a, name, {"items"}, 1);
+      for (Value& v : to_list(b[0], span)) items.push_back(std::move(v));
+      return Value();
+    }
+    if (name == "pop") {
+      BoundArgs b(*this, a, name, {"index"}, 0);
+      if (items.empty()) fail(span, "pop from an empty list");
+      int64_t i = b.has(0) ? to_int(b[0], span, "a list index") : -1;
+      if (i < 0) i += int64_t(items.size());
+      if (i < 0 || i >= int64_t(items.size())) fail(span, "pop index out of range");
+      Value v = items[size_t(i)];
+      items.erase(items.begin() + i);
+      return v;
+    }
+    if (name == "index") {
+      BoundArgs b(*this, a, name, {"value"}, 1);
+      for (size_t i = 0; i < items.size(); ++i)
+        if (static_equal(items[i], b[0]).value_or(false)) return Value(int64_t(i));
+      fail(span, py_repr(b[0]) + " is not in list");
+    }
+  }
+  if (self.is<DictPtr>()) {
+    const auto& items = self.as<DictPtr>()->items;
+    if (name == "get") {
+      BoundArgs b(*this, a, name, {"key", "default"}, 1);
+      for (const auto& kv : items)
+        if (static_equal(kv.first, b[0]).value_or(false)) return kv.second;
+      return b.get(1, Value());
+    }
+    BoundArgs b(*this, a, name, {}, 0);
+    std::vector<Value> out;
+    for (const auto& [k, v] : items)
+      out.push_back(name == "keys" ? k : name == "values" ? v : make_tuple({k, v}));
+    return make_list(std::move(out));
+  }
+  if (self.is<std::string>() && name == "join") {
+    BoundArgs b(*this, a, name, {"iterable"}, 1);
+    std::string out;
+    bool first = true;
+    for (const Value& v : to_list(b[0], span)) {
+      if (!v.is<std::string>()) fail(span, "join: expected str items, got " + type_name(v));
+      out += (first ? "" : self.as<std::string>()) + v.as<std::string>();
+      first = false;
+    }
+    return Value(out);
+  }
+  fail(span, "'" + type_name(self) + "' object has no method '" + name + "'");
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,121 @@
+// Diagnostics of the stager: errors at the op's span with `note:` lines that say
+// where each operand's shape came from (SPEC §8), and suggestions where the fix
+// is obvious.
+#include <string>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+
+void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes) {
+  diags_.error(span, std::move(message), std::move(notes));
+  throw StageAbort{};
+}
+
+void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {
+  diags_.warning(span, std::move(message), std::move(notes));
+}
+
+void Stager::explain(SourceSpan span, const std::string& construct, const std::string& how) {
+  if (!options_.explain_staging) return;
+  std::string where;
+  if (span.valid() && span.file < sources_.size())
+    where = sources_.file(span.file).path + ":" + std::to_string(span.line) + ":" +
+            std::to_string(span.col) + ": ";
+  *options_.explain_staging << where << construct << ": " << how << "\n";
+}
+
+std::string Stager::source_text(SourceSpan span) const {
+  if (!span.valid() || span.file >= sources_.size()) return "";
+  const SourceFile& f = sources_.file(span.file);
+  if (span.line > f.line_starts.size()) return "";
+  std::string_view line = f.line(span.line);
+  const size_t begin = span.col > 0 ? span.col - 1 : 0;
+  if (begin >= line.size()) return "";
+  size_t end = line.size();
+  bool cut = span.end_line != span.line;
+  if (!cut && span.end_col > span.col) end = std::min(end, size_t(span.end_col - 1));
+  std::string text(line.substr(begin, end - begin));
+  constexpr size_t kMax = 48;
+  if (text.size() > kMax) {
+    text.resize(kMax);
+    cut = true;
+  }
+  return cut ? text + " ..." : text;
+}
+
+void Stager::set_origin(int32_t fn_id, int32_t id, Origin origin) {
+  origins_[{fn_id, id}] = std::move(origin);
+}
+
+std::optional<Note> Stager::provenance_note(const Value& tensor) const {
+  Origin origin;
+  std::string type;
+  if (tensor.is<StaticTensorPtr>()) {
+    const StaticTensor& t = *tensor.as<StaticTensorPtr>();
+    origin = t.origin;
+    type = dtype_name(t.dtype) + ops::shape_to_string(t.shape);
+  } else if (tensor.is<Staged>()) {
+    const Staged& s = tensor.as<Staged>();
+    auto it = origins_.find({s.fn, s.id});
+    if (it == origins_.end()) return std::nullopt;
+    origin = it->second;
+    type = module_->format_type(module_->functions[size_t(s.fn)].values[size_t(s.id)].type);
+  } else {
+    return std::nullopt;
+  }
+  if (!origin.span.valid()) return std::nullopt;
+  std::string what = origin.what;
+  if (what.empty()) what = "`" + source_text(origin.span) + "` produced";
+  return Note{origin.span, what + " " + type + " here"};
+}
+
+std::vector<Note> Stager::provenance_notes(const std::vector<Value>& tensors) const {
+  std::vector<Note> notes;
+  for (const Value& t : tensors) {
+    std::optional<Note> n = provenance_note(t);
+    if (!n) continue;
+    bool dup = false;
+    for (const Note& m : notes) dup = dup || (m.message == n->message && m.span.line == n->span.line);
+    if (!dup) notes.push_back(std::move(*n));
+  }
+  return notes;
+}
+
+void Stager::note_reduction(const Value& result, std::vector<int64_t> axes) {
+  if (!result.is<Staged>()) return;
+  const Staged& s = result.as<Staged>();
+  reduced_[{s.fn, s.id}] = std::move(axes);
+}
+
+void Stager::fail_op(ops::OpId op, const Status& status, const std::vector<Value>& inputs,
+                     SourceSpan span) {
+  std::vector<Note> notes = provenance_notes(inputs);
+  // Suggestions where the fix is obvious.
+  if (op == ops::OpId::MatMul && inputs.size() == 2) {
+    ir::Type a = tensor_type(inputs[0]), b = tensor_type(inputs[1]);
+    if (a.rank() >= 2 && b.rank() >= 2) {
+      const ir::Dim& ak = a.shape.back();
+      if (ops::dim_equal(ak, b.shape.back()) == ops::Tri::kYes)
+        notes.push_back(Note{{}, "the inner dims match if the right operand is transposed: use `.T` "
+                                 "or sg.transpose on it"});
+      else if (ops::dim_equal(a.shape[a.rank() - 2], b.shape[b.rank() - 2]) == ops::Tri::kYes)
+        notes.push_back(Note{{}, "the inner dims match if the left operand is transposed: use `.T` "
+                                 "or sg.transpose on it"});
+    }
+  }
+  if (ops::has_flag(op, ops::kElementwiseBinary)) {
+    for (const Value& in : inputs) {
+      if (!in.is<Staged>()) continue;
+      auto it = reduced_.find({in.as<Staged>().fn, in.as<Staged>().id});
+      if (it == reduced_.end()) continue;
+      std::string text = "a reduction dropped the reduced axes of this operand";
+      if (auto n = provenance_note(in)) text += " (" + source_text(n->span) + ")";
+      notes.push_back(Note{{}, text + "; pass keepdims=True to keep them for broadcasting"});
+      break;
+    }
+  }
+  fail(span, status.message(), std::move(notes));
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,381 @@
+// sg.NAME(...) dispatch: one table from library names to handlers.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "staging/arg_binding.h"
+#include "staging/sg_ops_internal.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+using Handler = Value (*)(Stager&, const Args&, const std::string&);
+
+Value unary_op(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x"}, 1);
+  const ops::OpId op = name == "negative" ? ops::OpId::Neg : *ops::find_op(name);
+  return s.apply(op, {}, {s.to_tensor(b[0], std::nullopt, a.span)}, a.span);
+}
+
+std::optional<ops::OpId> binary_id(const std::string& name) {
+  static const std::pair<const char*, ops::OpId> kAliases[] = {
+      {"add", ops::OpId::Add},          {"subtract", ops::OpId::Sub},        {"multiply", ops::OpId::Mul},
+      {"divide", ops::OpId::Div},       {"true_divide", ops::OpId::Div},     {"floor_divide", ops::OpId::FloorDiv},
+      {"mod", ops::OpId::Mod},          {"remainder", ops::OpId::Mod},       {"power", ops::OpId::Pow}};
+  for (const auto& [n, id] : kAliases)
+    if (name == n) return id;
+  return ops::find_op(name);
+}
+
+Value binary_op(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x1", "x2"}, 2);
+  const ops::OpId op = *binary_id(name);
+  Value x = b[0], y = b[1];
+  if (!x.is_tensor() && !y.is_tensor()) x = s.to_tensor(x, std::nullopt, a.span);
+  if ((op == ops::OpId::LogicalAnd || op == ops::OpId::LogicalOr)) {
+    std::vector<Value> v = {x, y};
+    for (Value& t : v)
+      if (!t.is_tensor() || s.tensor_dtype(t) != DType::kBool) t = s.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), a.span);
+    return s.apply(op, {}, v, a.span);
+  }
+  return s.tensor_binary(op, x, y, a.span);
+}
+
+Value reduction(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "axis", "keepdims"}, 1);
+  static const std::pair<const char*, ops::OpId> kOps[] = {
+      {"sum", ops::OpId::Sum}, {"mean", ops::OpId::Mean}, {"max", ops::OpId::Max},
+      {"min", ops::OpId::Min}, {"prod", ops::OpId::Prod}, {"any", ops::OpId::Any},
+      {"all", ops::OpId::All}, {"argmax", ops::OpId::ArgMax}, {"argmin", ops::OpId::ArgMin},
+      {"amax", ops::OpId::Max}, {"amin", ops::OpId::Min}};
+  ops::OpId op = ops::OpId::Sum;
+  for (const auto& [n, id] : kOps)
+    if (name == n) op = id;
+  const bool keepdims = b.has(2) && s.truth(b[2], a.span, "keepdims");
+  return reduce(s, op, b[0], b.get(1, Value()), keepdims, a.span);
+}
+
+Value matmul(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"a", "b"}, 2);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span), y = s.to_tensor(b[1], std::nullopt, a.span);
+  if (name == "dot" && (s.tensor_rank(x) == 0 || s.tensor_rank(y) == 0)) return s.binary(BinOp::kMul, x, y, a.span);
+  if (name == "dot" && (s.tensor_rank(x) > 2 || s.tensor_rank(y) > 2))
+    s.fail(a.span, "dot of tensors of rank above 2 is not supported; use sg.matmul");
+  return s.binary(BinOp::kMatMul, x, y, a.span);
+}
+
+Value where(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"condition", "x", "y"}, 3);
+  Value c = s.to_tensor(b[0], std::nullopt, a.span);
+  if (s.tensor_dtype(c) != DType::kBool)
+    s.fail(a.span, std::string("where: the condition must be bool, got ") + dtype_name(s.tensor_dtype(c)));
+  std::vector<Value> v = unify_dtypes(s, {b[1], b[2]}, "where", a.span);
+  return s.apply(ops::OpId::Where, {}, {c, v[0], v[1]}, a.span);
+}
+
+Value clip(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "a_min", "a_max"}, 3);
+  if (!b.has(1) && !b.has(2)) s.fail(a.span, "clip: one of a_min and a_max must be given");
+  if (!b.has(1)) return s.tensor_binary(ops::OpId::Minimum, s.to_tensor(b[0], std::nullopt, a.span), b[2], a.span);
+  if (!b.has(2)) return s.tensor_binary(ops::OpId::Maximum, s.to_tensor(b[0], std::nullopt, a.span), b[1], a.span);
+  std::vector<Value> v = unify_dtypes(s, {s.to_tensor(b[0], std::nullopt, a.span), b[1], b[2]}, "clip", a.span);
+  return s.apply(ops::OpId::Clip, {}, v, a.span);
+}
+
+Value reshape_op(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "shape"}, 2);
+  return reshape(s, b[0], b[1], a.span);
+}
+
+Value transpose_op(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "axes"}, 1);
+  return transpose(s, s.to_tensor(b[0], std::nullopt, a.span), b.get(1, Value()), a.span);
+}
+
+Value expand_squeeze(Stager& s, const Args& a, const std::string& name) {
+  const bool expand = name == "expand_dims";
+  BoundArgs b(s, a, name, {"x", "axis"}, expand ? 2 : 1);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  const ir::Type t = s.tensor_type(x);
+  std::vector<int64_t> axes;
+  if (expand) {
+    const size_t n = b[1].is<TuplePtr>() || b[1].is<ListPtr>() ? s.to_list(b[1], a.span).size() : 1;
+    axes = normalize_axes(s, b[1], t.rank() + n, a.span);
+  } else if (b.has(1)) {
+    axes = normalize_axes(s, b[1], t.rank(), a.span);
+  } else {
+    for (size_t i = 0; i < t.rank(); ++i)
+      if (t.shape[i].as_static() == std::optional<int64_t>(1)) axes.push_back(int64_t(i));
+  }
+  if (axes.empty()) return x;
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(axes)};
+  return s.apply(expand ? ops::OpId::ExpandDims : ops::OpId::Squeeze, std::move(attrs), {x}, a.span);
+}
+
+Value concat_stack(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"arrays", "axis"}, 1);
+  std::vector<Value> xs = s.to_list(b[0], a.span);
+  if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
+  xs = unify_dtypes(s, std::move(xs), name, a.span);
+  const size_t rank = s.tensor_rank(xs[0]);
+  const bool stack = name == "stack";
+  const int64_t axis = normalize_axis(s, b.get(1, Value(int64_t(0))), stack ? rank + 1 : rank, a.span);
+  if (stack) {
+    for (Value& x : xs) {
+      if (s.tensor_rank(x) != rank)
+        s.fail(a.span, "stack: all tensors must have the same rank", s.provenance_notes(xs));
+      ops::Attrs attrs;
+      attrs.values = {ops::AttrValue::Ints({axis})};
+      x = s.apply(ops::OpId::ExpandDims, std::move(attrs), {x}, a.span);
+    }
+  }
+  if (xs.size() == 1) return xs[0];
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Int(axis)};
+  return s.apply(ops::OpId::Concatenate, std::move(attrs), xs, a.span);
+}
+
+Value broadcast_to(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "shape"}, 2);
+  ShapeArg shape = s.shape_arg(b[1], a.span, false);
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(shape.dims)};
+  std::vector<Value> inputs{s.to_tensor(b[0], std::nullopt, a.span)};
+  inputs.insert(inputs.end(), shape.dynamic.begin(), shape.dynamic.end());
+  return s.apply(ops::OpId::BroadcastTo, std::move(attrs), std::move(inputs), a.span);
+}
+
+Value take(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "indices", "axis"}, 2);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  Value idx = b[1];
+  if (idx.is<TuplePtr>() || idx.is<ListPtr>()) {
+    std::vector<Value> items = s.to_list(idx, a.span);
+    auto t = std::make_shared<StaticTensor>();
+    t->dtype = DType::kI64;
+    t->shape = {int64_t(items.size())};
+    for (const Value& v : items) {
+      const int64_t i = s.to_int(v, a.span, "an index");
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(&i);
+      t->bytes.insert(t->bytes.end(), p, p + 8);
+    }
+    idx = Value(StaticTensorPtr(t));
+  }
+  idx = s.to_tensor(idx, std::nullopt, a.span);
+  if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "take: indices must be integers");
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(2, Value(int64_t(0))), s.tensor_rank(x), a.span))};
+  return s.apply(ops::OpId::Take, std::move(attrs), {x, idx}, a.span);
+}
+
+Value creation(Stager& s, const Args& a, const std::string& name) {
+  const bool like = name.size() > 5 && name.compare(name.size() - 5, 5, "_like") == 0;
+  const bool full = name == "full" || name == "full_like";
+  BoundArgs b = full ? BoundArgs(s, a, name, {like ? "x" : "shape", "fill_value", "dtype"}, 2)
+                     : BoundArgs(s, a, name, {like ? "x" : "shape", "dtype"}, 1);
+  const size_t dtype_slot = full ? 2 : 1;
+  ShapeArg shape;
+  DType dt = DType::kF32;
+  if (like) {
+    Value x = s.to_tensor(b[0], std::nullopt, a.span);
+    dt = s.tensor_dtype(x);
+    shape = s.shape_arg(s.shape_tuple(x, a.span), a.span, false);
+  } else {
+    shape = s.shape_arg(b[0], a.span, false);
+  }
+  if (b.has(dtype_slot)) dt = dtype_arg(s, b[dtype_slot], b.span(dtype_slot));
+  Value fill = full ? b[1] : Value(int64_t(name.rfind("ones", 0) == 0 ? 1 : 0));
+  if (fill.is_tensor() && s.tensor_rank(fill) != 0) s.fail(a.span, name + ": the fill value must be a scalar");
+  return make_full(s, shape, s.to_tensor(fill, dt, a.span), a.span);
+}
+
+StaticTensorPtr dense_tensor(DType dt, std::vector<int64_t> shape, const std::vector<double>& values, SourceSpan span) {
+  auto t = std::make_shared<StaticTensor>();
+  t->dtype = dt;
+  t->shape = std::move(shape);
+  t->origin = Origin{span, ""};
+  for (double v : values) {
+    StaticTensorPtr e = scalar_tensor(dt, v, int64_t(v));
+    t->bytes.insert(t->bytes.end(), e->bytes.begin(), e->bytes.end());
+  }
+  return t;
+}
+
+Value arange(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"start", "stop", "step", "dtype"}, 1);
+  for (size_t i = 0; i < 3; ++i)
+    if (b[i].is<Staged>())
+      s.fail(a.span, "arange with a bound known only at run time needs an op the op library does not have yet");
+  Value start = b.has(1) ? b[0] : Value(int64_t(0)), stop = b.has(1) ? b[1] : b[0], step = b.get(2, Value(int64_t(1)));
+  bool floats = false;
+  auto num = [&](const Value& v) {
+    if (v.is<double>()) floats = true;
+    if (v.is<double>()) return v.as<double>();
+    return double(s.to_int(v, a.span, "arange bound"));
+  };
+  const double lo = num(start), hi = num(stop), st = num(step);
+  if (st == 0) s.fail(a.span, "arange: step must not be zero");
+  DType dt = floats ? DType::kF32 : DType::kI64;
+  if (b.has(3)) dt = dtype_arg(s, b[3], a.span);
+  const double n = std::max(0.0, std::ceil((hi - lo) / st));
+  if (n > 1e8) s.fail(a.span, "arange: too many elements at compile time");
+  std::vector<double> values;
+  for (int64_t i = 0; i < int64_t(n); ++i) values.push_back(lo + double(i) * st);
+  return Value(dense_tensor(dt, {int64_t(n)}, values, a.span));
+}
+
+Value eye(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"N", "M", "dtype"}, 1);
+  const int64_t n = s.to_int(b[0], a.span, "eye N");
+  const int64_t m = b.has(1) ? s.to_int(b[1], a.span, "eye M") : n;
+  if (n < 0 || m < 0 || n * m > 100000000) s.fail(a.span, "eye: bad size");
+  std::vector<double> values(size_t(n * m), 0.0);
+  for (int64_t i = 0; i < std::min(n, m); ++i) values[size_t(i * m + i)] = 1;
+  return Value(dense_tensor(b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32, {n, m}, values, a.span));
+}
+
+Value astype_op(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "dtype"}, 2);
+  return astype(s, b[0], b[1], a.span);
+}
+
+Value softmax(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "axis"}, 1);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(1, Value(int64_t(-1))), s.tensor_rank(x), a.span))};
+  return s.apply(name == "softmax" ? ops::OpId::Softmax : ops::OpId::LogSoftmax, std::move(attrs), {x}, a.span);
+}
+
+Value layer_norm(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "gamma", "beta", "eps"}, 3);
+  const SourceSpan sp = a.span;
+  Value x = s.to_tensor(b[0], std::nullopt, sp);
+  if (s.tensor_rank(x) == 0) s.fail(sp, "layer_norm: needs a tensor of rank 1 or more");
+  const Value last(int64_t(-1));
+  Value mu = reduce(s, ops::OpId::Mean, x, last, true, sp);
+  Value d = s.binary(BinOp::kSub, x, mu, sp);
+  Value var = reduce(s, ops::OpId::Mean, s.binary(BinOp::kMul, d, d, sp), last, true, sp);
+  Value inv = s.apply(ops::OpId::Rsqrt, {}, {s.binary(BinOp::kAdd, var, b.get(3, Value(1e-5)), sp)}, sp);
+  return s.binary(BinOp::kAdd, s.binary(BinOp::kMul, s.binary(BinOp::kMul, d, inv, sp), b[1], sp), b[2], sp);
+}
+
+std::vector<int64_t> pair_arg(Stager& s, const Value& v, SourceSpan span, const char* what) {
+  if (v.is<TuplePtr>() || v.is<ListPtr>()) {
+    std::vector<Value> items = s.to_list(v, span);
+    if (items.size() != 2) s.fail(span, std::string(what) + " must be an int or a pair of ints");
+    return {s.to_int(items[0], span, what), s.to_int(items[1], span, what)};
+  }
+  const int64_t i = s.to_int(v, span, what);
+  return {i, i};
+}
+
+std::string padding_arg(Stager& s, const Value& v, SourceSpan span) {
+  if (v.is<std::string>() && (v.as<std::string>() == "VALID" || v.as<std::string>() == "SAME")) return v.as<std::string>();
+  s.fail(span, "padding must be \"VALID\" or \"SAME\", got " + py_repr(v));
+}
+
+Value conv2d(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "w", "stride", "padding", "dilation", "groups"}, 2);
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(pair_arg(s, b.get(2, Value(int64_t(1))), a.span, "stride")),
+                  ops::AttrValue::Ints(pair_arg(s, b.get(4, Value(int64_t(1))), a.span, "dilation")),
+                  ops::AttrValue::String(padding_arg(s, b.get(3, Value(std::string("VALID"))), a.span)),
+                  ops::AttrValue::Int(s.to_int(b.get(5, Value(int64_t(1))), a.span, "groups"))};
+  std::vector<Value> v = unify_dtypes(s, {b[0], b[1]}, name, a.span);
+  return s.apply(ops::OpId::Conv2D, std::move(attrs), v, a.span);
+}
+
+Value pool2d(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "size", "stride", "padding"}, 2);
+  std::vector<int64_t> size = pair_arg(s, b[1], a.span, "size");
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(size),
+                  ops::AttrValue::Ints(b.has(2) ? pair_arg(s, b[2], a.span, "stride") : size),
+                  ops::AttrValue::String(padding_arg(s, b.get(3, Value(std::string("VALID"))), a.span))};
+  return s.apply(name == "max_pool2d" ? ops::OpId::MaxPool2D : ops::OpId::AvgPool2D, std::move(attrs),
+                 {s.to_tensor(b[0], std::nullopt, a.span)}, a.span);
+}
+
+Value one_hot(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"indices", "depth", "dtype"}, 2);
+  Value idx = s.to_tensor(b[0], std::nullopt, a.span);
+  if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "one_hot: indices must be integers");
+  const int64_t depth = s.to_int(b[1], a.span, "one_hot depth");
+  if (depth < 0) s.fail(a.span, "one_hot: depth must be non-negative");
+  Args ar;
+  ar.pos = {Value(depth)};
+  ar.kw = {{"dtype", Value(DTypeV{s.tensor_dtype(idx)})}};
+  ar.span = a.span;
+  Value positions = arange(s, ar, "arange");
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({int64_t(s.tensor_rank(idx))})};
+  Value expanded = s.apply(ops::OpId::ExpandDims, std::move(attrs), {idx}, a.span);
+  Value eq = s.tensor_binary(ops::OpId::Equal, expanded, positions, a.span);
+  return s.cast(eq, b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32, a.span);
+}
+
+Value weight(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"name"}, 1);
+  if (!b[0].is<std::string>()) s.fail(a.span, "sg.weight needs the tensor's name as a string");
+  return s.load_weight(b[0].as<std::string>(), a.span);
+}
+
+Value not_yet(Stager& s, const Args& a, const std::string& name) {
+  if (name == "range" || name == "relax")
+    s.fail(a.span, "staged control flow: sg." + name + " is not supported yet");
+  if (name == "function") s.fail(a.span, "sg.function is a decorator: write @sg.function above a def");
+  if (name == "load_weights") return Value();
+  s.fail(a.span, "sg." + name + " needs an op the op library does not have yet");
+}
+
+struct Entry {
+  const char* name;
+  Handler handler;
+};
+
+const Entry kTable[] = {
+    {"abs", unary_op}, {"exp", unary_op}, {"log", unary_op}, {"sqrt", unary_op}, {"rsqrt", unary_op},
+    {"sin", unary_op}, {"cos", unary_op}, {"tanh", unary_op}, {"sigmoid", unary_op}, {"relu", unary_op},
+    {"gelu", unary_op}, {"floor", unary_op}, {"ceil", unary_op}, {"round", unary_op}, {"sign", unary_op},
+    {"square", unary_op}, {"logical_not", unary_op}, {"isnan", unary_op}, {"negative", unary_op},
+    {"add", binary_op}, {"subtract", binary_op}, {"multiply", binary_op}, {"divide", binary_op},
+    {"true_divide", binary_op}, {"floor_divide", binary_op}, {"mod", binary_op}, {"remainder", binary_op},
+    {"power", binary_op}, {"maximum", binary_op}, {"minimum", binary_op}, {"less", binary_op},
+    {"less_equal", binary_op}, {"greater", binary_op}, {"greater_equal", binary_op}, {"equal", binary_op},
+    {"not_equal", binary_op}, {"logical_and", binary_op}, {"logical_or", binary_op},
+    {"sum", reduction}, {"mean", reduction}, {"max", reduction}, {"min", reduction}, {"amax", reduction},
+    {"amin", reduction}, {"prod", reduction}, {"any", reduction}, {"all", reduction}, {"argmax", reduction},
+    {"argmin", reduction},
+    {"matmul", matmul}, {"dot", matmul}, {"where", where}, {"clip", clip},
+    {"reshape", reshape_op}, {"transpose", transpose_op}, {"expand_dims", expand_squeeze},
+    {"squeeze", expand_squeeze}, {"concatenate", concat_stack}, {"stack", concat_stack},
+    {"broadcast_to", broadcast_to}, {"take", take},
+    {"zeros", creation}, {"ones", creation}, {"full", creation}, {"zeros_like", creation},
+    {"ones_like", creation}, {"full_like", creation}, {"arange", arange}, {"eye", eye},
+    {"astype", astype_op}, {"softmax", softmax}, {"log_softmax", softmax}, {"layer_norm", layer_norm},
+    {"conv2d", conv2d}, {"max_pool2d", pool2d}, {"avg_pool2d", pool2d}, {"one_hot", one_hot},
+    {"range", not_yet}, {"relax", not_yet}, {"weight", weight}, {"function", not_yet},
+    {"load_weights", not_yet}, {"cumsum", not_yet}, {"sort", not_yet}, {"argsort", not_yet},
+    {"topk", not_yet}, {"split", not_yet}, {"tile", not_yet}, {"pad", not_yet},
+};
+
+const Entry* find_entry(const std::string& name) {
+  for (const Entry& e : kTable)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+bool Stager::is_sg_member(const std::string& name) { return find_entry(name) != nullptr; }
+
+Value Stager::call_sg(const std::string& name, Args& args) {
+  const Entry* e = find_entry(name);
+  if (!e) fail(args.span, "module 'stagegraph' has no function '" + name + "'");
+  return e->handler(*this, args, name);
+}
+
+}  // namespace sg::compiler::staging

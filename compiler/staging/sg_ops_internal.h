@@ -1,0 +1,26 @@
+// Helpers shared by the op-library dispatch (sg_dispatch.cc) and tensor methods
+// (methods.cc); implemented in sg_ops.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+
+// A non-negative axis for a tensor of `rank`; out of range is an error.
+int64_t normalize_axis(Stager& s, const Value& v, size_t rank, SourceSpan span);
+// None: every axis; an int or a tuple: sorted, unique, non-negative.
+std::vector<int64_t> normalize_axes(Stager& s, const Value& v, size_t rank, SourceSpan span);
+DType dtype_arg(Stager& s, const Value& v, SourceSpan span);
+
+Value reduce(Stager& s, ops::OpId op, const Value& x, const Value& axis, bool keepdims, SourceSpan span);
+// full(shape, fill): a splat when everything is static, else a `full` node.
+Value make_full(Stager& s, const ShapeArg& shape, const Value& fill, SourceSpan span);
+Value reshape(Stager& s, const Value& x, const Value& shape, SourceSpan span);
+Value transpose(Stager& s, const Value& x, const Value& axes, SourceSpan span);
+Value astype(Stager& s, const Value& x, const Value& dtype, SourceSpan span);
+std::vector<Value> unify_dtypes(Stager& s, std::vector<Value> vals, const std::string& op, SourceSpan span);
+
+}  // namespace sg::compiler::staging

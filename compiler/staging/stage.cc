@@ -1,0 +1,293 @@
+// stage_module: the module level (imports, constants, function definitions),
+// entry points (signatures from annotations, results) and the staging thread.
+#include "staging/stage.h"
+
+#include <pthread.h>
+
+#include <exception>
+
+#include "staging/stager.h"
+
+namespace sg::compiler {
+namespace staging {
+namespace {
+
+bool is_main_guard(const Expr& test) {
+  if (test.kind != ExprKind::kCompare || test.cmp_ops.size() != 1 || test.cmp_ops[0] != CmpOp::kEq) return false;
+  const Expr& a = *test.a;
+  const Expr& b = *test.elts[0];
+  auto is_name = [](const Expr& e) { return e.kind == ExprKind::kName && e.name == "__name__"; };
+  auto is_main = [](const Expr& e) { return e.kind == ExprKind::kString && e.str_value == "__main__"; };
+  return (is_name(a) && is_main(b)) || (is_main(a) && is_name(b));
+}
+
+// Restores the stager's current function and activation when an entry point
+// is done, also when it unwinds on an error.
+struct ContextGuard {
+  FnBuilder*& cur;
+  CallFrame*& frame;
+  FnBuilder* saved_cur;
+  CallFrame* saved_frame;
+  ContextGuard(FnBuilder*& c, CallFrame*& f) : cur(c), frame(f), saved_cur(c), saved_frame(f) {}
+  ~ContextGuard() {
+    cur = saved_cur;
+    frame = saved_frame;
+  }
+};
+
+}  // namespace
+
+Stager::Stager(const Module& module, const SourceManager& sources, DiagnosticEngine& diags,
+               const StageOptions& options)
+    : ast_(module), sources_(sources), diags_(diags), options_(options),
+      module_(std::make_unique<ir::Module>()), globals_(std::make_shared<Scope>()) {
+  module_->sources = &sources;
+}
+
+Stager::~Stager() {
+  for (const std::weak_ptr<Scope>& w : closure_scopes_)
+    if (std::shared_ptr<Scope> scope = w.lock()) scope->vars().clear();
+}
+
+void Stager::stage_module_body() {
+  for (const StmtPtr& sp : ast_.body) {
+    const Stmt& s = *sp;
+    try {
+      switch (s.kind) {
+        case StmtKind::kImport:
+          for (const ImportName& n : s.imports) {
+            if (n.name != "stagegraph")
+              fail(n.span, "import of module '" + n.name + "' at line " + std::to_string(s.span.line) +
+                               " is not supported: a staged program may import only stagegraph");
+            globals_->set(n.alias.empty() ? n.name : n.alias, Value(SgModuleV{}));
+          }
+          break;
+        case StmtKind::kImportFrom:
+          if (s.module != "stagegraph")
+            fail(s.span, "import from module '" + s.module + "' at line " + std::to_string(s.span.line) +
+                             " is not supported: a staged program may import only stagegraph");
+          for (const ImportName& n : s.imports) {
+            Value v = get_attribute(Value(SgModuleV{}), n.name, n.span);
+            globals_->set(n.alias.empty() ? n.name : n.alias, v);
+          }
+          break;
+        case StmtKind::kFunctionDef: {
+          auto f = make_function(*s.func, globals_);
+          globals_->set(s.func->name, Value(f));
+          top_functions_.emplace_back(s.func->name, f);
+          break;
+        }
+        case StmtKind::kAssign:
+        case StmtKind::kAnnAssign:
+        case StmtKind::kAugAssign:
+          exec(s);
+          break;
+        case StmtKind::kExpr:
+          if (s.value->kind != ExprKind::kString)
+            fail(s.span, "only imports, constant assignments and function definitions are allowed at module level");
+          break;
+        case StmtKind::kIf:
+          if (!is_main_guard(*s.test))
+            fail(s.span, "only `if __name__ == \"__main__\":` is allowed at module level");
+          break;
+        case StmtKind::kPass: break;
+        default:
+          fail(s.span, "only imports, constant assignments and function definitions are allowed at module level");
+      }
+    } catch (StageAbort&) {
+      // Reported; go on with the next statement so that more errors show at once.
+    }
+  }
+}
+
+ir::Type Stager::annotation_type(const Param& p) {
+  const std::string example = " such as sg.f32[\"N\", 784] (or sg.f32 for a scalar)";
+  if (!p.annotation) fail(p.span, "parameter '" + p.name + "' of an entry point needs a type annotation" + example);
+  Value v = eval(*p.annotation);
+  ir::Type t;
+  if (v.is<DTypeV>()) {
+    t.dtype = v.as<DTypeV>().dtype;
+    return t;
+  }
+  if (!v.is<AnnotationV>())
+    fail(p.annotation->span, "the annotation of parameter '" + p.name + "' must be a dtype with dims" + example +
+                                 ", got " + type_name(v));
+  const AnnotationV& a = v.as<AnnotationV>();
+  t.dtype = a.dtype;
+  for (const auto& d : a.dims) {
+    if (std::holds_alternative<int64_t>(d)) {
+      t.shape.push_back(ir::Dim(std::get<int64_t>(d)));
+    } else {
+      const std::string& name = std::get<std::string>(d);
+      if (name.empty() || name.find('#') != std::string::npos)
+        fail(p.annotation->span, "a symbolic dim needs a plain name, got \"" + name + "\"");
+      t.shape.push_back(ir::Dim::symbol(module_->symbols.intern(name)));
+    }
+  }
+  return t;
+}
+
+void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
+  const FunctionDef& def = *f->def;
+  ContextGuard guard(cur_, frame_);
+  module_->functions.push_back(ir::Function{});
+  const int32_t fn_id = int32_t(module_->functions.size() - 1);
+  module_->functions.back().name = def.name;
+  FnBuilder builder;
+  builder.fn = fn_id;
+  cur_ = &builder;
+
+  ir::Entry entry;
+  entry.name = def.name;
+  entry.function = fn_id;
+  auto scope_ptr = std::make_shared<Scope>(f->closure);
+  CallFrame annotations{globals_, Value()};
+  for (const Param& p : def.params) {
+    frame_ = &annotations;  // annotations name module constants
+    ir::Type t = annotation_type(p);
+    const int32_t id = fn().add_value(std::move(t), p.name, p.span);
+    fn().params.push_back(id);
+    set_origin(fn_id, id, Origin{p.annotation ? p.annotation->span : p.span, p.name + " declared as"});
+    scope_ptr->set(p.name, staged(id));
+    entry.input_names.push_back(p.name);
+  }
+  CallFrame frame{scope_ptr, Value()};
+  frame_ = &frame;
+  call_depth_ = 1;
+  exec_block(def.body);
+
+  const Value& r = frame.return_value;
+  std::vector<std::pair<std::string, Value>> outputs;
+  if (r.is<DictPtr>()) {
+    for (const auto& [k, v] : r.as<DictPtr>()->items) {
+      if (!k.is<std::string>()) fail(def.name_span, "the keys of a returned dict must be strings, got " + py_repr(k));
+      outputs.emplace_back(k.as<std::string>(), v);
+    }
+  } else if (r.is<TuplePtr>()) {
+    const auto& items = *r.as<TuplePtr>();
+    for (size_t i = 0; i < items.size(); ++i) outputs.emplace_back("output_" + std::to_string(i), items[i]);
+  } else if (!r.is<NoneV>()) {
+    outputs.emplace_back("output_0", r);
+  }
+  if (outputs.empty())
+    fail(def.name_span, "entry point '" + def.name + "' must return a tensor, a tuple of tensors or a dict of them");
+  for (auto& [name, v] : outputs) {
+    if (!v.is_tensor() && !v.is_number())
+      fail(def.name_span, "entry point '" + def.name + "' returns a " + type_name(v) + " as '" + name +
+                              "'; results must be tensors or numbers");
+    Value t = to_tensor(v, std::nullopt, def.name_span);
+    const int32_t id = materialize(t, def.name_span);
+    fn().results.push_back(id);
+    entry.output_names.push_back(name);
+  }
+  module_->entries.push_back(std::move(entry));
+}
+
+Value Stager::load_weight(const std::string& name, SourceSpan span) {
+  if (options_.weights_path.empty())
+    fail(span, "sg.weight(\"" + name + "\") needs a weights file: pass --weights FILE.safetensors");
+  if (!weights_) {
+    auto w = std::make_unique<WeightsFile>();
+    Status st = w->open(options_.weights_path);
+    if (!st.ok()) fail(span, st.message());
+    weights_ = std::move(w);
+  }
+  Result<StaticTensorPtr> t = weights_->read(name);
+  if (!t.ok()) fail(span, t.status().message());
+  auto with_origin = std::make_shared<StaticTensor>(**t);
+  with_origin->origin = Origin{span, "weight '" + name + "' is"};
+  return Value(StaticTensorPtr(with_origin));
+}
+
+std::unique_ptr<ir::Module> Stager::run() {
+  const size_t errors_before = diags_.error_count();
+  CallFrame top{globals_, Value()};
+  frame_ = &top;
+  stage_module_body();
+
+  std::vector<std::shared_ptr<FunctionV>> entries;
+  if (options_.entries.empty()) {
+    for (const auto& [name, f] : top_functions_)
+      if (f->is_entry) entries.push_back(f);
+    if (entries.empty() && diags_.error_count() == errors_before)
+      diags_.error({}, "no entry point: decorate a top-level function with @sg.function");
+  } else {
+    for (const std::string& name : options_.entries) {
+      std::shared_ptr<FunctionV> found;
+      for (const auto& [n, f] : top_functions_)
+        if (n == name) found = f;
+      if (!found) {
+        std::string known;
+        for (const auto& [n, f] : top_functions_)
+          if (f->is_entry) known += (known.empty() ? "" : ", ") + n;
+        diags_.error({}, "unknown entry point '" + name + "'" + (known.empty() ? "" : " (entry points: " + known + ")"));
+        continue;
+      }
+      entries.push_back(found);
+    }
+  }
+  for (const auto& f : entries) {
+    try {
+      stage_entry(f);
+    } catch (StageAbort&) {
+      // Reported; the other entry points are still checked.
+    }
+  }
+  frame_ = nullptr;
+  if (diags_.error_count() > errors_before) return nullptr;
+  return std::move(module_);
+}
+
+}  // namespace staging
+
+namespace {
+
+struct StagingJob {
+  staging::Stager* stager = nullptr;
+  std::unique_ptr<ir::Module> result;
+  std::string crash;
+};
+
+void* run_job(void* p) {
+  auto* job = static_cast<StagingJob*>(p);
+  try {
+    job->result = job->stager->run();
+  } catch (const std::exception& e) {
+    job->crash = e.what();
+  } catch (...) {
+    job->crash = "unknown exception";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManager& sources,
+                                         DiagnosticEngine& diags, const StageOptions& options) {
+  staging::Stager stager(module, sources, diags, options);
+  StagingJob job;
+  job.stager = &stager;
+  // Compile-time recursion (up to 10,000 Python-level calls) runs on the C++
+  // stack of the interpreter: give it a thread with a stack that large.
+  constexpr size_t kStackBytes = size_t(512) << 20;
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool threaded = false;
+  if (pthread_attr_init(&attr) == 0) {
+    threaded = pthread_attr_setstacksize(&attr, kStackBytes) == 0 &&
+               pthread_create(&thread, &attr, run_job, &job) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  if (threaded) {
+    pthread_join(thread, nullptr);
+  } else {
+    run_job(&job);
+  }
+  if (!job.crash.empty()) {
+    diags.error({}, "internal error while staging: " + job.crash);
+    return nullptr;
+  }
+  return std::move(job.result);
+}
+
+}  // namespace sg::compiler

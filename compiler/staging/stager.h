@@ -1,0 +1,201 @@
+// The stager: an abstract interpreter over the AST (DESIGN.md #2). It evaluates
+// expressions to Values; operations on static values are computed now (Python
+// semantics, or the reference kernels for tensors), operations on staged values
+// append nodes to the graph function under construction.
+//
+// Errors are reported to the DiagnosticEngine at once and then unwind the
+// interpretation of the current entry point with StageAbort (internal to the
+// stager: stage_module catches it and returns null).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+#include "ir/ir.h"
+#include "staging/scope.h"
+#include "staging/stage.h"
+#include "staging/value.h"
+#include "staging/weights.h"
+
+namespace sg::compiler::staging {
+
+// Unwinds after an error diagnostic has been reported.
+struct StageAbort {};
+
+// How a statement ended (static control flow).
+enum class Flow : uint8_t { kNormal, kBreak, kContinue, kReturn };
+
+struct Args {
+  std::vector<Value> pos;
+  std::vector<SourceSpan> pos_spans;
+  std::vector<std::pair<std::string, Value>> kw;
+  SourceSpan span;  // the whole call
+};
+
+// One graph function under construction. Branch and loop-body functions have a
+// parent: staged values of enclosing functions used inside become parameters
+// (captures), which the If/While node passes in.
+struct FnBuilder {
+  int32_t fn = -1;
+  FnBuilder* parent = nullptr;
+  std::map<std::pair<int32_t, int32_t>, int32_t> imported;  // outer (fn, id) -> param
+  std::vector<std::pair<int32_t, Staged>> captures;          // param id, outer value
+  std::map<int32_t, int32_t> constant_values;                // module constant -> value
+  std::map<std::pair<int32_t, int64_t>, int32_t> shape_dims; // (value, axis) -> value
+  // Splats materialized as `full` nodes: (element constant, shape) -> value.
+  std::map<std::pair<int32_t, std::vector<int64_t>>, int32_t> splats;
+};
+
+// One Python-level function activation.
+struct CallFrame {
+  std::shared_ptr<Scope> scope;
+  Value return_value;
+};
+
+// A shape given as a value: static dims with -1 (infer) and -2 (the next dynamic
+// input) entries, the dynamic scalars, and their known dims.
+struct ShapeArg {
+  std::vector<int64_t> dims;
+  std::vector<Value> dynamic;
+  bool all_static() const { return dynamic.empty(); }
+};
+
+inline constexpr int kMaxCompileTimeDepth = 10000;
+inline constexpr int64_t kMaxUnrolledIterations = 100000;
+
+class Stager {
+ public:
+  Stager(const Module& module, const SourceManager& sources, DiagnosticEngine& diags,
+         const StageOptions& options);
+  ~Stager();
+  Stager(const Stager&) = delete;
+  Stager& operator=(const Stager&) = delete;
+  std::unique_ptr<ir::Module> run();
+
+  // ---- diagnostics and provenance (provenance.cc) ------------------------------
+  [[noreturn]] void fail(SourceSpan span, std::string message, std::vector<Note> notes = {});
+  void warn(SourceSpan span, std::string message, std::vector<Note> notes = {});
+  std::string source_text(SourceSpan span) const;
+  std::optional<Note> provenance_note(const Value& tensor) const;
+  std::vector<Note> provenance_notes(const std::vector<Value>& tensors) const;
+  void set_origin(int32_t fn, int32_t id, Origin origin);
+  [[noreturn]] void fail_op(ops::OpId op, const Status& status, const std::vector<Value>& inputs,
+                            SourceSpan span);
+  void explain(SourceSpan span, const std::string& construct, const std::string& how);
+  // Remembers that `result` came from a reduction that dropped `axes`, for the
+  // keepdims=True suggestion when it later fails to broadcast.
+  void note_reduction(const Value& result, std::vector<int64_t> axes);
+
+  // ---- expressions (expr_eval.cc) ---------------------------------------------
+  Value eval(const Expr& e);
+  Value lookup_name(const std::string& name, SourceSpan span);
+  Value get_attribute(const Value& v, const std::string& name, SourceSpan span);
+  Value call_value(const Value& callee, Args& args);
+  // Static truth value; a staged value is an error naming `what`.
+  bool truth(const Value& v, SourceSpan span, const std::string& what);
+  // Calls `body` for each item of a static iterable (or a tensor with a static
+  // first dim) until it returns false; `what` names the construct for errors.
+  void iterate(const Value& iterable, SourceSpan span, const std::string& what,
+               const std::function<bool(const Value&)>& body);
+  std::vector<Value> to_list(const Value& iterable, SourceSpan span);
+  int64_t to_int(const Value& v, SourceSpan span, const std::string& what);
+
+  // ---- Python operators on any values (operators.cc) ---------------------------
+  Value binary(BinOp op, const Value& a, const Value& b, SourceSpan span);
+  Value compare(CmpOp op, const Value& a, const Value& b, SourceSpan span);
+  Value unary(UnaryOp op, const Value& a, SourceSpan span);
+  Value python_binary(BinOp op, const Value& a, const Value& b, SourceSpan span);
+
+  // ---- tensors (tensor_ops.cc) ------------------------------------------------
+  ir::Type tensor_type(const Value& t) const;
+  DType tensor_dtype(const Value& t) const { return tensor_type(t).dtype; }
+  size_t tensor_rank(const Value& t) const { return tensor_type(t).shape.size(); }
+  // A tensor of `dtype` from a tensor (cast when needed) or a Python number.
+  Value to_tensor(const Value& v, std::optional<DType> dtype, SourceSpan span);
+  Value cast(const Value& t, DType dtype, SourceSpan span);
+  // Applies a single-output op: folded now when every input is static, else a
+  // node in the current function. Inputs must be tensors.
+  Value apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span);
+  // An elementwise binary op with SPEC §3's dtype rules for Python scalars.
+  Value tensor_binary(ops::OpId op, const Value& a, const Value& b, SourceSpan span);
+  Value shape_item(const Value& t, int64_t axis, SourceSpan span);
+  Value shape_tuple(const Value& t, SourceSpan span);
+  ShapeArg shape_arg(const Value& v, SourceSpan span, bool allow_infer);
+  // The known integer value of a scalar (Python int, static 0-d int tensor, or a
+  // staged scalar tied to a dim).
+  std::optional<ir::Dim> known_dim(const Value& v) const;
+  // The value id of a tensor in the current function (constants and captures
+  // are added on first use).
+  int32_t materialize(const Value& tensor, SourceSpan span);
+  int32_t local(const Staged& s);
+  Value staged(int32_t id, std::optional<ir::Dim> known = std::nullopt) const;
+  ir::Function& fn() { return module_->functions[size_t(cur_->fn)]; }
+  int32_t add_constant(const StaticTensor& t);
+
+  // ---- indexing (indexing.cc) ---------------------------------------------------
+  Value index_tensor(const Value& x, const Expr& index, SourceSpan span);
+  Value index_tensor_value(const Value& x, const Value& index, SourceSpan span);
+
+  // ---- statements (statements.cc) ---------------------------------------------
+  Flow exec_block(const std::vector<StmtPtr>& body);
+  Flow exec(const Stmt& s);
+  void assign(const Expr& target, const Value& v, SourceSpan span);
+  Value call_function(const std::shared_ptr<FunctionV>& f, Args& args);
+  std::shared_ptr<FunctionV> make_function(const FunctionDef& def, std::shared_ptr<Scope> closure);
+
+  // ---- staged control flow (staged_if.cc) -----------------------------------------
+  Flow exec_staged_if(const Stmt& s, const Value& cond);
+
+  // ---- builtins, the op library, methods (builtins.cc, sg_ops.cc, methods.cc) --------
+  Value call_builtin(const std::string& name, Args& args);
+  Value call_sg(const std::string& name, Args& args);
+  Value call_method(const BoundMethod& m, Args& args);
+  // sg.weight(name): a tensor of the --weights file.
+  Value load_weight(const std::string& name, SourceSpan span);
+  static bool is_builtin(const std::string& name);
+  static bool is_sg_member(const std::string& name);
+
+  Scope& scope() { return *frame_->scope; }
+  ir::Module& module() { return *module_; }
+
+ private:
+  void stage_module_body();
+  void stage_entry(const std::shared_ptr<FunctionV>& f);
+  ir::Type annotation_type(const Param& p);
+
+  const Module& ast_;
+  const SourceManager& sources_;
+  DiagnosticEngine& diags_;
+  const StageOptions& options_;
+  std::unique_ptr<ir::Module> module_;
+  std::shared_ptr<Scope> globals_;
+  std::vector<std::pair<std::string, std::shared_ptr<FunctionV>>> top_functions_;
+
+  // The current graph function and Python activation.
+  FnBuilder* cur_ = nullptr;
+  CallFrame* frame_ = nullptr;
+  int call_depth_ = 0;
+
+  std::map<std::pair<int32_t, int32_t>, Origin> origins_;
+  // Values produced by a reduction without keepdims: (fn, id) -> reduced axes,
+  // for the keepdims=True suggestion.
+  std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> reduced_;
+  // Scopes captured by function values. A scope that holds a function closing
+  // over it is a reference cycle; the destructor clears these scopes to free them.
+  std::vector<std::weak_ptr<Scope>> closure_scopes_;
+  size_t compact_closures_at_ = 64;
+  // The --weights file, opened on the first sg.weight.
+  std::unique_ptr<WeightsFile> weights_;
+  // Module constants by content hash, for deduplication.
+  std::unordered_multimap<size_t, int32_t> constant_index_;
+};
+
+}  // namespace sg::compiler::staging

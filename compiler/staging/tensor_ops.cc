@@ -1,0 +1,416 @@
+// Tensor operations: one entry point (apply) that folds an op now when every
+// operand is static — with the same reference kernels the runtime runs, so both
+// agree bit for bit — and otherwise appends a node after inferring its type with
+// the op table's rule over symbolic dims.
+#include <cstring>
+#include <functional>
+#include <span>
+#include <string_view>
+
+#include "reference/kernel.h"
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+class StagingInferContext final : public ops::InferContext<ir::Dim> {
+ public:
+  StagingInferContext(Stager& s, SourceSpan span, const std::vector<Value>& inputs)
+      : s_(s), span_(span), inputs_(inputs) {}
+  ir::Dim fresh_dim(std::string_view) override {
+    return ir::Dim::symbol(s_.module().symbols.fresh("D"));
+  }
+  void warn(std::string message) override {
+    s_.warn(span_, std::move(message), s_.provenance_notes(inputs_));
+  }
+  std::string format(const std::vector<ir::Dim>& shape) const override {
+    return s_.module().format_shape(shape);
+  }
+
+ private:
+  Stager& s_;
+  SourceSpan span_;
+  const std::vector<Value>& inputs_;
+};
+
+bool splat_like(const StaticTensor& t) { return t.splat || t.numel() == 1; }
+
+// Ops whose result on splat operands is a splat: elementwise ones, and shape
+// ops that only rearrange equal elements.
+bool elementwise(ops::OpId op) {
+  return ops::has_flag(op, ops::kElementwiseUnary) || ops::has_flag(op, ops::kElementwiseBinary) ||
+         op == ops::OpId::Where || op == ops::OpId::Clip || op == ops::OpId::Cast;
+}
+bool rearranging(ops::OpId op) {
+  using ops::OpId;
+  return op == OpId::Reshape || op == OpId::BroadcastTo || op == OpId::Transpose ||
+         op == OpId::ExpandDims || op == OpId::Squeeze || op == OpId::Full;
+}
+
+}  // namespace
+
+ir::Type Stager::tensor_type(const Value& t) const {
+  if (t.is<StaticTensorPtr>()) {
+    const StaticTensor& s = *t.as<StaticTensorPtr>();
+    ir::Type type{s.dtype, {}};
+    for (int64_t d : s.shape) type.shape.push_back(ir::Dim(d));
+    return type;
+  }
+  const Staged& s = t.as<Staged>();
+  return module_->functions[size_t(s.fn)].values[size_t(s.id)].type;
+}
+
+Value Stager::staged(int32_t id, std::optional<ir::Dim> known) const {
+  return Value(Staged{cur_->fn, id, std::move(known)});
+}
+
+Value Stager::to_tensor(const Value& v, std::optional<DType> dtype, SourceSpan span) {
+  if (v.is_tensor()) {
+    if (dtype && tensor_dtype(v) != *dtype) return cast(v, *dtype, span);
+    return v;
+  }
+  if (!v.is_number()) fail(span, "expected a tensor or a number, got " + type_name(v));
+  const DType dt = dtype.value_or(python_number_dtype(v));
+  double d = 0;
+  int64_t i = 0;
+  if (v.is<bool>()) d = i = v.as<bool>();
+  if (v.is<int64_t>()) d = double(i = v.as<int64_t>());
+  if (v.is<double>()) {
+    d = v.as<double>();
+    i = int64_t(d);
+  }
+  // Python scalars get no origin: they never explain a shape.
+  return Value(scalar_tensor(dt, d, i));
+}
+
+Value Stager::cast(const Value& t, DType dtype, SourceSpan span) {
+  if (tensor_dtype(t) == dtype) return t;
+  ops::Attrs attrs;
+  attrs.values.push_back(ops::AttrValue::Int(int64_t(dtype)));
+  return apply(ops::OpId::Cast, std::move(attrs), {t}, span);
+}
+
+std::optional<ir::Dim> Stager::known_dim(const Value& v) const {
+  if (v.is<int64_t>()) return ir::Dim(v.as<int64_t>());
+  if (v.is<StaticTensorPtr>()) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    if (t.shape.empty() && is_int(t.dtype)) return ir::Dim(t.element_as_int(0));
+    return std::nullopt;
+  }
+  if (v.is<Staged>()) return v.as<Staged>().known;
+  return std::nullopt;
+}
+
+// ---- folding --------------------------------------------------------------------
+
+namespace {
+
+// Runs the reference kernel of `op` on dense static operands.
+Status run_reference(ops::OpId op, const ops::Attrs& attrs, const std::vector<StaticTensor>& in,
+                     const std::vector<ops::TensorType<int64_t>>& out_types,
+                     std::vector<StaticTensor>& out) {
+  std::vector<kernels::TensorRef> in_refs(in.size()), out_refs(out_types.size());
+  auto fill = [](kernels::TensorRef& r, DType dt, const std::vector<int64_t>& shape, void* data) {
+    if (shape.size() > size_t(kernels::kMaxRank))
+      return invalid_argument("tensors of rank above " + std::to_string(kernels::kMaxRank) +
+                              " are not supported");
+    r.dtype = dt;
+    r.rank = int(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) r.shape[i] = shape[i];
+    r.data = data;
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < in.size(); ++i)
+    SG_RETURN_IF_ERROR(fill(in_refs[i], in[i].dtype, in[i].shape,
+                            const_cast<uint8_t*>(in[i].bytes.data())));
+  out.assign(out_types.size(), StaticTensor{});
+  for (size_t i = 0; i < out_types.size(); ++i) {
+    out[i].dtype = out_types[i].dtype;
+    out[i].shape = out_types[i].shape;
+    out[i].bytes.resize(size_t(out[i].numel()) * dtype_size(out[i].dtype));
+    SG_RETURN_IF_ERROR(fill(out_refs[i], out[i].dtype, out[i].shape, out[i].bytes.data()));
+  }
+  std::vector<uint8_t> scratch(kernels::reference_scratch_size(op, attrs, in_refs));
+  kernels::KernelContext ctx;
+  ctx.scratch = scratch.data();
+  ctx.scratch_size = scratch.size();
+  return kernels::reference_kernel(op)(ctx, attrs, in_refs, out_refs);
+}
+
+}  // namespace
+
+// Folds an op on static operands; nullopt when the result would be large and
+// larger than its operands (a transposed or broadcast weight): constant folding
+// must never make the file bigger, so such an op stays a node.
+static std::optional<Value> fold(Stager& s, ops::OpId op, const ops::Attrs& attrs,
+                                 const std::vector<Value>& inputs, SourceSpan span, bool can_stage) {
+  std::vector<ops::TensorType<int64_t>> types;
+  std::vector<std::optional<int64_t>> scalars;
+  bool all_splat = true;
+  for (const Value& v : inputs) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    types.push_back({t.dtype, t.shape});
+    scalars.push_back(t.shape.empty() && is_int(t.dtype) ? std::optional<int64_t>(t.element_as_int(0))
+                                                         : std::nullopt);
+    all_splat = all_splat && splat_like(t);
+  }
+  std::vector<ops::TensorType<int64_t>> out_types;
+  ops::ConcreteInferContext ctx;
+  Status st = ops::infer<int64_t>(op, attrs, types, scalars, out_types, ctx);
+  if (!st.ok()) s.fail_op(op, st, inputs, span);
+
+  auto result = std::make_shared<StaticTensor>();
+  result->origin = Origin{span, ""};
+  const bool big = ops::dim_product(out_types[0].shape) > 1;
+  if (can_stage && !(all_splat && (rearranging(op) || elementwise(op)))) {
+    size_t in_bytes = 0, out_bytes = 0;
+    for (const Value& v : inputs) in_bytes += v.as<StaticTensorPtr>()->bytes.size();
+    for (const auto& t : out_types) out_bytes += size_t(ops::dim_product(t.shape)) * dtype_size(t.dtype);
+    constexpr size_t kFoldLimitBytes = size_t(1) << 20;
+    if (out_bytes > kFoldLimitBytes && out_bytes > in_bytes) return std::nullopt;
+  }
+  if (all_splat && big && rearranging(op)) {
+    const StaticTensor& first = *inputs[0].as<StaticTensorPtr>();
+    result->dtype = out_types[0].dtype;
+    result->shape = out_types[0].shape;
+    result->bytes.assign(first.bytes.begin(), first.bytes.begin() + long(dtype_size(first.dtype)));
+    result->splat = true;
+    return Value(StaticTensorPtr(result));
+  }
+  std::vector<StaticTensor> dense;
+  std::vector<ops::TensorType<int64_t>> run_types = out_types;
+  const bool splat_result = all_splat && big && elementwise(op);
+  for (const Value& v : inputs) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    StaticTensor d;
+    d.dtype = t.dtype;
+    if (splat_result) {  // compute one element, on 0-d operands
+      d.bytes.assign(t.bytes.begin(), t.bytes.begin() + long(dtype_size(t.dtype)));
+    } else {
+      d.shape = t.shape;
+      d.bytes = t.dense_bytes();
+    }
+    dense.push_back(std::move(d));
+  }
+  if (splat_result) run_types[0].shape.clear();
+  std::vector<StaticTensor> out;
+  Status ks = run_reference(op, attrs, dense, run_types, out);
+  if (!ks.ok()) s.fail(span, ks.message(), s.provenance_notes(inputs));
+  *result = std::move(out[0]);
+  result->origin = Origin{span, ""};
+  if (splat_result) {
+    result->shape = out_types[0].shape;
+    result->splat = true;
+  }
+  return Value(StaticTensorPtr(result));
+}
+
+Value Stager::apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span) {
+  bool all_static = true;
+  for (const Value& v : inputs) {
+    if (!v.is_tensor()) fail(span, std::string(ops::op_def(op).name) + ": expected a tensor, got " + type_name(v));
+    all_static = all_static && v.is<StaticTensorPtr>();
+  }
+  if (all_static) {
+    if (std::optional<Value> folded = fold(*this, op, attrs, inputs, span, cur_ != nullptr)) return *folded;
+  }
+  if (!cur_) fail(span, "a value known only at run time cannot be used here");
+
+  std::vector<int32_t> ids;
+  std::vector<std::optional<ir::Dim>> scalars;
+  for (const Value& v : inputs) {
+    ids.push_back(materialize(v, span));
+    scalars.push_back(known_dim(v));
+  }
+  std::vector<ir::Type> types;
+  for (int32_t id : ids) types.push_back(fn().values[size_t(id)].type);
+  std::vector<ir::Type> out;
+  StagingInferContext ctx(*this, span, inputs);
+  Status st = ops::infer<ir::Dim>(op, attrs, types, scalars, out, ctx);
+  if (!st.ok()) fail_op(op, st, inputs, span);
+
+  ir::Node node;
+  node.kind = ir::NodeKind::kOp;
+  node.op = op;
+  node.attrs = std::move(attrs);
+  node.inputs = std::move(ids);
+  node.span = span;
+  for (ir::Type& t : out) {
+    const int32_t id = fn().add_value(std::move(t), "", span);
+    node.outputs.push_back(id);
+    set_origin(cur_->fn, id, Origin{span, ""});
+  }
+  const int32_t first = node.outputs.at(0);
+  fn().nodes.push_back(std::move(node));
+  return staged(first);
+}
+
+Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, SourceSpan span) {
+  Value ta = a, tb = b;
+  if (a.is_tensor() && b.is_tensor()) {
+    const DType da = tensor_dtype(a), db = tensor_dtype(b);
+    if (da != db)
+      fail(span,
+           std::string(ops::op_def(op).name) + ": operands have different dtypes " + dtype_name(da) +
+               " and " + dtype_name(db) + "; cast one with astype",
+           provenance_notes({a, b}));
+  } else {
+    const bool left = a.is_tensor();
+    const Value& t = left ? a : b;
+    const Value& n = left ? b : a;
+    if (!n.is_number()) fail(span, "unsupported operand type for " + std::string(ops::op_def(op).name) + ": " + type_name(n));
+    const DType dt = tensor_dtype(t);
+    DType target = dt;
+    if (n.is<double>() && !is_float(dt)) target = DType::kF32;
+    if (n.is<int64_t>() && dt == DType::kBool) target = DType::kI64;
+    Value tt = cast(t, target, span);
+    Value nt = to_tensor(n, target, span);
+    ta = left ? tt : nt;
+    tb = left ? nt : tt;
+  }
+  Value r = apply(op, {}, {ta, tb}, span);
+  // A scalar tied to a dim keeps it through + - * (len(b) + 1 is M+1).
+  if (r.is<Staged>() && tensor_rank(r) == 0 && is_int(tensor_dtype(r)) &&
+      (op == ops::OpId::Add || op == ops::OpId::Sub || op == ops::OpId::Mul)) {
+    std::optional<ir::Dim> ka = known_dim(a), kb = known_dim(b);
+    if (ka && kb) {
+      r.as<Staged>().known = op == ops::OpId::Add ? *ka + *kb : op == ops::OpId::Sub ? *ka - *kb : *ka * *kb;
+    }
+  }
+  return r;
+}
+
+// ---- shapes as values -------------------------------------------------------------
+
+Value Stager::shape_item(const Value& t, int64_t axis, SourceSpan span) {
+  const ir::Type type = tensor_type(t);
+  const ir::Dim& d = type.shape.at(size_t(axis));
+  if (auto s = d.as_static()) return Value(*s);
+  const int32_t id = materialize(t, span);
+  auto it = cur_->shape_dims.find({id, axis});
+  if (it != cur_->shape_dims.end()) return staged(it->second, d);
+  ops::Attrs attrs;
+  attrs.values.push_back(ops::AttrValue::Int(axis));
+  Value r = apply(ops::OpId::ShapeDim, std::move(attrs), {staged(id)}, span);
+  cur_->shape_dims[{id, axis}] = r.as<Staged>().id;
+  r.as<Staged>().known = d;
+  return r;
+}
+
+Value Stager::shape_tuple(const Value& t, SourceSpan span) {
+  std::vector<Value> items;
+  const size_t rank = tensor_rank(t);
+  for (size_t i = 0; i < rank; ++i) items.push_back(shape_item(t, int64_t(i), span));
+  return make_tuple(std::move(items));
+}
+
+ShapeArg Stager::shape_arg(const Value& v, SourceSpan span, bool allow_infer) {
+  std::vector<Value> items;
+  if (v.is<TuplePtr>()) items = *v.as<TuplePtr>();
+  else if (v.is<ListPtr>()) items = v.as<ListPtr>()->items;
+  else items.push_back(v);
+  ShapeArg shape;
+  bool inferred = false;
+  for (const Value& item : items) {
+    if (item.is<Staged>()) {
+      const DType dt = tensor_dtype(item);
+      if (!is_int(dt) || tensor_rank(item) != 0)
+        fail(span, "a shape entry must be an integer scalar, got a " + module_->format_type(tensor_type(item)) + " tensor");
+      shape.dims.push_back(ops::attr::kDynamicDim);
+      shape.dynamic.push_back(item);
+      continue;
+    }
+    if (item.is<bool>() || !(item.is<int64_t>() || item.is<StaticTensorPtr>()))
+      fail(span, "a shape entry must be an int, got " + type_name(item));
+    std::optional<ir::Dim> k = known_dim(item);
+    if (!k) fail(span, "a shape entry must be an integer scalar");
+    const int64_t d = *k->as_static();
+    if (d == -1 && allow_infer && !inferred) {
+      inferred = true;
+    } else if (d < 0) {
+      fail(span, d == -1 ? (allow_infer ? "only one shape entry may be -1" : "-1 is not allowed in this shape")
+                         : "negative dimension " + std::to_string(d) + " in a shape");
+    }
+    shape.dims.push_back(d);
+  }
+  return shape;
+}
+
+// ---- materialization ------------------------------------------------------------------
+
+int32_t Stager::add_constant(const StaticTensor& t) {
+  std::string_view bytes(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  size_t h = std::hash<std::string_view>{}(bytes) ^ (size_t(t.dtype) * 0x9e3779b97f4a7c15ull);
+  for (int64_t d : t.shape) h = h * 31 + size_t(d);
+  auto range = constant_index_.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    const ir::Constant& c = module_->constants[size_t(it->second)];
+    if (c.dtype == t.dtype && c.shape == t.shape && c.bytes == t.bytes) return it->second;
+  }
+  module_->constants.push_back(ir::Constant{t.dtype, t.shape, t.bytes});
+  const int32_t index = int32_t(module_->constants.size() - 1);
+  constant_index_.emplace(h, index);
+  return index;
+}
+
+int32_t Stager::local(const Staged& s) {
+  if (s.fn == cur_->fn) return s.id;
+  auto it = cur_->imported.find({s.fn, s.id});
+  if (it != cur_->imported.end()) return it->second;
+  FnBuilder* self = cur_;
+  if (!self->parent) fail({}, "internal error: a staged value of another graph function was used");
+  cur_ = self->parent;
+  const int32_t outer = local(s);
+  const int32_t outer_fn = cur_->fn;
+  ir::Value outer_value = fn().values[size_t(outer)];
+  cur_ = self;
+  const int32_t param = fn().add_value(outer_value.type, outer_value.name, outer_value.span);
+  fn().params.push_back(param);
+  self->captures.push_back({param, Staged{outer_fn, outer, std::nullopt}});
+  self->imported[{s.fn, s.id}] = param;
+  auto o = origins_.find({s.fn, s.id});
+  if (o != origins_.end()) set_origin(self->fn, param, o->second);
+  return param;
+}
+
+int32_t Stager::materialize(const Value& tensor, SourceSpan span) {
+  if (tensor.is<Staged>()) return local(tensor.as<Staged>());
+  if (!cur_) fail(span, "internal error: no graph function to add a constant to");
+  const StaticTensor& t = *tensor.as<StaticTensorPtr>();
+  if (t.splat && t.numel() != 1) {
+    StaticTensor element;
+    element.dtype = t.dtype;
+    element.bytes = t.bytes;
+    element.origin = t.origin;
+    const int32_t c = add_constant(element);
+    auto it = cur_->splats.find({c, t.shape});
+    if (it != cur_->splats.end()) return it->second;
+    const int32_t elem_id = materialize(Value(std::make_shared<const StaticTensor>(element)), span);
+    ir::Node node;
+    node.op = ops::OpId::Full;
+    node.attrs.values.push_back(ops::AttrValue::Ints(t.shape));
+    node.inputs = {elem_id};
+    node.span = t.origin.span.valid() ? t.origin.span : span;
+    ir::Type type = tensor_type(tensor);
+    const int32_t id = fn().add_value(std::move(type), "", node.span);
+    node.outputs = {id};
+    fn().nodes.push_back(std::move(node));
+    set_origin(cur_->fn, id, t.origin);
+    cur_->splats[{c, t.shape}] = id;
+    return id;
+  }
+  StaticTensor dense;
+  dense.dtype = t.dtype;
+  dense.shape = t.shape;
+  dense.bytes = t.dense_bytes();
+  const int32_t c = add_constant(dense);
+  auto it = cur_->constant_values.find(c);
+  if (it != cur_->constant_values.end()) return it->second;
+  const int32_t id = fn().add_value(tensor_type(tensor), "", t.origin.span);
+  fn().values[size_t(id)].constant = c;
+  set_origin(cur_->fn, id, t.origin);
+  cur_->constant_values[c] = id;
+  return id;
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,11 @@
+"""A binary classifier with one output unit, evaluated with argmax over the
+class axis as if it had two: the axis has size 1, so every prediction is 0."""
+import stagegraph as sg
+
+
+@sg.function
+def predict(x: sg.f32["N", 32], w1: sg.f32[32, 16], b1: sg.f32[16],
+            w2: sg.f32[16, 1], b2: sg.f32[1]):
+    h = sg.relu(x @ w1 + b1)
+    logits = h @ w2 + b2                                       # [N, 1]
+    return sg.argmax(logits, axis=1)  # expect: warning

@@ -1,0 +1,11 @@
+"""Fixed twin of 36: the layer norm parameters are 256 wide."""
+import stagegraph as sg
+
+# expect: clean
+
+
+@sg.function
+def ffn_block(x: sg.f32["T", 256], w1: sg.f32[256, 1024], w2: sg.f32[1024, 256],
+              gamma: sg.f32[256], beta: sg.f32[256]):
+    h = x + sg.gelu(x @ w1) @ w2                               # [T, 256]
+    return sg.layer_norm(h, gamma, beta)

@@ -1,0 +1,163 @@
+// Staging diagnostics: errors at exact line:col with provenance notes (SPEC §8).
+#include <gtest/gtest.h>
+
+#include "compiler/staging_test_util.h"
+
+namespace sg::compiler {
+namespace {
+
+using testing::stage_source;
+
+TEST(StagingErrors, MatmulInnerMismatchWithProvenance) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 784], w: sg.f32[512, 10]):
+    h = x @ w
+    return h
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(),
+            "5:9: error: matmul: inner dimensions differ: [N, 784] @ [512, 10]\n"
+            "  4:10: note: x declared as f32[N, 784] here\n"
+            "  4:31: note: w declared as f32[512, 10] here\n");
+}
+
+TEST(StagingErrors, MismatchNotesNameTheProducingOp) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 784], w1: sg.f32[784, 512], w2: sg.f32[10, 512]):
+    h = x @ w1
+    return h @ w2
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(),
+            "6:12: error: matmul: inner dimensions differ: [N, 512] @ [10, 512]\n"
+            "  5:9: note: `x @ w1` produced f32[N, 512] here\n"
+            "  4:54: note: w2 declared as f32[10, 512] here\n"
+            "  0:0: note: the inner dims match if the right operand is transposed: use `.T` or "
+            "sg.transpose on it\n");
+}
+
+TEST(StagingErrors, BadImportNamesTheLine) {
+  auto r = stage_source(R"(import stagegraph as sg
+import numpy as np
+
+@sg.function
+def f(x: sg.f32[2]):
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(),
+            "2:8: error: import of module 'numpy' at line 2 is not supported: a staged program may "
+            "import only stagegraph\n");
+}
+
+TEST(StagingErrors, IntOfAStagedValue) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2]):
+    n = int(x[0])
+    return x * n
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(), "5:9: error: int(): value is only known at run time\n");
+}
+
+TEST(StagingErrors, MissingAndBadAnnotations) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x, y: sg.f32[2]):
+    return y
+
+@sg.function
+def g(x: 3):
+    return x
+
+@sg.function
+def h(x: sg.f32[2.5]):
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string l = r.locations();
+  EXPECT_NE(l.find("4:7: error: parameter 'x' of an entry point needs a type annotation"), std::string::npos) << l;
+  EXPECT_NE(l.find("8:10: error: the annotation of parameter 'x' must be a dtype with dims"), std::string::npos) << l;
+  EXPECT_NE(l.find("12:17: error: a dim in a type annotation must be a non-negative int or a string, got 2.5"),
+            std::string::npos) << l;
+}
+
+TEST(StagingErrors, DifferentDtypesAskForAstype) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], i: sg.i32[2]):
+    return x + i
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("5:12: error: add: operands have different dtypes f32 and i32; cast one with astype"),
+            std::string::npos) << r.locations();
+}
+
+TEST(StagingErrors, ReductionBroadcastMismatchSuggestsKeepdims) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[3, 4]):
+    m = sg.sum(x, axis=1)
+    return x - m
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("keepdims=True"), std::string::npos) << r.locations();
+}
+
+TEST(StagingErrors, UnrollLimitSuggestsSgRange) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2]):
+    i = 0
+    while i < 1000000:
+        i += 1
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("6:5: error: this loop runs more than 100000 iterations at compile time; use sg.range"),
+            std::string::npos) << r.locations();
+}
+
+TEST(StagingErrors, ErrorsInSeveralEntriesAreAllReported) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def a(x: sg.f32[2]):
+    return undefined_name
+
+@sg.function
+def b(x: sg.f32[2]):
+    return x[5]
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(),
+            "5:12: error: name 'undefined_name' is not defined\n"
+            "9:14: error: index 5 is out of bounds for axis 0 with size 2\n"
+            "  8:10: note: x declared as f32[2] here\n");
+}
+
+TEST(StagingErrors, ItemAssignmentToATensorIsAClearError) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2]):
+    x[0] = 1.0
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("5:5: error: item assignment to a tensor needs the op `slice_update`"),
+            std::string::npos) << r.locations();
+}
+
+}  // namespace
+}  // namespace sg::compiler
