@@ -22,6 +22,9 @@ const char* kind_name(AttrKind k) {
 
 // Window sizes, strides and dilations stay far from overflow in the rules' arithmetic.
 constexpr int64_t kMaxWindowParam = std::numeric_limits<int32_t>::max();
+// Sizes given as attributes (eye's n and m, one_hot's depth, tile's reps, pad's
+// widths): large enough for any tensor, small enough that dims stay far from overflow.
+constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
 
 class AttrChecker {
  public:
@@ -82,18 +85,20 @@ class AttrChecker {
     return dynamic_inputs(dynamic);
   }
 
-  Status dynamic_inputs(size_t count) const {
-    if (ranks_.size() != count + 1) {
+  // Inputs first.. are `count` scalars (dynamic dims or bounds, arange's operands).
+  Status dynamic_inputs(size_t count, size_t first = 1) const {
+    if (ranks_.size() != count + first) {
       return fail("expects " + std::to_string(count) + " dynamic scalar inputs, got " +
-                  std::to_string(ranks_.size() - 1));
+                  std::to_string(ranks_.size() < first ? 0 : ranks_.size() - first));
     }
-    for (size_t i = 1; i < ranks_.size(); ++i) {
+    for (size_t i = first; i < ranks_.size(); ++i) {
       if (ranks_[i] != 0) return fail("input " + std::to_string(i) + " must be a scalar");
     }
     return Status::Ok();
   }
 
-  Status slice(size_t rank) const {
+  // slice: dynamic bounds from input 1; slice_update: from input 2 (after the value).
+  Status slice(size_t rank, size_t first_dynamic) const {
     using namespace attr;
     for (size_t k : {kSliceBegin, kSliceEnd, kSliceStep, kSliceFlags}) {
       if (attrs_.ints(k).size() != rank) {
@@ -115,7 +120,38 @@ class AttrChecker {
       }
       dynamic += ((f & kDynBegin) ? 1 : 0) + ((f & kDynEnd) ? 1 : 0);
     }
-    return dynamic_inputs(dynamic);
+    return dynamic_inputs(dynamic, first_dynamic);
+  }
+
+  // An Int attribute in [lo, hi].
+  Status int_in(size_t k, const char* what, int64_t lo, int64_t hi) const {
+    const int64_t v = attrs_.i(k);
+    if (v < lo || v > hi) {
+      return fail(std::string(what) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                  "], got " + std::to_string(v));
+    }
+    return Status::Ok();
+  }
+
+  Status dtype(size_t k) const {
+    const int64_t t = attrs_.i(k);
+    if (t < 0 || t >= kNumDTypes) return fail("invalid dtype " + std::to_string(t));
+    return Status::Ok();
+  }
+
+  // Ints attribute entries in [0, kMaxSize]: tile's reps, pad's widths.
+  Status sizes(size_t k, const char* what, size_t count) const {
+    const std::vector<int64_t>& v = attrs_.ints(k);
+    if (v.size() != count) {
+      return fail(std::string(what) + " must have " + std::to_string(count) + " entries, got " +
+                  std::to_string(v.size()));
+    }
+    for (int64_t x : v) {
+      if (x < 0 || x > kMaxSize) {
+        return fail(std::string(what) + " must be in [0, " + std::to_string(kMaxSize) + "], got " + std::to_string(x));
+      }
+    }
+    return Status::Ok();
   }
 
   // Two positive window parameters (sizes, strides, dilations).
@@ -145,13 +181,9 @@ class AttrChecker {
 };
 
 Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span<const size_t> ranks) {
-  const size_t rank = ranks[0];
+  const size_t rank = ranks.empty() ? 0 : ranks[0];  // eye has no inputs
   switch (op) {
-    case OpId::Cast: {
-      const int64_t t = attrs.i(attr::kCastDType);
-      if (t < 0 || t >= kNumDTypes) return c.fail("invalid dtype " + std::to_string(t));
-      return Status::Ok();
-    }
+    case OpId::Cast: return c.dtype(attr::kCastDType);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
     case OpId::Any: case OpId::All:
       SG_RETURN_IF_ERROR(c.sorted_axes(attr::kReduceAxes, "axis", rank));
@@ -168,7 +200,38 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
     case OpId::Concatenate: case OpId::Take: case OpId::ShapeDim: case OpId::Softmax:
     case OpId::LogSoftmax:
       return c.axis(attr::kAxisValue, rank);
-    case OpId::Slice: return c.slice(rank);
+    case OpId::Slice: return c.slice(rank, 1);
+    case OpId::SliceUpdate: return c.slice(rank, 2);
+    case OpId::CumSum: case OpId::Sort: case OpId::ArgSort:
+      return c.axis(attr::kAxisValue, rank);
+    case OpId::TopK:
+      SG_RETURN_IF_ERROR(c.axis(attr::kTopKAxis, rank));
+      return c.int_in(attr::kTopKK, "k", 0, std::numeric_limits<int64_t>::max());
+    case OpId::Tile: {
+      const size_t reps = attrs.ints(attr::kTileReps).size();
+      return c.sizes(attr::kTileReps, "reps", reps);
+    }
+    case OpId::Pad:
+      SG_RETURN_IF_ERROR(c.sizes(attr::kPadWidths, "pads", 2 * rank));
+      if (attrs.s(attr::kPadMode) != "constant") {
+        return c.fail("mode must be \"constant\", got \"" + attrs.s(attr::kPadMode) + "\"");
+      }
+      return Status::Ok();
+    case OpId::Eye:
+      SG_RETURN_IF_ERROR(c.int_in(attr::kEyeN, "n", 0, kMaxSize));
+      SG_RETURN_IF_ERROR(c.int_in(attr::kEyeM, "m", 0, kMaxSize));
+      return c.dtype(attr::kEyeDType);
+    case OpId::Arange: return c.dynamic_inputs(ranks.size(), 0);
+    case OpId::LayerNorm: {
+      const double eps = attrs.f(attr::kLayerNormEps);
+      if (!(eps >= 0) || eps == std::numeric_limits<double>::infinity()) {
+        return c.fail("eps must be finite and >= 0, got " + std::to_string(eps));
+      }
+      return Status::Ok();
+    }
+    case OpId::OneHot:
+      SG_RETURN_IF_ERROR(c.int_in(attr::kOneHotDepth, "depth", 0, kMaxSize));
+      return c.dtype(attr::kOneHotDType);
     case OpId::Conv2D:
       SG_RETURN_IF_ERROR(c.pair(attr::kConvStride, "stride"));
       SG_RETURN_IF_ERROR(c.pair(attr::kConvDilation, "dilation"));

@@ -29,6 +29,7 @@ DType reduction_result_dtype(OpId op, DType t) {
   switch (op) {
     case OpId::Sum:
     case OpId::Prod:
+    case OpId::CumSum:
       return (t == DType::kBool || t == DType::kI32) ? DType::kI64 : t;
     case OpId::Mean:
       return is_float(t) ? t : DType::kF32;
@@ -171,6 +172,16 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::Softmax: case OpId::LogSoftmax: return infer_softmax(r);
     case OpId::Conv2D: return infer_conv2d(r);
     case OpId::MaxPool2D: case OpId::AvgPool2D: return infer_pool2d(r);
+    case OpId::CumSum: return infer_cumsum(r);
+    case OpId::Sort: case OpId::ArgSort: return infer_sort(r);
+    case OpId::TopK: return infer_topk(r);
+    case OpId::Tile: return infer_tile(r);
+    case OpId::Pad: return infer_pad(r);
+    case OpId::Eye: return infer_eye(r);
+    case OpId::Arange: return infer_arange(r);
+    case OpId::LayerNorm: return infer_layer_norm(r);
+    case OpId::OneHot: return infer_one_hot(r);
+    case OpId::SliceUpdate: return infer_slice_update(r);
   }
   return internal_error("no shape rule for op " + std::string(op_def(op).name));
 }

@@ -1,5 +1,5 @@
 // Rules of matmul and the neural-network ops: softmax, log_softmax, conv2d,
-// max_pool2d, avg_pool2d (NHWC activations, HWIO filters; SPEC §7).
+// max_pool2d, avg_pool2d (NHWC activations, HWIO filters; SPEC §7), layer_norm.
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
@@ -137,9 +137,39 @@ Status infer_pool2d(const Rule<D>& r) {
   return Status::Ok();
 }
 
+// gamma and beta scale and shift the last axis: [], [1] or [d] (SPEC §7), so the
+// result keeps x's shape.
+template <class D>
+Status infer_layer_norm(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  if (!is_float(x.dtype)) {
+    return r.error(std::string("needs a float input, got ") + dtype_name(x.dtype) + "; cast with astype");
+  }
+  if (x.rank() == 0) return r.error("needs an input with at least one dim, got " + r.fmt(x.shape));
+  for (size_t k : {size_t(1), size_t(2)}) {
+    const char* what = k == 1 ? "gamma" : "beta";
+    const TensorType<D>& p = r.in[k];
+    if (p.dtype != x.dtype) {
+      return r.error(std::string(what) + " is " + dtype_name(p.dtype) + " but x is " + dtype_name(x.dtype) +
+                     "; cast with astype");
+    }
+    bool fits = p.rank() <= 1;
+    if (fits && p.rank() == 1 && !is_static_value(p.shape[0], 1)) {
+      fits = dim_equal(p.shape[0], x.shape.back()) != Tri::kNo;
+    }
+    if (!fits) {
+      return r.error(std::string(what) + " " + r.fmt(p.shape) + " does not match the last dim of " +
+                     r.fmt(x.shape) + " (it must be [" + dim_text(r, x.shape.back()) + "], [1] or a scalar)");
+    }
+  }
+  r.set_output(x.dtype, x.shape);
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_matmul)
 SG_INSTANTIATE_RULE(infer_softmax)
 SG_INSTANTIATE_RULE(infer_conv2d)
 SG_INSTANTIATE_RULE(infer_pool2d)
+SG_INSTANTIATE_RULE(infer_layer_norm)
 
 }  // namespace sg::ops::rules

@@ -43,6 +43,16 @@ std::string dim_text(const Rule<D>& r, const D& d) {
 template <class D>
 inline constexpr bool kConcrete = std::is_same_v<D, int64_t>;
 
+// True when `d` cannot be negative for any binding of its symbols (dims are >= 0):
+// a non-negative constant and non-negative coefficients.
+inline bool known_nonnegative(int64_t d) { return d >= 0; }
+inline bool known_nonnegative(const SymDim& d) {
+  if (d.constant() < 0) return false;
+  for (const SymDim::Term& t : d.terms())
+    if (t.coef < 0) return false;
+  return true;
+}
+
 template <class D>
 bool is_static_value(const D& d, int64_t v) {
   std::optional<int64_t> s = dim_static(d);
@@ -95,6 +105,16 @@ template <class D> Status infer_slice(const Rule<D>& r);
 template <class D> Status infer_softmax(const Rule<D>& r);
 template <class D> Status infer_conv2d(const Rule<D>& r);
 template <class D> Status infer_pool2d(const Rule<D>& r);
+template <class D> Status infer_layer_norm(const Rule<D>& r);
+template <class D> Status infer_slice_update(const Rule<D>& r);
+template <class D> Status infer_cumsum(const Rule<D>& r);
+template <class D> Status infer_sort(const Rule<D>& r);
+template <class D> Status infer_topk(const Rule<D>& r);
+template <class D> Status infer_tile(const Rule<D>& r);
+template <class D> Status infer_pad(const Rule<D>& r);
+template <class D> Status infer_eye(const Rule<D>& r);
+template <class D> Status infer_arange(const Rule<D>& r);
+template <class D> Status infer_one_hot(const Rule<D>& r);
 
 // Dtype validity (the result dtypes themselves are the public *_result_dtype).
 Status check_binary_dtype(OpId op, DType t);

@@ -4,6 +4,7 @@
 // symbolic dim, the length is computed assuming the bounds lie inside the axis
 // (x[1:] of [N] is [N-1], x[-1:] is [1]); what cannot be expressed becomes a
 // fresh dim. At run time everything is concrete and the exact rule applies.
+// slice_update selects its region the same way.
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
@@ -74,16 +75,16 @@ Result<D> symbolic_slice_length(const Rule<D>& r, const D& n, const Bound<D>& b,
   return unknown_dim(r, "the length of a strided slice of a symbolic dim");
 }
 
-}  // namespace
-
+// The shape of x[...] selected by the slice attributes; dynamic bounds are the
+// inputs from `first_dynamic` on, for each axis in order begin then end.
 template <class D>
-Status infer_slice(const Rule<D>& r) {
+Result<std::vector<D>> slice_region(const Rule<D>& r, size_t first_dynamic) {
   const std::vector<D>& shape = r.in[0].shape;
   const std::vector<int64_t>& begin = r.attrs.ints(attr::kSliceBegin);
   const std::vector<int64_t>& end = r.attrs.ints(attr::kSliceEnd);
   const std::vector<int64_t>& step = r.attrs.ints(attr::kSliceStep);
   const std::vector<int64_t>& flags = r.attrs.ints(attr::kSliceFlags);
-  size_t next_input = 1;  // dynamic bounds: for each axis in order, begin then end
+  size_t next_input = first_dynamic;
   std::vector<D> dims;
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t f = flags[i];
@@ -108,10 +109,49 @@ Status infer_slice(const Rule<D>& r) {
     SG_ASSIGN_OR_RETURN(D len, symbolic_slice_length(r, shape[i], b, e, step[i]));
     dims.push_back(std::move(len));
   }
+  return dims;
+}
+
+}  // namespace
+
+template <class D>
+Status infer_slice(const Rule<D>& r) {
+  SG_ASSIGN_OR_RETURN(std::vector<D> dims, slice_region(r, 1));
   r.set_output(r.in[0].dtype, std::move(dims));
   return Status::Ok();
 }
 
+// x[slice] = v: v broadcasts to the selected region, as NumPy's item assignment
+// (leading size-1 dims of v beyond the region's rank are allowed too).
+template <class D>
+Status infer_slice_update(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  const TensorType<D>& v = r.in[1];
+  if (v.dtype != x.dtype) {
+    return r.error(std::string("the value is ") + dtype_name(v.dtype) + " but the tensor is " +
+                   dtype_name(x.dtype) + "; cast with astype");
+  }
+  SG_ASSIGN_OR_RETURN(std::vector<D> region, slice_region(r, 2));
+  const size_t lead = v.rank() > region.size() ? v.rank() - region.size() : 0;
+  bool fits = true;
+  for (size_t i = 0; i < v.rank() && fits; ++i) {
+    const D& d = v.shape[i];
+    if (is_static_value(d, 1)) continue;
+    if (i < lead) {
+      fits = dim_equal(d, D(1)) != Tri::kNo;
+    } else {
+      fits = dim_equal(d, region[region.size() - (v.rank() - i)]) != Tri::kNo;
+    }
+  }
+  if (!fits) {
+    return r.error("cannot broadcast a value of shape " + r.fmt(v.shape) + " into the selected region " +
+                   r.fmt(region) + " of " + r.fmt(x.shape));
+  }
+  r.set_output(x.dtype, x.shape);
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_slice)
+SG_INSTANTIATE_RULE(infer_slice_update)
 
 }  // namespace sg::ops::rules

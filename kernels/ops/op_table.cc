@@ -27,6 +27,17 @@ inline constexpr AttrSpec kConv[] = {{"stride", AttrKind::kInts},
 inline constexpr AttrSpec kPool[] = {{"size", AttrKind::kInts},
                                      {"stride", AttrKind::kInts},
                                      {"padding", AttrKind::kString}};
+inline constexpr AttrSpec kTopK[] = {{"k", AttrKind::kInt}, {"axis", AttrKind::kInt}};
+inline constexpr AttrSpec kTile[] = {{"reps", AttrKind::kInts}};
+inline constexpr AttrSpec kPad[] = {{"pads", AttrKind::kInts},
+                                    {"value", AttrKind::kFloat},
+                                    {"mode", AttrKind::kString}};
+inline constexpr AttrSpec kEye[] = {{"n", AttrKind::kInt},
+                                    {"m", AttrKind::kInt},
+                                    {"k", AttrKind::kInt},
+                                    {"dtype", AttrKind::kInt}};
+inline constexpr AttrSpec kLayerNorm[] = {{"eps", AttrKind::kFloat}};
+inline constexpr AttrSpec kOneHot[] = {{"depth", AttrKind::kInt}, {"dtype", AttrKind::kInt}};
 }  // namespace attr_specs
 
 namespace {
@@ -55,6 +66,11 @@ static_assert(attr_specs::kSlice[attr::kSliceFlags].kind == AttrKind::kInts);
 static_assert(attr_specs::kConv[attr::kConvPadding].kind == AttrKind::kString);
 static_assert(attr_specs::kConv[attr::kConvGroups].kind == AttrKind::kInt);
 static_assert(attr_specs::kPool[attr::kPoolPadding].kind == AttrKind::kString);
+static_assert(attr_specs::kTopK[attr::kTopKAxis].kind == AttrKind::kInt);
+static_assert(attr_specs::kPad[attr::kPadValue].kind == AttrKind::kFloat);
+static_assert(attr_specs::kPad[attr::kPadMode].kind == AttrKind::kString);
+static_assert(attr_specs::kEye[attr::kEyeDType].kind == AttrKind::kInt);
+static_assert(attr_specs::kOneHot[attr::kOneHotDType].kind == AttrKind::kInt);
 
 }  // namespace
 

@@ -101,7 +101,25 @@ enum OpFlags : uint32_t {
   X(LogSoftmax, "log_softmax", 1, 1, 1, 1, kAxis, 0)                                     \
   X(Conv2D, "conv2d", 1, 2, 2, 1, kConv, 0)                                              \
   X(MaxPool2D, "max_pool2d", 1, 1, 1, 1, kPool, 0)                                       \
-  X(AvgPool2D, "avg_pool2d", 1, 1, 1, 1, kPool, 0)
+  X(AvgPool2D, "avg_pool2d", 1, 1, 1, 1, kPool, 0)                                       \
+  /* ops are only appended: graph files and the runtime store OpIds */                   \
+  /* along one normalized axis; cumsum: bool, i32 -> i64; argsort: i64, stable */        \
+  X(CumSum, "cumsum", 1, 1, 1, 1, kAxis, 0)                                              \
+  X(Sort, "sort", 1, 1, 1, 1, kAxis, 0)                                                  \
+  X(ArgSort, "argsort", 1, 1, 1, 1, kAxis, 0)                                            \
+  /* topk -> (values, indices i64): largest first, ties by lower index, NaN largest */   \
+  X(TopK, "topk", 1, 1, 1, 2, kTopK, 0)                                                  \
+  X(Tile, "tile", 1, 1, 1, 1, kTile, 0)                                                  \
+  X(Pad, "pad", 1, 1, 1, 1, kPad, 0)                                                     \
+  /* eye: no inputs, everything is an attribute */                                       \
+  X(Eye, "eye", 1, 0, 0, 1, kEye, 0)                                                     \
+  /* arange(start, stop, step[, length]): 0-d; see attr::kArangeIntInputs */             \
+  X(Arange, "arange", 1, 3, 4, 1, kNone, kValueDependentShape)                           \
+  /* layer_norm(x, gamma, beta) over the last axis */                                    \
+  X(LayerNorm, "layer_norm", 1, 3, 3, 1, kLayerNorm, 0)                                  \
+  X(OneHot, "one_hot", 1, 1, 1, 1, kOneHot, 0)                                           \
+  /* slice_update(x, v, dynamic bounds...): x with x[slice] = v (value semantics) */     \
+  X(SliceUpdate, "slice_update", 1, 2, -1, 1, kSlice, kValueDependentShape)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -143,6 +161,29 @@ enum SliceFlag : int64_t { kHasBegin = 1, kHasEnd = 2, kIndex = 4, kDynBegin = 8
 enum Conv { kConvStride = 0, kConvDilation = 1, kConvPadding = 2, kConvGroups = 3 };
 // max_pool2d/avg_pool2d: window [kh, kw], strides [sh, sw], padding "VALID"|"SAME"
 enum Pool { kPoolSize = 0, kPoolStride = 1, kPoolPadding = 2 };
+// cumsum, sort, argsort use Axis. topk: k in [0, size of the axis], one normalized axis
+enum TopK { kTopKK = 0, kTopKAxis = 1 };
+// tile: NumPy's reps (>= 0); the shorter of reps and the shape is padded with
+// leading 1s, so the result has rank max(rank, reps.size())
+enum Tile { kTileReps = 0 };
+// pad: widths [before_0, after_0, before_1, after_1, ...] (>= 0), one pair per
+// axis; the fill value converted to x's dtype; mode "constant" (the only one)
+enum Pad { kPadWidths = 0, kPadValue = 1, kPadMode = 2 };
+// eye: [n, m] with ones on diagonal k (k > 0 above the main one); dtype a DType value
+enum Eye { kEyeN = 0, kEyeM = 1, kEyeK = 2, kEyeDType = 3 };
+// arange has no attributes. Integer start/stop/step (i32, i64): the length is
+// computed from their values, max(ceil((stop - start) / step), 0). Float ones
+// (f32, f16): the length is a 4th input, an integer scalar that the compiler
+// computes (exactly, in double, where the bounds are Python numbers), because
+// shape rules only see the values of integer scalars. The dtype is the inputs'.
+inline constexpr int kArangeIntInputs = 3;
+inline constexpr int kArangeFloatInputs = 4;
+// layer_norm: eps >= 0; gamma and beta have x's dtype and shape [] or [1] or [d]
+// for the last dim d
+enum LayerNorm { kLayerNormEps = 0 };
+// one_hot(idx: i32|i64) -> idx.shape + [depth] of dtype
+enum OneHot { kOneHotDepth = 0, kOneHotDType = 1 };
+// slice_update takes Slice's attributes; its dynamic bounds are inputs 2.. (after x, v)
 }  // namespace attr
 
 struct OpDef {

@@ -6,7 +6,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 64, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 75, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -44,6 +44,16 @@ KernelFn family_kernel(ops::OpId op) {
       return softmax_kernel(op);
     case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
       return conv_pool_kernel(op);
+    case OpId::CumSum: case OpId::Sort: case OpId::ArgSort: case OpId::TopK:
+      return ordering_kernel(op);
+    case OpId::Tile: case OpId::Pad:
+      return tile_pad_kernel(op);
+    case OpId::Eye: case OpId::Arange: case OpId::OneHot:
+      return creation_kernel(op);
+    case OpId::LayerNorm:
+      return layer_norm_kernel(op);
+    case OpId::SliceUpdate:
+      return slice_take_kernel(op);
   }
   return nullptr;
 }
@@ -55,8 +65,10 @@ KernelFn reference_kernel(ops::OpId op) {
   return fn ? fn : &unknown_op;
 }
 
-size_t reference_scratch_size(ops::OpId, const ops::Attrs&, std::span<const TensorRef>) {
-  return 0;  // every reference kernel works in its outputs and on the stack
+// Only the ordering kernels need scratch (their index buffers); every other
+// reference kernel works in its outputs and on the stack.
+size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs) {
+  return ordering_scratch_size(op, attrs, inputs);
 }
 
 }  // namespace sg::kernels

@@ -13,9 +13,17 @@ KernelFn select_kernel(ops::OpId op);              // where, clip
 KernelFn reduction_kernel(ops::OpId op);           // sum ... argmin
 KernelFn matmul_kernel(ops::OpId op);
 KernelFn shape_kernel(ops::OpId op);               // reshape ... concatenate
-KernelFn slice_take_kernel(ops::OpId op);          // slice, take
+KernelFn slice_take_kernel(ops::OpId op);          // slice, take, slice_update
 KernelFn cast_full_kernel(ops::OpId op);           // cast, full, shape_dim
 KernelFn softmax_kernel(ops::OpId op);             // softmax, log_softmax
 KernelFn conv_pool_kernel(ops::OpId op);           // conv2d, max_pool2d, avg_pool2d
+KernelFn ordering_kernel(ops::OpId op);            // cumsum, sort, argsort, topk
+KernelFn tile_pad_kernel(ops::OpId op);            // tile, pad
+KernelFn creation_kernel(ops::OpId op);            // eye, arange, one_hot
+KernelFn layer_norm_kernel(ops::OpId op);
+
+// Scratch bytes of sort, argsort and topk (one index per element of the axis);
+// 0 for every other op.
+size_t ordering_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
 
 }  // namespace sg::kernels

@@ -1,5 +1,6 @@
-// slice (basic indexing: ranges and integer indices, bounds static or staged) and
-// take (gather along one axis). Index errors are run-time errors (SPEC §7).
+// slice (basic indexing: ranges and integer indices, bounds static or staged),
+// slice_update (item assignment into a copy) and take (gather along one axis).
+// Index errors are run-time errors naming the op (SPEC §7).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -37,13 +38,20 @@ void adjust_range(bool has_begin, int64_t begin, bool has_end, int64_t end, int6
   }
 }
 
-Status slice_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
-                    std::span<TensorRef> out) {
+// The elements x[...] selects: offsets base + sum(i_d * stride[d]) for i in shape.
+struct SliceView {
+  int64_t base = 0;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};
+};
+
+// Reads the slice attributes of x = in[0]; dynamic bounds are in[first_dynamic..].
+Status slice_view(const char* op, const ops::Attrs& attrs, std::span<const TensorRef> in, size_t first_dynamic,
+                  SliceView& view) {
   using namespace ops::attr;
-  SG_RETURN_IF_ERROR(check_arity("slice", in, 1, out));
   const TensorRef& x = in[0];
-  TensorRef& o = out[0];
-  if (attrs.values.size() < 4 || x.dtype != o.dtype) return internal_error("slice: bad operands");
+  if (attrs.values.size() < 4) return internal_error(std::string(op) + ": missing attributes");
   const auto& begins = attrs.ints(kSliceBegin);
   const auto& ends = attrs.ints(kSliceEnd);
   const auto& steps = attrs.ints(kSliceStep);
@@ -51,42 +59,50 @@ Status slice_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<con
   auto entry = [](const std::vector<int64_t>& v, int d, int64_t dflt) {
     return size_t(d) < v.size() ? v[d] : dflt;
   };
-  size_t next_dynamic = 1;
+  size_t next_dynamic = first_dynamic;
   auto dynamic = [&](int64_t& v) -> Status {
-    if (next_dynamic >= in.size()) return internal_error("slice: missing dynamic bound");
-    return read_index_scalar("slice", in[next_dynamic++], v);
+    if (next_dynamic >= in.size()) return internal_error(std::string(op) + ": missing dynamic bound");
+    return read_index_scalar(op, in[next_dynamic++], v);
   };
-
   int64_t x_strides[kMaxRank];
   for (int64_t d = x.rank - 1, s = 1; d >= 0; --d) {
     x_strides[d] = s;
     s *= x.shape[d];
   }
-  int64_t base = 0;
-  int rank = 0;  // output dims
-  int64_t shape[kMaxRank], stride[kMaxRank];
   for (int d = 0; d < x.rank; ++d) {
     const int64_t f = entry(flags, d, 0), n = x.shape[d];
     int64_t begin = entry(begins, d, 0), end = entry(ends, d, 0);
     if (f & kDynBegin) SG_RETURN_IF_ERROR(dynamic(begin));
     if (f & kDynEnd) SG_RETURN_IF_ERROR(dynamic(end));
     if (f & kIndex) {
-      if (begin < -n || begin >= n) return runtime_error(out_of_bounds(begin, d, n));
-      base += (begin < 0 ? begin + n : begin) * x_strides[d];
+      if (begin < -n || begin >= n) return runtime_error(std::string(op) + ": " + out_of_bounds(begin, d, n));
+      view.base += (begin < 0 ? begin + n : begin) * x_strides[d];
       continue;
     }
     const int64_t step = entry(steps, d, 1);
-    if (step == 0) return runtime_error("slice step cannot be zero");
+    if (step == 0) return runtime_error(std::string(op) + ": step cannot be zero");
     int64_t start = 0, count = 0;
     adjust_range((f & (kHasBegin | kDynBegin)) != 0, begin, (f & (kHasEnd | kDynEnd)) != 0, end, step,
                  n, start, count);
-    if (count > 0) base += start * x_strides[d];
-    shape[rank] = count;
-    stride[rank] = step * x_strides[d];
-    ++rank;
+    if (count > 0) view.base += start * x_strides[d];
+    view.shape[view.rank] = count;
+    view.stride[view.rank] = step * x_strides[d];
+    ++view.rank;
   }
+  return Status::Ok();
+}
+
+Status slice_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                    std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity("slice", in, 1, out));
+  const TensorRef& x = in[0];
+  TensorRef& o = out[0];
+  if (x.dtype != o.dtype) return internal_error("slice: bad operands");
+  SliceView view;
+  SG_RETURN_IF_ERROR(slice_view("slice", attrs, in, 1, view));
+  const int rank = view.rank;
   bool same = rank == o.rank;
-  for (int d = 0; same && d < rank; ++d) same = shape[d] == o.shape[d];
+  for (int d = 0; same && d < rank; ++d) same = view.shape[d] == o.shape[d];
   if (!same) return internal_error("slice: " + describe(x) + " gives a shape other than " + describe(o));
   const int64_t total = o.numel();
   if (total == 0) return Status::Ok();
@@ -94,13 +110,13 @@ Status slice_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<con
   const auto* src = static_cast<const uint8_t*>(x.data);
   auto* dst = static_cast<uint8_t*>(o.data);
   if (rank == 0) {
-    std::memcpy(dst, src + size_t(base) * elem, elem);
+    std::memcpy(dst, src + size_t(view.base) * elem, elem);
     return Status::Ok();
   }
   const int last = rank - 1;
-  const int64_t n = shape[last], step = stride[last];
+  const int64_t n = view.shape[last], step = view.stride[last];
   int64_t idx[kMaxRank] = {};
-  int64_t off = base;
+  int64_t off = view.base;
   for (int64_t oo = 0; oo < total; oo += n) {
     if (step == 1) {
       std::memcpy(dst + size_t(oo) * elem, src + size_t(off) * elem, size_t(n) * elem);
@@ -109,9 +125,58 @@ Status slice_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<con
         std::memcpy(dst + size_t(oo + j) * elem, src + size_t(off + j * step) * elem, elem);
     }
     for (int d = last - 1; d >= 0; --d) {
-      off += stride[d];
-      if (++idx[d] < shape[d]) break;
-      off -= stride[d] * shape[d];
+      off += view.stride[d];
+      if (++idx[d] < view.shape[d]) break;
+      off -= view.stride[d] * view.shape[d];
+      idx[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+// x[...] = v into a copy of x: v broadcasts to the region (right-aligned, size-1
+// dims repeated, extra leading size-1 dims allowed), as NumPy's item assignment.
+Status slice_update_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                           std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity("slice_update", in, 2, out));
+  const TensorRef& x = in[0];
+  const TensorRef& v = in[1];
+  TensorRef& o = out[0];
+  if (x.dtype != o.dtype || v.dtype != x.dtype || o.rank != x.rank || o.numel() != x.numel())
+    return internal_error("slice_update: " + describe(x) + " with value " + describe(v) + " -> " + describe(o));
+  SliceView view;
+  SG_RETURN_IF_ERROR(slice_view("slice_update", attrs, in, 2, view));
+  int64_t v_stride[kMaxRank] = {};  // per region dim; 0 where v repeats
+  bool fits = true;
+  for (int d = v.rank - 1, s = 1; d >= 0; --d) {
+    const int rd = view.rank - (v.rank - d);  // the region dim v's dim d lines up with
+    if (rd < 0) {
+      fits = fits && v.shape[d] == 1;
+    } else if (v.shape[d] == view.shape[rd]) {
+      v_stride[rd] = s;
+    } else if (v.shape[d] != 1) {
+      fits = false;
+    }
+    s *= v.shape[d];
+  }
+  if (!fits) return internal_error("slice_update: " + describe(v) + " does not broadcast to the region");
+  const size_t elem = dtype_size(x.dtype);
+  copy_elements(o.data, x.data, x.numel(), elem);
+  int64_t count = 1;
+  for (int d = 0; d < view.rank; ++d) count *= view.shape[d];
+  if (count == 0) return Status::Ok();
+  const auto* src = static_cast<const uint8_t*>(v.data);
+  auto* dst = static_cast<uint8_t*>(o.data);
+  int64_t idx[kMaxRank] = {};
+  int64_t off = view.base, v_off = 0;
+  for (int64_t e = 0; e < count; ++e) {
+    std::memcpy(dst + size_t(off) * elem, src + size_t(v_off) * elem, elem);
+    for (int d = view.rank - 1; d >= 0; --d) {
+      off += view.stride[d];
+      v_off += v_stride[d];
+      if (++idx[d] < view.shape[d]) break;
+      off -= view.stride[d] * view.shape[d];
+      v_off -= v_stride[d] * view.shape[d];
       idx[d] = 0;
     }
   }
@@ -163,6 +228,7 @@ KernelFn slice_take_kernel(ops::OpId op) {
   switch (op) {
     case ops::OpId::Slice: return &slice_kernel;
     case ops::OpId::Take: return &take_kernel;
+    case ops::OpId::SliceUpdate: return &slice_update_kernel;
     default: return nullptr;
   }
 }

@@ -158,22 +158,38 @@ class KernelTester {
     output_ = HostTensor(dtype, std::move(shape));
     return *this;
   }
+  // Outputs after the first (topk's indices), checked with extra_output(k).
+  KernelTester& also_out(DType dtype, std::vector<int64_t> shape) {
+    extra_outputs_.emplace_back(dtype, std::move(shape));
+    return *this;
+  }
+  KernelTester& attr_float(double v) { attrs_.values.push_back(ops::AttrValue::Float(v)); return *this; }
   KernelTester& attr_int(int64_t v) { attrs_.values.push_back(ops::AttrValue::Int(v)); return *this; }
   KernelTester& attr_ints(std::vector<int64_t> v) { attrs_.values.push_back(ops::AttrValue::Ints(std::move(v))); return *this; }
   KernelTester& attr_string(std::string v) { attrs_.values.push_back(ops::AttrValue::String(std::move(v))); return *this; }
 
   const std::vector<HostTensor>& inputs() const { return inputs_; }
   const HostTensor& output() const { return output_; }
+  const HostTensor& extra_output(size_t k) const { return extra_outputs_.at(k); }
 
+  // Runs the kernel with exactly the scratch it asks for, poisoned like the outputs.
   Status run() {
     std::vector<TensorRef> in;
     for (HostTensor& t : inputs_) in.push_back(t.ref());
+    std::vector<TensorRef> out;
     output_.poison();
-    TensorRef out = output_.ref();
+    out.push_back(output_.ref());
+    for (HostTensor& t : extra_outputs_) {
+      t.poison();
+      out.push_back(t.ref());
+    }
+    std::vector<uint8_t> scratch(reference_scratch_size(op_, attrs_, in), 0xA5);
     KernelContext ctx;
-    EXPECT_EQ(reference_scratch_size(op_, attrs_, in), 0u);
-    Status s = reference_kernel(op_)(ctx, attrs_, in, std::span<TensorRef>(&out, 1));
+    ctx.scratch = scratch.data();
+    ctx.scratch_size = scratch.size();
+    Status s = reference_kernel(op_)(ctx, attrs_, in, out);
     EXPECT_TRUE(output_.guard_intact()) << "the kernel wrote past its output";
+    for (const HostTensor& t : extra_outputs_) EXPECT_TRUE(t.guard_intact()) << "the kernel wrote past an output";
     return s;
   }
 
@@ -215,6 +231,7 @@ class KernelTester {
   ops::OpId op_;
   std::vector<HostTensor> inputs_;
   HostTensor output_;
+  std::vector<HostTensor> extra_outputs_;
   ops::Attrs attrs_;
 };
 

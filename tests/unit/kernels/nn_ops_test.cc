@@ -176,5 +176,36 @@ TEST(Pool2D, AvgSameDividesByCellsInside) {
       .expect({5, 8});
 }
 
+std::vector<double> layer_norm_reference(const HostTensor& x, const HostTensor& g, const HostTensor& b, double eps) {
+  const int64_t d = x.shape().back(), rows = x.numel() / d;
+  std::vector<double> want;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < d; ++i) mean += x.at(r * d + i) / double(d);
+    for (int64_t i = 0; i < d; ++i) var += (x.at(r * d + i) - mean) * (x.at(r * d + i) - mean) / double(d);
+    for (int64_t i = 0; i < d; ++i)
+      want.push_back((x.at(r * d + i) - mean) / std::sqrt(var + eps) * g.at(g.numel() == 1 ? 0 : i) +
+                     b.at(b.numel() == 1 ? 0 : i));
+  }
+  return want;
+}
+
+TEST(LayerNorm, OverTheLastAxis) {
+  for (DType dt : {DType::kF32, DType::kF16}) {
+    // An offset mean: a one-pass variance would lose it.
+    const HostTensor x = HostTensor::random(dt, {3, 4, 16}, 61, dt == DType::kF32 ? 100 : 10, dt == DType::kF32 ? 104 : 14);
+    const HostTensor g = HostTensor::random(dt, {16}, 62), b = HostTensor::random(dt, {16}, 63);
+    KernelTester(OpId::LayerNorm).in(x).in(g).in(b).out(dt, {3, 4, 16}).attr_float(1e-5)
+        .expect(layer_norm_reference(x, g, b, 1e-5), dt == DType::kF32 ? 1e-5 : 3e-3, 1e-5);
+  }
+  // Scalar and [1] gamma/beta, and a large eps.
+  const HostTensor x = HostTensor::of(DType::kF32, {2, 2}, {1, 3, -2, 2});
+  const HostTensor g = HostTensor::scalar(DType::kF32, 2), b = HostTensor::of(DType::kF32, {1}, {0.5});
+  KernelTester(OpId::LayerNorm).in(x).in(g).in(b).out(DType::kF32, {2, 2}).attr_float(3)
+      .expect({-0.5, 1.5, 0.5 - 4 / std::sqrt(7.0), 0.5 + 4 / std::sqrt(7.0)});  // var 1 and 4, eps 3
+  KernelTester(OpId::LayerNorm).in(HostTensor(DType::kF32, {0, 4})).in(HostTensor(DType::kF32, {4}))
+      .in(HostTensor(DType::kF32, {4})).out(DType::kF32, {0, 4}).attr_float(1e-5).expect({});
+}
+
 }  // namespace
 }  // namespace sg::kernels::testing

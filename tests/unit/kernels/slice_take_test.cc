@@ -1,5 +1,5 @@
-// slice and take. Expected values are NumPy's (a[b:e:s] on arange(7), and
-// mixed index/range subscripts of arange(24).reshape(2, 3, 4)).
+// slice, slice_update and take. Expected values are NumPy's (a[b:e:s] on
+// arange(7), and mixed index/range subscripts of arange(24).reshape(2, 3, 4)).
 #include <optional>
 
 #include "kernels/kernel_tester.h"
@@ -25,9 +25,12 @@ struct Axis {
   bool dynamic = false;  // bounds given as scalar inputs instead of attributes
 };
 
-KernelTester slice_tester(HostTensor x, const std::vector<Axis>& axes, DType bound_dtype = DType::kI64) {
-  KernelTester t(OpId::Slice);
+// slice(x, bounds...) or, with a value, slice_update(x, value, bounds...).
+KernelTester slice_tester(HostTensor x, const std::vector<Axis>& axes, DType bound_dtype = DType::kI64,
+                          std::optional<HostTensor> value = std::nullopt) {
+  KernelTester t(value ? OpId::SliceUpdate : OpId::Slice);
   t.in(std::move(x));
+  if (value) t.in(std::move(*value));
   std::vector<int64_t> begins, ends, steps, flags;
   for (const Axis& a : axes) {
     int64_t f = a.index ? int64_t(kIndex) : 0;
@@ -83,9 +86,55 @@ TEST(Slice, IndicesDropAxes) {
 TEST(Slice, IndexOutOfRangeIsAnError) {
   const HostTensor x = HostTensor::of(DType::kF32, {3}, {1, 2, 3});
   slice_tester(x, {{5, {}, 1, true}}).out(DType::kF32, {})
-      .expect_error(StatusCode::kRuntimeError, "index 5 is out of bounds for axis 0 with size 3");
+      .expect_error(StatusCode::kRuntimeError, "slice: index 5 is out of bounds for axis 0 with size 3");
   slice_tester(x, {{-4, {}, 1, true, true}}).out(DType::kF32, {})
-      .expect_error(StatusCode::kRuntimeError, "index -4 is out of bounds for axis 0 with size 3");
+      .expect_error(StatusCode::kRuntimeError, "slice: index -4 is out of bounds for axis 0 with size 3");
+}
+
+HostTensor value(DType t, std::vector<int64_t> shape, std::vector<double> v) {
+  return HostTensor::of(t, std::move(shape), v);
+}
+
+TEST(SliceUpdate, AssignsIntoACopyLikeNumPy) {
+  const HostTensor x = HostTensor::of(DType::kI64, {2, 3, 4}, arange(24));
+  // y = x.copy(); y[1, ::-1, 1:4:2] = [[100, 101], [102, 103], [104, 105]]
+  std::vector<double> want = arange(24);
+  for (auto [pos, v] : std::vector<std::pair<int, double>>{{21, 100}, {23, 101}, {17, 102}, {19, 103}, {13, 104}, {15, 105}})
+    want[size_t(pos)] = v;
+  slice_tester(x, {{1, {}, 1, true}, {{}, {}, -1}, {1, 4, 2}}, DType::kI64,
+               value(DType::kI64, {3, 2}, {100, 101, 102, 103, 104, 105}))
+      .out(DType::kI64, {2, 3, 4}).expect(want);
+  // y[:, -1, ::3] = [7, 9] (a row broadcast over the first axis), the index staged
+  want = arange(24);
+  for (auto [pos, v] : std::vector<std::pair<int, double>>{{8, 7}, {11, 9}, {20, 7}, {23, 9}}) want[size_t(pos)] = v;
+  slice_tester(x, {{}, {-1, {}, 1, true, true}, {{}, {}, 3}}, DType::kI32, value(DType::kI64, {2}, {7, 9}))
+      .out(DType::kI64, {2, 3, 4}).expect(want);
+  // y[0, 2, 3] = -1, and y[0] = 5 (a scalar broadcast over a region)
+  want = arange(24);
+  want[11] = -1;
+  slice_tester(x, {{0, {}, 1, true}, {2, {}, 1, true}, {-1, {}, 1, true}}, DType::kI64, value(DType::kI64, {}, {-1}))
+      .out(DType::kI64, {2, 3, 4}).expect(want);
+  want = arange(24);
+  for (int i = 0; i < 12; ++i) want[size_t(i)] = 5;
+  slice_tester(x, {{0, {}, 1, true}, {}, {}}, DType::kI64, value(DType::kI64, {1, 1, 1}, {5}))
+      .out(DType::kI64, {2, 3, 4}).expect(want);
+}
+
+TEST(SliceUpdate, EmptyRegionsAndDtypes) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kBool}) {
+    slice_tester(HostTensor::of(t, {4}, {1, 0, 1, 0}), {{1, 3, 1}}, DType::kI64, value(t, {2}, {0, 1}))
+        .out(t, {4}).expect({1, 0, 1, 0});
+    slice_tester(HostTensor::of(t, {4}, {1, 0, 1, 0}), {{3, 1, 1}}, DType::kI64, value(t, {}, {1}))
+        .out(t, {4}).expect({1, 0, 1, 0});  // x[3:1] is empty
+  }
+}
+
+TEST(SliceUpdate, IndexOutOfRangeNamesTheOp) {
+  const HostTensor x = HostTensor::of(DType::kF32, {3}, {1, 2, 3});
+  slice_tester(x, {{5, {}, 1, true}}, DType::kI64, value(DType::kF32, {}, {0})).out(DType::kF32, {3})
+      .expect_error(StatusCode::kRuntimeError, "slice_update: index 5 is out of bounds for axis 0 with size 3");
+  slice_tester(x, {{-4, {}, 1, true, true}}, DType::kI32, value(DType::kF32, {}, {0})).out(DType::kF32, {3})
+      .expect_error(StatusCode::kRuntimeError, "slice_update: index -4 is out of bounds for axis 0 with size 3");
 }
 
 TEST(Take, GathersAlongAnyAxis) {

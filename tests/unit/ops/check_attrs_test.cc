@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ops/rule_tester.h"
 
 namespace sg::ops {
@@ -88,6 +90,30 @@ TEST(CheckAttrs, WindowsAndCasts) {
   expect_rejected(check(OpId::MaxPool2D, attrs({Is({2, -2}), Is({2, 2}), Str("VALID")}), {4}), "size must be positive");
   expect_rejected(check(OpId::Cast, attrs({I(5)}), {1}), "cast: invalid dtype 5");
   expect_rejected(check(OpId::Cast, attrs({I(-1)}), {1}), "invalid dtype");
+}
+
+TEST(CheckAttrs, OpsAppendedLater) {
+  EXPECT_TRUE(check(OpId::Eye, attrs({I(3), I(2), I(-7), I(0)}), {}).ok());
+  expect_rejected(check(OpId::Eye, attrs({I(3), I(-2), I(0), I(0)}), {}), "eye: m must be in [0, 2147483647], got -2");
+  expect_rejected(check(OpId::Eye, attrs({I(3), I(2), I(0), I(9)}), {}), "eye: invalid dtype 9");
+  expect_rejected(check(OpId::Eye, attrs({I(3), I(2), I(0)}), {}), "eye: expects 4 attributes, got 3");
+  EXPECT_TRUE(check(OpId::Arange, {}, {0, 0, 0}).ok());
+  expect_rejected(check(OpId::Arange, {}, {0, 1, 0}), "arange: input 1 must be a scalar");
+  expect_rejected(check(OpId::Arange, {}, {0, 0}), "arange: expects 3 to 4 inputs, got 2");
+  expect_rejected(check(OpId::TopK, attrs({I(1), I(1)}), {1}), "topk: axis 1 is out of range for rank 1");
+  expect_rejected(check(OpId::TopK, attrs({I(-1), I(0)}), {1}), "topk: k must be in [0,");
+  expect_rejected(check(OpId::CumSum, attrs({I(-1)}), {2}), "cumsum: axis -1 is out of range");
+  expect_rejected(check(OpId::Tile, attrs({Is({1, -2})}), {2}), "tile: reps must be in [0,");
+  expect_rejected(check(OpId::Pad, attrs({Is({1, 1}), Fl(0), Str("constant")}), {2}), "pad: pads must have 4 entries");
+  expect_rejected(check(OpId::Pad, attrs({Is({1, 1}), I(0), Str("constant")}), {1}), "'value' must be float, got int");
+  expect_rejected(check(OpId::OneHot, attrs({I(3), I(-1)}), {1}), "one_hot: invalid dtype -1");
+  expect_rejected(check(OpId::LayerNorm, attrs({Fl(INFINITY)}), {2, 1, 1}), "layer_norm: eps must be finite");
+  const auto slice = attrs({Is({0}), Is({0}), Is({1}), Is({attr::kIndex | attr::kDynBegin})});
+  EXPECT_TRUE(check(OpId::SliceUpdate, slice, {1, 0, 0}).ok());
+  EXPECT_TRUE(check(OpId::SliceUpdate, slice, {1, 3, 0}).ok());  // the value may have any rank
+  expect_rejected(check(OpId::SliceUpdate, slice, {1, 0}), "slice_update: expects 1 dynamic scalar inputs, got 0");
+  expect_rejected(check(OpId::SliceUpdate, slice, {1, 0, 1}), "slice_update: input 2 must be a scalar");
+  expect_rejected(check(OpId::SliceUpdate, slice, {1}), "slice_update: expects at least 2 inputs, got 1");
 }
 
 TEST(CheckAttrs, InferRejectsMalformedNodesInsteadOfReadingOutOfRange) {

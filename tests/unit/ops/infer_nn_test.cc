@@ -1,5 +1,7 @@
-// softmax, log_softmax, conv2d, max_pool2d, avg_pool2d.
+// softmax, log_softmax, conv2d, max_pool2d, avg_pool2d, layer_norm.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "ops/rule_tester.h"
 
@@ -82,6 +84,32 @@ TEST(Pool2D, ValidAndSame) {
                    "max_pool2d: input must be float");
   EXPECT_ERROR_HAS(run_both(OpId::MaxPool2D, pool({5, 5}, {1, 1}, "VALID"), {F32({1, 4, 4, 1})}),
                    "larger than the input");
+}
+
+TEST(LayerNorm, GammaAndBetaScaleTheLastAxis) {
+  const Attrs a = attrs({Fl(1e-5)});
+  EXPECT_EQ(run_both(OpId::LayerNorm, a, {F32({2, 3, 8}), F32({8}), F32({8})}).type, F32({2, 3, 8}));
+  EXPECT_EQ(run_both(OpId::LayerNorm, a, {F32({8}), F32({1}), F32({})}).type, F32({8}));
+  const auto h = [](std::vector<int64_t> s) { return T(DType::kF16, std::move(s)); };
+  EXPECT_EQ(run_both(OpId::LayerNorm, a, {h({4, 6}), h({6}), h({6})}).type, h({4, 6}));
+  EXPECT_EQ(run(OpId::LayerNorm, a, {SF32({N, M}), SF32({M}), SF32({M})}).shape, "[N, M]");
+  EXPECT_TRUE(run(OpId::LayerNorm, a, {SF32({N, M}), SF32({K}), SF32({1})}).status.ok());  // checked at run time
+}
+
+TEST(LayerNorm, Errors) {
+  const Attrs a = attrs({Fl(1e-5)});
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, a, {T(DType::kI32, {2, 8}), T(DType::kI32, {8}), T(DType::kI32, {8})}),
+                   "layer_norm: needs a float input, got i32");
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, a, {F32({}), F32({}), F32({})}), "needs an input with at least one dim");
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, a, {F32({2, 8}), T(DType::kF16, {8}), F32({8})}),
+                   "layer_norm: gamma is f16 but x is f32");
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, a, {F32({2, 8}), F32({8}), F32({2, 8})}),
+                   "layer_norm: beta [2, 8] does not match the last dim of [2, 8] (it must be [8], [1] or a scalar)");
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, a, {F32({2, 8}), F32({7}), F32({8})}), "gamma [7] does not match");
+  EXPECT_ERROR_HAS(run_both(OpId::LayerNorm, attrs({Fl(-1)}), {F32({8}), F32({8}), F32({8})}),
+                   "layer_norm: eps must be finite and >= 0");
+  EXPECT_EQ(run_both(OpId::LayerNorm, attrs({Fl(std::nan(""))}), {F32({8}), F32({8}), F32({8})}).status.code(),
+            StatusCode::kInvalidGraph);
 }
 
 }  // namespace

@@ -110,5 +110,47 @@ TEST(Slice, RejectsBadNodes) {
                    "must be an integer scalar");
 }
 
+// x[...] = v: the region comes from the same attributes; dynamic bounds follow v.
+TEST(SliceUpdate, KeepsXsTypeAndBroadcastsTheValue) {
+  EXPECT_EQ(run_both(OpId::SliceUpdate, slice({range(1, 3), index(0)}), {F32({4, 5}), F32({2})}).type, F32({4, 5}));
+  EXPECT_TRUE(run_both(OpId::SliceUpdate, slice({range(1, 3), all()}), {F32({4, 5}), F32({})}).status.ok());
+  EXPECT_TRUE(run_both(OpId::SliceUpdate, slice({range(1, 3), all()}), {F32({4, 5}), F32({1, 5})}).status.ok());
+  EXPECT_TRUE(run_both(OpId::SliceUpdate, slice({index(1), all()}), {F32({4, 5}), F32({1, 1, 5})}).status.ok());
+  EXPECT_ERROR_HAS(run_both(OpId::SliceUpdate, slice({range(1, 3), all()}), {F32({4, 5}), F32({3, 5})}),
+                   "slice_update: cannot broadcast a value of shape [3, 5] into the selected region [2, 5] of [4, 5]");
+  EXPECT_ERROR_HAS(run_both(OpId::SliceUpdate, slice({index(1), all()}), {F32({4, 5}), F32({2, 5})}),
+                   "cannot broadcast a value of shape [2, 5]");
+  EXPECT_ERROR_HAS(run_both(OpId::SliceUpdate, slice({all()}), {F32({4}), T(DType::kI32, {4})}),
+                   "slice_update: the value is i32 but the tensor is f32; cast with astype");
+}
+
+TEST(SliceUpdate, IndexOutOfRangeNamesTheOp) {
+  EXPECT_ERROR_HAS(run_both(OpId::SliceUpdate, slice({index(5)}), {F32({3}), F32({})}),
+                   "slice_update: index 5 is out of bounds for axis 0 with size 3");
+  const Attrs dyn = slice({{0, 0, 1, kIndex | kDynBegin}, all()});
+  const TensorType<int64_t> i64 = T(DType::kI64, {});
+  EXPECT_ERROR_HAS(run_both(OpId::SliceUpdate, dyn, {F32({3, 2}), F32({2}), i64}, {std::nullopt, std::nullopt, -4}),
+                   "slice_update: index -4 is out of bounds for axis 0 with size 3");
+  EXPECT_TRUE(run_both(OpId::SliceUpdate, dyn, {F32({3, 2}), F32({2}), i64}, {std::nullopt, std::nullopt, 2}).status.ok());
+  // The dynamic bounds come after the value: a missing one is a malformed node.
+  EXPECT_EQ(run_both(OpId::SliceUpdate, dyn, {F32({3, 2}), F32({2})}).status.code(), StatusCode::kInvalidGraph);
+}
+
+TEST(SliceUpdate, SymbolicRegions) {
+  // x[:, i] = v with a staged i on [N, M]: the region is [N], checked against v.
+  const Attrs dyn = slice({all(), {0, 0, 1, kIndex | kDynBegin}});
+  const auto i64 = S(DType::kI64, {});
+  EXPECT_EQ(run(OpId::SliceUpdate, dyn, {SF32({N, M}), SF32({N}), i64}, {std::nullopt, std::nullopt, std::nullopt}).shape,
+            "[N, M]");
+  EXPECT_ERROR_HAS(run(OpId::SliceUpdate, dyn, {SF32({N, M}), SF32({N + SymDim(1)}), i64},
+                       {std::nullopt, std::nullopt, std::nullopt}),
+                   "cannot broadcast a value of shape [N+1] into the selected region [N]");
+  // A region of unknown length accepts any value; the run-time rule decides.
+  auto r = run(OpId::SliceUpdate, slice({{0, 0, 1, kDynEnd}}), {SF32({N}), SF32({3}), i64},
+               {std::nullopt, std::nullopt, std::nullopt});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.shape, "[N]");
+}
+
 }  // namespace
 }  // namespace sg::ops

@@ -16,9 +16,9 @@ TEST(OpTable, EveryOpIsFoundByItsName) {
     EXPECT_TRUE(names.insert(def.name).second) << "duplicate op name " << def.name;
     EXPECT_EQ(find_op(def.name), OpId(i));
     EXPECT_GE(def.version, 1);
-    EXPECT_GE(def.min_inputs, 1);
+    EXPECT_GE(def.min_inputs, OpId(i) == OpId::Eye ? 0 : 1) << def.name;  // eye is all attributes
     EXPECT_TRUE(def.max_inputs == -1 || def.max_inputs >= def.min_inputs) << def.name;
-    EXPECT_EQ(def.num_outputs, 1);
+    EXPECT_EQ(def.num_outputs, OpId(i) == OpId::TopK ? 2 : 1) << def.name;
   }
   EXPECT_FALSE(find_op("no_such_op"));
   EXPECT_FALSE(find_op(""));
@@ -34,6 +34,20 @@ TEST(OpTable, Arities) {
   EXPECT_STREQ(op_def(OpId::LogSoftmax).name, "log_softmax");
 }
 
+// The runtime and the compiler store OpIds: ops are only ever appended.
+TEST(OpTable, IdsAreStable) {
+  EXPECT_EQ(int(OpId::Add), 0);
+  EXPECT_EQ(int(OpId::AvgPool2D), 63);
+  EXPECT_EQ(int(OpId::CumSum), 64);
+  EXPECT_EQ(int(OpId::SliceUpdate), 74);
+  EXPECT_EQ(kNumOps, 75);
+  EXPECT_STREQ(op_def(OpId::SliceUpdate).name, "slice_update");
+  EXPECT_EQ(op_def(OpId::Eye).max_inputs, 0);
+  EXPECT_EQ(op_def(OpId::Arange).min_inputs, attr::kArangeIntInputs);
+  EXPECT_EQ(op_def(OpId::Arange).max_inputs, attr::kArangeFloatInputs);
+  EXPECT_EQ(op_def(OpId::SliceUpdate).max_inputs, -1);
+}
+
 TEST(OpTable, Flags) {
   EXPECT_TRUE(has_flag(OpId::Less, kComparison));
   EXPECT_TRUE(has_flag(OpId::Less, kElementwiseBinary));
@@ -42,6 +56,9 @@ TEST(OpTable, Flags) {
   EXPECT_TRUE(has_flag(OpId::ArgMax, kReduction));
   EXPECT_TRUE(has_flag(OpId::Slice, kValueDependentShape));
   EXPECT_FALSE(has_flag(OpId::MatMul, kElementwiseBinary));
+  EXPECT_TRUE(has_flag(OpId::Arange, kValueDependentShape));
+  EXPECT_TRUE(has_flag(OpId::SliceUpdate, kValueDependentShape));
+  EXPECT_FALSE(has_flag(OpId::CumSum, kReduction));  // keeps its axis
 }
 
 void expect_attrs(OpId op, std::vector<std::pair<std::string, AttrKind>> expected) {
@@ -75,6 +92,24 @@ TEST(OpTable, AttributeListsMatchTheirPositions) {
                               {"groups", AttrKind::kInt}});
   expect_attrs(OpId::AvgPool2D,
                {{"size", AttrKind::kInts}, {"stride", AttrKind::kInts}, {"padding", AttrKind::kString}});
+  expect_attrs(OpId::CumSum, {{"axis", AttrKind::kInt}});
+  expect_attrs(OpId::ArgSort, {{"axis", AttrKind::kInt}});
+  expect_attrs(OpId::TopK, {{"k", AttrKind::kInt}, {"axis", AttrKind::kInt}});
+  expect_attrs(OpId::Tile, {{"reps", AttrKind::kInts}});
+  expect_attrs(OpId::Pad, {{"pads", AttrKind::kInts}, {"value", AttrKind::kFloat}, {"mode", AttrKind::kString}});
+  expect_attrs(OpId::Eye,
+               {{"n", AttrKind::kInt}, {"m", AttrKind::kInt}, {"k", AttrKind::kInt}, {"dtype", AttrKind::kInt}});
+  expect_attrs(OpId::Arange, {});
+  expect_attrs(OpId::LayerNorm, {{"eps", AttrKind::kFloat}});
+  expect_attrs(OpId::OneHot, {{"depth", AttrKind::kInt}, {"dtype", AttrKind::kInt}});
+  expect_attrs(OpId::SliceUpdate, {{"begin", AttrKind::kInts},
+                                   {"end", AttrKind::kInts},
+                                   {"step", AttrKind::kInts},
+                                   {"flags", AttrKind::kInts}});
+  EXPECT_STREQ(op_def(OpId::TopK).attrs[attr::kTopKAxis].name, "axis");
+  EXPECT_STREQ(op_def(OpId::Pad).attrs[attr::kPadValue].name, "value");
+  EXPECT_STREQ(op_def(OpId::Eye).attrs[attr::kEyeK].name, "k");
+  EXPECT_STREQ(op_def(OpId::OneHot).attrs[attr::kOneHotDType].name, "dtype");
   EXPECT_EQ(op_def(OpId::Cast).attrs[attr::kCastDType].kind, AttrKind::kInt);
   EXPECT_STREQ(op_def(OpId::Conv2D).attrs[attr::kConvGroups].name, "groups");
   EXPECT_STREQ(op_def(OpId::MaxPool2D).attrs[attr::kPoolStride].name, "stride");

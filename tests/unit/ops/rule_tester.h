@@ -54,6 +54,8 @@ template <class D>
 struct Inferred {
   Status status;
   TensorType<D> type;  // the first output
+  std::vector<TensorType<D>> outputs;  // all of them
+  std::vector<std::string> shapes;     // all output shapes as text
   std::vector<std::string> warnings;
   int fresh = 0;        // fresh dims asked for (symbolic only)
   std::string shape;    // the output shape as text
@@ -68,6 +70,7 @@ inline Attrs attrs(std::vector<AttrValue> values) { return Attrs{std::move(value
 inline AttrValue I(int64_t v) { return AttrValue::Int(v); }
 inline AttrValue Is(std::vector<int64_t> v) { return AttrValue::Ints(std::move(v)); }
 inline AttrValue Str(std::string v) { return AttrValue::String(std::move(v)); }
+inline AttrValue Fl(double v) { return AttrValue::Float(v); }
 
 inline Inferred<int64_t> run(OpId op, const Attrs& a, std::vector<TensorType<int64_t>> in,
                              std::vector<std::optional<int64_t>> scalars = {}) {
@@ -76,6 +79,8 @@ inline Inferred<int64_t> run(OpId op, const Attrs& a, std::vector<TensorType<int
   Inferred<int64_t> r;
   r.status = infer<int64_t>(op, a, in, scalars, out, ctx);
   if (r.status.ok() && !out.empty()) r.type = out[0];
+  if (r.status.ok()) r.outputs = out;
+  for (const auto& t : r.outputs) r.shapes.push_back(shape_to_string(t.shape));
   r.warnings = ctx.warnings;
   r.shape = shape_to_string(r.type.shape);
   return r;
@@ -88,6 +93,8 @@ inline Inferred<SymDim> run(OpId op, const Attrs& a, std::vector<TensorType<SymD
   Inferred<SymDim> r;
   r.status = infer<SymDim>(op, a, in, scalars, out, ctx);
   if (r.status.ok() && !out.empty()) r.type = out[0];
+  if (r.status.ok()) r.outputs = out;
+  for (const auto& t : r.outputs) r.shapes.push_back(ctx.format(t.shape));
   r.warnings = ctx.warnings;
   r.fresh = ctx.fresh_count;
   r.shape = ctx.format(r.type.shape);
@@ -107,6 +114,7 @@ inline Inferred<int64_t> run_both(OpId op, const Attrs& a, std::vector<TensorTyp
   EXPECT_EQ(c.status.ok(), s.status.ok()) << c.status.message() << " | " << s.status.message();
   EXPECT_EQ(c.status.message(), s.status.message());
   EXPECT_EQ(c.shape, s.shape);
+  EXPECT_EQ(c.shapes, s.shapes);
   EXPECT_EQ(c.type.dtype, s.type.dtype);
   EXPECT_EQ(c.warnings, s.warnings);
   EXPECT_EQ(s.fresh, 0);
