@@ -182,6 +182,12 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::LayerNorm: return infer_layer_norm(r);
     case OpId::OneHot: return infer_one_hot(r);
     case OpId::SliceUpdate: return infer_slice_update(r);
+    case OpId::Print: return Status::Ok();  // no outputs; any inputs
+    case OpId::Assert:
+      if (in[0].dtype != DType::kBool || !in[0].shape.empty())
+        return runtime_error("assert: the condition must be a bool scalar, got " +
+                             std::string(dtype_name(in[0].dtype)) + ctx.format(in[0].shape));
+      return Status::Ok();
   }
   return internal_error("no shape rule for op " + std::string(op_def(op).name));
 }

@@ -38,6 +38,8 @@ inline constexpr AttrSpec kEye[] = {{"n", AttrKind::kInt},
                                     {"dtype", AttrKind::kInt}};
 inline constexpr AttrSpec kLayerNorm[] = {{"eps", AttrKind::kFloat}};
 inline constexpr AttrSpec kOneHot[] = {{"depth", AttrKind::kInt}, {"dtype", AttrKind::kInt}};
+inline constexpr AttrSpec kPrint[] = {{"format", AttrKind::kString}};
+inline constexpr AttrSpec kAssert[] = {{"message", AttrKind::kString}};
 }  // namespace attr_specs
 
 namespace {

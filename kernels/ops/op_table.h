@@ -25,6 +25,9 @@ enum OpFlags : uint32_t {
   // staged slice bounds): the rule reads them through `scalars`.
   kValueDependentShape = 1u << 3,
   kComparison = 1u << 4,          // result bool
+  // Has an effect beyond its outputs (print, assert): never removed, reordered
+  // across other effects, or folded at compile time.
+  kSideEffect = 1u << 5,
 };
 
 // X(Enum, "name", version, min_inputs, max_inputs (-1: variadic), num_outputs, attrs, flags)
@@ -119,7 +122,11 @@ enum OpFlags : uint32_t {
   X(LayerNorm, "layer_norm", 1, 3, 3, 1, kLayerNorm, 0)                                  \
   X(OneHot, "one_hot", 1, 1, 1, 1, kOneHot, 0)                                           \
   /* slice_update(x, v, dynamic bounds...): x with x[slice] = v (value semantics) */     \
-  X(SliceUpdate, "slice_update", 1, 2, -1, 1, kSlice, kValueDependentShape)
+  X(SliceUpdate, "slice_update", 1, 2, -1, 1, kSlice, kValueDependentShape)             \
+  /* print(values...): writes `format` with each "{}" replaced by the next value */     \
+  X(Print, "print", 1, 0, -1, 0, kPrint, kSideEffect)                                    \
+  /* assert(cond: bool 0-d): fails the run with `message` when cond is false */          \
+  X(Assert, "assert", 1, 1, 1, 0, kAssert, kSideEffect)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -184,6 +191,10 @@ enum LayerNorm { kLayerNormEps = 0 };
 // one_hot(idx: i32|i64) -> idx.shape + [depth] of dtype
 enum OneHot { kOneHotDepth = 0, kOneHotDType = 1 };
 // slice_update takes Slice's attributes; its dynamic bounds are inputs 2.. (after x, v)
+// print: the text, "{}" where each input's value goes (in order); "{{" and "}}" are braces
+enum Print { kPrintFormat = 0 };
+// assert: the message of the run-time error when the condition is false
+enum Assert { kAssertMessage = 0 };
 }  // namespace attr
 
 struct OpDef {

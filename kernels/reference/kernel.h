@@ -42,6 +42,9 @@ struct KernelContext {
   size_t scratch_size = 0;
   // Thread pool for backends that use one (pthreadpool_t), may be null.
   void* threadpool = nullptr;
+  // Where the print op writes a line of text (without the newline); null: stdout.
+  void (*print)(void* user, const char* text, size_t size) = nullptr;
+  void* print_user = nullptr;
 };
 
 using KernelFn = Status (*)(const KernelContext& ctx, const ops::Attrs& attrs,

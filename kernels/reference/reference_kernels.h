@@ -21,6 +21,7 @@ KernelFn ordering_kernel(ops::OpId op);            // cumsum, sort, argsort, top
 KernelFn tile_pad_kernel(ops::OpId op);            // tile, pad
 KernelFn creation_kernel(ops::OpId op);            // eye, arange, one_hot
 KernelFn layer_norm_kernel(ops::OpId op);
+KernelFn effect_kernel(ops::OpId op);             // print, assert
 
 // Scratch bytes of sort, argsort and topk (one index per element of the axis);
 // 0 for every other op.

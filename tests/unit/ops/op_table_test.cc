@@ -16,9 +16,10 @@ TEST(OpTable, EveryOpIsFoundByItsName) {
     EXPECT_TRUE(names.insert(def.name).second) << "duplicate op name " << def.name;
     EXPECT_EQ(find_op(def.name), OpId(i));
     EXPECT_GE(def.version, 1);
-    EXPECT_GE(def.min_inputs, OpId(i) == OpId::Eye ? 0 : 1) << def.name;  // eye is all attributes
+    EXPECT_GE(def.min_inputs, OpId(i) == OpId::Eye || OpId(i) == OpId::Print ? 0 : 1) << def.name;  // eye is all attributes
     EXPECT_TRUE(def.max_inputs == -1 || def.max_inputs >= def.min_inputs) << def.name;
-    EXPECT_EQ(def.num_outputs, OpId(i) == OpId::TopK ? 2 : 1) << def.name;
+    const bool effect = OpId(i) == OpId::Print || OpId(i) == OpId::Assert;
+    EXPECT_EQ(def.num_outputs, OpId(i) == OpId::TopK ? 2 : effect ? 0 : 1) << def.name;
   }
   EXPECT_FALSE(find_op("no_such_op"));
   EXPECT_FALSE(find_op(""));
@@ -40,7 +41,11 @@ TEST(OpTable, IdsAreStable) {
   EXPECT_EQ(int(OpId::AvgPool2D), 63);
   EXPECT_EQ(int(OpId::CumSum), 64);
   EXPECT_EQ(int(OpId::SliceUpdate), 74);
-  EXPECT_EQ(kNumOps, 75);
+  EXPECT_EQ(int(OpId::Print), 75);
+  EXPECT_EQ(int(OpId::Assert), 76);
+  EXPECT_EQ(kNumOps, 77);
+  EXPECT_TRUE(has_flag(OpId::Print, kSideEffect));
+  EXPECT_TRUE(has_flag(OpId::Assert, kSideEffect));
   EXPECT_STREQ(op_def(OpId::SliceUpdate).name, "slice_update");
   EXPECT_EQ(op_def(OpId::Eye).max_inputs, 0);
   EXPECT_EQ(op_def(OpId::Arange).min_inputs, attr::kArangeIntInputs);
