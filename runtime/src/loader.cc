@@ -1,0 +1,87 @@
+#include "loader.h"
+
+#include <algorithm>
+#include <string>
+
+namespace sg::runtime {
+namespace {
+
+std::string version_string(uint16_t major, uint16_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// Checks that [offset, offset+size) lies within a file of `file_size` bytes.
+bool in_file(uint64_t offset, uint64_t size, uint64_t file_size) {
+  return offset <= file_size && size <= file_size - offset;
+}
+
+Status check_ranges(const format::Header& h, uint64_t file_size) {
+  if (h.table_offset < format::kHeaderSize || h.table_offset % format::kAlignment != 0)
+    return invalid_graph("corrupt graph file: table offset " + std::to_string(h.table_offset) +
+                         " is not a 64-byte aligned position after the header");
+  if (!in_file(h.table_offset, h.table_size, file_size))
+    return invalid_graph("corrupt graph file: the table (offset " + std::to_string(h.table_offset) +
+                         ", " + std::to_string(h.table_size) + " bytes) extends past the end of the " +
+                         std::to_string(file_size) + "-byte file (truncated?)");
+  if (h.table_size < 8 || h.table_size >= (uint64_t(1) << 31))
+    return invalid_graph("corrupt graph file: implausible table size " + std::to_string(h.table_size));
+  if (h.data_offset % format::kAlignment != 0)
+    return invalid_graph("corrupt graph file: data segment offset " + std::to_string(h.data_offset) +
+                         " is not 64-byte aligned");
+  if (!in_file(h.data_offset, h.data_size, file_size))
+    return invalid_graph("corrupt graph file: the data segment (offset " +
+                         std::to_string(h.data_offset) + ", " + std::to_string(h.data_size) +
+                         " bytes) extends past the end of the " + std::to_string(file_size) +
+                         "-byte file (truncated?)");
+  if (h.data_size > 0 && h.data_offset < h.table_offset + h.table_size &&
+      h.table_offset < h.data_offset + h.data_size)
+    return invalid_graph("corrupt graph file: the table and the data segment overlap");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions& options) {
+  if (bytes.size() < format::kHeaderSize)
+    return invalid_graph("not a Stagegraph graph file: " + std::to_string(bytes.size()) +
+                         " bytes is shorter than the " + std::to_string(format::kHeaderSize) +
+                         "-byte header");
+  CheckedFile out;
+  if (!format::decode_header(bytes.data(), bytes.size(), &out.header))
+    return invalid_graph("not a Stagegraph graph file (bad magic)");
+  const format::Header& h = out.header;
+  if (h.major > format::kMajorVersion)
+    return invalid_graph("graph file format " + version_string(h.major, h.minor) +
+                         " is newer than this runtime's " +
+                         version_string(format::kMajorVersion, format::kMinorVersion));
+  if (h.major < format::kMajorVersion)
+    return invalid_graph("graph file format " + version_string(h.major, h.minor) +
+                         " is older than this runtime supports (" +
+                         version_string(format::kMajorVersion, format::kMinorVersion) + ")");
+  SG_RETURN_IF_ERROR(check_ranges(h, bytes.size()));
+
+  const uint8_t* table = bytes.data() + h.table_offset;
+  const uint32_t table_crc = format::crc32(table, size_t(h.table_size));
+  if (table_crc != h.table_crc)
+    return invalid_graph("corrupt graph file: table checksum mismatch (stored " +
+                         std::to_string(h.table_crc) + ", computed " + std::to_string(table_crc) + ")");
+  out.data_segment = bytes.subspan(size_t(h.data_offset), size_t(h.data_size));
+  if (options.verify_data) {
+    const uint32_t data_crc = format::crc32(out.data_segment.data(), out.data_segment.size());
+    if (data_crc != h.data_crc)
+      return invalid_graph("corrupt graph file: data segment checksum mismatch (stored " +
+                           std::to_string(h.data_crc) + ", computed " + std::to_string(data_crc) + ")");
+  }
+
+  // Bounds the verifier's work on hostile input while admitting any real graph
+  // (each table is at least a few bytes).
+  const size_t max_tables = std::max<size_t>(1000000, size_t(h.table_size) / 4);
+  flatbuffers::Verifier verifier(table, size_t(h.table_size), /*max_depth=*/64, max_tables);
+  if (!fb::VerifyGraphBuffer(verifier))
+    return invalid_graph("corrupt graph file: the table fails FlatBuffers verification "
+                         "(bad identifier, offsets or lengths)");
+  out.graph = fb::GetGraph(table);
+  return out;
+}
+
+}  // namespace sg::runtime

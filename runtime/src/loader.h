@@ -1,0 +1,26 @@
+// The first gate of loading: the fixed header, the checksums and the FlatBuffers
+// verifier (SPEC.md §10). Semantic checks follow in verifier.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "sgraph_header.h"
+#include "stagegraph/runtime.h"
+#include "stagegraph/status.h"
+#include "stagegraph_generated.h"
+
+namespace sg::runtime {
+
+struct CheckedFile {
+  format::Header header;
+  const fb::Graph* graph = nullptr;        // points into the file's bytes
+  std::span<const uint8_t> data_segment;   // constants, 64-byte aligned offsets
+};
+
+// Checks in order: size, magic, major version, table and data ranges, table CRC,
+// data CRC (when options.verify_data), FlatBuffers structure. `bytes` must be
+// 64-byte aligned and outlive the result.
+Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions& options);
+
+}  // namespace sg::runtime

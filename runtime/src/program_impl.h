@@ -1,0 +1,80 @@
+// The decoded, immutable form of a loaded graph: what the executor runs. Built once
+// by program.cc after the loader and the verifier have accepted the file, so the
+// executor's hot loop trusts every index, kernel pointer and attribute in here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "file_map.h"
+#include "ops/attrs.h"
+#include "ops/op_table.h"
+#include "reference/kernel.h"
+#include "stagegraph/runtime.h"
+#include "stagegraph/tensor.h"
+
+namespace sg {
+
+namespace runtime {
+
+enum class NodeKind : uint8_t { kOp = 0, kIf = 1, kWhile = 2, kCall = 3 };
+
+struct ValueInfo {
+  DType dtype = DType::kF32;
+  // Declared dims: >= 0 static, -1 symbolic (checked only at entry inputs).
+  std::vector<int64_t> dims;
+  bool is_constant = false;
+  Tensor constant;  // a wrapped view of the mapped data segment when is_constant
+};
+
+struct NodeInfo {
+  NodeKind kind = NodeKind::kOp;
+  ops::OpId op = ops::OpId::Add;  // meaningful for kOp
+  kernels::KernelFn kernel = nullptr;
+  ops::Attrs attrs;
+  bool value_dependent_shape = false;
+  std::vector<uint32_t> inputs;
+  std::vector<uint32_t> outputs;
+  std::vector<uint32_t> functions;  // If: [then, else]; While: [cond, body]; Call: [callee]
+  // Values whose last use is this node: released once its inputs are consumed.
+  std::vector<uint32_t> release_after;
+  // Outputs nothing reads: dropped as soon as they are produced.
+  std::vector<uint32_t> dead_outputs;
+  std::string op_name;   // "add", ..., or "if" / "while" / "call"
+  std::string location;  // "FILE:LINE:COL"
+};
+
+struct FunctionImpl {
+  std::string name;
+  std::vector<ValueInfo> values;
+  std::vector<uint32_t> params;
+  std::vector<uint32_t> results;
+  std::vector<NodeInfo> nodes;
+};
+
+struct EntryImpl {
+  uint32_t function = 0;
+};
+
+}  // namespace runtime
+
+class ProgramImpl {
+ public:
+  // Keeps the bytes alive: a file mapping, an aligned copy, or nothing when the
+  // caller owns aligned memory (Program::load_memory).
+  runtime::MappedBytes bytes;
+  uint16_t major = 0;
+  uint16_t minor = 0;
+  std::vector<runtime::FunctionImpl> functions;
+  std::vector<EntryInfo> entries;
+  std::vector<runtime::EntryImpl> entry_impls;  // parallel to entries
+  uint64_t constant_bytes = 0;
+
+  // True when `p` points into the graph's own bytes (a constant): such results are
+  // copied before they leave a Session, so they never outlive the Program.
+  bool owns_pointer(const void* p) const { return bytes.contains(p); }
+};
+
+}  // namespace sg

@@ -1,0 +1,160 @@
+#include "stagegraph/tensor.h"
+
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "stagegraph/runtime.h"
+
+namespace sg {
+
+// The header of an owned buffer. It lives in the first kTensorAlignment bytes of
+// the same allocation as the data, so a tensor costs one allocation.
+struct Tensor::Storage {
+  std::atomic<int64_t> refs{1};
+  Allocator* allocator = nullptr;
+  size_t alloc_bytes = 0;
+};
+
+namespace {
+
+Status checked_numel(std::span<const int64_t> shape, int64_t* numel) {
+  if (shape.size() > size_t(kMaxRank))
+    return invalid_argument("tensor rank " + std::to_string(shape.size()) + " exceeds the maximum " +
+                            std::to_string(kMaxRank));
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return invalid_argument("negative dimension " + std::to_string(d));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return out_of_memory("tensor element count overflows");
+    n *= d;
+  }
+  *numel = n;
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= shape_[i];
+  return n;
+}
+
+Result<Tensor> Tensor::empty(DType dtype, std::span<const int64_t> shape, Allocator* allocator) {
+  static_assert(sizeof(Storage) <= kTensorAlignment, "the storage header must fit before the data");
+  int64_t n = 0;
+  SG_RETURN_IF_ERROR(checked_numel(shape, &n));
+  const size_t elem = dtype_size(dtype);
+  const size_t limit = std::numeric_limits<size_t>::max() / 2;
+  if (size_t(n) > (limit - kTensorAlignment - kTensorPadding) / elem)
+    return out_of_memory("tensor of " + std::to_string(n) + " elements is too large");
+  const size_t data_bytes = size_t(n) * elem;
+  const size_t alloc_bytes = kTensorAlignment + data_bytes + kTensorPadding;
+  if (allocator == nullptr) allocator = default_allocator();
+  void* block = allocator->allocate(alloc_bytes, kTensorAlignment);
+  if (block == nullptr)
+    return out_of_memory("cannot allocate " + std::to_string(data_bytes) + " bytes for a tensor");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.rank_ = int(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t.shape_[i] = shape[i];
+  t.storage_ = new (block) Storage();
+  t.storage_->allocator = allocator;
+  t.storage_->alloc_bytes = alloc_bytes;
+  t.data_ = static_cast<uint8_t*>(block) + kTensorAlignment;
+  return t;
+}
+
+Result<Tensor> Tensor::zeros(DType dtype, std::span<const int64_t> shape, Allocator* allocator) {
+  SG_ASSIGN_OR_RETURN(Tensor t, empty(dtype, shape, allocator));
+  std::memset(t.data_, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::wrap(DType dtype, std::span<const int64_t> shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.rank_ = int(shape.size() <= size_t(kMaxRank) ? shape.size() : size_t(kMaxRank));
+  for (int i = 0; i < t.rank_; ++i) t.shape_[i] = shape[i];
+  t.data_ = data;
+  return t;
+}
+
+Tensor::Tensor(const Tensor& o)
+    : dtype_(o.dtype_), rank_(o.rank_), data_(o.data_), storage_(o.storage_) {
+  std::memcpy(shape_, o.shape_, sizeof(shape_));
+  if (storage_ != nullptr) storage_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+Tensor& Tensor::operator=(const Tensor& o) {
+  if (this == &o) return *this;
+  if (o.storage_ != nullptr) o.storage_->refs.fetch_add(1, std::memory_order_relaxed);
+  release();
+  dtype_ = o.dtype_;
+  rank_ = o.rank_;
+  std::memcpy(shape_, o.shape_, sizeof(shape_));
+  data_ = o.data_;
+  storage_ = o.storage_;
+  return *this;
+}
+
+Tensor::Tensor(Tensor&& o) noexcept
+    : dtype_(o.dtype_), rank_(o.rank_), data_(std::exchange(o.data_, nullptr)),
+      storage_(std::exchange(o.storage_, nullptr)) {
+  std::memcpy(shape_, o.shape_, sizeof(shape_));
+  o.rank_ = 0;
+}
+
+Tensor& Tensor::operator=(Tensor&& o) noexcept {
+  if (this == &o) return *this;
+  release();
+  dtype_ = o.dtype_;
+  rank_ = o.rank_;
+  std::memcpy(shape_, o.shape_, sizeof(shape_));
+  data_ = std::exchange(o.data_, nullptr);
+  storage_ = std::exchange(o.storage_, nullptr);
+  o.rank_ = 0;
+  return *this;
+}
+
+Tensor::~Tensor() { release(); }
+
+void Tensor::release() {
+  Storage* s = std::exchange(storage_, nullptr);
+  data_ = nullptr;
+  if (s == nullptr) return;
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Allocator* allocator = s->allocator;
+    const size_t bytes = s->alloc_bytes;
+    s->~Storage();
+    allocator->deallocate(s, bytes, kTensorAlignment);
+  }
+}
+
+bool Tensor::unique() const {
+  return storage_ != nullptr && storage_->refs.load(std::memory_order_acquire) == 1;
+}
+
+Result<Tensor> Tensor::clone(Allocator* allocator) const {
+  SG_ASSIGN_OR_RETURN(Tensor t, empty(dtype_, shape(), allocator));
+  if (data_ != nullptr) std::memcpy(t.data_, data_, nbytes());
+  return t;
+}
+
+std::string TensorSpec::shape_string() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    if (i < dim_names.size() && !dim_names[i].empty())
+      s += dim_names[i];
+    else
+      s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace sg

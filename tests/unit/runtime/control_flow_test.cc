@@ -1,0 +1,146 @@
+// If, While and Call: results, the heap frame stack (deep recursion on a thread
+// with a 64 KiB stack), and the recursion depth limit.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <string>
+
+#include "test_graphs.h"
+#include "test_util.h"
+
+namespace sg::testing {
+namespace {
+
+Result<int64_t> run_scalar(const std::shared_ptr<const Program>& program, const std::string& entry, int64_t n,
+                           const SessionOptions& options = {}) {
+  auto s = Session::create(program, entry, options);
+  if (!s.ok()) return s.status();
+  SG_RETURN_IF_ERROR((*s)->set_input("n", scalar_i64(n)));
+  SG_RETURN_IF_ERROR((*s)->run());
+  const Tensor& out = (*s)->output(0);
+  if (out.dtype() != DType::kI64 || out.rank() != 0) return internal_error("unexpected result type");
+  return *out.data_as<int64_t>();
+}
+
+TEST(ControlFlow, WhileSumsBelowN) {
+  auto program = load_ok(while_sum_graph());
+  ASSERT_NE(program, nullptr);
+  for (int64_t n : {0, 1, 2, 10, 1000}) {
+    auto r = run_scalar(program, "total", n);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(*r, n * (n - 1) / 2) << "n = " << n;
+  }
+  auto negative = run_scalar(program, "total", -5);  // the loop runs zero times
+  ASSERT_TRUE(negative.ok());
+  EXPECT_EQ(*negative, 0);
+}
+
+TEST(ControlFlow, RecursiveFactorialThroughIfAndCall) {
+  auto program = load_ok(recursive_graph("mul", 1, 1));
+  ASSERT_NE(program, nullptr);
+  int64_t expected = 1;
+  for (int64_t n = 1; n <= 20; ++n) {
+    expected *= n;
+    auto r = run_scalar(program, "rec", n);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(*r, expected) << "n = " << n;
+  }
+  EXPECT_EQ(*run_scalar(program, "rec", 0), 1);
+}
+
+TEST(ControlFlow, RecursionDepthLimitNamesFunctionAndDepth) {
+  auto program = load_ok(recursive_graph("add", 0, 0));
+  ASSERT_NE(program, nullptr);
+  SessionOptions options;
+  options.max_call_depth = 10;
+  // rec(n) makes n nested calls: 10 fit, 11 do not.
+  auto fits = run_scalar(program, "rec", 10, options);
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(*fits, 55);
+  auto deep = run_scalar(program, "rec", 11, options);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_EQ(deep.status().message(), "model.py:2:5: error: recursion depth limit 10 exceeded calling 'rec'");
+  // The default limit is 10,000 active Call frames.
+  auto too_deep = run_scalar(program, "rec", 10001);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.status().message().find("recursion depth limit 10000 exceeded calling 'rec'"),
+            std::string::npos);
+  // A session recovers after the error.
+  EXPECT_EQ(*run_scalar(program, "rec", 3, options), 6);
+}
+
+struct DeepRun {
+  std::shared_ptr<const Program> program;
+  int64_t n = 0;
+  Status status;
+  int64_t result = 0;
+};
+
+void* deep_run_main(void* arg) {
+  auto* run = static_cast<DeepRun*>(arg);
+  auto r = run_scalar(run->program, "rec", run->n);
+  if (r.ok())
+    run->result = *r;
+  else
+    run->status = r.status();
+  return nullptr;
+}
+
+// 9,999 nested graph calls on a thread whose C++ stack is 64 KiB: only possible if
+// graph calls do not recurse in C++.
+TEST(ControlFlow, DeepRecursionUsesNoCxxStack) {
+  DeepRun run;
+  run.program = load_ok(recursive_graph("add", 0, 0));
+  ASSERT_NE(run.program, nullptr);
+  run.n = 9999;
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, &attr, deep_run_main, &run), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  pthread_attr_destroy(&attr);
+  ASSERT_TRUE(run.status.ok()) << run.status.message();
+  EXPECT_EQ(run.result, int64_t(9999) * 10000 / 2);
+}
+
+TEST(ControlFlow, ProfileCountsControlFlowNodes) {
+  auto program = load_ok(while_sum_graph());
+  ASSERT_NE(program, nullptr);
+  SessionOptions options;
+  options.profile = true;
+  auto s = Session::create(program, "total", options).value();
+  ASSERT_TRUE(s->set_input("n", scalar_i64(4)).ok());
+  ASSERT_TRUE(s->run().ok());
+  uint64_t while_calls = 0, less_calls = 0, add_calls = 0;
+  for (const NodeProfile& p : s->profile()) {
+    if (p.op == "while") while_calls += p.calls;
+    if (p.op == "less") less_calls += p.calls;
+    if (p.op == "add") add_calls += p.calls;
+  }
+  EXPECT_EQ(while_calls, 1u);
+  EXPECT_EQ(less_calls, 5u);  // four true tests and the final false one
+  EXPECT_EQ(add_calls, 8u);
+}
+
+TEST(ControlFlow, FunctionInfoForInspection) {
+  auto program = load_ok(recursive_graph("mul", 1, 1));
+  ASSERT_NE(program, nullptr);
+  const std::vector<FunctionInfo> fns = program->functions();
+  ASSERT_EQ(fns.size(), 3u);
+  EXPECT_EQ(fns[0].name, "rec");
+  EXPECT_EQ(fns[0].num_nodes, 2u);
+  EXPECT_EQ(fns[0].op_counts, (std::vector<std::pair<std::string, size_t>>{{"if", 1}, {"less_equal", 1}}));
+  ASSERT_EQ(fns[0].edges.size(), 2u);
+  EXPECT_EQ(fns[0].edges[0].kind, "if-then");
+  EXPECT_EQ(fns[0].edges[0].function, 1u);
+  EXPECT_EQ(fns[0].edges[1].kind, "if-else");
+  ASSERT_EQ(fns[2].edges.size(), 1u);
+  EXPECT_EQ(fns[2].edges[0].kind, "call");
+  EXPECT_EQ(fns[2].edges[0].function, 0u);
+  EXPECT_EQ(program->constant_bytes(), 24u);
+}
+
+}  // namespace
+}  // namespace sg::testing

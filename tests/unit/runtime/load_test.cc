@@ -1,0 +1,154 @@
+// The loader's first gate: header, ranges, checksums, FlatBuffers verification,
+// and the in-place / copy / mmap ways of getting the bytes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "program_impl.h"
+#include "test_graphs.h"
+#include "test_util.h"
+
+namespace sg::testing {
+namespace {
+
+std::string load_error(std::span<const uint8_t> bytes, const LoadOptions& options = {}) {
+  auto p = load_owned(bytes, options);
+  if (p.ok()) return "(loaded)";
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidGraph) << p.status().message();
+  return p.status().message();
+}
+
+void rewrite_header(std::vector<uint8_t>& file, void (*edit)(format::Header&)) {
+  format::Header h;
+  ASSERT_TRUE(format::decode_header(file.data(), file.size(), &h));
+  edit(h);
+  format::encode_header(h, file.data());
+}
+
+TEST(Load, ValidGraphLoads) {
+  auto program = load_ok(affine_graph());
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(program->format_major(), 1);
+  EXPECT_EQ(program->format_minor(), 0);
+  ASSERT_EQ(program->entries().size(), 1u);
+  const EntryInfo& e = program->entries()[0];
+  EXPECT_EQ(e.name, "affine");
+  ASSERT_EQ(e.inputs.size(), 1u);
+  EXPECT_EQ(e.inputs[0].name, "x");
+  EXPECT_EQ(e.inputs[0].shape_string(), "[N, 3]");
+  EXPECT_EQ(e.inputs[0].shape, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(program->constant_bytes(), 16u);
+  EXPECT_NE(program->find_entry("affine"), nullptr);
+  EXPECT_EQ(program->find_entry("nope"), nullptr);
+}
+
+TEST(Load, AlignedMemoryIsUsedInPlace) {
+  const std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  AlignedBytes aligned(bytes);
+  auto program = Program::load_memory(aligned.span());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE((*program)->impl().owns_pointer(aligned.span().data() + 100));
+}
+
+TEST(Load, FileIsMapped) {
+  const std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  const std::string path = ::testing::TempDir() + "/load_test_affine.sgraph";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  auto program = Program::load_file(path);
+  std::remove(path.c_str());  // the mapping outlives the directory entry
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ((*program)->entries()[0].name, "affine");
+  auto missing = Program::load_file(path);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
+}
+
+TEST(Load, RejectsForeignFiles) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  bytes[0] = 'X';
+  EXPECT_NE(load_error(bytes).find("not a Stagegraph graph file"), std::string::npos);
+  const std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
+  EXPECT_NE(load_error(text).find("not a Stagegraph graph file"), std::string::npos);
+  EXPECT_NE(load_error({}).find("not a Stagegraph graph file"), std::string::npos);
+}
+
+TEST(Load, RefusesNewerMajorVersionNamingBoth) {
+  GraphSpec g = affine_graph();
+  g.major = 2;
+  EXPECT_EQ(load_error(build_sgraph(g)), "graph file format 2.0 is newer than this runtime's 1.0");
+  // A newer minor version of the same major is readable.
+  g.major = 1;
+  g.minor = 7;
+  EXPECT_EQ(load_error(build_sgraph(g)), "(loaded)");
+}
+
+TEST(Load, RefusesEveryTruncation) {
+  const std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto p = load_owned(std::span<const uint8_t>(bytes).first(n));
+    ASSERT_FALSE(p.ok()) << "truncated to " << n << " bytes";
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidGraph);
+  }
+}
+
+TEST(Load, RejectsBadRanges) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  std::vector<uint8_t> b = bytes;
+  rewrite_header(b, [](format::Header& h) { h.table_offset += 8; });
+  EXPECT_NE(load_error(b).find("not a 64-byte aligned"), std::string::npos);
+  b = bytes;
+  rewrite_header(b, [](format::Header& h) { h.table_size = ~uint64_t(0) - 10; });
+  EXPECT_NE(load_error(b).find("extends past the end"), std::string::npos);
+  b = bytes;
+  rewrite_header(b, [](format::Header& h) { h.data_offset += 1; });
+  EXPECT_NE(load_error(b).find("data segment offset"), std::string::npos);
+  b = bytes;
+  rewrite_header(b, [](format::Header& h) { h.data_size = ~uint64_t(0); });
+  EXPECT_NE(load_error(b).find("data segment"), std::string::npos);
+  b = bytes;
+  rewrite_header(b, [](format::Header& h) { h.data_offset = h.table_offset; });
+  EXPECT_NE(load_error(b).find("overlap"), std::string::npos);
+}
+
+TEST(Load, TableChecksumIsAlwaysChecked) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  format::Header h;
+  ASSERT_TRUE(format::decode_header(bytes.data(), bytes.size(), &h));
+  bytes[h.table_offset + h.table_size / 2] ^= 0x40;
+  EXPECT_NE(load_error(bytes).find("table checksum mismatch"), std::string::npos);
+}
+
+TEST(Load, DataChecksumOnRequest) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  format::Header h;
+  ASSERT_TRUE(format::decode_header(bytes.data(), bytes.size(), &h));
+  bytes[h.data_offset + 1] ^= 0x01;
+  EXPECT_EQ(load_error(bytes), "(loaded)");
+  LoadOptions verify;
+  verify.verify_data = true;
+  EXPECT_NE(load_error(bytes, verify).find("data segment checksum mismatch"), std::string::npos);
+}
+
+TEST(Load, FlatBuffersVerifierRunsAfterTheChecksum) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  format::Header h;
+  ASSERT_TRUE(format::decode_header(bytes.data(), bytes.size(), &h));
+  // The root offset points outside the table; the checksum is made to match.
+  bytes[h.table_offset + 0] = 0xF0;
+  bytes[h.table_offset + 1] = 0xFF;
+  fix_table_crc(bytes);
+  EXPECT_NE(load_error(bytes).find("FlatBuffers verification"), std::string::npos);
+  // A wrong file identifier.
+  bytes = build_sgraph(affine_graph());
+  bytes[h.table_offset + 4] = 'X';
+  fix_table_crc(bytes);
+  EXPECT_NE(load_error(bytes).find("FlatBuffers verification"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg::testing
