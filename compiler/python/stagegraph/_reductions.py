@@ -121,7 +121,8 @@ def topk(x, k, axis=-1):
     # A stable ascending sort of a decreasing key gives largest first with ties in
     # index order; ~v is decreasing for ints and never overflows, unlike -v.
     if t.dtype.is_float:
-        key = -a
+        # NaN counts as the largest value (as in argmax): -inf key sorts it first.
+        key = np.where(np.isnan(a), -np.inf, -a.astype(np.float64))
     elif t.dtype is dt.bool_:
         key = ~a.astype(np.int8)
     else:
