@@ -44,7 +44,12 @@ def find_entry(module, wanted):
 def random_array(rng, spec, sizes):
     shape = tuple(d if isinstance(d, int) else sizes.get(d, 2) for d in spec.dims)
     if spec.dtype.is_float:
-        return rng.uniform(-1, 1, shape).astype(spec.dtype.np)
+        # Parameters with only static dims are taken for weights: scaled by
+        # 1/sqrt(fan-in) (all dims but the last) so activations stay O(1).
+        scale = 1.0
+        if len(spec.dims) >= 2 and all(isinstance(d, int) for d in spec.dims):
+            scale = 1.0 / np.sqrt(max(1, int(np.prod(shape[:-1]))))
+        return (rng.uniform(-1, 1, shape) * scale).astype(spec.dtype.np)
     if spec.dtype.is_int:
         return rng.integers(0, 10, shape).astype(spec.dtype.np)
     return rng.random(shape) < 0.5
