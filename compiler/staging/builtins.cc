@@ -49,20 +49,23 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
       else if (k == "end" && v.is<std::string>()) end = v.as<std::string>();
       else fail(span, "print() got an unsupported keyword argument '" + k + "'");
     }
-    std::string line;
-    for (size_t i = 0; i < a.pos.size(); ++i) {
-      if (a.pos[i].is<Staged>())
-        fail(a.pos_spans[i], "print of a value known only at run time is not supported yet");
-      line += (i ? sep : "") + py_str(a.pos[i]);
+    bool any_staged = false;
+    for (const Value& v : a.pos) any_staged = any_staged || v.is<Staged>() || v.is<TensorListV>();
+    if (any_staged) {
+      stage_print(a, sep, end);
+      return Value();
     }
-    if (options_.compile_time_stdout) *options_.compile_time_stdout << line << end;
+    std::string line;
+    for (size_t i = 0; i < a.pos.size(); ++i) line += (i ? sep : "") + py_str(a.pos[i]);
+    if (options_.compile_time_stdout && !speculative()) *options_.compile_time_stdout << line << end;
     return Value();
   }
   if (!a.kw.empty() && name != "enumerate")
     fail(span, name + "() takes no keyword arguments");
   if (name == "len") {
     expect_args(*this, a, name, 1, 1);
-    const Value& v = a.pos[0];
+    const Value v = a.pos[0].is<TensorListV>() ? Value(resolve_tensor_list(a.pos[0].as<TensorListV>(), "list", span))
+                                               : a.pos[0];
     if (v.is_tensor()) {
       if (tensor_rank(v) == 0) fail(span, "len() of a 0-d tensor");
       return shape_item(v, 0, span);

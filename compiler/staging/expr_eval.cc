@@ -8,7 +8,7 @@ namespace {
 const char* const kDTypeNames[] = {"f32", "f16", "i32", "i64", "bool"};
 
 [[noreturn]] void staged_control_flow(Stager& s, SourceSpan span, const std::string& what) {
-  s.fail(span, "staged control flow: " + what + " with a value known only at run time is not supported yet");
+  s.fail(span, what + " needs a value known at compile time, but this one is known only at run time");
 }
 
 }  // namespace
@@ -21,6 +21,7 @@ Value Stager::lookup_name(const std::string& name, SourceSpan span) {
   }
   if (v->is<UndefinedV>()) {
     const UndefinedV& u = v->as<UndefinedV>();
+    if (!u.message.empty()) fail(span, u.message, {Note{u.span, "the loop is here"}});
     fail(span, "variable '" + name + "' is assigned in only one branch of the staged `if` at line " +
                    std::to_string(u.span.line) + ": it is not defined after " + u.missing_in + " runs",
          {Note{u.span, "the staged `if` is here"}});
@@ -70,8 +71,9 @@ std::vector<Value> Stager::to_list(const Value& iterable, SourceSpan span) {
   return items;
 }
 
-void Stager::iterate(const Value& it, SourceSpan span, const std::string& what,
+void Stager::iterate(const Value& it_in, SourceSpan span, const std::string& what,
                      const std::function<bool(const Value&)>& body) {
+  const Value it = it_in.is<TensorListV>() ? Value(resolve_tensor_list(it_in.as<TensorListV>(), "list", span)) : it_in;
   if (it.is<RangeV>()) {
     const RangeV r = it.as<RangeV>();
     const int64_t n = r.size();
@@ -150,6 +152,9 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
       if (name == m) return method();
     fail(span, "tensors have no attribute '" + name + "'");
   }
+  if (v.is<TensorListV>())
+    fail(span, "a tensor list (a list appended to in a staged loop) supports only `name.append(value)` as a "
+               "statement, len, indexing, sg.stack and sg.concatenate");
   if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index"))
     return method();
   if (v.is<DictPtr>() && (name == "items" || name == "keys" || name == "values" || name == "get"))
@@ -230,17 +235,7 @@ Value Stager::eval(const Expr& e) {
       return binary(e.bin_op, a, b, e.span);
     }
     case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
-    case ExprKind::kBoolOp: {
-      Value v;
-      for (size_t i = 0; i < e.elts.size(); ++i) {
-        v = eval(*e.elts[i]);
-        if (i + 1 == e.elts.size()) break;
-        if (v.is<Staged>()) staged_control_flow(*this, e.span, e.bool_op == BoolOp::kAnd ? "`and`" : "`or`");
-        const bool t = truth(v, e.elts[i]->span, "a boolean operator");
-        if (e.bool_op == BoolOp::kAnd ? !t : t) break;
-      }
-      return v;
-    }
+    case ExprKind::kBoolOp: return eval_bool_op(e);
     case ExprKind::kCompare: {
       Value left = eval(*e.a);
       Value result;
@@ -270,6 +265,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kAttribute: return get_attribute(eval(*e.a), e.name, e.span);
     case ExprKind::kSubscript: {
       Value v = eval(*e.a);
+      if (v.is<TensorListV>()) v = Value(resolve_tensor_list(v.as<TensorListV>(), "list", e.a->span));
       if (v.is_tensor()) return index_tensor(v, *e.b, e.span);
       if (v.is<DTypeV>()) {  // an annotation: sg.f32[N, 784]
         AnnotationV ann{v.as<DTypeV>().dtype, {}};
@@ -327,11 +323,7 @@ Value Stager::eval(const Expr& e) {
       return Value(std::string(1, v.as<std::string>()[size_t(k)]));
     }
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
-    case ExprKind::kIfExp: {
-      Value test = eval(*e.a);
-      if (test.is<Staged>()) staged_control_flow(*this, e.span, "a conditional expression");
-      return truth(test, e.a->span, "a conditional expression") ? eval(*e.b) : eval(*e.c);
-    }
+    case ExprKind::kIfExp: return eval_if_exp(e);
     case ExprKind::kListComp: {
       auto out = std::make_shared<ListObj>();
       // A comprehension has its own scope: its targets do not leak.

@@ -8,16 +8,16 @@
 namespace sg::compiler::staging {
 
 void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes) {
-  diags_.error(span, std::move(message), std::move(notes));
+  if (!speculative()) diags_.error(span, std::move(message), std::move(notes));
   throw StageAbort{};
 }
 
 void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {
-  diags_.warning(span, std::move(message), std::move(notes));
+  if (!speculative()) diags_.warning(span, std::move(message), std::move(notes));
 }
 
 void Stager::explain(SourceSpan span, const std::string& construct, const std::string& how) {
-  if (!options_.explain_staging) return;
+  if (!options_.explain_staging || speculative()) return;
   std::string where;
   if (span.valid() && span.file < sources_.size())
     where = sources_.file(span.file).path + ":" + std::to_string(span.line) + ":" +

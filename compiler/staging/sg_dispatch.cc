@@ -116,6 +116,7 @@ Value expand_squeeze(Stager& s, const Args& a, const std::string& name) {
 
 Value concat_stack(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"arrays", "axis"}, 1);
+  if (b[0].is<TensorListV>()) return s.tensor_list_join(b[0].as<TensorListV>(), name, b.get(1, Value(int64_t(0))), a.span);
   std::vector<Value> xs = s.to_list(b[0], a.span);
   if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
   xs = unify_dtypes(s, std::move(xs), name, a.span);
@@ -323,9 +324,14 @@ Value weight(Stager& s, const Args& a, const std::string& name) {
   return s.load_weight(b[0].as<std::string>(), a.span);
 }
 
+Value relax(Stager& s, const Args& a, const std::string&) {
+  Args copy = a;
+  return s.sg_relax(copy);
+}
+
 Value not_yet(Stager& s, const Args& a, const std::string& name) {
-  if (name == "range" || name == "relax")
-    s.fail(a.span, "staged control flow: sg." + name + " is not supported yet");
+  if (name == "range")
+    s.fail(a.span, "sg.range is only allowed as the iterable of a for loop (for i in sg.range(n):)");
   if (name == "function") s.fail(a.span, "sg.function is a decorator: write @sg.function above a def");
   if (name == "load_weights") return Value();
   s.fail(a.span, "sg." + name + " needs an op the op library does not have yet");
@@ -357,7 +363,7 @@ const Entry kTable[] = {
     {"ones_like", creation}, {"full_like", creation}, {"arange", arange}, {"eye", eye},
     {"astype", astype_op}, {"softmax", softmax}, {"log_softmax", softmax}, {"layer_norm", layer_norm},
     {"conv2d", conv2d}, {"max_pool2d", pool2d}, {"avg_pool2d", pool2d}, {"one_hot", one_hot},
-    {"range", not_yet}, {"relax", not_yet}, {"weight", weight}, {"function", not_yet},
+    {"range", not_yet}, {"relax", relax}, {"weight", weight}, {"function", not_yet},
     {"load_weights", not_yet}, {"cumsum", not_yet}, {"sort", not_yet}, {"argsort", not_yet},
     {"topk", not_yet}, {"split", not_yet}, {"tile", not_yet}, {"pad", not_yet},
 };

@@ -156,7 +156,8 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   call_depth_ = 1;
   exec_block(def.body);
 
-  const Value& r = frame.return_value;
+  // A return inside a staged `if` or loop leaves its value in the frame's flags.
+  const Value r = frame_result(def, def.name_span);
   std::vector<std::pair<std::string, Value>> outputs;
   if (r.is<DictPtr>()) {
     for (const auto& [k, v] : r.as<DictPtr>()->items) {

@@ -1,35 +1,14 @@
 // A staged `if` (SPEC §5): both branches are staged into graph functions of
-// their own; the variables either branch assigns become the If node's outputs.
+// their own; the variables either branch rebinds become the If node's outputs.
 // Values of the enclosing function used inside a branch are captured as branch
 // parameters, the same list for both branches (the If node passes them once).
-#include "staging/stager.h"
+// Flag variables of break/continue/return (control_state.h) join like any
+// other variable; a return value missing on one side gets a placeholder there,
+// never read, since the return flag says which side holds the value.
+#include "staging/control_state.h"
 
 namespace sg::compiler::staging {
 namespace {
-
-// break/continue/return that would leave the staged branch (issue: lowered to
-// flags later); nested defs and loops own their own.
-const Stmt* find_jump(const std::vector<StmtPtr>& body, bool in_loop) {
-  for (const StmtPtr& s : body) {
-    switch (s->kind) {
-      case StmtKind::kReturn: return s.get();
-      case StmtKind::kBreak:
-      case StmtKind::kContinue:
-        if (!in_loop) return s.get();
-        break;
-      case StmtKind::kIf:
-        if (const Stmt* j = find_jump(s->body, in_loop)) return j;
-        if (const Stmt* j = find_jump(s->orelse, in_loop)) return j;
-        break;
-      case StmtKind::kWhile:
-      case StmtKind::kFor:
-        if (const Stmt* j = find_jump(s->body, true)) return j;
-        break;
-      default: break;
-    }
-  }
-  return nullptr;
-}
 
 // The same binding: a variable the branch did not rebind.
 bool same_binding(const Value& a, const Value& b) {
@@ -39,6 +18,19 @@ bool same_binding(const Value& a, const Value& b) {
   if (a.is<ListPtr>()) return a.as<ListPtr>() == b.as<ListPtr>();
   if (a.is<DictPtr>()) return a.as<DictPtr>() == b.as<DictPtr>();
   if (a.is<std::shared_ptr<FunctionV>>()) return a.as<std::shared_ptr<FunctionV>>() == b.as<std::shared_ptr<FunctionV>>();
+  if (a.is<TensorListV>()) {
+    const TensorListV &x = a.as<TensorListV>(), &y = b.as<TensorListV>();
+    if (x.slot != y.slot || x.tensor.has_value() != y.tensor.has_value()) return false;
+    return !x.tensor || (x.tensor->fn == y.tensor->fn && x.tensor->id == y.tensor->id);
+  }
+  if (a.is<TuplePtr>()) {
+    const auto &x = *a.as<TuplePtr>(), &y = *b.as<TuplePtr>();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!same_binding(x[i], y[i])) return false;
+    return true;
+  }
+  if (a.is<UndefinedV>()) return a.as<UndefinedV>().name == b.as<UndefinedV>().name;
   return static_equal(a, b).value_or(false);
 }
 
@@ -47,6 +39,11 @@ struct Branch {
   std::map<std::string, Value> vars;
 };
 
+bool defined(const std::map<std::string, Value>& vars, const std::string& name) {
+  auto it = vars.find(name);
+  return it != vars.end() && !it->second.is<UndefinedV>();
+}
+
 }  // namespace
 
 Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
@@ -54,12 +51,20 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
   if (test_type.rank() != 0)
     fail(s.test->span, "the test of a staged `if` must be a scalar, got " + module_->format_type(test_type) +
                            "; use sg.any or sg.all", provenance_notes({test}));
-  if (const Stmt* j = find_jump(s.body, false) ? find_jump(s.body, false) : find_jump(s.orelse, false))
-    fail(j->span, "staged control flow: break, continue and return inside a staged `if` are not supported yet");
-  const Value cond = test_type.dtype == DType::kBool ? test : tensor_binary(ops::OpId::NotEqual, test, Value(int64_t(0)), s.test->span);
-  const int32_t cond_id = materialize(cond, s.test->span);
+  staged_branches(s.span, test, "if", [&] { exec_block(s.body); }, [&] { exec_block(s.orelse); });
+  return Flow::kNormal;
+}
+
+void Stager::staged_branches(SourceSpan span, const Value& test, const std::string& label,
+                             const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
+  const Value cond = tensor_dtype(test) == DType::kBool
+                         ? test
+                         : tensor_binary(ops::OpId::NotEqual, test, Value(int64_t(0)), span);
+  const int32_t cond_id = materialize(cond, span);
 
   Scope& sc = scope();
+  // A return inside a branch sets the flag; the other branch must have it too.
+  if (!sc.find_local(kReturnFlag)) sc.set(kReturnFlag, Value(false));
   const std::map<std::string, Value> before = sc.vars();
   // Lists visible before the `if` must not change inside a branch: only one
   // branch runs, and a list is not a graph value.
@@ -76,14 +81,15 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
       for (size_t k = 0; same && k < now.size(); ++k) same = same_binding(now[k], list_items[i][k]);
       if (!same) {
         now = list_items[i];
-        fail(s.span, "list '" + lists[i].first + "' is changed in " + branch +
-                         " of this staged `if`; appending to a list inside a staged `if` is not supported");
+        fail(span, "list '" + lists[i].first + "' is changed in " + branch + " of this staged `" + label +
+                       "`; appending to a list inside a staged `if` is only allowed inside a staged loop "
+                       "(where the list becomes a tensor list)");
       }
     }
   };
   FnBuilder* parent = cur_;
-  const std::string base = fn().name + ".if" + std::to_string(s.span.line);
-  auto run_branch = [&](const std::vector<StmtPtr>& body, const std::string& suffix) {
+  const std::string base = fn().name + "." + label + std::to_string(span.line);
+  auto run_branch = [&](const std::function<void()>& body, const std::string& suffix) {
     Branch br;
     module_->functions.push_back(ir::Function{});
     module_->functions.back().name = base + suffix;
@@ -93,7 +99,7 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
     sc.vars() = before;
     cur_ = br.builder.get();
     try {
-      exec_block(body);
+      body();
     } catch (...) {
       cur_ = parent;
       sc.vars() = before;
@@ -103,9 +109,9 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
     br.vars = sc.vars();
     return br;
   };
-  Branch then_b = run_branch(s.body, ".then");
+  Branch then_b = run_branch(then_fn, ".then");
   check_lists("the then branch");
-  Branch else_b = run_branch(s.orelse, ".else");
+  Branch else_b = run_branch(else_fn, ".else");
   check_lists("the else branch");
   sc.vars() = before;
 
@@ -119,60 +125,110 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
         names.push_back(name);
     }
   std::sort(names.begin(), names.end());
+  Branch* branches[2] = {&then_b, &else_b};
+  auto in_branch = [&](int k, const std::function<void()>& f) {
+    cur_ = branches[k]->builder.get();
+    try {
+      f();
+    } catch (...) {
+      cur_ = parent;
+      throw;
+    }
+    cur_ = parent;
+  };
+  // A return value defined on one side only: a placeholder on the other.
+  if (std::find(names.begin(), names.end(), kReturnValue) != names.end()) {
+    const bool t = defined(then_b.vars, kReturnValue), e = defined(else_b.vars, kReturnValue);
+    if (t != e) {
+      const int have = t ? 0 : 1;
+      const Value model = branches[have]->vars[kReturnValue];
+      in_branch(1 - have, [&] { branches[1 - have]->vars[kReturnValue] = placeholder_like(model, span); });
+    }
+  }
+
+  // Each variable joins leaf by leaf (tuples item by item); a leaf that differs
+  // becomes an output, and `make` rebuilds the variable from the outputs.
+  using Make = std::function<Value(const std::vector<Value>&)>;
   std::vector<std::string> out_names;
   std::vector<ir::Type> out_types;
-  for (const std::string& name : names) {
-    auto t = then_b.vars.find(name), e = else_b.vars.find(name);
-    if (t == then_b.vars.end() || e == else_b.vars.end()) {
-      sc.set(name, Value(UndefinedV{name, t == then_b.vars.end() ? "the then branch" : "the else branch", s.span}));
-      continue;
+  std::function<Make(const std::string&, const std::string&, Value, Value)> join =
+      [&](const std::string& name, const std::string& shown, Value tv, Value ev) -> Make {
+    if (tv.is<TuplePtr>() && ev.is<TuplePtr>() && tv.as<TuplePtr>()->size() == ev.as<TuplePtr>()->size()) {
+      std::vector<Make> items;
+      for (size_t i = 0; i < tv.as<TuplePtr>()->size(); ++i)
+        items.push_back(join(name, shown + "[" + std::to_string(i) + "]", (*tv.as<TuplePtr>())[i], (*ev.as<TuplePtr>())[i]));
+      return [items](const std::vector<Value>& outs) {
+        std::vector<Value> vals;
+        for (const Make& m : items) vals.push_back(m(outs));
+        return make_tuple(std::move(vals));
+      };
     }
-    Value tv = t->second, ev = e->second;
-    if (!tv.is_tensor() && !ev.is_tensor() && static_equal(tv, ev).value_or(false)) {
-      sc.set(name, tv);
-      continue;
+    std::shared_ptr<TensorListSlot> slot;
+    bool tensor_list = false;
+    if (tv.is<TensorListV>() || ev.is<TensorListV>()) {
+      if (!tv.is<TensorListV>() || !ev.is<TensorListV>())
+        fail(span, "list '" + name + "' is a tensor list in one branch of this staged `" + label + "` only");
+      slot = tv.as<TensorListV>().slot ? tv.as<TensorListV>().slot : ev.as<TensorListV>().slot;
+      tensor_list = true;
+      in_branch(0, [&] { tv = Value(resolve_tensor_list(tv.as<TensorListV>(), name, span)); });
+      in_branch(1, [&] { ev = Value(resolve_tensor_list(ev.as<TensorListV>(), name, span)); });
     }
+    if (!tv.is_tensor() && !ev.is_tensor() && static_equal(tv, ev).value_or(false))
+      return [tv](const std::vector<Value>&) { return tv; };
     auto tensorish = [](const Value& v) { return v.is_tensor() || v.is_number(); };
     if (!tensorish(tv) || !tensorish(ev))
-      fail(s.span, "variable '" + name + "' is " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
-                       " in the else branch of this staged `if`; only tensors and numbers may differ");
+      fail(span, shown + " is " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
+                     " in the else branch of this staged `" + label + "`; only tensors and numbers may differ");
     // A number beside a tensor takes the tensor's dtype.
     std::optional<DType> dt;
     if (tv.is_tensor()) dt = tensor_dtype(tv);
     if (ev.is_tensor()) {
       if (dt && *dt != tensor_dtype(ev))
-        fail(s.span, "variable '" + name + "' is " + dtype_name(*dt) + " in the then branch and " +
-                         dtype_name(tensor_dtype(ev)) + " in the else branch of this staged `if`; cast one with astype",
+        fail(span, shown + " is " + dtype_name(*dt) + " in the then branch and " +
+                       dtype_name(tensor_dtype(ev)) + " in the else branch of this staged `" + label +
+                       "`; cast one with astype",
              provenance_notes({tv, ev}));
       dt = tensor_dtype(ev);
     }
     int32_t ids[2];
     ir::Type types[2];
-    Branch* branches[2] = {&then_b, &else_b};
+    bool placeholder[2];
     Value vals[2] = {tv, ev};
     for (int k = 0; k < 2; ++k) {
-      cur_ = branches[k]->builder.get();
-      try {
-        Value tensor = to_tensor(vals[k], dt, s.span);
-        ids[k] = materialize(tensor, s.span);
-      } catch (...) {
-        cur_ = parent;
-        throw;
-      }
-      types[k] = fn().values[size_t(ids[k])].type;
-      fn().results.push_back(ids[k]);
-      cur_ = parent;
+      in_branch(k, [&] {
+        Value tensor = to_tensor(vals[k], dt, span);
+        ids[k] = materialize(tensor, span);
+        types[k] = fn().values[size_t(ids[k])].type;
+        placeholder[k] = control().placeholders.count({cur_->fn, ids[k]}) > 0;
+        fn().results.push_back(ids[k]);
+      });
     }
     if (types[0].rank() != types[1].rank())
-      fail(s.span, "variable '" + name + "' is " + module_->format_type(types[0]) + " in the then branch and " +
-                       module_->format_type(types[1]) + " in the else branch of this staged `if`: the ranks differ",
+      fail(span, shown + " is " + module_->format_type(types[0]) + " in the then branch and " +
+                     module_->format_type(types[1]) + " in the else branch of this staged `" + label +
+                     "`: the ranks differ",
            provenance_notes({tv, ev}));
-    ir::Type joined = types[0];
-    for (size_t i = 0; i < joined.rank(); ++i)
-      if (!(types[0].shape[i] == types[1].shape[i]))
-        joined.shape[i] = ir::Dim::symbol(module_->symbols.fresh(name));
+    ir::Type joined = placeholder[0] ? types[1] : types[0];
+    if (!placeholder[0] && !placeholder[1])
+      for (size_t i = 0; i < joined.rank(); ++i)
+        if (!(types[0].shape[i] == types[1].shape[i]))
+          joined.shape[i] = ir::Dim::symbol(module_->symbols.fresh(name[0] == '$' ? "R" : name));
+    const size_t index = out_names.size();
     out_names.push_back(name);
     out_types.push_back(std::move(joined));
+    if (tensor_list)
+      return [index, slot](const std::vector<Value>& outs) { return Value(TensorListV{slot, outs[index].as<Staged>()}); };
+    return [index](const std::vector<Value>& outs) { return outs[index]; };
+  };
+  std::vector<std::pair<std::string, Make>> makes;
+  for (const std::string& name : names) {
+    if (!defined(then_b.vars, name) || !defined(else_b.vars, name)) {
+      const bool then_missing = !defined(then_b.vars, name);
+      sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
+      continue;
+    }
+    const std::string shown = name == kReturnValue ? std::string("the return value") : "variable '" + name + "'";
+    makes.emplace_back(name, join(name, shown, then_b.vars[name], else_b.vars[name]));
   }
 
   // One capture list for both branches, in a fixed order.
@@ -205,15 +261,16 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
   node.inputs.push_back(cond_id);
   for (const Staged& o : outer) node.inputs.push_back(o.id);
   node.functions = {then_b.builder->fn, else_b.builder->fn};
-  node.span = s.span;
+  node.span = span;
+  std::vector<Value> outs;
   for (size_t i = 0; i < out_names.size(); ++i) {
-    const int32_t id = fn().add_value(out_types[i], out_names[i], s.span);
+    const int32_t id = fn().add_value(out_types[i], out_names[i][0] == '$' ? "" : out_names[i], span);
     node.outputs.push_back(id);
-    set_origin(cur_->fn, id, Origin{s.span, "the staged `if` produced"});
-    sc.set(out_names[i], staged(id));
+    set_origin(cur_->fn, id, Origin{span, "the staged `" + label + "` produced"});
+    outs.push_back(staged(id));
   }
+  for (const auto& [name, make] : makes) sc.set(name, make(outs));
   fn().nodes.push_back(std::move(node));
-  return Flow::kNormal;
 }
 
 }  // namespace sg::compiler::staging

@@ -30,6 +30,14 @@ namespace sg::compiler::staging {
 // Unwinds after an error diagnostic has been reported.
 struct StageAbort {};
 
+// The state of staged control flow: the statement stack for liveness, relaxed
+// dims, placeholders (control_state.h).
+struct ControlState;
+
+// Graph functions called through Call nodes: recursion, @sg.function helpers
+// (staged_call.h).
+struct GraphCalls;
+
 // How a statement ended (static control flow).
 enum class Flow : uint8_t { kNormal, kBreak, kContinue, kReturn };
 
@@ -145,14 +153,53 @@ class Stager {
   Value index_tensor_value(const Value& x, const Value& index, SourceSpan span);
 
   // ---- statements (statements.cc) ---------------------------------------------
-  Flow exec_block(const std::vector<StmtPtr>& body);
+  // `loop`: the loop statement whose body this is (null for other blocks).
+  Flow exec_block(const std::vector<StmtPtr>& body, const Stmt* loop = nullptr);
   Flow exec(const Stmt& s);
   void assign(const Expr& target, const Value& v, SourceSpan span);
   Value call_function(const std::shared_ptr<FunctionV>& f, Args& args);
   std::shared_ptr<FunctionV> make_function(const FunctionDef& def, std::shared_ptr<Scope> closure);
 
-  // ---- staged control flow (staged_if.cc) -----------------------------------------
+  // ---- calls through Call nodes (staged_call*.cc, call_graph.cc) -------------------
+  // A call with any staged argument of a function on a cycle of the call graph,
+  // or of an @sg.function (SPEC §6). `bound` holds the bound parameters.
+  bool wants_graph_function(const FunctionV& f, const Scope& bound);
+  Value call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
+  // Inside a staging pass whose assumptions may prove wrong: errors, warnings
+  // and compile-time output are held back (staged_call.h).
+  bool speculative() const { return speculative_ > 0; }
+
+  // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
+  //      control_flags.cc) ----------------------------------------------------------
   Flow exec_staged_if(const Stmt& s, const Value& cond);
+  // An If node over `cond` (a staged scalar): each branch function runs its
+  // callback with the scope as it was before; the variables they rebind join.
+  void staged_branches(SourceSpan span, const Value& cond, const std::string& label,
+                       const std::function<void()>& then_fn, const std::function<void()>& else_fn);
+  // Runs statements `from`.. of `body`; after a statement that may have jumped
+  // under a staged test (a staged flag), the rest runs under an If on the flags.
+  Flow exec_block_from(const std::vector<StmtPtr>& body, size_t from, const Stmt* loop, bool continues);
+  Flow exec_while(const Stmt& s);
+  Flow exec_for(const Stmt& s);
+  Flow exec_jump(const Stmt& s);
+  // The value a Python function call returns, from its frame's flags.
+  Value frame_result(const FunctionDef& def, SourceSpan span);
+  Value eval_bool_op(const Expr& e);
+  Value eval_if_exp(const Expr& e);
+  Value sg_relax(Args& args);
+  // print(...) with staged values: a Print node; assert with a staged test: an Assert node.
+  void stage_print(const Args& args, const std::string& sep, const std::string& end);
+  void stage_assert(const Stmt& s, const Value& test);
+  // sg.stack / sg.concatenate of a tensor list.
+  Value tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span);
+  // A value of `model`'s types on a path where it is never read.
+  Value placeholder_like(const Value& model, SourceSpan span);
+  // The tensor of a tensor list in the current function.
+  Staged resolve_tensor_list(const TensorListV& list, const std::string& name, SourceSpan span);
+  ControlState& control();
+  FnBuilder* builder() const { return cur_; }
+  void set_builder(FnBuilder* b) { cur_ = b; }
+  CallFrame* frame() const { return frame_; }
 
   // ---- builtins, the op library, methods (builtins.cc, sg_ops.cc, methods.cc) --------
   Value call_builtin(const std::string& name, Args& args);
@@ -196,6 +243,12 @@ class Stager {
   std::unique_ptr<WeightsFile> weights_;
   // Module constants by content hash, for deduplication.
   std::unordered_multimap<size_t, int32_t> constant_index_;
+  // Staged control flow (control_flags.cc); shared_ptr: the type is incomplete here.
+  std::shared_ptr<ControlState> control_;
+  // Specialisations of graph functions (staged_call.cc); created on first use.
+  friend struct GraphCalls;
+  std::shared_ptr<GraphCalls> graph_calls_;
+  int speculative_ = 0;
 };
 
 }  // namespace sg::compiler::staging

@@ -3,7 +3,8 @@
 // compile time when every argument is static, inlined otherwise).
 #include <algorithm>
 
-#include "staging/stager.h"
+#include "staging/control_state.h"
+#include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -130,6 +131,9 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
     if (!f->defaults[i]) fail(args.span, def.name + "() missing required argument '" + def.params[i].name + "'");
     scope_ptr->set(def.params[i].name, *f->defaults[i]);
   }
+  // Recursive functions and @sg.function helpers with staged arguments are
+  // graph functions called through Call nodes (staged_call.cc).
+  if (wants_graph_function(*f, *scope_ptr)) return call_graph_function(f, *scope_ptr, args.span);
   if (call_depth_ >= kMaxCompileTimeDepth)
     fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
                         " calls at compile time");
@@ -137,8 +141,10 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   CallFrame* outer = frame_;
   frame_ = &frame;
   ++call_depth_;
+  Value result;
   try {
     exec_block(def.body);
+    result = frame_result(def, args.span);
   } catch (...) {
     frame_ = outer;
     --call_depth_;
@@ -146,22 +152,26 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   }
   frame_ = outer;
   --call_depth_;
-  return frame.return_value;
-}
-
-Flow Stager::exec_block(const std::vector<StmtPtr>& body) {
-  for (const StmtPtr& s : body) {
-    Flow f = exec(*s);
-    if (f != Flow::kNormal) return f;
-  }
-  return Flow::kNormal;
+  return result;
 }
 
 Flow Stager::exec(const Stmt& s) {
   switch (s.kind) {
-    case StmtKind::kExpr:
-      eval(*s.value);
+    case StmtKind::kExpr: {
+      // name.append(v) on a tensor list rebinds the name (value semantics).
+      const Expr& e = *s.value;
+      if (e.kind == ExprKind::kCall && e.a->kind == ExprKind::kAttribute && e.a->name == "append" &&
+          e.a->a->kind == ExprKind::kName && e.elts.size() == 1 && e.keywords.empty()) {
+        Value list = lookup_name(e.a->a->name, e.a->a->span);
+        if (list.is<TensorListV>()) {
+          Value item = eval(*e.elts[0]);
+          scope().set(e.a->a->name, tensor_list_append(*this, list.as<TensorListV>(), e.a->a->name, item, e.span));
+          return Flow::kNormal;
+        }
+      }
+      eval(e);
       return Flow::kNormal;
+    }
     case StmtKind::kAssign: {
       Value v = eval(*s.value);
       for (const ExprPtr& t : s.targets) assign(*t, v, t->span);
@@ -183,71 +193,25 @@ Flow Stager::exec(const Stmt& s) {
     case StmtKind::kIf: {
       Value test = eval(*s.test);
       if (test.is<Staged>()) {
-        explain(s.span, "if", "staged (the test is known only at run time)");
+        explain(s.span, "if", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
         return exec_staged_if(s, test);
       }
       const bool taken = truth(test, s.test->span, "an if statement");
       explain(s.span, "if", std::string("compile time (the test is static: ") + (taken ? "True" : "False") + ")");
       return exec_block(taken ? s.body : s.orelse);
     }
-    case StmtKind::kWhile: {
-      int64_t iterations = 0;
-      bool explained = false;
-      for (;;) {
-        Value test = eval(*s.test);
-        if (test.is<Staged>()) {
-          if (iterations > 0)
-            fail(s.span, "the test of this while loop became known only at run time after " +
-                             std::to_string(iterations) + " iterations at compile time; start the loop "
-                             "variables as tensors (e.g. i = sg.zeros((), dtype=sg.i64)) or use sg.range");
-          explain(s.span, "while", "staged (the test is known only at run time)");
-          fail(s.test->span, "staged control flow: a while loop whose test is known only at run time is not supported yet");
-        }
-        if (!explained) {
-          explain(s.span, "while", "compile time (the test is static)");
-          explained = true;
-        }
-        if (!truth(test, s.test->span, "a while loop")) break;
-        if (++iterations > kMaxUnrolledIterations)
-          fail(s.span, "this loop runs more than " + std::to_string(kMaxUnrolledIterations) +
-                           " iterations at compile time; use sg.range to keep it a loop in the graph");
-        Flow f = exec_block(s.body);
-        if (f == Flow::kBreak) break;
-        if (f == Flow::kReturn) return f;
-      }
-      return Flow::kNormal;
-    }
-    case StmtKind::kFor: {
-      Value iterable = eval(*s.iter);
-      if (iterable.is<SgMember>()) fail(s.iter->span, "unexpected " + type_name(iterable));
-      explain(s.span, "for", "compile time (unrolled over a static " + type_name(iterable) + ")");
-      int64_t iterations = 0;
-      Flow result = Flow::kNormal;
-      iterate(iterable, s.iter->span, "a for loop", [&](const Value& item) {
-        if (++iterations > kMaxUnrolledIterations)
-          fail(s.span, "this loop runs more than " + std::to_string(kMaxUnrolledIterations) +
-                           " iterations at compile time; use sg.range to keep it a loop in the graph");
-        assign(*s.target, item, s.target->span);
-        Flow f = exec_block(s.body);
-        if (f == Flow::kBreak) return false;
-        if (f == Flow::kReturn) {
-          result = f;
-          return false;
-        }
-        return true;
-      });
-      return result;
-    }
-    case StmtKind::kBreak: return Flow::kBreak;
-    case StmtKind::kContinue: return Flow::kContinue;
-    case StmtKind::kReturn:
-      frame_->return_value = s.value ? eval(*s.value) : Value();
-      return Flow::kReturn;
+    case StmtKind::kWhile: return exec_while(s);
+    case StmtKind::kFor: return exec_for(s);
+    case StmtKind::kBreak:
+    case StmtKind::kContinue:
+    case StmtKind::kReturn: return exec_jump(s);
     case StmtKind::kPass: return Flow::kNormal;
     case StmtKind::kAssert: {
       Value test = eval(*s.test);
-      if (test.is<Staged>())
-        fail(s.test->span, "assert on a value known only at run time is not supported yet");
+      if (test.is<Staged>()) {
+        stage_assert(s, test);
+        return Flow::kNormal;
+      }
       if (!truth(test, s.test->span, "an assert")) {
         std::string msg = "assertion failed";
         if (s.msg) msg += ": " + py_str(eval(*s.msg));

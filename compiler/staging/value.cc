@@ -87,6 +87,7 @@ std::string type_name(const Value& v) {
     std::string operator()(const BoundMethod&) { return "method"; }
     std::string operator()(const EllipsisV&) { return "ellipsis"; }
     std::string operator()(const UndefinedV&) { return "undefined"; }
+    std::string operator()(const TensorListV&) { return "list"; }
   };
   return std::visit(Namer{}, v.data);
 }

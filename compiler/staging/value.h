@@ -97,13 +97,23 @@ struct UndefinedV {
   std::string name;
   std::string missing_in;  // "the else branch"
   SourceSpan span;
+  std::string message;     // when set, the whole error (a staged loop's variables)
+};
+
+// A list appended to inside a staged loop (SPEC §5): a tensor whose leading
+// dim counts the items. Without `tensor` it is the loop's incoming value, whose
+// element type is known only after the first append (control_state.h).
+struct TensorListSlot;
+struct TensorListV {
+  std::shared_ptr<TensorListSlot> slot;
+  std::optional<Staged> tensor;
 };
 
 struct Value {
   using Data = std::variant<NoneV, bool, int64_t, double, std::string, TuplePtr, ListPtr, DictPtr,
                             StaticTensorPtr, Staged, SgModuleV, SgMember, BuiltinV, DTypeV,
                             AnnotationV, RangeV, std::shared_ptr<FunctionV>, BoundMethod,
-                            EllipsisV, UndefinedV>;
+                            EllipsisV, UndefinedV, TensorListV>;
   Data data;
 
   Value() : data(NoneV{}) {}

@@ -117,7 +117,7 @@ Status assert_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<co
     return internal_error("assert: expects one bool scalar and a message attribute");
   if (*inputs[0].as<const uint8_t>() != 0) return Status::Ok();
   const std::string& message = attrs.s(ops::attr::kAssertMessage);
-  return runtime_error("assertion failed: " + (message.empty() ? std::string("(no message)") : message));
+  return runtime_error(message.empty() ? std::string("assertion failed") : "assertion failed: " + message);
 }
 
 }  // namespace

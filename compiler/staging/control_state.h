@@ -1,0 +1,67 @@
+// The stager's state for staged control flow (SPEC.md §5):
+// - the statement stack of the running Python functions, from which liveness
+//   after a staged loop is computed (liveness.h);
+// - flag variables: break/continue/return inside staged constructs set hidden
+//   variables of the scope ("$break", ...) that join like any other variable,
+//   so the IR stays structured (If/While only);
+// - relaxed dims (sg.relax) and tensor lists.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+
+// Hidden scope variables; `$` keeps them apart from Python names.
+inline constexpr const char* kBreakFlag = "$break";
+inline constexpr const char* kContinueFlag = "$continue";
+inline constexpr const char* kReturnFlag = "$return";
+inline constexpr const char* kReturnValue = "$retval";
+
+struct BlockPos {
+  const std::vector<StmtPtr>* body = nullptr;
+  size_t index = 0;                // the statement running
+  const CallFrame* frame = nullptr;
+  const Stmt* loop = nullptr;      // the loop whose body this is, if any
+  bool continues = false;          // runs the rest of the block below (a guard)
+};
+
+// The incoming value of a tensor list in a staged loop body: a parameter of the
+// body function, created when the element type is first known.
+struct TensorListSlot {
+  std::string name;
+  FnBuilder* body = nullptr;
+  int32_t param = -1;
+  std::optional<ir::Type> type;  // [D, element dims...]
+};
+
+struct ControlState {
+  std::vector<BlockPos> blocks;
+  // sg.relax: (fn, value) -> axis -> symbol id.
+  std::map<std::pair<int32_t, int32_t>, std::map<int64_t, int32_t>> relaxed;
+  // Stand-ins for a value on paths where it is never read (a return value
+  // before the return): (fn, value).
+  std::set<std::pair<int32_t, int32_t>> placeholders;
+  // Staged loops being staged; appending to a list is allowed inside one.
+  int staged_loops = 0;
+  // Staged ifs (outside staged loops) being staged.
+  int staged_ifs = 0;
+};
+
+// Names live after the statement running in the innermost block of `frame`'s
+// Python function (liveness.h over the statement stack).
+std::set<std::string> live_after_current(const ControlState& cs, const CallFrame* frame);
+// Why a value is staged, for --explain-staging: "depends on input 'n'".
+std::string staged_reason(Stager& st, const Value& v);
+
+// Is `v` a flag that is set (static True)?
+inline bool flag_true(const Value* v) { return v && v->is<bool>() && v->as<bool>(); }
+inline bool flag_staged(const Value* v) { return v && v->is<Staged>(); }
+
+}  // namespace sg::compiler::staging

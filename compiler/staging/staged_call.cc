@@ -1,0 +1,402 @@
+// Calls through Call nodes (SPEC.md §6): specialisations of recursive functions
+// and @sg.function helpers, result-type inference, widening (staged_call.h).
+#include "staging/staged_call.h"
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+
+namespace sg::compiler::staging {
+namespace {
+
+// Passes of one specialisation before inference gives up.
+constexpr int kMaxPasses = 16;
+
+bool holds_staged(const Value& v) {
+  if (v.is<Staged>() || v.is<TensorListV>()) return true;
+  if (v.is<TuplePtr>()) {
+    for (const Value& item : *v.as<TuplePtr>())
+      if (holds_staged(item)) return true;
+  }
+  if (v.is<ListPtr>()) {
+    for (const Value& item : v.as<ListPtr>()->items)
+      if (holds_staged(item)) return true;
+  }
+  if (v.is<DictPtr>()) {
+    for (const auto& kv : v.as<DictPtr>()->items)
+      if (holds_staged(kv.second)) return true;
+  }
+  return false;
+}
+
+std::string pointer_key(const void* p) { return std::to_string(reinterpret_cast<uintptr_t>(p)); }
+
+// Restores the stager's current function, activation and depth after a pass.
+struct PassGuard {
+  FnBuilder*& cur;
+  CallFrame*& frame;
+  int& depth;
+  FnBuilder* saved_cur;
+  CallFrame* saved_frame;
+  int saved_depth;
+  PassGuard(FnBuilder*& c, CallFrame*& f, int& d)
+      : cur(c), frame(f), depth(d), saved_cur(c), saved_frame(f), saved_depth(d) {}
+  ~PassGuard() {
+    cur = saved_cur;
+    frame = saved_frame;
+    depth = saved_depth;
+  }
+};
+
+struct SpeculationGuard {
+  int& count;
+  bool on;
+  SpeculationGuard(int& c, bool speculate) : count(c), on(speculate) { count += on; }
+  ~SpeculationGuard() { count -= on; }
+};
+
+[[noreturn]] void cannot_infer(Stager& s, const FunctionDef& def) {
+  s.fail(def.name_span, "cannot infer the result type of '" + def.name +
+                            "', which is recursive: add a return annotation, e.g. `def " + def.name +
+                            "(...) -> sg.f32[\"N\"]:` (a tuple of them for several results)");
+}
+
+}  // namespace
+
+bool Stager::wants_graph_function(const FunctionV& f, const Scope& bound) {
+  bool staged = false;
+  for (const auto& [name, v] : bound.vars()) staged = staged || holds_staged(v);
+  if (!staged) return false;
+  if (f.is_entry) return true;
+  if (!graph_calls_) graph_calls_ = std::make_shared<GraphCalls>(ast_);
+  return graph_calls_->graph.on_cycle(f.def);
+}
+
+Value Stager::call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {
+  if (!graph_calls_) graph_calls_ = std::make_shared<GraphCalls>(ast_);
+  return graph_calls_->call(*this, f, bound, span);
+}
+
+GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
+  return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size()};
+}
+
+void GraphCalls::rollback(Stager& s, const Snapshot& snap) {
+  s.module_->functions.resize(snap.functions);
+  s.module_->constants.resize(snap.constants);
+  std::erase_if(s.constant_index_, [&](const auto& kv) { return size_t(kv.second) >= snap.constants; });
+  std::erase_if(s.origins_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
+  std::erase_if(s.reduced_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
+  specs.resize(snap.specs);
+}
+
+CallArgs GraphCalls::flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {
+  const FunctionDef& def = *f->def;
+  CallArgs out;
+  out.family = pointer_key(&def) + "@" + pointer_key(f->closure.get());
+  std::function<void(const Value&, const std::string&, bool)> add = [&](const Value& v, const std::string& name,
+                                                                         bool capture) {
+    std::string& key = out.family;
+    if (v.is<Staged>()) {
+      const ir::Type t = s.tensor_type(v);
+      key += std::string("T") + dtype_name(t.dtype) + "/" + std::to_string(t.rank()) + ";";
+      out.leaves.push_back(Staged{v.as<Staged>().fn, v.as<Staged>().id, std::nullopt});
+      out.leaf_names.push_back(name);
+      if (capture) out.captures.push_back(out.leaves.back());
+      return;
+    }
+    if (v.is<TensorListV>())
+      s.fail(span, "'" + name + "' is a list appended to in a staged loop; stack it with sg.stack before passing it to '" +
+                       def.name + "', which is compiled as a graph function");
+    if (v.is<StaticTensorPtr>()) {
+      const StaticTensor& t = *v.as<StaticTensorPtr>();
+      const std::string_view bytes(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+      key += std::string("S") + dtype_name(t.dtype) + ops::shape_to_string(t.shape) + (t.splat ? "s" : "d") +
+             std::to_string(std::hash<std::string_view>{}(bytes)) + ";";
+      return;
+    }
+    if (v.is<TuplePtr>()) {
+      key += "(";
+      const auto& items = *v.as<TuplePtr>();
+      for (size_t i = 0; i < items.size(); ++i) add(items[i], name + "[" + std::to_string(i) + "]", capture);
+      key += ");";
+      return;
+    }
+    if (v.is<ListPtr>() || v.is<DictPtr>()) {
+      if (holds_staged(v))
+        s.fail(span, "'" + name + "' is a " + type_name(v) + " holding values known only at run time; '" + def.name +
+                         "' is compiled as a graph function, whose arguments are tensors, numbers and tuples: pass a "
+                         "tuple or a tensor (sg.stack)");
+      key += type_name(v) + ":" + py_repr(v) + ";";
+      return;
+    }
+    if (v.is<std::shared_ptr<FunctionV>>()) {
+      key += "F" + pointer_key(v.as<std::shared_ptr<FunctionV>>().get()) + ";";
+      return;
+    }
+    if (v.is<BoundMethod>()) {
+      key += "M" + v.as<BoundMethod>().name + ":";
+      add(*v.as<BoundMethod>().self, name, capture);
+      return;
+    }
+    if (v.is<UndefinedV>()) return;
+    key += type_name(v) + ":" + py_repr(v) + ";";
+  };
+  for (const Param& p : def.params) {
+    const Value* v = bound.find_local(p.name);
+    if (v) add(*v, p.name, false);
+  }
+  // Values of enclosing functions that the body (or a function it calls) reads
+  // by name become extra parameters. The module scope holds only static values.
+  out.family += "|";
+  for (const std::string& name : graph.names_reached(&def)) {
+    bool is_param = false;
+    for (const Param& p : def.params) is_param = is_param || p.name == name;
+    if (is_param) continue;
+    for (const Scope* sc = f->closure.get(); sc && sc != s.globals_.get(); sc = sc->parent().get()) {
+      const Value* v = sc->find_local(name);
+      if (!v) continue;
+      out.family += name + "=";
+      add(*v, name, true);
+      break;
+    }
+  }
+  return out;
+}
+
+std::optional<size_t> GraphCalls::find(const std::string& family, const std::vector<ir::Type>& types) const {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Specialisation& sp = specs[i];
+    if (sp.family != family) continue;
+    bool match = true;
+    for (size_t k = 0; match && k < types.size(); ++k)
+      for (size_t d = 0; match && d < types[k].rank(); ++d) {
+        const ir::Dim& want = sp.param_types[k].shape[d];
+        const std::optional<int32_t> sym = want.as_symbol();
+        match = want == types[k].shape[d] || (sym && sp.widened.count(*sym));
+      }
+    if (match) return i;
+  }
+  return std::nullopt;
+}
+
+Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {
+  const CallArgs args = flatten(s, f, bound, span);
+  std::vector<ir::Type> types;
+  for (const Staged& leaf : args.leaves) types.push_back(s.tensor_type(Value(leaf)));
+  std::optional<size_t> idx = find(args.family, types);
+  if (!idx) {
+    // A recursive call whose shapes differ from the specialisation being
+    // staged: the differing dims become symbolic and that specialisation starts over.
+    for (size_t i = specs.size(); i-- > 0;) {
+      Specialisation& sp = specs[i];
+      if (sp.family != args.family || !sp.in_progress) continue;
+      for (size_t k = 0; k < types.size(); ++k)
+        for (size_t d = 0; d < types[k].rank(); ++d) {
+          ir::Dim& have = sp.param_types[k].shape[d];
+          if (have == types[k].shape[d]) continue;
+          const std::optional<int32_t> sym = have.as_symbol();
+          if (sym && sp.widened.count(*sym)) continue;
+          const int32_t fresh = s.module().symbols.fresh(args.leaf_names[k]);
+          have = ir::Dim::symbol(fresh);
+          sp.widened.insert(fresh);
+        }
+      throw WidenRestart{i};
+    }
+    Specialisation sp;
+    sp.def = f->def;
+    sp.family = args.family;
+    sp.param_types = types;
+    specs.push_back(std::move(sp));
+    idx = specs.size() - 1;
+    stage(s, *idx, f, bound, args, span);
+  }
+  Specialisation& sp = specs[*idx];
+  if (!sp.in_progress) return emit_call(s, *idx, args, sp.result, span);
+  if (!sp.assumed) throw NeedResult{*idx};
+  sp.assumed_used = true;
+  return emit_call(s, *idx, args, *sp.assumed, span);
+}
+
+void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
+                       const CallArgs& args, SourceSpan span) {
+  const FunctionDef& def = *f->def;
+  const Snapshot before = Snapshot{s.module_->functions.size(), s.module_->constants.size(), idx};
+  try {
+    const std::optional<ResultSig> annotated = annotation(s, def, f->closure);
+    specs[idx].in_progress = true;
+    std::vector<ResultSig> queue;  // candidate assumptions still to try, last first
+    std::optional<ResultSig> assumed = annotated;
+    bool speculating = false;  // diagnostics held back: the assumption may be wrong
+    for (int passes = 1;; ++passes) {
+      if (passes > kMaxPasses) cannot_infer(s, def);
+      const Snapshot snap = snapshot(s);
+      specs[idx].assumed = assumed;
+      specs[idx].assumed_used = false;
+      std::optional<ResultSig> result;
+      try {
+        SpeculationGuard guard(s.speculative_, speculating);
+        result = pass(s, idx, f, bound, args, span);
+      } catch (NeedResult& n) {
+        if (n.spec != idx) throw;
+        rollback(s, snap);
+        std::vector<ir::Type> arg_types(specs[idx].param_types.begin(),
+                                        specs[idx].param_types.end() - ptrdiff_t(args.captures.size()));
+        queue = candidates(s, arg_types, def.name);
+        std::reverse(queue.begin(), queue.end());
+      } catch (WidenRestart& w) {
+        if (w.spec != idx) throw;
+        rollback(s, snap);
+        continue;
+      } catch (StageAbort&) {
+        if (!speculating) throw;
+        rollback(s, snap);
+      }
+      if (result) {
+        if (annotated) {
+          if (!fits(*result, *annotated))
+            s.fail(def.returns->span, "'" + def.name + "' returns " + format(s, *result) +
+                                          " but its return annotation says " + format(s, *annotated));
+          specs[idx].result = *result;
+          break;
+        }
+        if (!specs[idx].assumed_used || fits(*result, *assumed)) {
+          if (!speculating) {
+            specs[idx].result = *result;
+            break;
+          }
+          // The assumption holds: stage once more with diagnostics on.
+          rollback(s, snap);
+          speculating = false;
+          continue;
+        }
+        rollback(s, snap);
+        std::optional<ResultSig> joined = join(s, *assumed, *result, def.name);
+        queue.push_back(generalise(s, joined ? *joined : *result, def.name));
+      }
+      if (queue.empty()) cannot_infer(s, def);
+      assumed = queue.back();
+      queue.pop_back();
+      speculating = true;
+    }
+    specs[idx].in_progress = false;
+    specs[idx].assumed.reset();
+  } catch (StageAbort&) {
+    rollback(s, before);
+    throw;
+  }
+}
+
+ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
+                           const CallArgs& args, SourceSpan span) {
+  const FunctionDef& def = *f->def;
+  if (s.call_depth_ >= kMaxCompileTimeDepth)
+    s.fail(span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
+                     " calls at compile time (each call with different static arguments is a new specialisation)");
+  // Named after the function; later specialisations (and an entry point of the
+  // same name) make it name.1, name.2, ...
+  std::string name = def.name;
+  for (int k = 1;; ++k) {
+    bool used = false;
+    for (const ir::Function& other : s.module_->functions) used = used || other.name == name;
+    if (!used) break;
+    name = def.name + "." + std::to_string(k);
+  }
+  s.module_->functions.push_back(ir::Function{});
+  const int32_t fn_id = int32_t(s.module_->functions.size() - 1);
+  s.module_->functions.back().name = name;
+  specs[idx].fn = fn_id;
+
+  FnBuilder builder;
+  builder.fn = fn_id;
+  std::vector<int32_t> params;
+  for (size_t i = 0; i < args.leaves.size(); ++i) {
+    const int32_t id = s.module_->functions[size_t(fn_id)].add_value(specs[idx].param_types[i], args.leaf_names[i], span);
+    s.module_->functions[size_t(fn_id)].params.push_back(id);
+    params.push_back(id);
+    s.set_origin(fn_id, id, Origin{def.name_span, "parameter '" + args.leaf_names[i] + "' of '" + def.name + "' is"});
+  }
+  // Captured values of enclosing functions read inside resolve to parameters.
+  const size_t first_capture = args.leaves.size() - args.captures.size();
+  for (size_t i = first_capture; i < args.leaves.size(); ++i)
+    builder.imported[{args.leaves[i].fn, args.leaves[i].id}] = params[i];
+
+  PassGuard guard(s.cur_, s.frame_, s.call_depth_);
+  s.cur_ = &builder;
+  auto scope_ptr = std::make_shared<Scope>(f->closure);
+  size_t next = 0;
+  std::function<Value(const Value&)> rebind = [&](const Value& v) -> Value {
+    if (v.is<Staged>()) return s.staged(params[next++]);
+    if (v.is<TuplePtr>()) {
+      std::vector<Value> items;
+      for (const Value& item : *v.as<TuplePtr>()) items.push_back(rebind(item));
+      return make_tuple(std::move(items));
+    }
+    if (v.is<BoundMethod>()) return Value(BoundMethod{v.as<BoundMethod>().name, std::make_shared<Value>(rebind(*v.as<BoundMethod>().self))});
+    return v;
+  };
+  for (const Param& p : def.params)
+    if (const Value* v = bound.find_local(p.name)) scope_ptr->set(p.name, rebind(*v));
+
+  CallFrame frame{scope_ptr, Value()};
+  s.frame_ = &frame;
+  ++s.call_depth_;
+  s.exec_block(def.body);
+  return materialize_result(s, s.frame_result(def, span), def);
+}
+
+Value GraphCalls::emit_call(Stager& s, size_t idx, const CallArgs& args, const ResultSig& result, SourceSpan span) {
+  const Specialisation& sp = specs[idx];
+  ir::Node node;
+  node.kind = ir::NodeKind::kCall;
+  node.functions = {sp.fn};
+  node.span = span;
+  // The callee's symbolic parameter dims stand for this call's argument dims;
+  // its other symbols are fresh at each call.
+  std::map<int32_t, ir::Dim> dims;
+  for (size_t i = 0; i < args.leaves.size(); ++i) {
+    const int32_t id = s.materialize(Value(args.leaves[i]), span);
+    node.inputs.push_back(id);
+    const ir::Type& have = s.fn().values[size_t(id)].type;
+    for (size_t d = 0; d < have.rank(); ++d)
+      if (std::optional<int32_t> sym = sp.param_types[i].shape[d].as_symbol()) dims.emplace(*sym, have.shape[d]);
+  }
+  auto substitute = [&](const ir::Dim& d) -> ir::Dim {
+    if (d.is_static()) return d;
+    ir::Dim out(d.constant());
+    for (const ir::Dim::Term& t : d.terms()) {
+      ir::Dim term(t.coef);
+      for (int32_t sym : t.symbols) {
+        auto it = dims.find(sym);
+        if (it == dims.end()) it = dims.emplace(sym, ir::Dim::symbol(s.module().symbols.fresh(s.module().symbols.name(sym)))).first;
+        term = term * it->second;
+      }
+      out = out + term;
+    }
+    return out;
+  };
+  std::function<Value(const ResultSig&)> build = [&](const ResultSig& r) -> Value {
+    switch (r.kind) {
+      case ResultSig::Kind::kNone: return Value();
+      case ResultSig::Kind::kTensor: {
+        ir::Type t = r.type;
+        for (ir::Dim& d : t.shape) d = substitute(d);
+        const int32_t id = s.fn().add_value(std::move(t), "", span);
+        node.outputs.push_back(id);
+        s.set_origin(s.cur_->fn, id, Origin{span, "the call of '" + sp.def->name + "' produced"});
+        return s.staged(id);
+      }
+      case ResultSig::Kind::kTuple: {
+        std::vector<Value> items;
+        for (const ResultSig& item : r.items) items.push_back(build(item));
+        return make_tuple(std::move(items));
+      }
+    }
+    return Value();
+  };
+  Value out = build(result);
+  s.fn().nodes.push_back(std::move(node));
+  return out;
+}
+
+}  // namespace sg::compiler::staging

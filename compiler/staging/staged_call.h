@@ -1,0 +1,108 @@
+// Graph functions called through Call nodes (SPEC.md §6): functions on a cycle
+// of the call graph and @sg.function helpers, called with any staged argument.
+// Each specialisation (the function's static argument values, and its staged
+// arguments' dtypes and shapes) is staged once into a graph function of its own.
+//
+// Staging a specialisation may need its own result type before it is known (a
+// recursive call staged before any return). The type comes from a return
+// annotation, or is inferred: the body is staged with the recursive calls'
+// results assumed to be a candidate type, diagnostics held back, until the
+// result it returns fits the assumption (a fixpoint); then it is staged once
+// more for real. A pass that is abandoned (a wrong assumption, a recursive call
+// whose shapes widen the signature) is rolled back: the functions, constants and
+// specialisations it created are dropped.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "staging/call_graph.h"
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+
+// The type of what a graph function returns: None, a tensor, or a tuple of them.
+struct ResultSig {
+  enum class Kind : uint8_t { kNone, kTensor, kTuple };
+  Kind kind = Kind::kNone;
+  ir::Type type;                // kTensor
+  std::vector<ResultSig> items; // kTuple
+
+  void leaves(std::vector<ir::Type>& out) const;
+};
+
+struct Specialisation {
+  const FunctionDef* def = nullptr;
+  std::string family;              // def, closure, static values, staged dtypes and ranks
+  int32_t fn = -1;                 // the IR function (of the latest pass)
+  std::vector<ir::Type> param_types;  // staged argument leaves, then captured values
+  std::set<int32_t> widened;       // symbols introduced by widening
+  bool in_progress = false;
+  std::optional<ResultSig> assumed;  // what recursive calls return while staging
+  bool assumed_used = false;
+  ResultSig result;                // once staged
+};
+
+// A recursive call needs the result type of a specialisation still being staged
+// and none is assumed yet: the pass restarts with an assumption.
+struct NeedResult { size_t spec; };
+// A recursive call's staged shapes differ from its specialisation: the pass
+// restarts with the widened signature.
+struct WidenRestart { size_t spec; };
+
+// The arguments of one call, flattened: a family key for the static part, and
+// the staged leaves (arguments in order, then values captured from enclosing
+// functions) with their names.
+struct CallArgs {
+  std::string family;
+  std::vector<Staged> leaves;
+  std::vector<std::string> leaf_names;
+  std::vector<Staged> captures;  // the captured leaves (also at the end of `leaves`)
+};
+
+struct GraphCalls {
+  explicit GraphCalls(const Module& module) : graph(module) {}
+
+  CallGraph graph;
+  std::vector<Specialisation> specs;
+
+  // ---- staged_call.cc ----------------------------------------------------------
+  Value call(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
+
+ private:
+  struct Snapshot {
+    size_t functions = 0, constants = 0, specs = 0;
+  };
+  Snapshot snapshot(Stager& s) const;
+  void rollback(Stager& s, const Snapshot& snap);
+  CallArgs flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
+  std::optional<size_t> find(const std::string& family, const std::vector<ir::Type>& types) const;
+  void stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound, const CallArgs& args,
+             SourceSpan span);
+  ResultSig pass(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
+                 const CallArgs& args, SourceSpan span);
+  Value emit_call(Stager& s, size_t idx, const CallArgs& args, const ResultSig& result, SourceSpan span);
+
+  // ---- staged_call_types.cc -----------------------------------------------------
+ public:
+  // The return annotation of `def` (evaluated in `closure`), if it has one.
+  std::optional<ResultSig> annotation(Stager& s, const FunctionDef& def, const std::shared_ptr<Scope>& closure);
+  // The result a function body returned, materialized as the results of the
+  // current graph function.
+  ResultSig materialize_result(Stager& s, const Value& v, const FunctionDef& def);
+  // Every symbolic dim replaced by a fresh one: an assumption about recursive
+  // calls must not tie their dims to this activation's.
+  ResultSig generalise(Stager& s, const ResultSig& r, const std::string& hint) const;
+  // The same structure and dtypes, and `r`'s dims equal `g`'s where `g`'s are static.
+  static bool fits(const ResultSig& r, const ResultSig& g);
+  // Dims that differ become fresh symbols; null when structure, dtype or rank differ.
+  std::optional<ResultSig> join(Stager& s, const ResultSig& a, const ResultSig& b, const std::string& hint) const;
+  // Candidate result types for inference: the staged arguments' types, then scalars.
+  std::vector<ResultSig> candidates(Stager& s, const std::vector<ir::Type>& arg_types, const std::string& hint) const;
+  std::string format(const Stager& s, const ResultSig& r) const;
+};
+
+}  // namespace sg::compiler::staging

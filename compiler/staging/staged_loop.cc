@@ -1,0 +1,351 @@
+// Staged loops (SPEC §5): a While node whose cond and body are graph functions
+// over the loop-carried values. What is carried is decided before anything is
+// emitted, by liveness over the AST (liveness.h): the variables the body
+// assigns that are live into an iteration or after the loop. Every carried
+// value is staged from the start (a static `i = 0` becomes an i64 tensor), so
+// staging the body once is enough and nothing is undone.
+//
+// A While node passes only its carried values, so values of the enclosing
+// function that the cond or body use (captures) are carried too, unchanged.
+#include "staging/staged_loop.h"
+
+#include "staging/liveness.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic };
+
+struct Carry {
+  std::string name;
+  CarryKind kind = CarryKind::kTensor;
+  Value init;                             // the value before the loop
+  std::optional<ir::Type> type;           // the carried type, once known
+  std::set<size_t> relaxed;               // axes that may change
+  std::shared_ptr<TensorListSlot> slot;   // kList
+  int32_t body_param = -1, cond_param = -1, body_result = -1;
+  Value body_value;                       // the value after one iteration
+  bool dropped = false;
+};
+
+std::string shown_name(const std::string& name) {
+  return name[0] == '$' ? "the loop counter" : "variable '" + name + "'";
+}
+
+struct Counter {
+  int& n;
+  explicit Counter(int& c) : n(c) { ++n; }
+  ~Counter() { --n; }
+};
+
+}  // namespace
+
+Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
+  const Stmt& s = spec.stmt;
+  Scope& sc = st.scope();
+  ControlState& cs = st.control();
+  ir::Module& m = st.module();
+  const std::string where = std::string(spec.what) + " loop at line " + std::to_string(s.span.line);
+
+  // ---- what is carried, from the program text -----------------------------------
+  const NameSet after = live_after_current(cs, st.frame());
+  const NameSet entry = loop_entry_live(s, after);
+  NameSet assigned;
+  block_assigns(s.body, assigned);
+  const LoopJumps jumps = loop_jumps(s.body);
+  std::vector<Carry> carries;
+  for (const auto& [name, init] : spec.hidden) {
+    Carry c{name, CarryKind::kTensor, init};
+    c.type = st.tensor_type(init);
+    carries.push_back(std::move(c));
+  }
+  std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
+  for (const std::string& name : assigned) {
+    if (spec.targets.count(name)) continue;
+    const bool live = entry.count(name) || after.count(name);
+    const Value* before = sc.lookup(name);
+    if (!before || before->is<UndefinedV>()) {
+      undefined_after.emplace_back(name, "variable '" + name + "' is first assigned inside the staged " + where +
+                                             " and read after it; it would be undefined when the loop runs zero "
+                                             "times: assign it before the loop");
+      continue;
+    }
+    if (!live) {
+      undefined_after.emplace_back(name, "variable '" + name + "' is changed inside the staged " + where +
+                                             " but was not carried out of it");
+      continue;
+    }
+    Carry c{name, CarryKind::kTensor, *before};
+    if (before->is_tensor() || before->is_number()) {
+      c.init = st.to_tensor(*before, std::nullopt, s.span);
+      c.type = st.tensor_type(c.init);
+      if (c.init.is<Staged>()) {
+        auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
+        if (r != cs.relaxed.end())
+          for (const auto& [axis, sym] : r->second) {
+            c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
+            c.relaxed.insert(size_t(axis));
+          }
+      }
+    } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
+      c.kind = CarryKind::kList;
+      c.slot = std::make_shared<TensorListSlot>();
+      c.slot->name = name;
+      if (before->is<ListPtr>() && !before->as<ListPtr>()->items.empty()) {
+        Args a;
+        a.pos = {*before};
+        a.span = s.span;
+        c.init = st.call_sg("stack", a);
+      } else if (before->is<TensorListV>()) {
+        c.init = Value(st.resolve_tensor_list(before->as<TensorListV>(), name, s.span));
+      } else {
+        c.init = Value();
+      }
+      if (c.init.is_tensor()) {
+        ir::Type t = st.tensor_type(c.init);
+        t.shape[0] = ir::Dim::symbol(m.symbols.fresh(name));
+        c.slot->type = t;
+      }
+    } else {
+      c.kind = CarryKind::kStatic;
+    }
+    carries.push_back(std::move(c));
+  }
+  if (jumps.has_break) carries.push_back(Carry{kBreakFlag, CarryKind::kFlag, Value(false)});
+  if (jumps.has_return) {
+    carries.push_back(Carry{kReturnFlag, CarryKind::kFlag, Value(false)});
+    carries.push_back(Carry{kReturnValue, CarryKind::kReturnValue, Value()});
+  }
+  for (Carry& c : carries)
+    if (c.kind == CarryKind::kFlag) c.type = ir::Type{DType::kBool, {}};
+
+  // ---- the body -------------------------------------------------------------------
+  FnBuilder* outer = st.builder();
+  const std::map<std::string, Value> outer_vars = sc.vars();
+  const std::string base = st.fn().name + "." + spec.what + std::to_string(s.span.line);
+  auto new_builder = [&](const std::string& suffix) {
+    m.functions.push_back(ir::Function{});
+    m.functions.back().name = base + suffix;
+    auto b = std::make_unique<FnBuilder>();
+    b->fn = int32_t(m.functions.size() - 1);
+    b->parent = outer;
+    return b;
+  };
+  std::unique_ptr<FnBuilder> body = new_builder(".body");
+  std::unique_ptr<FnBuilder> cond = new_builder(".cond");
+  struct Restore {
+    Stager& st;
+    FnBuilder* outer;
+    ~Restore() { st.set_builder(outer); }
+  } restore{st, outer};
+
+  st.set_builder(body.get());
+  for (Carry& c : carries) {
+    switch (c.kind) {
+      case CarryKind::kTensor:
+        c.body_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
+        sc.set(c.name, st.staged(c.body_param));
+        break;
+      case CarryKind::kList:
+        c.slot->body = body.get();
+        if (c.slot->type) c.slot->param = st.fn().add_value(*c.slot->type, c.name, s.span);
+        sc.set(c.name, Value(TensorListV{c.slot, std::nullopt}));
+        break;
+      case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
+      case CarryKind::kReturnValue: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kStatic: break;
+    }
+  }
+  sc.set(kBreakFlag, Value(false));
+  sc.set(kContinueFlag, Value(false));
+  if (jumps.has_return) sc.set(kReturnFlag, Value(false));
+  {
+    Counter loops(cs.staged_loops);
+    spec.prologue();
+    st.exec_block(s.body, &s);
+  }
+
+  // Results of the body: the carried values after one iteration.
+  for (Carry& c : carries) {
+    const Value* vp = sc.find_local(c.name);
+    Value v = vp ? *vp : Value(UndefinedV{c.name, "", s.span, ""});
+    switch (c.kind) {
+      case CarryKind::kStatic:
+        if (!static_equal(v, c.init).value_or(false))
+          st.fail(s.span, shown_name(c.name) + " is " + py_repr(c.init) + " before the staged " + where + " and " +
+                              py_repr(v) + " after an iteration; only tensors and numbers may change in a staged loop");
+        c.dropped = true;
+        break;
+      case CarryKind::kReturnValue:
+        if (v.is<UndefinedV>()) {
+          c.dropped = true;
+          break;
+        }
+        if (!v.is_tensor() && !v.is_number())
+          st.fail(s.span, "returning a " + type_name(v) + " from inside the staged " + where +
+                              " is not supported; return a tensor");
+        v = st.to_tensor(v, std::nullopt, s.span);
+        c.body_result = st.materialize(v, s.span);
+        c.type = st.fn().values[size_t(c.body_result)].type;
+        c.body_value = v;
+        break;
+      case CarryKind::kFlag:
+        c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
+        break;
+      case CarryKind::kList: {
+        if (!v.is<TensorListV>())
+          st.fail(s.span, "list '" + c.name + "' is rebound to a " + type_name(v) + " inside the staged " + where +
+                              "; a list in a staged loop may only be appended to");
+        const TensorListV& l = v.as<TensorListV>();
+        if (!l.tensor && l.slot == c.slot && c.slot->param < 0) {
+          c.dropped = true;  // never appended to
+          break;
+        }
+        c.body_result = st.local(st.resolve_tensor_list(l, c.name, s.span));
+        c.type = c.slot->type;
+        break;
+      }
+      case CarryKind::kTensor: {
+        if (v.is<UndefinedV>() || !(v.is_tensor() || v.is_number()))
+          st.fail(s.span, shown_name(c.name) + " is " + m.format_type(*c.type) + " before the staged " + where +
+                              " and " + (v.is<UndefinedV>() ? std::string("undefined") : "a " + type_name(v)) +
+                              " after an iteration");
+        const DType want = c.type->dtype;
+        if (v.is_tensor() && st.tensor_dtype(v) != want)
+          st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
+                              dtype_name(st.tensor_dtype(v)) + " after an iteration; its dtype must stay fixed: " +
+                              "cast with astype", st.provenance_notes({v}));
+        v = st.to_tensor(v, want, s.span);
+        c.body_result = st.materialize(v, s.span);
+        const ir::Type got = st.fn().values[size_t(c.body_result)].type;
+        bool same = got.rank() == c.type->rank();
+        for (size_t i = 0; same && i < got.rank(); ++i)
+          same = c.relaxed.count(i) || got.shape[i] == c.type->shape[i];
+        if (!same) {
+          std::string axis = "0";
+          for (size_t i = 0; i < std::min(got.rank(), c.type->rank()); ++i)
+            if (!(got.shape[i] == c.type->shape[i])) {
+              axis = std::to_string(i);
+              break;
+            }
+          st.fail(s.span, shown_name(c.name) + " changes shape in the staged " + where + ": " +
+                              m.format_type(*c.type) + " before the loop, " + m.format_type(got) +
+                              " after an iteration; declare the changing dim before the loop with " + c.name +
+                              " = sg.relax(" + c.name + ", \"D\", " + axis + ")",
+                  st.provenance_notes({v}));
+        }
+        break;
+      }
+    }
+  }
+  std::erase_if(carries, [](const Carry& c) { return c.dropped; });
+
+  // ---- the condition ----------------------------------------------------------------
+  sc.vars() = outer_vars;
+  st.set_builder(cond.get());
+  std::vector<std::string> flags;
+  for (Carry& c : carries) {
+    if (c.kind == CarryKind::kReturnValue) continue;
+    c.cond_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
+    if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{cond->fn, c.cond_param, {}}}));
+    else sc.set(c.name, st.staged(c.cond_param));
+    if (c.kind == CarryKind::kFlag) flags.push_back(c.name);
+  }
+  auto eval_test = [&]() {
+    Value t = spec.test();
+    if (t.is_tensor() && st.tensor_rank(t) != 0)
+      st.fail(s.test ? s.test->span : s.span, "the test of a staged `while` must be a scalar, got " +
+                                                   m.format_type(st.tensor_type(t)) + "; use sg.any or sg.all",
+              st.provenance_notes({t}));
+    if (!t.is_tensor()) t = Value(st.truth(t, s.span, "a while loop"));
+    else if (st.tensor_dtype(t) != DType::kBool) t = st.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), s.span);
+    return t;
+  };
+  Value go_on;
+  if (flags.empty()) {
+    go_on = eval_test();
+  } else {
+    // After a break or return the test must not run (it may fail): an If.
+    Value any = *sc.find_local(flags[0]);
+    for (size_t k = 1; k < flags.size(); ++k)
+      any = st.tensor_binary(ops::OpId::LogicalOr, any, *sc.find_local(flags[k]), s.span);
+    st.staged_branches(s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "test",
+                       [&] { sc.set("$go_on", eval_test()); }, [&] { sc.set("$go_on", Value(false)); });
+    go_on = *sc.find_local("$go_on");
+  }
+  const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);
+  st.fn().results = {cond_result};
+
+  // ---- the node -----------------------------------------------------------------------
+  sc.vars() = outer_vars;
+  st.set_builder(outer);
+  std::vector<int32_t> inputs;
+  for (Carry& c : carries) {
+    Value init = c.init;
+    if (c.kind == CarryKind::kReturnValue) init = st.placeholder_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
+    if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
+    inputs.push_back(st.materialize(init, s.span));
+  }
+  std::vector<Staged> captured;
+  auto add_captured = [&](const Staged& v) {
+    for (const Staged& o : captured)
+      if (o.id == v.id) return;
+    captured.push_back(v);
+  };
+  for (const auto& c : body->captures) add_captured(c.second);
+  for (const auto& c : cond->captures) add_captured(c.second);
+  for (FnBuilder* b : {body.get(), cond.get()}) {
+    ir::Function& f = m.functions[size_t(b->fn)];
+    const bool is_body = b == body.get();
+    std::vector<int32_t> params;
+    for (Carry& c : carries) {
+      int32_t& p = is_body ? (c.kind == CarryKind::kList ? c.slot->param : c.body_param) : c.cond_param;
+      if (p < 0) p = f.add_value(*c.type, "", s.span);
+      params.push_back(p);
+    }
+    if (is_body) {
+      f.results.clear();
+      for (const Carry& c : carries) f.results.push_back(c.body_result);
+    }
+    for (const Staged& o : captured) {
+      int32_t param = -1;
+      for (const auto& c : b->captures)
+        if (c.second.id == o.id) param = c.first;
+      if (param < 0) {
+        const ir::Value& ov = st.fn().values[size_t(o.id)];
+        param = f.add_value(ov.type, ov.name, ov.span);
+      }
+      params.push_back(param);
+      if (is_body) f.results.push_back(param);
+    }
+    f.params = std::move(params);
+  }
+  for (const Staged& o : captured) inputs.push_back(o.id);
+
+  ir::Node node;
+  node.kind = ir::NodeKind::kWhile;
+  node.inputs = std::move(inputs);
+  node.functions = {cond->fn, body->fn};
+  node.span = s.span;
+  for (const Carry& c : carries) {
+    const int32_t id = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
+    node.outputs.push_back(id);
+    st.set_origin(outer->fn, id, Origin{s.span, "the staged " + std::string(spec.what) + " loop produced"});
+    if (c.name[0] == '$' && c.kind == CarryKind::kTensor) continue;  // a hidden counter
+    if (c.name == kBreakFlag) continue;                             // consumed by the loop
+    if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
+    else sc.set(c.name, st.staged(id));
+  }
+  for (const Staged& o : captured)
+    node.outputs.push_back(st.fn().add_value(st.fn().values[size_t(o.id)].type, "", s.span));
+  st.fn().nodes.push_back(std::move(node));
+  for (const auto& [name, message] : undefined_after) sc.set(name, Value(UndefinedV{name, "", s.span, message}));
+  for (const std::string& t : spec.targets)
+    sc.set(t, Value(UndefinedV{t, "", s.span,
+                               "the target '" + t + "' of the staged " + where +
+                                   " may not be read after the loop: it is undefined when the loop runs zero times"}));
+  return Flow::kNormal;
+}
+
+}  // namespace sg::compiler::staging

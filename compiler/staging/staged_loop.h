@@ -1,0 +1,38 @@
+// Staged loops (SPEC §5), shared by the loop forms: `while` with a staged
+// test, `for` over a range with a staged bound or over sg.range, and `for`
+// over a tensor whose first dim is symbolic.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "staging/control_state.h"
+
+namespace sg::compiler::staging {
+
+struct StagedLoopSpec {
+  const Stmt& stmt;
+  const char* what;  // "while" or "for"
+  // In the cond function, with the carried variables bound: the test.
+  std::function<Value()> test;
+  // In the body function, before the body: binds the for target, steps the counter.
+  std::function<void()> prologue;
+  // Hidden carried variables (a for loop's counter) and their initial values.
+  std::vector<std::pair<std::string, Value>> hidden;
+  // Names the for target binds: not readable after the loop.
+  std::set<std::string> targets;
+};
+
+// Emits the While node; the scope afterwards holds the carried values.
+Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec);
+
+// An empty tensor list of `type` ([D, element dims...]) in the current function.
+Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span);
+// `list.append(v)`: the list with v added, as a new tensor list value.
+Value tensor_list_append(Stager& st, const TensorListV& list, const std::string& name, const Value& v,
+                         SourceSpan span);
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,292 @@
+// The loop statements (SPEC §5): dispatch on the kind of the test or the
+// iterable. A static test or iterable unrolls at compile time; where a jump
+// inside it depends on a run-time value (a staged flag), each later iteration
+// runs under an If on the flags. A staged one becomes a While node
+// (staged_loop.cc).
+#include "staging/liveness.h"
+#include "staging/staged_loop.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+// Saves the enclosing loop's break/continue flags; the loop in between owns them.
+class LoopFlagsScope {
+ public:
+  explicit LoopFlagsScope(Stager& st) : st_(st), scope_(&st.scope()) {
+    for (int k = 0; k < 2; ++k) {
+      const Value* v = scope_->find_local(names_[k]);
+      if (v) saved_[k] = *v;
+    }
+    scope_->set(kBreakFlag, Value(false));
+    scope_->set(kContinueFlag, Value(false));
+  }
+  ~LoopFlagsScope() {
+    for (int k = 0; k < 2; ++k) {
+      if (saved_[k]) scope_->set(names_[k], *saved_[k]);
+      else scope_->erase(names_[k]);
+    }
+  }
+  LoopFlagsScope(const LoopFlagsScope&) = delete;
+  LoopFlagsScope& operator=(const LoopFlagsScope&) = delete;
+
+ private:
+  Stager& st_;
+  Scope* scope_;
+  const char* names_[2] = {kBreakFlag, kContinueFlag};
+  std::optional<Value> saved_[2];
+};
+
+// One iteration of a compile-time loop. Returns false when the loop ends;
+// `result` becomes kReturn when it ended by a return.
+bool static_iteration(Stager& st, const Stmt& s, const std::function<void()>& iteration, Flow& result) {
+  Scope& sc = st.scope();
+  std::vector<std::string> staged_flags;
+  for (const char* f : {kBreakFlag, kReturnFlag})
+    if (flag_staged(sc.find_local(f))) staged_flags.push_back(f);
+  sc.set(kContinueFlag, Value(false));
+  if (staged_flags.empty()) {
+    iteration();
+  } else {
+    // An earlier iteration may have left under a run-time test.
+    Value any = *sc.find_local(staged_flags[0]);
+    if (staged_flags.size() > 1) any = st.tensor_binary(ops::OpId::LogicalOr, any, *sc.find_local(staged_flags[1]), s.span);
+    st.staged_branches(
+        s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "iter",
+        [&] {
+          for (const std::string& f : staged_flags) sc.set(f, Value(false));
+          iteration();
+          sc.set(kContinueFlag, Value(false));
+        },
+        [&] {
+          if (staged_flags.size() == 1) sc.set(staged_flags[0], Value(true));
+        });
+  }
+  sc.set(kContinueFlag, Value(false));
+  if (flag_true(sc.find_local(kBreakFlag))) return false;
+  if (flag_true(sc.find_local(kReturnFlag))) {
+    result = Flow::kReturn;
+    return false;
+  }
+  return true;
+}
+
+[[noreturn]] void too_many(Stager& st, const Stmt& s) {
+  st.fail(s.span, "this loop runs more than " + std::to_string(kMaxUnrolledIterations) +
+                      " iterations at compile time; use sg.range to keep it a loop in the graph");
+}
+
+void target_names(const Expr& t, std::set<std::string>& out) {
+  if (t.kind == ExprKind::kName) out.insert(t.name);
+  for (const ExprPtr& e : t.elts) target_names(*e, out);
+}
+
+std::string counter_name(const Stmt& s) {
+  return "$for" + std::to_string(s.span.line) + ":" + std::to_string(s.span.col);
+}
+
+}  // namespace
+
+Flow Stager::exec_while(const Stmt& s) {
+  Value test = eval(*s.test);
+  if (test.is<Staged>()) {
+    explain(s.span, "while", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
+    StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
+    return run_staged_loop(*this, spec);
+  }
+  explain(s.span, "while", "compile time (the test `" + source_text(s.test->span) + "` is static)");
+  LoopFlagsScope flags(*this);
+  int64_t iterations = 0;
+  Flow result = Flow::kNormal;
+  for (;;) {
+    if (iterations > 0) {
+      test = eval(*s.test);
+      if (test.is<Staged>())
+        fail(s.span, "the test `" + source_text(s.test->span) + "` of this while loop became known only at run time after " +
+                         std::to_string(iterations) + " iterations at compile time; start the loop variables as "
+                         "tensors (e.g. i = sg.zeros((), dtype=sg.i64)) so that the test is staged from the start, "
+                         "or use sg.range");
+    }
+    if (!truth(test, s.test->span, "a while loop")) break;
+    if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
+    if (iterations > 1 && flag_staged(scope().find_local(kBreakFlag)) && s.test->kind == ExprKind::kBool)
+      fail(s.span, "this `while True` loop is unrolled at compile time, but its break depends on a value known only "
+                   "at run time; keep a staged flag in the test instead (done = sg.zeros((), dtype=sg.bool); "
+                   "while not done: ...)");
+    if (!static_iteration(*this, s, [&] { exec_block(s.body, &s); }, result)) break;
+  }
+  return result;
+}
+
+Flow Stager::exec_for(const Stmt& s) {
+  std::set<std::string> targets;
+  target_names(*s.target, targets);
+  Value iterable;
+  if (s.iter->kind == ExprKind::kCall) {
+    Value callee = eval(*s.iter->a);
+    const bool sg_range = callee.is<SgMember>() && callee.as<SgMember>().name == "range";
+    const bool py_range = callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "range";
+    if (sg_range || py_range) {
+      Args a;
+      a.span = s.iter->span;
+      for (const ExprPtr& x : s.iter->elts) {
+        a.pos.push_back(eval(*x));
+        a.pos_spans.push_back(x->span);
+      }
+      if (!s.iter->keywords.empty()) fail(s.iter->span, "range() takes no keyword arguments");
+      if (a.pos.empty() || a.pos.size() > 3)
+        fail(s.iter->span, "range expected 1 to 3 arguments, got " + std::to_string(a.pos.size()));
+      bool any_staged = false;
+      for (const Value& v : a.pos) any_staged = any_staged || v.is<Staged>();
+      if (py_range && !any_staged) {
+        iterable = call_builtin("range", a);
+      } else {
+        Value start = a.pos.size() > 1 ? a.pos[0] : Value(int64_t(0));
+        Value stop = a.pos.size() > 1 ? a.pos[1] : a.pos[0];
+        Value step = a.pos.size() > 2 ? a.pos[2] : Value(int64_t(1));
+        for (Value* v : {&start, &stop, &step}) {
+          if (v->is_tensor() && (!is_int(tensor_dtype(*v)) || tensor_rank(*v) != 0))
+            fail(s.iter->span, "range bounds must be integer scalars, got " + module_->format_type(tensor_type(*v)));
+          if (!v->is_tensor() && !(v->is<int64_t>() || v->is<bool>()))
+            fail(s.iter->span, "range bounds must be integers, got " + type_name(*v));
+          *v = to_tensor(*v, DType::kI64, s.iter->span);
+        }
+        std::optional<int64_t> static_step;
+        if (step.is<StaticTensorPtr>()) {
+          static_step = step.as<StaticTensorPtr>()->element_as_int(0);
+          if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
+        }
+        std::string why = sg_range ? "sg.range always stages" : "";
+        for (size_t i = 0; i < a.pos.size() && why.empty(); ++i)
+          if (a.pos[i].is<Staged>())
+            why = "bound `" + source_text(a.pos_spans[i]) + "` " + staged_reason(*this, a.pos[i]);
+        explain(s.span, "for", "staged (" + why + ")");
+        const std::string counter = counter_name(s);
+        const SourceSpan span = s.iter->span;
+        StagedLoopSpec spec{
+            s, "for",
+            [&, counter] {
+              Value c = lookup_name(counter, span);
+              if (static_step) return compare(*static_step > 0 ? CmpOp::kLt : CmpOp::kGt, c, stop, span);
+              Value up = compare(CmpOp::kLt, c, stop, span), down = compare(CmpOp::kGt, c, stop, span);
+              Args w;
+              w.pos = {compare(CmpOp::kGt, step, Value(int64_t(0)), span), up, down};
+              w.span = span;
+              return call_sg("where", w);
+            },
+            [&, counter] {
+              Value c = lookup_name(counter, span);
+              assign(*s.target, c, s.target->span);
+              scope().set(counter, binary(BinOp::kAdd, c, step, span));
+            },
+            {{counter, start}},
+            targets};
+        return run_staged_loop(*this, spec);
+      }
+    }
+  }
+  if (iterable.is<NoneV>()) iterable = eval(*s.iter);
+  if (iterable.is<TensorListV>()) iterable = Value(resolve_tensor_list(iterable.as<TensorListV>(), "list", s.iter->span));
+  if (iterable.is_tensor() && tensor_rank(iterable) > 0 && !tensor_type(iterable).shape[0].as_static()) {
+    explain(s.span, "for", "staged (iterating over a tensor whose first dim " +
+                               module_->format_dim(tensor_type(iterable).shape[0]) + " is known only at run time)");
+    const SourceSpan span = s.iter->span;
+    const Value n = shape_item(iterable, 0, span);
+    const std::string counter = counter_name(s);
+    StagedLoopSpec spec{
+        s, "for",
+        [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
+        [&, counter] {
+          Value c = lookup_name(counter, span);
+          assign(*s.target, index_tensor_value(iterable, c, span), s.target->span);
+          scope().set(counter, binary(BinOp::kAdd, c, Value(int64_t(1)), span));
+        },
+        {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
+        targets};
+    return run_staged_loop(*this, spec);
+  }
+  if (iterable.is<SgMember>()) fail(s.iter->span, "unexpected " + type_name(iterable));
+  explain(s.span, "for", "compile time (unrolled over a static " + type_name(iterable) + ")");
+  LoopFlagsScope flags(*this);
+  int64_t iterations = 0;
+  Flow result = Flow::kNormal;
+  iterate(iterable, s.iter->span, "a for loop", [&](const Value& item) {
+    if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
+    return static_iteration(
+        *this, s,
+        [&] {
+          assign(*s.target, item, s.target->span);
+          exec_block(s.body, &s);
+        },
+        result);
+  });
+  return result;
+}
+
+Value Stager::sg_relax(Args& a) {
+  if (a.pos.size() != 3 || !a.kw.empty()) fail(a.span, "sg.relax(x, name, axis) takes three positional arguments");
+  if (!a.pos[1].is<std::string>() || a.pos[1].as<std::string>().empty())
+    fail(a.span, "sg.relax: the dim name must be a non-empty string");
+  const std::string name = a.pos[1].as<std::string>();
+  Value x = to_tensor(a.pos[0], std::nullopt, a.span);
+  const int64_t rank = int64_t(tensor_rank(x));
+  int64_t axis = to_int(a.pos[2], a.span, "sg.relax's axis");
+  if (axis < -rank || axis >= rank)
+    fail(a.span, "sg.relax: axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  if (!cur_) fail(a.span, "sg.relax is only allowed inside a function");
+  // A new name: one already known (an entry's dim, another relax) gets a suffix.
+  bool known = false;
+  for (const std::string& n : module_->symbols.names) known = known || n == name;
+  const int32_t sym = known ? module_->symbols.fresh(name) : module_->symbols.intern(name);
+  const int32_t id = materialize(x, a.span);
+  control().relaxed[{cur_->fn, id}][axis] = sym;
+  return staged(id);
+}
+
+std::string staged_reason(Stager& st, const Value& v) {
+  if (!v.is<Staged>()) return "is static";
+  std::set<std::string> inputs, carried;
+  std::vector<std::pair<FnBuilder*, int32_t>> work{{st.builder(), st.local(v.as<Staged>())}};
+  std::set<std::pair<int32_t, int32_t>> seen;
+  while (!work.empty() && seen.size() < 4096) {
+    auto [b, id] = work.back();
+    work.pop_back();
+    if (!seen.insert({b->fn, id}).second) continue;
+    const ir::Function& f = st.module().functions[size_t(b->fn)];
+    // Parameters of a function under construction may not be listed yet: a
+    // value no node defines is a parameter.
+    bool param = f.values[size_t(id)].constant < 0;
+    for (const ir::Node& n : f.nodes)
+      for (int32_t o : n.outputs) param = param && o != id;
+    if (param) {
+      bool capture = false;
+      for (const auto& c : b->captures)
+        if (c.first == id && b->parent) {
+          work.emplace_back(b->parent, c.second.id);
+          capture = true;
+        }
+      if (!capture) (b->parent ? carried : inputs).insert(f.values[size_t(id)].name);
+      continue;
+    }
+    for (const ir::Node& n : f.nodes)
+      for (int32_t o : n.outputs)
+        if (o == id)
+          for (int32_t i : n.inputs) work.emplace_back(b, i);
+  }
+  auto list = [](const std::set<std::string>& names) {
+    std::string out;
+    size_t k = 0;
+    for (const std::string& n : names) {
+      out += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + ("'" + n + "'");
+      ++k;
+    }
+    return out;
+  };
+  std::string out = "depends on ";
+  if (!inputs.empty()) out += (inputs.size() == 1 ? "input " : "inputs ") + list(inputs);
+  if (!carried.empty()) out += std::string(inputs.empty() ? "" : " and on ") + "loop variable" + (carried.size() == 1 ? " " : "s ") + list(carried);
+  if (inputs.empty() && carried.empty()) out = "is known only at run time";
+  return out;
+}
+
+}  // namespace sg::compiler::staging

@@ -1,0 +1,102 @@
+// Tensor lists (SPEC §5): a list appended to inside a staged loop is carried as
+// one tensor whose leading dim (a fresh symbolic dim) counts the items; append
+// is concatenate(list, expand_dims(v, 0)). Growth is a copy per append in the
+// graph; amortized growth belongs to the runtime.
+#include "staging/staged_loop.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+// A staged scalar holding `dim` in the current function: a static int, or the
+// size of an axis of an entry parameter declared with that symbol.
+Value dim_value(Stager& st, const ir::Dim& dim, const std::string& name, SourceSpan span) {
+  if (auto d = dim.as_static()) return Value(*d);
+  FnBuilder* root = st.builder();
+  while (root->parent) root = root->parent;
+  const ir::Function& f = st.module().functions[size_t(root->fn)];
+  for (int32_t p : f.params) {
+    const ir::Type& t = f.values[size_t(p)].type;
+    for (size_t a = 0; a < t.rank(); ++a)
+      if (t.shape[a] == dim) return st.shape_item(Value(Staged{root->fn, p, {}}), int64_t(a), span);
+  }
+  st.fail(span, "the items of list '" + name + "' have the dim " + st.module().format_dim(dim) +
+                    ", which is not a dim of an input; start the list with a first item before the loop");
+}
+
+}  // namespace
+
+Staged Stager::resolve_tensor_list(const TensorListV& list, const std::string& name, SourceSpan span) {
+  if (list.tensor) return *list.tensor;
+  TensorListSlot& slot = *list.slot;
+  if (slot.param < 0) {
+    if (!slot.type)
+      fail(span, "list '" + (slot.name.empty() ? name : slot.name) + "' is read inside a staged loop before anything is appended to it, so the type "
+                 "of its items is not known; append to it first, or start it with an item before the loop");
+    slot.param = module_->functions[size_t(slot.body->fn)].add_value(*slot.type, name, span);
+  }
+  return Staged{slot.body->fn, slot.param, {}};
+}
+
+Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span) {
+  std::vector<Value> dims{Value(int64_t(0))};
+  for (size_t a = 1; a < type.rank(); ++a) dims.push_back(dim_value(st, type.shape[a], name, span));
+  Args args;
+  args.pos = {make_tuple(std::move(dims))};
+  args.kw.emplace_back("dtype", Value(DTypeV{type.dtype}));
+  args.span = span;
+  return st.call_sg("zeros", args);
+}
+
+Value tensor_list_append(Stager& st, const TensorListV& list, const std::string& name, const Value& v,
+                         SourceSpan span) {
+  if (!v.is_tensor() && !v.is_number())
+    st.fail(span, "list '" + name + "' is a tensor list (appended to in a staged loop); its items must be tensors "
+                  "or numbers, got " + type_name(v));
+  Value item = st.to_tensor(v, std::nullopt, span);
+  const ir::Type it = st.tensor_type(item);
+  if (!list.tensor && list.slot && !list.slot->type) {
+    ir::Type t{it.dtype, {ir::Dim::symbol(st.module().symbols.fresh(name))}};
+    t.shape.insert(t.shape.end(), it.shape.begin(), it.shape.end());
+    list.slot->type = t;
+  }
+  const Staged base = st.resolve_tensor_list(list, name, span);
+  const ir::Type bt = st.tensor_type(Value(base));
+  bool same = bt.dtype == it.dtype && bt.rank() == it.rank() + 1;
+  for (size_t a = 0; same && a < it.rank(); ++a) same = bt.shape[a + 1] == it.shape[a];
+  if (!same) {
+    ir::Type elem{bt.dtype, {}};
+    if (bt.rank() > 0) elem.shape.assign(bt.shape.begin() + 1, bt.shape.end());
+    st.fail(span, "list '" + name + "' holds items of type " + st.module().format_type(elem) + "; appending " +
+                      st.module().format_type(it) + " would change it (a tensor list's items share one type)",
+            st.provenance_notes({v}));
+  }
+  ops::Attrs expand;
+  expand.values = {ops::AttrValue::Ints({0})};
+  Value row = st.apply(ops::OpId::ExpandDims, std::move(expand), {item}, span);
+  ops::Attrs cat;
+  cat.values = {ops::AttrValue::Int(0)};
+  Value grown = st.apply(ops::OpId::Concatenate, std::move(cat), {Value(base), row}, span);
+  return Value(TensorListV{list.slot, grown.as<Staged>()});
+}
+
+}  // namespace sg::compiler::staging
+
+namespace sg::compiler::staging {
+
+Value Stager::tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span) {
+  const Value t = Value(resolve_tensor_list(list, "list", span));
+  if (to_int(axis, span, op + "'s axis") != 0)
+    fail(span, op + " of a tensor list (a list appended to in a staged loop) supports only axis=0");
+  if (op == "stack") return t;
+  // concatenate: the first two dims merge.
+  const ir::Type type = tensor_type(t);
+  if (type.rank() < 2) fail(span, "concatenate: the items of the list are 0-d; use sg.stack");
+  std::vector<Value> dims{Value(int64_t(-1))};
+  for (size_t a = 2; a < type.rank(); ++a) dims.push_back(shape_item(t, int64_t(a), span));
+  Args args;
+  args.pos = {t, make_tuple(std::move(dims))};
+  args.span = span;
+  return call_sg("reshape", args);
+}
+
+}  // namespace sg::compiler::staging

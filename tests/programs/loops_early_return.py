@@ -1,0 +1,39 @@
+"""Early return from inside a staged while, and from a staged `if` followed by
+more code (SPEC §5: return lowered to flags)."""
+import stagegraph as sg
+
+# e2e: N=1,6 range.limit=-3,3 runs=4
+
+
+@sg.function
+def first_above(x: sg.f32["N"], limit: sg.f32):
+    i = 0
+    while i < x.shape[0]:
+        if x[i] > limit:
+            return i
+        i += 1
+    return -1
+
+
+@sg.function
+def clamp_sign(v: sg.f32, limit: sg.f32):
+    if v > limit:
+        return limit
+    if v < -limit:
+        return -limit
+    w = v * 2.0
+    return w - v
+
+
+@sg.function
+def ordered(v: sg.f32, limit: sg.f32):
+    if v > limit:
+        return limit, v
+    return v, limit
+
+
+if __name__ == "__main__":
+    import numpy as np
+
+    print(first_above(x=np.array([0.5, 2.0, 3.0], np.float32), limit=np.array(1.0, np.float32)))
+    print(clamp_sign(v=np.array(0.5, np.float32), limit=np.array(1.0, np.float32)))

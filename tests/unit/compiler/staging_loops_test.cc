@@ -1,0 +1,288 @@
+// Staged loops and the flags of break/continue/return (SPEC §5): the IR they
+// produce, and the errors for every misuse, with their lines.
+#include <gtest/gtest.h>
+
+#include "compiler/staging_test_util.h"
+
+namespace sg::compiler {
+namespace {
+
+using testing::stage_source;
+
+size_t count_kind(const ir::Module& m, ir::NodeKind kind) {
+  size_t n = 0;
+  for (const ir::Function& f : m.functions)
+    for (const ir::Node& node : f.nodes) n += node.kind == kind;
+  return n;
+}
+
+const ir::Node* find_while(const ir::Function& f) {
+  for (const ir::Node& n : f.nodes)
+    if (n.kind == ir::NodeKind::kWhile) return &n;
+  return nullptr;
+}
+
+TEST(StagingLoops, WhileWithAStagedTestBecomesAWhileNode) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(n: sg.i64, x: sg.f32[4]):
+    i = 0
+    acc = x
+    while i < n:
+        tmp = acc * 2.0
+        acc = tmp + x
+        i += 1
+    return acc
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  const ir::Node* w = find_while(r.function("f"));
+  ASSERT_NE(w, nullptr);
+  const ir::Function& cond = r.ir->functions.at(size_t(w->functions[0]));
+  const ir::Function& body = r.ir->functions.at(size_t(w->functions[1]));
+  // Carried: i and acc; then the captures n and x. `tmp` is dead after each
+  // iteration: not carried.
+  EXPECT_EQ(w->inputs.size(), 4u) << ir::print(*r.ir);
+  EXPECT_EQ(body.params.size(), 4u);
+  EXPECT_EQ(body.results.size(), 4u);
+  EXPECT_EQ(cond.params.size(), 4u);
+  EXPECT_EQ(cond.results.size(), 1u);
+  EXPECT_EQ(r.result_type("f"), "f32[4]");
+  EXPECT_NE(r.explained.find("model.py:7:5: while: staged (test `i < n` depends on input 'n')"), std::string::npos)
+      << r.explained;
+}
+
+TEST(StagingLoops, ForOverRangesAndTensors) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(xs: sg.f32["T", 3], n: sg.i64):
+    h = sg.zeros((3,))
+    for t in range(xs.shape[0]):
+        h = sg.tanh(h + xs[t])
+    for row in xs:
+        h = h + row
+    for k in sg.range(2):
+        h = h * 2.0
+    for k in range(2):
+        h = h + 1.0
+    return h
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  EXPECT_EQ(count_kind(*r.ir, ir::NodeKind::kWhile), 3u);  // range(T), over xs, sg.range; range(2) unrolls
+  EXPECT_NE(r.explained.find("model.py:6:5: for: staged (bound `xs.shape[0]` depends on input 'xs')"),
+            std::string::npos) << r.explained;
+  EXPECT_NE(r.explained.find("model.py:8:5: for: staged (iterating over a tensor whose first dim T"),
+            std::string::npos) << r.explained;
+  EXPECT_NE(r.explained.find("model.py:10:5: for: staged (sg.range always stages)"), std::string::npos);
+  EXPECT_NE(r.explained.find("model.py:12:5: for: compile time"), std::string::npos);
+}
+
+TEST(StagingLoops, BreakContinueReturnBecomeFlagsAndStayStructured) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N"], limit: sg.f32):
+    i = 0
+    while i < len(x):
+        if x[i] < 0.0:
+            i += 1
+            continue
+        if x[i] > limit:
+            return i
+        if x[i] == limit:
+            break
+        i += 1
+    return -1
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  EXPECT_EQ(count_kind(*r.ir, ir::NodeKind::kWhile), 1u);
+  EXPECT_EQ(count_kind(*r.ir, ir::NodeKind::kCall), 0u);
+  EXPECT_EQ(r.result_type("f"), "i64[]");
+}
+
+TEST(StagingLoops, ShortCircuitRunsTheRightSideInAnIf) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N"], i: sg.i64):
+    safe = i < len(x) and x[i] > 0.0
+    plain = i > 0 and i < 5
+    return safe, plain
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(count_kind(*r.ir, ir::NodeKind::kIf), 1u);  // only the side that indexes
+  EXPECT_EQ(r.count_ops("f", ops::OpId::LogicalAnd), 1u);
+  // The index runs inside the then branch, never in the entry function.
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Slice) + r.count_ops("f", ops::OpId::Take), 0u);
+}
+
+TEST(StagingLoops, TensorListsAndRelaxedDims) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(xs: sg.f32["T", 3]):
+    out = []
+    kept = sg.relax(sg.zeros((0, 3)), "K", 0)
+    for row in xs:
+        out.append(row * 2.0)
+        if sg.sum(row) > 0.0:
+            kept = sg.concatenate([kept, sg.expand_dims(row, 0)])
+    return sg.stack(out), sg.concatenate(out), kept
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  EXPECT_EQ(r.result_type("f", 0), "f32[out#1, 3]") << ir::print(*r.ir);
+  EXPECT_EQ(r.result_type("f", 2), "f32[K, 3]");
+}
+
+TEST(StagingLoops, PrintAndAssertBecomeNodes) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(n: sg.i64):
+    assert n > 0, "n must be positive"
+    print("n is", n, "{}")
+    return n
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Assert), 1u);
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Print), 1u);
+  for (const ir::Node& n : r.function("f").nodes) {
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Print) EXPECT_EQ(n.attrs.values[0].s, "n is {} {{}}");
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Assert) EXPECT_EQ(n.attrs.values[0].s, "n must be positive");
+  }
+}
+
+// ---- errors, each with its line ----------------------------------------------------
+
+std::string errors_of(const std::string& body) {
+  auto r = stage_source("import stagegraph as sg\n\n@sg.function\n" + body);
+  EXPECT_FALSE(r.ir);
+  return r.locations();
+}
+
+TEST(StagingLoopErrors, TestThatBecomesStagedAfterAnIteration) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    i = 0
+    x = 0
+    while x < 10:
+        x = x + n
+    return x
+)");
+  EXPECT_NE(e.find("7:5: error: the test `x < 10` of this while loop became known only at run time after 1 "
+                   "iterations at compile time; start the loop variables as tensors"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, ForTargetReadAfterTheLoop) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    s = 0
+    for i in range(n):
+        s = s + i
+    return s + i
+)");
+  EXPECT_NE(e.find("8:16: error: the target 'i' of the staged for loop at line 6 may not be read after the loop"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, VariableFirstDefinedInsideTheLoop) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    i = 0
+    while i < n:
+        last = i * 2
+        i += 1
+    return last
+)");
+  EXPECT_NE(e.find("9:12: error: variable 'last' is first assigned inside the staged while loop at line 6 and read "
+                   "after it"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, DtypeThatChanges) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    x = 0
+    while x < n:
+        x = x + 0.5
+    return x
+)");
+  EXPECT_NE(e.find("6:5: error: variable 'x' is i64 before the staged while loop at line 6 and f32 after an "
+                   "iteration; its dtype must stay fixed"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, ShapeThatChangesWithoutRelax) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    v = sg.zeros((1,))
+    while v.shape[0] < n:
+        v = sg.concatenate([v, v])
+    return v
+)");
+  EXPECT_NE(e.find("6:5: error: variable 'v' changes shape in the staged while loop at line 6: f32[1] before the "
+                   "loop, f32[2] after an iteration; declare the changing dim before the loop with v = "
+                   "sg.relax(v, \"D\", 0)"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, NonScalarTest) {
+  const std::string e = errors_of(R"(def f(x: sg.f32[3]):
+    while x > 0.0:
+        x = x - 1.0
+    return x
+)");
+  EXPECT_NE(e.find("5:11: error: the test of a staged `while` must be a scalar, got bool[3]; use sg.any or sg.all"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, AppendInAStagedIfOutsideALoop) {
+  const std::string e = errors_of(R"(def f(x: sg.f32[3]):
+    xs = []
+    if sg.sum(x) > 0.0:
+        xs.append(x)
+    return x
+)");
+  EXPECT_NE(e.find("6:5: error: list 'xs' is changed in the then branch of this staged `if`"), std::string::npos)
+      << e;
+}
+
+TEST(StagingLoopErrors, WhileTrueWithARunTimeBreak) {
+  const std::string e = errors_of(R"(def f(x: sg.f32[3]):
+    while True:
+        x = x * 0.5
+        if sg.sum(x) < 1.0:
+            break
+    return x
+)");
+  EXPECT_NE(e.find("5:5: error: this `while True` loop is unrolled at compile time, but its break depends on a "
+                   "value known only at run time"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, TensorListItemsOfDifferentTypes) {
+  const std::string e = errors_of(R"(def f(xs: sg.f32["T", 3]):
+    out = []
+    for row in xs:
+        out.append(row)
+        out.append(row[0])
+    return sg.stack(out)
+)");
+  EXPECT_NE(e.find("8:9: error: list 'out' holds items of type f32[3]; appending f32[] would change it"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, ReturnPathsThatFallThrough) {
+  const std::string e = errors_of(R"(def f(x: sg.f32[3]):
+    if sg.sum(x) > 0.0:
+        return x
+    x = x + 1.0
+)");
+  EXPECT_NE(e.find("4:5: error: function 'f' returns inside a staged `if` or loop on some paths but can reach its "
+                   "end without a return on others"),
+            std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace sg::compiler
