@@ -30,8 +30,6 @@ struct ResultSig {
   Kind kind = Kind::kNone;
   ir::Type type;                // kTensor
   std::vector<ResultSig> items; // kTuple
-
-  void leaves(std::vector<ir::Type>& out) const;
 };
 
 struct Specialisation {

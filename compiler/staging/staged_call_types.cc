@@ -6,11 +6,6 @@
 
 namespace sg::compiler::staging {
 
-void ResultSig::leaves(std::vector<ir::Type>& out) const {
-  if (kind == Kind::kTensor) out.push_back(type);
-  for (const ResultSig& item : items) item.leaves(out);
-}
-
 std::optional<ResultSig> GraphCalls::annotation(Stager& s, const FunctionDef& def,
                                                 const std::shared_ptr<Scope>& closure) {
   if (!def.returns) return std::nullopt;

@@ -1,0 +1,80 @@
+"""Recursion depth at run time (SPEC.md §6, §9): graph recursion is bounded by
+the number of active Call frames (graph-run --max-depth, default 10,000).
+Exceeding the limit exits 3 with a message naming the function and the depth,
+never a crash; a depth within the limit runs and matches eager mode."""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_lib as lib  # noqa: E402
+
+PROGRAM = '''import stagegraph as sg
+
+
+def countdown(n):
+    if n <= 0:
+        r = n
+    else:
+        r = countdown(n - 1) + 1
+    return r
+
+
+@sg.function
+def main(n: sg.i64):
+    return countdown(n)
+'''
+
+
+def main():
+    report = lib.Report("recursion depth")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "countdown.py")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(PROGRAM)
+        graph = os.path.join(tmp, "countdown.sgraph")
+        try:
+            lib.compile_program(src, graph)
+        except lib.E2EError as e:
+            report.fail("compile", str(e))
+            return report.finish()
+
+        def run(case, n, extra):
+            return lib.run_graph(graph, "main", {"n": np.array(n, np.int64)}, os.path.join(tmp, case), extra)
+
+        # countdown(n) keeps n + 1 Call frames active at its deepest.
+        proc, out = run("within", 50, ["--max-depth", "51"])
+        if report.check("depth within the limit runs", proc.returncode == 0, lib.describe_result(proc)):
+            got = np.load(os.path.join(out, "output_0.npy"))
+            report.check("result matches eager", int(got) == 50, f"got {got}, expected 50")
+
+        proc, _ = run("boundary", 50, ["--max-depth", "50"])
+        report.check("one frame too many exits 3", proc.returncode == 3, lib.describe_result(proc))
+
+        proc, _ = run("beyond", 50, ["--max-depth", "20"])
+        msg = proc.stderr or ""
+        report.check("beyond the limit exits 3", proc.returncode == 3, lib.describe_result(proc))
+        report.check("the message names the function", lib_names(msg, "countdown"), f"stderr: {msg.strip()!r}")
+        report.check("the message names the depth", "20" in msg, f"stderr: {msg.strip()!r}")
+
+        # The default limit allows 9,999 nested calls on the runtime's heap frame stack.
+        proc, out = run("deep", 9998, [])
+        if report.check("depth 9,999 with the default limit runs", proc.returncode == 0, lib.describe_result(proc)):
+            got = np.load(os.path.join(out, "output_0.npy"))
+            report.check("deep result", int(got) == 9998, f"got {got}, expected 9998")
+
+        proc, _ = run("default", 10000, [])
+        report.check("the default limit of 10,000 frames is enforced", proc.returncode == 3,
+                     lib.describe_result(proc))
+    return report.finish()
+
+
+def lib_names(text, word):
+    return f"'{word}'" in text or f" {word}" in text
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+// Calls in staging (SPEC §6): compile-time evaluation with static arguments,
+// inlining of non-recursive calls, and Call nodes to graph functions (one per
+// specialisation) for recursion and @sg.function helpers.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/staging_test_util.h"
+
+namespace sg::compiler {
+namespace {
+
+using testing::stage_source;
+using testing::StageResult;
+
+// Call nodes anywhere in the module.
+size_t count_calls(const StageResult& r) {
+  size_t n = 0;
+  for (const ir::Function& f : r.ir->functions)
+    for (const ir::Node& node : f.nodes) n += node.kind == ir::NodeKind::kCall;
+  return n;
+}
+
+// Call nodes in one function, by the callee's name.
+size_t count_calls_to(const StageResult& r, const ir::Function& f, const std::string& callee) {
+  size_t n = 0;
+  for (const ir::Node& node : f.nodes)
+    n += node.kind == ir::NodeKind::kCall && r.ir->functions.at(size_t(node.functions.at(0))).name == callee;
+  return n;
+}
+
+const ir::Function* find_function(const StageResult& r, const std::string& name) {
+  for (const ir::Function& f : r.ir->functions)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// Functions that are graph functions of `def_name` (not branch bodies): NAME or NAME.k.
+size_t count_specialisations(const StageResult& r, const std::string& def_name) {
+  size_t n = 0;
+  for (const ir::Function& f : r.ir->functions) {
+    if (f.name == def_name) {
+      ++n;
+      continue;
+    }
+    if (f.name.rfind(def_name + ".", 0) != 0) continue;
+    const std::string rest = f.name.substr(def_name.size() + 1);
+    n += !rest.empty() && rest.find_first_not_of("0123456789") == std::string::npos;
+  }
+  return n;
+}
+
+const char* const kFib = R"(import stagegraph as sg
+
+def fib(n):
+    if n < 2:
+        r = n
+    else:
+        r = fib(n - 1) + fib(n - 2)
+    return r
+)";
+
+TEST(StagingCalls, StaticRecursionRunsAtCompileTime) {
+  auto r = stage_source(std::string(kFib) + R"(
+@sg.function
+def main(x: sg.f32[3]):
+    return x + fib(10)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(count_calls(r), 0u);
+  EXPECT_EQ(find_function(r, "fib"), nullptr);
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_NE(ir::print(*r.ir).find("= 55"), std::string::npos) << ir::print(*r.ir);
+}
+
+TEST(StagingCalls, StagedRecursionCallsAGraphFunction) {
+  auto r = stage_source(std::string(kFib) + R"(
+@sg.function
+def main(n: sg.i64):
+    return fib(n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  // The first call is a Call node too; the recursive calls sit in the else branch.
+  EXPECT_EQ(count_calls_to(r, r.function("main"), "fib"), 1u);
+  EXPECT_EQ(count_specialisations(r, "fib"), 1u);
+  EXPECT_EQ(count_calls(r), 3u);
+  size_t in_branches = 0;
+  for (const ir::Function& f : r.ir->functions)
+    if (f.name.rfind("fib.", 0) == 0) in_branches += count_calls_to(r, f, "fib");
+  EXPECT_EQ(in_branches, 2u) << ir::print(*r.ir);
+  EXPECT_EQ(r.result_type("main"), "i64[]");  // inferred, no annotation
+}
+
+TEST(StagingCalls, EarlyReturnInAStagedIfEndsTheRecursion) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+@sg.function
+def main(n: sg.i64):
+    return fib(n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(count_calls_to(r, r.function("main"), "fib"), 1u);
+  EXPECT_EQ(count_specialisations(r, "fib"), 1u);
+  EXPECT_EQ(count_calls(r), 3u);
+  EXPECT_EQ(r.result_type("main"), "i64[]");
+}
+
+TEST(StagingCalls, MutualRecursion) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def is_even(n):
+    if n == 0:
+        r = n == 0
+    else:
+        r = is_odd(n - 1)
+    return r
+
+def is_odd(n):
+    if n == 0:
+        r = n != 0
+    else:
+        r = is_even(n - 1)
+    return r
+
+@sg.function
+def parity(n: sg.i64):
+    return is_even(n), is_odd(n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(count_specialisations(r, "is_even"), 1u);
+  EXPECT_EQ(count_specialisations(r, "is_odd"), 1u);
+  EXPECT_EQ(count_calls_to(r, r.function("parity"), "is_even"), 1u);
+  EXPECT_EQ(count_calls_to(r, r.function("parity"), "is_odd"), 1u);
+  EXPECT_EQ(count_calls(r), 4u);
+  EXPECT_EQ(r.result_type("parity", 0), "bool[]");
+}
+
+TEST(StagingCalls, NonRecursiveCallsAreInlined) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def dense(x, w):
+    return sg.tanh(x @ w)
+
+@sg.function
+def f(x: sg.f32["N", 4], w: sg.f32[4, 4]):
+    return dense(dense(x, w), w)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(count_calls(r), 0u);
+  EXPECT_EQ(r.count_ops("f", ops::OpId::MatMul), 2u);
+}
+
+TEST(StagingCalls, OneGraphFunctionPerSpecialisation) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def scale(x: sg.f32["N"], k: sg.f32):
+    return x * k
+
+@sg.function
+def g(a: sg.f32[3], b: sg.f32[4], k: sg.f32):
+    p = scale(a, k) + scale(a, k)
+    q = scale(a, 2.0) + scale(a, 2.0)
+    s = scale(b, k)
+    t = scale(sg.ones((3,)), 5.0)
+    return p + q + t, s
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  // The entry `scale`, then (a: [3], staged k), (a: [3], k = 2.0), (b: [4], staged k);
+  // the all-static call ran at compile time.
+  EXPECT_EQ(count_specialisations(r, "scale"), 4u);
+  EXPECT_EQ(count_calls(r), 5u);
+  const ir::Function* with_two = nullptr;
+  for (const ir::Function& f : r.ir->functions)
+    if (f.name.rfind("scale.", 0) == 0 && f.params.size() == 1) with_two = &f;
+  ASSERT_NE(with_two, nullptr) << ir::print(*r.ir);
+  EXPECT_EQ(r.ir->format_type(with_two->values.at(size_t(with_two->params[0])).type), "f32[3]");
+}
+
+TEST(StagingCalls, ShapesThatChangePerLevelWidenOnce) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def rsum(x):
+    n = x.shape[0]
+    if n == 1:
+        r = x[0]
+    else:
+        half = n // 2
+        r = rsum(x[:half]) + rsum(x[half:])
+    return r
+
+@sg.function
+def f(x: sg.f32[8], y: sg.f32[5]):
+    return rsum(x) + rsum(y)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  // [8] widened to a symbolic dim, which [5] then matches.
+  EXPECT_EQ(count_specialisations(r, "rsum"), 1u);
+  const ir::Function* rsum = find_function(r, "rsum");
+  ASSERT_NE(rsum, nullptr);
+  ASSERT_EQ(rsum->params.size(), 1u);
+  const ir::Type& t = rsum->values.at(size_t(rsum->params[0])).type;
+  ASSERT_EQ(t.rank(), 1u);
+  EXPECT_FALSE(t.shape[0].is_static()) << r.ir->format_type(t);
+  EXPECT_EQ(count_calls_to(r, r.function("f"), "rsum"), 2u);
+  EXPECT_EQ(r.result_type("f"), "f32[]");
+}
+
+TEST(StagingCalls, ReturnAnnotationGivesTheResultType) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, xs) -> sg.f32[4]:
+    if i <= 0:
+        h = sg.tanh(xs[0])
+    else:
+        h = sg.tanh(encode(i - 1, xs) + xs[i])
+    return h
+
+@sg.function
+def f(i: sg.i64, xs: sg.f32["M", 4]):
+    return encode(i, xs)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[4]");
+}
+
+TEST(StagingCalls, UninferableResultAsksForAnAnnotation) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, xs, w, v):
+    if i <= 0:
+        h = sg.tanh(xs[0] @ w)
+    else:
+        h = sg.tanh(encode(i - 1, xs, w, v) @ v + xs[i] @ w)
+    return h
+
+@sg.function
+def f(i: sg.i64, xs: sg.f32["M", 4], w: sg.f32[4, 3], v: sg.f32[3, 3]):
+    return encode(i, xs, w, v)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  EXPECT_NE(errors.find("3:5: error: cannot infer the result type of 'encode'"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("return annotation"), std::string::npos) << errors;
+  EXPECT_EQ(r.diags->error_count(), 1u) << errors;
+}
+
+TEST(StagingCalls, TheSameProgramWithAnAnnotationCompiles) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, xs, w, v) -> sg.f32[3]:
+    if i <= 0:
+        h = sg.tanh(xs[0] @ w)
+    else:
+        h = sg.tanh(encode(i - 1, xs, w, v) @ v + xs[i] @ w)
+    return h
+
+@sg.function
+def f(i: sg.i64, xs: sg.f32["M", 4], w: sg.f32[4, 3], v: sg.f32[3, 3]):
+    return encode(i, xs, w, v)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[3]");
+}
+
+TEST(StagingCalls, ResultThatContradictsTheAnnotationIsAnError) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def down(n, x) -> sg.f32[4]:
+    if n <= 0:
+        y = x
+    else:
+        y = down(n - 1, x)
+    return y
+
+@sg.function
+def f(n: sg.i64, x: sg.f32[3]):
+    return down(n, x)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  EXPECT_NE(errors.find("error: 'down' returns f32["), std::string::npos) << errors;
+  EXPECT_NE(errors.find("but its return annotation says f32[4]"), std::string::npos) << errors;
+}
+
+TEST(StagingCalls, CompileTimeRecursionLimitNamesTheFunction) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def down(n):
+    return down(n - 1)
+
+@sg.function
+def f(x: sg.f32[3]):
+    return x + down(3)
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("recursion of 'down' goes deeper than 10000 calls at compile time"), std::string::npos)
+      << r.locations();
+}
+
+TEST(StagingCalls, DeepCompileTimeRecursionDoesNotOverflow) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def count(n):
+    if n == 0:
+        return 0
+    return 1 + count(n - 1)
+
+@sg.function
+def f(x: sg.f32[3]):
+    return x + count(9990)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_NE(ir::print(*r.ir).find("= 9990"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg::compiler
