@@ -16,6 +16,7 @@
 #include "frontend/diagnostics.h"
 #include "frontend/parser.h"
 #include "ir/ir.h"
+#include "passes/passes.h"
 #include "staging/stage.h"
 
 namespace {
@@ -34,9 +35,10 @@ constexpr const char* kHelp =
     "                          default: every top-level @sg.function)\n"
     "  --weights FILE          safetensors file that sg.weight(name) reads, baked into the graph\n"
     "  --Werror                treat warnings as errors\n"
-    "  -O0, -O1, -O2           optimization level (default -O2); accepted and recorded, the\n"
-    "                          optimization passes are not implemented yet, so all levels\n"
-    "                          currently produce the same graph\n"
+    "  -O0, -O1, -O2           optimization level (default -O2): -O1 simplifies, folds\n"
+    "                          constants, merges common subexpressions and removes dead\n"
+    "                          code; -O2 also fuses matmul/conv2d + bias + relu and hoists\n"
+    "                          loop invariants out of while loops\n"
     "  --explain-staging       print, for every if/while/for, whether it was staged or run\n"
     "                          at compile time, and why\n"
     "  --diagnostics=FORMAT    'text' (default; gcc style) or 'json' (one object per line)\n"
@@ -195,8 +197,12 @@ int compile(const Options& o) {
     std::cerr << "graph-compile: internal error: the staged IR is invalid: " << problem << "\n";
     return 1;
   }
-  // o.opt_level selects the optimization passes once they exist; every level
-  // emits the staged IR as it is for now.
+  sc::passes::run_pipeline(*ir, o.opt_level);
+  if (std::string problem = sc::ir::verify(*ir); !problem.empty()) {
+    std::cerr << "graph-compile: internal error: the IR after -O" << o.opt_level << " is invalid: " << problem
+              << "\n";
+    return 1;
+  }
   if (o.dump_ir) std::cout << sc::ir::print(*ir) << std::flush;
 
   std::vector<uint8_t> bytes;

@@ -298,12 +298,17 @@ void print_profile(const Session& session) {
                 double(t.ns) / 1e6, share(t.ns));
   std::vector<NodeProfile> sorted = nodes;
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
-  std::printf("profile: time per node\n  %-16s %5s %-14s %-10s %-28s %8s %12s\n", "function", "node", "op",
+  std::printf("profile: time per node\n  %-16s %5s %-14s %-30s %-28s %8s %12s\n", "function", "node", "op",
               "kernel", "location", "calls", "total ms");
   for (const NodeProfile& p : sorted)
-    std::printf("  %-16s %5u %-14s %-10s %-28s %8llu %12.3f\n", p.function.c_str(), p.node, p.op.c_str(),
+    std::printf("  %-16s %5u %-14s %-30s %-28s %8llu %12.3f\n", p.function.c_str(), p.node, p.op.c_str(),
                 p.kernel.c_str(), p.location.c_str(), static_cast<unsigned long long>(p.calls),
                 double(p.total_ns) / 1e6);
+  const MemoryReport m = session.memory_report();
+  const double ratio = m.lower_bound_bytes ? double(m.arena_bytes) / double(m.lower_bound_bytes) : 1.0;
+  std::printf("profile: memory\n  arena %zu bytes, lower bound %zu bytes (%.3fx); frame stack %zu bytes; "
+              "prepared kernels %zu bytes\n",
+              m.arena_bytes, m.lower_bound_bytes, ratio, m.frame_stack_bytes, m.kernel_bytes);
 }
 
 std::optional<Failure> run_tool(const Options& o) {

@@ -240,6 +240,11 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
         return c.fail("groups must be positive, got " + std::to_string(attrs.i(attr::kConvGroups)));
       }
       return Status::Ok();
+    case OpId::Conv2DBias:
+      SG_RETURN_IF_ERROR(check_values(OpId::Conv2D, c, attrs, ranks));
+      return c.int_in(attr::kConvActivation, "activation", 0, attr::kNumActivations - 1);
+    case OpId::FullyConnected:
+      return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
     case OpId::MaxPool2D: case OpId::AvgPool2D:
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));

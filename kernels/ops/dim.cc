@@ -100,6 +100,23 @@ Tri dim_equal(const SymDim& a, const SymDim& b) {
   return Tri::kUnknown;
 }
 
+bool dim_equal_only_when_empty(const SymDim& a, const SymDim& b) {
+  if (a.is_static() || b.is_static() || a == b) return false;
+  // With a negative coefficient the common factor can vanish for a real binding
+  // (3*(N-M) and N-M at N == M).
+  for (const SymDim* d : {&a, &b}) {
+    if (d->constant() < 0) return false;
+    for (const SymDim::Term& t : d->terms())
+      if (t.coef < 0) return false;
+  }
+  // a == ka*p and b == kb*p exactly when a*kb == b*ka, ka and kb read off the
+  // leading terms (normalized order, so both lead with p's leading monomial).
+  const SymDim::Term& la = a.terms()[0];
+  const SymDim::Term& lb = b.terms()[0];
+  if (la.symbols != lb.symbols) return false;
+  return a * SymDim(lb.coef) == b * SymDim(la.coef);
+}
+
 std::optional<int64_t> dim_div_exact(int64_t a, int64_t b) {
   if (b == 0 || a % b != 0) return std::nullopt;
   return a / b;

@@ -63,6 +63,13 @@ inline Tri dim_equal(int64_t a, int64_t b) { return a == b ? Tri::kYes : Tri::kN
 // constant (N vs N+1): no. Otherwise unknown.
 Tri dim_equal(const SymDim& a, const SymDim& b);
 
+// True when `a` and `b` are different multiples of one symbolic polynomial with
+// non-negative coefficients (N*3 and N; T*64 and T*128): they agree only where
+// that polynomial is 0, i.e. for empty tensors, which no binding means. The
+// static and the other symbolic cases are dim_equal's.
+inline bool dim_equal_only_when_empty(int64_t, int64_t) { return false; }
+bool dim_equal_only_when_empty(const SymDim& a, const SymDim& b);
+
 // a / b when b divides a exactly (b static and nonzero and dividing every
 // coefficient, or b a factor of every term); nullopt when that cannot be shown.
 std::optional<int64_t> dim_div_exact(int64_t a, int64_t b);

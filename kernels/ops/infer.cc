@@ -182,6 +182,8 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::LayerNorm: return infer_layer_norm(r);
     case OpId::OneHot: return infer_one_hot(r);
     case OpId::SliceUpdate: return infer_slice_update(r);
+    case OpId::FullyConnected: return infer_fully_connected(r);
+    case OpId::Conv2DBias: return infer_conv2d_bias(r);
     case OpId::Print: return Status::Ok();  // no outputs; any inputs
     case OpId::Assert:
       if (in[0].dtype != DType::kBool || !in[0].shape.empty())

@@ -53,7 +53,9 @@ Status infer_reshape(const Rule<D>& r) {
   const std::string from = r.fmt(shape) + " (" + dim_text(r, total) + " elements)";
   if (!infer_pos) {
     const D count = dim_product(dims);
-    if (dim_equal(total, count) == Tri::kNo) {
+    // Counts such as T*64 and T*128 agree only for an empty tensor: the target
+    // is wrong for every input anyone means, so this is an error too.
+    if (dim_equal(total, count) == Tri::kNo || dim_equal_only_when_empty(total, count)) {
       return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
                      " elements)");
     }

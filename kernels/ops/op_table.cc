@@ -40,6 +40,12 @@ inline constexpr AttrSpec kLayerNorm[] = {{"eps", AttrKind::kFloat}};
 inline constexpr AttrSpec kOneHot[] = {{"depth", AttrKind::kInt}, {"dtype", AttrKind::kInt}};
 inline constexpr AttrSpec kPrint[] = {{"format", AttrKind::kString}};
 inline constexpr AttrSpec kAssert[] = {{"message", AttrKind::kString}};
+inline constexpr AttrSpec kFullyConnected[] = {{"activation", AttrKind::kInt}};
+inline constexpr AttrSpec kConvBias[] = {{"stride", AttrKind::kInts},
+                                         {"dilation", AttrKind::kInts},
+                                         {"padding", AttrKind::kString},
+                                         {"groups", AttrKind::kInt},
+                                         {"activation", AttrKind::kInt}};
 }  // namespace attr_specs
 
 namespace {
@@ -73,6 +79,9 @@ static_assert(attr_specs::kPad[attr::kPadValue].kind == AttrKind::kFloat);
 static_assert(attr_specs::kPad[attr::kPadMode].kind == AttrKind::kString);
 static_assert(attr_specs::kEye[attr::kEyeDType].kind == AttrKind::kInt);
 static_assert(attr_specs::kOneHot[attr::kOneHotDType].kind == AttrKind::kInt);
+static_assert(attr_specs::kConvBias[attr::kConvPadding].kind == AttrKind::kString);
+static_assert(attr_specs::kConvBias[attr::kConvGroups].kind == AttrKind::kInt);
+static_assert(attr_specs::kConvBias[attr::kConvActivation].kind == AttrKind::kInt);
 
 }  // namespace
 

@@ -126,7 +126,11 @@ enum OpFlags : uint32_t {
   /* print(values...): writes `format` with each "{}" replaced by the next value */     \
   X(Print, "print", 1, 0, -1, 0, kPrint, kSideEffect)                                    \
   /* assert(cond: bool 0-d): fails the run with `message` when cond is false */          \
-  X(Assert, "assert", 1, 1, 1, 0, kAssert, kSideEffect)
+  X(Assert, "assert", 1, 1, 1, 0, kAssert, kSideEffect)                                  \
+  /* fused by the -O2 compiler (f32): activation(x @ w + b), w rank 2, b [w.shape[1]] */ \
+  X(FullyConnected, "fully_connected", 1, 3, 3, 1, kFullyConnected, 0)                   \
+  /* activation(conv2d(x, w) + b), b [w.shape[3]]; conv2d's attributes + activation */   \
+  X(Conv2DBias, "conv2d_bias", 1, 3, 3, 1, kConvBias, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -195,6 +199,14 @@ enum OneHot { kOneHotDepth = 0, kOneHotDType = 1 };
 enum Print { kPrintFormat = 0 };
 // assert: the message of the run-time error when the condition is false
 enum Assert { kAssertMessage = 0 };
+// fully_connected: the activation applied after the bias, an Activation value
+enum FullyConnected { kFcActivation = 0 };
+// conv2d_bias: Conv's four attributes at the same positions, then the activation
+enum ConvBias { kConvActivation = 4 };
+// The activations fused ops apply. Only those whose fused kernels keep NumPy's
+// NaN behaviour are listed; relu(NaN) is NaN.
+enum Activation : int64_t { kActNone = 0, kActRelu = 1 };
+inline constexpr int64_t kNumActivations = 2;
 }  // namespace attr
 
 struct OpDef {

@@ -22,6 +22,12 @@ KernelFn tile_pad_kernel(ops::OpId op);            // tile, pad
 KernelFn creation_kernel(ops::OpId op);            // eye, arange, one_hot
 KernelFn layer_norm_kernel(ops::OpId op);
 KernelFn effect_kernel(ops::OpId op);             // print, assert
+KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias
+
+// The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
+// each of `rows` rows of `channels` floats, then applies `activation` (an
+// ops::attr::Activation), keeping NaN as NumPy does.
+void bias_activation_f32(float* data, int64_t rows, int64_t channels, const float* bias, int64_t activation);
 
 // Scratch bytes of sort, argsort and topk (one index per element of the axis);
 // 0 for every other op.

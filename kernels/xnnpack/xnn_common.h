@@ -56,5 +56,7 @@ std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<
 // Our own vectorized kernels where XNNPACK lacks the op (f32 tanh, gelu) or
 // differs from NumPy on NaN (relu, binary arithmetic, maximum, minimum).
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in);
+// fully_connected and conv2d_bias: the core's kernel, then bias and activation.
+std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 
 }  // namespace sg::kernels::xnn

@@ -109,6 +109,8 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
       if (inputs[1].constant != nullptr && inputs[1].rank == 2) return xnn::make_fully_connected(inputs);
       return xnn::make_batch_matmul(inputs);
     case OpId::Conv2D: return xnn::make_conv2d(attrs, inputs);
+    case OpId::FullyConnected:
+    case OpId::Conv2DBias: return xnn::make_fused(op, attrs, inputs);
     case OpId::MaxPool2D:
     case OpId::AvgPool2D: return xnn::make_pool(op, attrs, inputs);
     case OpId::Softmax: return xnn::make_softmax(attrs, inputs);

@@ -2,12 +2,24 @@
 // If, While and Call push frames and the loop continues with the top frame, so a
 // graph's recursion depth never consumes the C++ stack; Call frames are bounded by
 // max_call_depth. Tensors cross frames as reference-counted handles, never copied.
+//
+// The hot loop does no string work, no FlatBuffers decoding and, once warm, no
+// allocation: kernels are resolved per Session (NodeKernels), each frame runs on a
+// cached memory plan (memory_plan.h) that fixes shapes and arena offsets, frames and
+// their vectors are reused, arenas come from the FrameStack and escaping values from
+// the BufferCache.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "buffer_cache.h"
+#include "frame_stack.h"
+#include "memory_plan.h"
+#include "node_kernels.h"
 #include "ops/infer.h"
 #include "program_impl.h"
 #include "reference/kernel.h"
@@ -19,16 +31,28 @@ struct NodeStats {
   uint64_t total_ns = 0;
 };
 
+// Arena use of a run: the most bytes the active frames' arenas held at once, beside
+// the sum of their plans' lower bounds at that moment.
+struct ArenaUse {
+  size_t arena_bytes = 0;
+  size_t lower_bound_bytes = 0;
+};
+
 class Executor {
  public:
-  Executor(const ProgramImpl& program, Allocator* allocator, int max_call_depth, bool profile);
+  Executor(const ProgramImpl& program, const NodeKernels& kernels, Allocator* allocator, int max_call_depth,
+           bool profile);
+  ~Executor();
 
-  // Runs function `fn` with `args` bound to its parameters; on success `results`
-  // holds its results in order. On failure every frame is released.
-  Status run(uint32_t fn, std::vector<Tensor>& args, std::vector<Tensor>& results);
+  // Runs function `fn` with `args` (moved from) bound to its parameters; on success
+  // `results` holds its results in order. On failure every frame is released.
+  Status run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& results);
 
   // Per function, per node; empty unless profiling.
   const std::vector<std::vector<NodeStats>>& stats() const { return stats_; }
+  ArenaUse last_arena_use() const { return peak_; }
+  size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
+  size_t cached_bytes() const { return cache_.cached_bytes(); }
 
  private:
   // What a frame's caller does with its results.
@@ -39,42 +63,68 @@ class Executor {
     Role role = Role::kEntry;
     std::vector<Tensor> slots;    // one per value of the function
     std::vector<Tensor> carried;  // a While node's loop-carried values between frames
-    uint64_t start_ns = 0;        // when the pending control-flow node started
+    FramePlan* plan = nullptr;
+    const NodeKernel* kernels = nullptr;  // of this function, by node
+    uint8_t* arena = nullptr;
+    FrameStack::Mark mark;
+    uint64_t start_ns = 0;  // when the pending control-flow node started
   };
 
   Status loop(std::vector<Tensor>& results);
   Status run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node);
+  Status infer_dynamic(const FunctionImpl& fn, const NodeInfo& node);
+  Status make_owned(Frame& frame, const NodeInfo& node, uint32_t v, DType dtype, std::span<const int64_t> shape);
   Status start_control(const NodeInfo& node);
   Status deliver(Role role);
-  void push_frame(uint32_t fn, Role role, std::vector<Tensor>& args);
+  Status push_frame(uint32_t fn, Role role, std::span<Tensor> args);
   void pop_frame();
+  Result<FramePlan*> find_plan(uint32_t fn, const std::vector<Tensor>& slots);
   void finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs);
   Result<bool> read_condition(const Tensor& t, const NodeInfo& node, const char* what) const;
-  void gather(const Frame& frame, const FunctionImpl& fn, const uint32_t* begin, const uint32_t* end,
-              std::vector<Tensor>& out) const;
+  // Appends the values `begin..end` of `frame` to `out`: moved where `movable`
+  // says the slot dies with this use, else shared.
+  void gather(Frame& frame, const FunctionImpl& fn, const uint32_t* begin, const uint32_t* end,
+              const uint8_t* movable, std::vector<Tensor>& out) const;
   void release_inputs(Frame& frame, const NodeInfo& node);
+  Frame& top() { return frames_[depth_ - 1]; }
   static const Tensor& value(const Frame& frame, const FunctionImpl& fn, uint32_t v) {
     const ValueInfo& info = fn.values[v];
     return info.is_constant ? info.constant : frame.slots[v];
   }
 
+  // Declared first, destroyed last: every tensor below may live in it.
+  BufferCache cache_;
+  FrameStack frame_stack_;
   const ProgramImpl& program_;
-  Allocator* allocator_;
+  const NodeKernels& kernels_;
   int max_call_depth_;
   bool profile_;
   int active_calls_ = 0;
-  std::vector<Frame> stack_;
-  std::vector<std::vector<Tensor>> spare_slots_;  // reused by later frames
+  size_t max_values_ = 0;  // the most values of any function
+  size_t max_arity_ = 0;   // the most operands or results of any node or function
+  std::vector<Frame> frames_;  // frames_[0, depth_) are active; the rest keep their capacity
+  size_t depth_ = 0;
+  // Per function: its cached plans (stable addresses: frames point at them).
+  std::vector<std::vector<std::unique_ptr<FramePlan>>> plans_;
+  std::vector<FramePlan*> last_plan_;
+  // Per function: which results, and which inputs of each control-flow node, may be
+  // moved out of their slot (their last use, not repeated later in the list).
+  struct Moves {
+    std::vector<uint8_t> results;
+    std::vector<std::vector<uint8_t>> inputs;  // per node
+  };
+  std::vector<Moves> moves_;
+  ArenaUse live_, peak_;
   std::vector<std::vector<NodeStats>> stats_;
 
-  // Per-node scratch, reused so that steady-state nodes allocate only outputs.
+  // Per-node scratch, sized once so that a steady-state node allocates nothing.
   std::vector<Tensor> args_;
   std::vector<Tensor> returned_;
+  std::vector<kernels::TensorRef> in_refs_;
+  std::vector<kernels::TensorRef> out_refs_;
   std::vector<ops::TensorType<int64_t>> in_types_;
   std::vector<ops::TensorType<int64_t>> out_types_;
   std::vector<std::optional<int64_t>> scalars_;
-  std::vector<kernels::TensorRef> in_refs_;
-  std::vector<kernels::TensorRef> out_refs_;
   Tensor kernel_scratch_;
   ops::ConcreteInferContext infer_ctx_;
 };

@@ -4,7 +4,10 @@
 #include <memory>
 #include <string>
 
+#include <cstring>
+
 #include "executor.h"
+#include "node_kernels.h"
 #include "program_impl.h"
 
 namespace sg {
@@ -17,9 +20,14 @@ class SessionImpl {
         entry_index(entry),
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
-        executor(impl, allocator, o.max_call_depth, o.profile) {
+        kernels(impl, o.num_threads),
+        executor(impl, kernels, allocator, o.max_call_depth, o.profile) {
     const size_t n = info().inputs.size();
     inputs.resize(n);
+    run_args.reserve(n);
+    results.reserve(info().outputs.size());
+    outputs.reserve(info().outputs.size());
+    previous.reserve(info().outputs.size());
     bound.assign(n, false);
     fresh.assign(n, false);
   }
@@ -57,12 +65,39 @@ class SessionImpl {
   size_t entry_index;
   SessionOptions options;
   Allocator* allocator;
+  runtime::NodeKernels kernels;  // before the executor, which runs them
   runtime::Executor executor;
   std::vector<Tensor> inputs;
   std::vector<bool> bound;
   std::vector<bool> fresh;  // set since the last run: symbolic dims must agree among these
-  std::vector<Tensor> outputs;
+  std::vector<Tensor> run_args;  // reused by every run, as are the two below
+  std::vector<Tensor> results;   // the entry's results, in the executor's memory
+  std::vector<Tensor> previous;  // the last run's outputs: their buffers are reused when the caller let go
+  std::vector<Tensor> outputs;   // copies of `results` in the caller's allocator
+  uint64_t tensor_copies = 0;
   Tensor none;
+
+  // The caller may keep an output past the Session and the Program, and release it
+  // on any thread: outputs get buffers of the caller's allocator (the last run's,
+  // when nobody else holds them and the type matches), never the executor's memory.
+  Status copy_out() {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Tensor& r = results[i];
+      Tensor out;
+      if (i < previous.size() && previous[i].unique() && previous[i].dtype() == r.dtype() &&
+          std::equal(r.shape().begin(), r.shape().end(), previous[i].shape().begin(), previous[i].shape().end())) {
+        out = std::move(previous[i]);
+      } else {
+        SG_ASSIGN_OR_RETURN(out, Tensor::empty(r.dtype(), r.shape(), allocator));
+      }
+      if (r.nbytes() > 0) std::memcpy(out.data(), r.data(), r.nbytes());
+      ++tensor_copies;
+      outputs.push_back(std::move(out));
+    }
+    results.clear();
+    previous.clear();
+    return Status::Ok();
+  }
 };
 
 namespace {
@@ -125,6 +160,7 @@ Status Session::set_input(std::string_view name, Tensor value) {
 
 Status Session::run() {
   SessionImpl& s = *impl_;
+  std::swap(s.previous, s.outputs);
   s.outputs.clear();
   const std::vector<TensorSpec>& specs = s.info().inputs;
   for (size_t k = 0; k < specs.size(); ++k)
@@ -135,19 +171,31 @@ Status Session::run() {
     if (!s.fresh[k]) SG_RETURN_IF_ERROR(s.check_symbols(k, s.inputs[k], [](size_t) { return true; }));
   std::fill(s.fresh.begin(), s.fresh.end(), false);
 
-  std::vector<Tensor> args(s.inputs.begin(), s.inputs.end());
-  std::vector<Tensor> results;
-  SG_RETURN_IF_ERROR(s.executor.run(s.impl.entry_impls[s.entry_index].function, args, results));
-  for (Tensor& t : results) {
-    // A constant result points into the graph's bytes; the caller may keep it
-    // after the Program is gone, so it gets its own copy.
-    if (t.data() != nullptr && s.impl.owns_pointer(t.data())) {
-      SG_ASSIGN_OR_RETURN(t, t.clone(s.allocator));
-    }
+  s.run_args.assign(s.inputs.begin(), s.inputs.end());  // shared, not copied: inputs stay bound
+  const Status ran = s.executor.run(s.impl.entry_impls[s.entry_index].function, s.run_args, s.results);
+  s.run_args.clear();
+  if (!ran.ok()) {
+    s.results.clear();
+    return ran;
   }
-  s.outputs = std::move(results);
-  return Status::Ok();
+  return s.copy_out();
 }
+
+size_t Session::memory_bytes() const { return impl_->kernels.memory_bytes(); }
+
+MemoryReport Session::memory_report() const {
+  const SessionImpl& s = *impl_;
+  const runtime::ArenaUse use = s.executor.last_arena_use();
+  MemoryReport r;
+  r.arena_bytes = use.arena_bytes;
+  r.lower_bound_bytes = use.lower_bound_bytes;
+  r.frame_stack_bytes = s.executor.frame_stack_bytes();
+  r.cached_bytes = s.executor.cached_bytes();
+  r.kernel_bytes = s.kernels.memory_bytes();
+  return r;
+}
+
+uint64_t Session::tensor_copies() const { return impl_->tensor_copies; }
 
 size_t Session::num_outputs() const { return impl_->info().outputs.size(); }
 
@@ -177,7 +225,7 @@ std::vector<NodeProfile> Session::profile() const {
       p.function = fn.name;
       p.node = uint32_t(n);
       p.op = node.op_name;
-      p.kernel = node.kind == runtime::NodeKind::kOp ? "reference" : "control-flow";
+      p.kernel = impl_->kernels.name(uint32_t(f), uint32_t(n));
       p.location = node.location;
       p.calls = stats[f][n].calls;
       p.total_ns = stats[f][n].total_ns;

@@ -103,6 +103,18 @@ struct NodeProfile {
   uint64_t total_ns = 0;
 };
 
+// What a Session holds beyond its Program (Session::memory_report).
+struct MemoryReport {
+  // Planned activation memory of the last run: the most bytes the active frames'
+  // arenas held at once, beside the largest live set of those values (the lower
+  // bound any placement of them needs).
+  size_t arena_bytes = 0;
+  size_t lower_bound_bytes = 0;
+  size_t frame_stack_bytes = 0;  // reserved for frame arenas (kept between runs)
+  size_t cached_bytes = 0;       // freed tensor buffers kept for reuse
+  size_t kernel_bytes = 0;       // prepared kernels (packed weights), = memory_bytes()
+};
+
 class SessionImpl;
 
 class Session {
@@ -128,8 +140,18 @@ class Session {
   const Tensor& output(size_t i) const;
   Result<Tensor> output(std::string_view name) const;
 
-  // Per-node timings accumulated since creation (SessionOptions::profile).
+  // Per-node timings accumulated since creation (SessionOptions::profile), with the
+  // kernel each node runs.
   std::vector<NodeProfile> profile() const;
+
+  // Bytes this Session's prepared kernels hold (packed weights): the memory each
+  // extra Session on the same Program adds beyond its arenas.
+  size_t memory_bytes() const;
+  MemoryReport memory_report() const;
+  // Tensor data copies made since creation. Values move between frames by
+  // reference, so the only copies are the entry's results handed to the caller
+  // (one per output per run).
+  uint64_t tensor_copies() const;
 
   explicit Session(std::unique_ptr<SessionImpl> impl);
 

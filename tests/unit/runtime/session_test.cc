@@ -179,7 +179,11 @@ TEST(Session, ProfileCountsNodes) {
   const std::vector<NodeProfile> p = s->profile();
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].op, "mul");
+#ifdef SG_HAVE_XNNPACK
+  EXPECT_EQ(p[0].kernel, "sg:mul_f32");  // the XNNPACK backend's own SIMD kernel
+#else
   EXPECT_EQ(p[0].kernel, "reference");
+#endif
   EXPECT_EQ(p[0].location, "model.py:2:12");
   EXPECT_EQ(p[0].calls, 2u);
   EXPECT_EQ(p[1].op, "add");

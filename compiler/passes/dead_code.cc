@@ -1,0 +1,120 @@
+// Dead code elimination: dead nodes, unreachable functions, unused values and
+// constants. Value, function and constant ids are renumbered densely, in order.
+#include <vector>
+
+#include "passes/pass_util.h"
+#include "passes/passes.h"
+
+namespace sg::compiler::passes {
+namespace {
+
+// Removes the nodes of f that nothing uses and that have no effect.
+bool remove_dead_nodes(ir::Function& f, const std::vector<bool>& effects) {
+  std::vector<bool> live(f.values.size(), false);
+  for (int32_t v : f.results) live[size_t(v)] = true;
+  std::vector<bool> erase(f.nodes.size(), false);
+  bool changed = false;
+  for (size_t i = f.nodes.size(); i-- > 0;) {
+    const ir::Node& n = f.nodes[i];
+    bool needed = node_has_effect(n, effects);
+    for (int32_t v : n.outputs) needed = needed || live[size_t(v)];
+    if (!needed) {
+      erase[i] = changed = true;
+      continue;
+    }
+    for (int32_t v : n.inputs) live[size_t(v)] = true;
+  }
+  erase_nodes(f, erase);
+  return changed;
+}
+
+// Keeps parameters, node outputs and the constants something uses.
+bool compact_values(ir::Function& f) {
+  std::vector<bool> keep(f.values.size(), false);
+  for (int32_t v : f.params) keep[size_t(v)] = true;
+  for (const ir::Node& n : f.nodes) {
+    for (int32_t v : n.inputs) keep[size_t(v)] = true;
+    for (int32_t v : n.outputs) keep[size_t(v)] = true;
+  }
+  for (int32_t v : f.results) keep[size_t(v)] = true;
+  std::vector<int32_t> remap(f.values.size(), -1);
+  std::vector<ir::Value> values;
+  for (size_t v = 0; v < f.values.size(); ++v) {
+    if (!keep[v]) continue;
+    remap[v] = int32_t(values.size());
+    values.push_back(std::move(f.values[v]));
+  }
+  const bool changed = values.size() != f.values.size();
+  f.values = std::move(values);
+  for (int32_t& v : f.params) v = remap[size_t(v)];
+  for (int32_t& v : f.results) v = remap[size_t(v)];
+  for (ir::Node& n : f.nodes) {
+    for (int32_t& v : n.inputs) v = remap[size_t(v)];
+    for (int32_t& v : n.outputs) v = remap[size_t(v)];
+  }
+  return changed;
+}
+
+// Drops the functions no entry reaches.
+bool remove_unreachable_functions(ir::Module& m) {
+  std::vector<bool> reached(m.functions.size(), false);
+  std::vector<int32_t> work;
+  for (const ir::Entry& e : m.entries) work.push_back(e.function);
+  while (!work.empty()) {
+    const int32_t f = work.back();
+    work.pop_back();
+    if (reached[size_t(f)]) continue;
+    reached[size_t(f)] = true;
+    for (const ir::Node& n : m.functions[size_t(f)].nodes)
+      for (int32_t g : n.functions) work.push_back(g);
+  }
+  std::vector<int32_t> remap(m.functions.size(), -1);
+  std::vector<ir::Function> functions;
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    if (!reached[f]) continue;
+    remap[f] = int32_t(functions.size());
+    functions.push_back(std::move(m.functions[f]));
+  }
+  const bool changed = functions.size() != m.functions.size();
+  m.functions = std::move(functions);
+  for (ir::Entry& e : m.entries) e.function = remap[size_t(e.function)];
+  for (ir::Function& f : m.functions)
+    for (ir::Node& n : f.nodes)
+      for (int32_t& g : n.functions) g = remap[size_t(g)];
+  return changed;
+}
+
+// Drops the module constants no value refers to.
+bool remove_unused_constants(ir::Module& m) {
+  std::vector<bool> used(m.constants.size(), false);
+  for (const ir::Function& f : m.functions)
+    for (const ir::Value& v : f.values)
+      if (v.constant >= 0) used[size_t(v.constant)] = true;
+  std::vector<int32_t> remap(m.constants.size(), -1);
+  std::vector<ir::Constant> constants;
+  for (size_t k = 0; k < m.constants.size(); ++k) {
+    if (!used[k]) continue;
+    remap[k] = int32_t(constants.size());
+    constants.push_back(std::move(m.constants[k]));
+  }
+  const bool changed = constants.size() != m.constants.size();
+  m.constants = std::move(constants);
+  for (ir::Function& f : m.functions)
+    for (ir::Value& v : f.values)
+      if (v.constant >= 0) v.constant = remap[size_t(v.constant)];
+  return changed;
+}
+
+}  // namespace
+
+bool eliminate_dead_code(ir::Module& m) {
+  const std::vector<bool> effects = functions_with_effects(m);
+  bool changed = false;
+  for (ir::Function& f : m.functions) changed |= remove_dead_nodes(f, effects);
+  changed |= remove_unreachable_functions(m);
+  for (ir::Function& f : m.functions) changed |= compact_values(f);
+  changed |= remove_unused_constants(m);
+  return changed;
+}
+
+}  // namespace sg::compiler::passes

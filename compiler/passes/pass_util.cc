@@ -1,0 +1,104 @@
+#include "passes/pass_util.h"
+
+#include <cstring>
+
+namespace sg::compiler::passes {
+
+std::vector<int32_t> count_uses(const ir::Function& f) {
+  std::vector<int32_t> uses(f.values.size(), 0);
+  for (const ir::Node& n : f.nodes)
+    for (int32_t v : n.inputs) ++uses[size_t(v)];
+  for (int32_t v : f.results) ++uses[size_t(v)];
+  return uses;
+}
+
+void replace_uses(ir::Function& f, int32_t from, int32_t to) {
+  for (ir::Node& n : f.nodes)
+    for (int32_t& v : n.inputs)
+      if (v == from) v = to;
+  for (int32_t& v : f.results)
+    if (v == from) v = to;
+}
+
+std::vector<bool> functions_with_effects(const ir::Module& m) {
+  std::vector<bool> effects(m.functions.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t f = 0; f < m.functions.size(); ++f) {
+      if (effects[f]) continue;
+      for (const ir::Node& n : m.functions[f].nodes)
+        if (node_has_effect(n, effects)) {
+          effects[f] = true;
+          changed = true;
+          break;
+        }
+    }
+  }
+  return effects;
+}
+
+bool node_has_effect(const ir::Node& n, const std::vector<bool>& effects) {
+  if (n.kind == ir::NodeKind::kOp) return ops::has_flag(n.op, ops::kSideEffect);
+  for (int32_t g : n.functions)
+    if (effects[size_t(g)]) return true;
+  return false;
+}
+
+const ir::Constant* constant_of(const ir::Module& m, const ir::Function& f, int32_t v) {
+  const int32_t k = f.values[size_t(v)].constant;
+  return k >= 0 ? &m.constants[size_t(k)] : nullptr;
+}
+
+namespace {
+
+std::optional<double> element(const ir::Constant& k, size_t i) {
+  const uint8_t* p = k.bytes.data() + i * dtype_size(k.dtype);
+  switch (k.dtype) {
+    case DType::kF32: { float x; std::memcpy(&x, p, 4); return double(x); }
+    case DType::kI32: { int32_t x; std::memcpy(&x, p, 4); return double(x); }
+    case DType::kI64: { int64_t x; std::memcpy(&x, p, 8); return double(x); }
+    case DType::kBool: return p[0] != 0 ? 1.0 : 0.0;
+    case DType::kF16: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      if (x == 0x3C00) return 1.0;
+      if ((x & 0x7FFF) == 0) return 0.0;
+      return std::nullopt;  // only the values the simplifier asks about are decoded
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool constant_is_splat(const ir::Constant& k, double x) {
+  const size_t n = k.bytes.size() / dtype_size(k.dtype);
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<double> e = element(k, i);
+    if (!e || *e != x) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<int64_t>> static_shape(const ir::Type& t) {
+  std::vector<int64_t> s;
+  for (const ir::Dim& d : t.shape) {
+    const std::optional<int64_t> v = d.as_static();
+    if (!v) return std::nullopt;
+    s.push_back(*v);
+  }
+  return s;
+}
+
+void erase_nodes(ir::Function& f, const std::vector<bool>& erase) {
+  size_t w = 0;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (erase[i]) continue;
+    if (w != i) f.nodes[w] = std::move(f.nodes[i]);  // never self-move: it would empty the node
+    ++w;
+  }
+  f.nodes.resize(w);
+}
+
+}  // namespace sg::compiler::passes

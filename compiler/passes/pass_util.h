@@ -1,0 +1,39 @@
+// Helpers shared by the passes: use counts, value replacement, node flags and
+// reading constants.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace sg::compiler::passes {
+
+// uses[v]: how many node inputs and function results name value v.
+std::vector<int32_t> count_uses(const ir::Function& f);
+
+// Replaces every use of `from` (node inputs, results) by `to`.
+void replace_uses(ir::Function& f, int32_t from, int32_t to);
+
+// For each function: whether running it can have an effect (print, assert, or a
+// node calling a function that can), found over the call graph (recursion too).
+std::vector<bool> functions_with_effects(const ir::Module& m);
+
+// True for a node that must stay even when its outputs are unused.
+bool node_has_effect(const ir::Node& n, const std::vector<bool>& effects);
+
+// The constant behind value v, or null.
+const ir::Constant* constant_of(const ir::Module& m, const ir::Function& f, int32_t v);
+
+// True when the constant has at least one element and every element equals `x`
+// (f32, f16, i32, i64, bool).
+bool constant_is_splat(const ir::Constant& k, double x);
+
+// The shape as int64s when every dim is static.
+std::optional<std::vector<int64_t>> static_shape(const ir::Type& t);
+
+// Erases the nodes whose flag is set, keeping the order of the rest.
+void erase_nodes(ir::Function& f, const std::vector<bool>& erase);
+
+}  // namespace sg::compiler::passes

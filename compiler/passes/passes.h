@@ -1,0 +1,48 @@
+// Optimization passes over the IR (issue 7), run by graph-compile after staging
+// and before verification and emission:
+//   -O0  nothing
+//   -O1  algebraic simplification, constant folding, common subexpression
+//        elimination, dead code elimination
+//   -O2  -O1, then fusion (fully_connected, conv2d_bias) and loop-invariant code
+//        motion out of While bodies, then -O1 again
+// Every pass keeps the module valid for ir::verify and keeps each entry's
+// results (values within SPEC §1's tolerance; effects in order).
+#pragma once
+
+#include "ir/ir.h"
+
+namespace sg::compiler::passes {
+
+// Each pass returns true when it changed the module.
+
+// Replaces a node whose inputs are all constants (and whose op has no effect) by
+// its value, computed with the reference kernels. Never grows the file: a result
+// larger than the constants it frees (and than 16 bytes) stays a node.
+bool fold_constants(ir::Module& m);
+
+// Removes nodes whose outputs are unused and that have no effect (print, assert,
+// or an If/While/Call whose callees have one), functions no entry reaches, and
+// values and constants nothing refers to (so value ids are renumbered).
+bool eliminate_dead_code(ir::Module& m);
+
+// Merges op nodes with the same op, attributes and inputs (never effects), and
+// constant values with the same dtype, shape and bytes.
+bool eliminate_common_subexpressions(ir::Module& m);
+
+// x*1, x+0, x-0, x/1, reshape/broadcast_to to the same type, identity transpose,
+// transpose of a transpose, cast to the same dtype, neg(neg(x)) -- each only when
+// the result's type equals the surviving input's.
+bool simplify_algebra(ir::Module& m);
+
+// matmul(x, w rank 2) + b [+ relu] -> fully_connected; conv2d(x, w) + b [+ relu]
+// -> conv2d_bias (f32, b rank 1 over the output channels).
+bool fuse_operations(ir::Module& m);
+
+// Moves pure nodes of a While body whose inputs are loop-invariant before the
+// While, passing their results in as extra carried values.
+bool hoist_loop_invariants(ir::Module& m);
+
+// The passes of optimization level 0, 1 or 2.
+void run_pipeline(ir::Module& m, int opt_level);
+
+}  // namespace sg::compiler::passes

@@ -1,0 +1,36 @@
+// The pass order of each optimization level. Simplification exposes folding and
+// dead nodes; CSE runs after folding so equal folded constants merge; dead code
+// elimination last renumbers what is left. -O2 fuses after -O1 has removed
+// identities (so a zero bias added by the source is gone), hoists loop invariants, then
+// runs -O1 again on what hoisting exposed.
+#include "passes/passes.h"
+
+namespace sg::compiler::passes {
+namespace {
+
+// Rounds of -O1 until nothing changes; each pass only shrinks the module, so
+// this ends, and the bound keeps a pathological module from taking long.
+constexpr int kMaxRounds = 4;
+
+void run_o1(ir::Module& m) {
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = simplify_algebra(m);
+    changed |= fold_constants(m);
+    changed |= eliminate_common_subexpressions(m);
+    changed |= eliminate_dead_code(m);
+    if (!changed) break;
+  }
+}
+
+}  // namespace
+
+void run_pipeline(ir::Module& m, int opt_level) {
+  if (opt_level <= 0) return;
+  run_o1(m);
+  if (opt_level < 2) return;
+  bool changed = fuse_operations(m);
+  changed |= hoist_loop_invariants(m);
+  if (changed) run_o1(m);
+}
+
+}  // namespace sg::compiler::passes

@@ -1,0 +1,78 @@
+// fully_connected and conv2d_bias, the ops the -O2 compiler fuses: the matmul or
+// conv2d reference kernel writes the output, then one pass adds the bias and
+// applies the activation in place. The result is bit-identical to the unfused
+// nodes' reference kernels (same accumulation, then add, then relu).
+#include <string>
+
+#include "reference/kernel_util.h"
+#include "reference/reference_kernels.h"
+
+namespace sg::kernels {
+
+void bias_activation_f32(float* data, int64_t rows, int64_t channels, const float* bias, int64_t activation) {
+  const bool relu = activation == ops::attr::kActRelu;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = data + r * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float v = row[c] + bias[c];
+      // NumPy's maximum(v, 0): NaN stays NaN (the comparison is false for it).
+      row[c] = relu && v < 0.0f ? 0.0f : v;
+    }
+  }
+}
+
+namespace {
+
+// Checks the f32 output and bias against each other; the core kernel checks the rest.
+Status check_epilogue(const char* op, std::span<const TensorRef> in, std::span<TensorRef> out, int64_t activation) {
+  SG_RETURN_IF_ERROR(check_arity(op, in, 3, out));
+  const TensorRef& b = in[2];
+  const TensorRef& o = out[0];
+  if (o.dtype != DType::kF32 || b.dtype != DType::kF32 || b.rank != 1 || o.rank < 1 ||
+      o.shape[o.rank - 1] != b.shape[0])
+    return internal_error(std::string(op) + ": bias " + describe(b) + " for output " + describe(o));
+  if (activation < 0 || activation >= ops::attr::kNumActivations)
+    return internal_error(std::string(op) + ": unknown activation " + std::to_string(activation));
+  return Status::Ok();
+}
+
+void apply_epilogue(std::span<const TensorRef> in, std::span<TensorRef> out, int64_t activation) {
+  const TensorRef& o = out[0];
+  const int64_t channels = o.shape[o.rank - 1];
+  if (channels == 0) return;
+  bias_activation_f32(o.as<float>(), o.numel() / channels, channels, in[2].as<const float>(), activation);
+}
+
+Status fully_connected_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                              std::span<TensorRef> out) {
+  if (attrs.values.size() != 1) return internal_error("fully_connected: missing attributes");
+  const int64_t act = attrs.i(ops::attr::kFcActivation);
+  SG_RETURN_IF_ERROR(check_epilogue("fully_connected", in, out, act));
+  if (in[1].rank != 2) return internal_error("fully_connected: weights " + describe(in[1]) + " are not rank 2");
+  SG_RETURN_IF_ERROR(reference_kernel(ops::OpId::MatMul)(ctx, ops::Attrs{}, in.first(2), out));
+  apply_epilogue(in, out, act);
+  return Status::Ok();
+}
+
+Status conv2d_bias_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                          std::span<TensorRef> out) {
+  if (attrs.values.size() != 5) return internal_error("conv2d_bias: missing attributes");
+  const int64_t act = attrs.i(ops::attr::kConvActivation);
+  SG_RETURN_IF_ERROR(check_epilogue("conv2d_bias", in, out, act));
+  // conv2d's kernel reads attributes 0..3, which conv2d_bias keeps at those positions.
+  SG_RETURN_IF_ERROR(reference_kernel(ops::OpId::Conv2D)(ctx, attrs, in.first(2), out));
+  apply_epilogue(in, out, act);
+  return Status::Ok();
+}
+
+}  // namespace
+
+KernelFn fused_kernel(ops::OpId op) {
+  switch (op) {
+    case ops::OpId::FullyConnected: return &fully_connected_kernel;
+    case ops::OpId::Conv2DBias: return &conv2d_bias_kernel;
+    default: return nullptr;
+  }
+}
+
+}  // namespace sg::kernels

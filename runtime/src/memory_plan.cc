@@ -1,0 +1,235 @@
+#include "memory_plan.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "ops/infer.h"
+
+namespace sg::runtime {
+namespace {
+
+size_t align_up(size_t n) { return (n + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment; }
+
+void append_key(std::vector<int64_t>& key, const Tensor& t) {
+  key.push_back(int64_t(t.dtype()));
+  key.push_back(t.rank());
+  for (int64_t d : t.shape()) key.push_back(d);
+}
+
+// Bytes of a value of this type, or nullopt when they do not fit a size_t.
+std::optional<size_t> byte_size(DType dtype, const PlannedShape& s) {
+  size_t n = dtype_size(dtype);
+  for (int i = 0; i < s.rank; ++i) {
+    const size_t d = size_t(s.dims[i]);
+    if (d != 0 && n > (std::numeric_limits<size_t>::max() / 4) / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+// The shapes the argument signature decides, node by node.
+void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, FramePlan& plan) {
+  const size_t n = fn.values.size();
+  plan.shape.assign(n, PlannedShape());
+  plan.known.assign(n, 0);
+  const auto set_known = [&](uint32_t v, std::span<const int64_t> dims) {
+    if (dims.size() > size_t(kMaxRank)) return;
+    plan.shape[v].rank = int(dims.size());
+    std::copy(dims.begin(), dims.end(), plan.shape[v].dims);
+    plan.known[v] = 1;
+  };
+  for (uint32_t v = 0; v < n; ++v)
+    if (fn.values[v].is_constant) set_known(v, fn.values[v].dims);
+  for (uint32_t p : fn.params) set_known(p, slots[p].shape());
+
+  ops::ConcreteInferContext ctx;
+  std::vector<ops::TensorType<int64_t>> in, out;
+  std::vector<std::optional<int64_t>> scalars;
+  plan.static_node.assign(fn.nodes.size(), 0);
+  for (size_t i = 0; i < fn.nodes.size(); ++i) {
+    const NodeInfo& node = fn.nodes[i];
+    if (node.kind != NodeKind::kOp) continue;  // results of control flow: known when they arrive
+    in.assign(node.inputs.size(), {});
+    scalars.assign(node.inputs.size(), std::nullopt);
+    bool ready = true;
+    for (size_t k = 0; k < node.inputs.size() && ready; ++k) {
+      const uint32_t v = node.inputs[k];
+      const ValueInfo& info = fn.values[v];
+      ready = plan.known[v] != 0;
+      if (!ready) break;
+      in[k].dtype = info.dtype;
+      in[k].shape.assign(plan.shape[v].span().begin(), plan.shape[v].span().end());
+      if (node.value_dependent_shape && plan.shape[v].rank == 0) {
+        // Scalars that size the output are known now only when they are constants.
+        if (!info.is_constant) ready = false;
+        else if (info.dtype == DType::kI64) scalars[k] = *info.constant.data_as<int64_t>();
+        else if (info.dtype == DType::kI32) scalars[k] = *info.constant.data_as<int32_t>();
+      }
+    }
+    if (!ready) continue;
+    // A rule that fails or disagrees with the declarations is left to the run,
+    // which reports it with the node's location.
+    if (!ops::infer<int64_t>(node.op, node.attrs, in, scalars, out, ctx).ok()) continue;
+    if (out.size() != node.outputs.size()) continue;
+    bool agrees = true;
+    for (size_t k = 0; k < out.size() && agrees; ++k) {
+      const ValueInfo& declared = fn.values[node.outputs[k]];
+      agrees = out[k].dtype == declared.dtype && out[k].rank() == declared.dims.size() &&
+               out[k].rank() <= size_t(kMaxRank);
+    }
+    if (!agrees) continue;
+    for (size_t k = 0; k < out.size(); ++k) set_known(node.outputs[k], out[k].shape);
+    plan.static_node[i] = 1;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!byte_size(out[k].dtype, plan.shape[node.outputs[k]])) plan.static_node[i] = 0;
+  }
+}
+
+struct Buffer {
+  size_t bytes = 0;
+  int64_t first = 0, last = 0;  // nodes
+  size_t offset = 0;
+};
+
+// Places buffers greedily, largest first, each at the lowest offset free for its
+// whole lifetime. Returns the arena size.
+size_t place(std::vector<Buffer>& buffers) {
+  std::vector<size_t> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::vector<size_t> placed, overlapping;
+  size_t arena = 0;
+  for (size_t b : order) {
+    Buffer& buf = buffers[b];
+    overlapping.clear();
+    for (size_t p : placed)
+      if (buffers[p].first <= buf.last && buf.first <= buffers[p].last) overlapping.push_back(p);
+    std::sort(overlapping.begin(), overlapping.end(),
+              [&](size_t x, size_t y) { return buffers[x].offset < buffers[y].offset; });
+    size_t offset = 0;
+    for (size_t p : overlapping) {
+      if (buffers[p].offset >= offset + buf.bytes) break;
+      offset = std::max(offset, buffers[p].offset + buffers[p].bytes);
+    }
+    buf.offset = offset;
+    arena = std::max(arena, offset + buf.bytes);
+    placed.push_back(b);
+  }
+  return arena;
+}
+
+kernels::TensorRef planned_ref(DType dtype, const PlannedShape& s) {
+  kernels::TensorRef r;
+  r.dtype = dtype;
+  r.rank = s.rank;
+  std::copy(s.dims, s.dims + s.rank, r.shape);
+  return r;
+}
+
+void fill_node_tables(const FunctionImpl& fn, FramePlan& plan) {
+  const size_t nodes = fn.nodes.size();
+  plan.ref_begin.assign(nodes, 0);
+  plan.scratch_bytes.assign(nodes, 0);
+  plan.release_begin.assign(nodes + 1, 0);
+  for (size_t i = 0; i < nodes; ++i) {
+    const NodeInfo& node = fn.nodes[i];
+    plan.release_begin[i] = uint32_t(plan.release.size());
+    for (const auto* list : {&node.release_after, &node.dead_outputs})
+      for (uint32_t v : *list)
+        if (plan.placement[v] != Placement::kArena) plan.release.push_back(v);
+    if (!plan.static_node[i]) continue;
+    plan.ref_begin[i] = uint32_t(plan.refs.size());
+    for (uint32_t v : node.inputs) plan.refs.push_back(planned_ref(fn.values[v].dtype, plan.shape[v]));
+    for (uint32_t v : node.outputs) plan.refs.push_back(planned_ref(fn.values[v].dtype, plan.shape[v]));
+    // Scratch depends on shapes (and for no op on data), so it is fixed here too.
+    plan.scratch_bytes[i] = kernels::reference_scratch_size(
+        node.op, node.attrs, std::span<const kernels::TensorRef>(&plan.refs[plan.ref_begin[i]], node.inputs.size()));
+  }
+  plan.release_begin[nodes] = uint32_t(plan.release.size());
+}
+
+}  // namespace
+
+bool plan_matches(const FramePlan& plan, const FunctionImpl& fn, const std::vector<Tensor>& slots) {
+  size_t i = 0;
+  const size_t n = plan.key.size();
+  for (uint32_t p : fn.params) {
+    const Tensor& t = slots[p];
+    if (i + 2 > n || plan.key[i] != int64_t(t.dtype()) || plan.key[i + 1] != t.rank()) return false;
+    i += 2;
+    if (i + size_t(t.rank()) > n) return false;
+    for (int d = 0; d < t.rank(); ++d)
+      if (plan.key[i++] != t.dim(d)) return false;
+  }
+  return i == n;
+}
+
+FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels, const std::vector<Tensor>& slots) {
+  FramePlan plan;
+  for (uint32_t p : fn.params) append_key(plan.key, slots[p]);
+  infer_shapes(fn, slots, plan);
+
+  const size_t n = fn.values.size();
+  std::vector<int64_t> first(n, -1), last(n, -1);
+  std::vector<uint8_t> escapes(n, 0);
+  for (uint32_t r : fn.results) escapes[r] = 1;
+  for (size_t i = 0; i < fn.nodes.size(); ++i) {
+    const NodeInfo& node = fn.nodes[i];
+    for (uint32_t v : node.inputs) {
+      last[v] = int64_t(i);
+      if (node.kind != NodeKind::kOp) escapes[v] = 1;  // handed to another frame
+    }
+    for (uint32_t v : node.outputs) first[v] = last[v] = int64_t(i);
+  }
+
+  plan.placement.assign(n, Placement::kNone);
+  plan.offset.assign(n, 0);
+  std::vector<int64_t> buffer_of(n, -1);
+  std::vector<Buffer> buffers;
+  for (size_t i = 0; i < fn.nodes.size(); ++i) {
+    const NodeInfo& node = fn.nodes[i];
+    for (uint32_t v : node.outputs) {
+      const bool arena = node.kind == NodeKind::kOp && plan.static_node[i] && !escapes[v];
+      plan.placement[v] = arena ? Placement::kArena : Placement::kOwned;
+      if (!arena) continue;
+      const size_t bytes = align_up(*byte_size(fn.values[v].dtype, plan.shape[v]));
+      // In place: an input of the same type and shape whose last reader is this node.
+      if (kernels[i].in_place_safe) {
+        for (uint32_t in : node.inputs) {
+          const int64_t b = buffer_of[in];
+          if (b < 0 || last[in] != int64_t(i) || buffers[size_t(b)].last != int64_t(i)) continue;
+          if (fn.values[in].dtype != fn.values[v].dtype || plan.shape[in].rank != plan.shape[v].rank ||
+              !std::equal(plan.shape[v].dims, plan.shape[v].dims + plan.shape[v].rank, plan.shape[in].dims))
+            continue;
+          buffer_of[v] = b;
+          buffers[size_t(b)].last = last[v];
+          break;
+        }
+      }
+      if (buffer_of[v] < 0) {
+        buffer_of[v] = int64_t(buffers.size());
+        buffers.push_back({bytes, first[v], last[v], 0});
+      }
+    }
+  }
+
+  // Largest live set: a difference array over the nodes.
+  std::vector<int64_t> delta(fn.nodes.size() + 1, 0);
+  for (const Buffer& b : buffers) {
+    delta[size_t(b.first)] += int64_t(b.bytes);
+    delta[size_t(b.last) + 1] -= int64_t(b.bytes);
+  }
+  int64_t live = 0;
+  for (int64_t d : delta) {
+    live += d;
+    plan.lower_bound_bytes = std::max(plan.lower_bound_bytes, size_t(live));
+  }
+  plan.arena_bytes = place(buffers);
+  for (size_t v = 0; v < n; ++v)
+    if (buffer_of[v] >= 0) plan.offset[v] = buffers[size_t(buffer_of[v])].offset;
+  fill_node_tables(fn, plan);
+  return plan;
+}
+
+}  // namespace sg::runtime

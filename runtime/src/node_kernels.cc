@@ -1,0 +1,78 @@
+#include "node_kernels.h"
+
+#ifdef SG_HAVE_XNNPACK
+#include "xnnpack/xnnpack_backend.h"
+#endif
+
+namespace sg::runtime {
+namespace {
+
+bool elementwise(ops::OpId op) {
+  return ops::has_flag(op, ops::kElementwiseUnary) || ops::has_flag(op, ops::kElementwiseBinary);
+}
+
+#ifdef SG_HAVE_XNNPACK
+std::unique_ptr<kernels::PreparedKernel> prepare(const FunctionImpl& fn, const NodeInfo& node) {
+  std::vector<kernels::InputInfo> inputs(node.inputs.size());
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const ValueInfo& v = fn.values[node.inputs[k]];
+    kernels::InputInfo& info = inputs[k];
+    info.dtype = v.dtype;
+    info.rank = int(v.dims.size());
+    for (size_t d = 0; d < v.dims.size() && d < size_t(kernels::kMaxRank); ++d) info.shape[d] = v.dims[d];
+    info.constant = v.is_constant ? v.constant.data() : nullptr;
+  }
+  return kernels::xnnpack_prepare(node.op, node.attrs, inputs);
+}
+#endif
+
+}  // namespace
+
+NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
+#ifdef SG_HAVE_XNNPACK
+  threadpool_ = kernels::xnnpack_create_threadpool(num_threads);
+#else
+  (void)num_threads;
+#endif
+  table_.resize(program.functions.size());
+  for (size_t f = 0; f < program.functions.size(); ++f) {
+    const FunctionImpl& fn = program.functions[f];
+    table_[f].resize(fn.nodes.size());
+    for (size_t n = 0; n < fn.nodes.size(); ++n) {
+      const NodeInfo& node = fn.nodes[n];
+      if (node.kind != NodeKind::kOp) continue;
+      NodeKernel& k = table_[f][n];
+      k.fn = node.kernel;
+#ifdef SG_HAVE_XNNPACK
+      if (std::unique_ptr<kernels::PreparedKernel> p = prepare(fn, node)) {
+        k.prepared = p.get();
+        prepared_.push_back(std::move(p));
+      }
+#endif
+      // Prepared kernels may recompute from their inputs after writing the output
+      // (NaN handling), so only the reference kernels run in place.
+      k.in_place_safe = k.prepared == nullptr && elementwise(node.op);
+    }
+  }
+}
+
+NodeKernels::~NodeKernels() {
+  prepared_.clear();  // before the pool they may run on
+#ifdef SG_HAVE_XNNPACK
+  kernels::xnnpack_destroy_threadpool(threadpool_);
+#endif
+}
+
+const char* NodeKernels::name(uint32_t fn, uint32_t node) const {
+  const NodeKernel& k = table_[fn][node];
+  if (k.prepared != nullptr) return k.prepared->name();
+  return k.fn != nullptr ? "reference" : "control-flow";
+}
+
+size_t NodeKernels::memory_bytes() const {
+  size_t n = 0;
+  for (const auto& p : prepared_) n += p->memory_bytes();
+  return n;
+}
+
+}  // namespace sg::runtime

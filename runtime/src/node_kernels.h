@@ -1,0 +1,47 @@
+// NodeKernels: the kernel each op node of a Program runs in one Session. Chosen once
+// at Session creation (DESIGN.md #8): a backend's prepared kernel where it covers
+// the node (XNNPACK, packing constant weights now), else the reference kernel.
+// Prepared kernels hold per-Session state, so they belong to this object and never
+// to the immutable Program; the thread pool they run on is owned here as well.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "program_impl.h"
+#include "reference/kernel.h"
+
+namespace sg::runtime {
+
+struct NodeKernel {
+  kernels::KernelFn fn = nullptr;              // used when `prepared` is null
+  kernels::PreparedKernel* prepared = nullptr;  // owned by NodeKernels
+  // The kernel may write its output over an input of the same shape (the
+  // planner's in-place reuse): true for the reference elementwise kernels.
+  bool in_place_safe = false;
+};
+
+class NodeKernels {
+ public:
+  NodeKernels(const ProgramImpl& program, int num_threads);
+  ~NodeKernels();
+  NodeKernels(const NodeKernels&) = delete;
+  NodeKernels& operator=(const NodeKernels&) = delete;
+
+  const NodeKernel& at(uint32_t fn, uint32_t node) const { return table_[fn][node]; }
+  const std::vector<NodeKernel>& of(uint32_t fn) const { return table_[fn]; }
+  // "reference", a prepared kernel's name, or "control-flow".
+  const char* name(uint32_t fn, uint32_t node) const;
+  void* threadpool() const { return threadpool_; }
+  // Bytes held by prepared kernels (packed weights): what one more Session costs
+  // beyond its arenas.
+  size_t memory_bytes() const;
+
+ private:
+  std::vector<std::vector<NodeKernel>> table_;
+  std::vector<std::unique_ptr<kernels::PreparedKernel>> prepared_;
+  void* threadpool_ = nullptr;
+};
+
+}  // namespace sg::runtime

@@ -1,0 +1,172 @@
+// Fusion (fully_connected, conv2d_bias) and loop-invariant code motion.
+#include <gtest/gtest.h>
+
+#include "compiler/passes_test_util.h"
+
+namespace sg::compiler {
+namespace {
+
+using namespace testing;
+using ops::OpId;
+
+TEST(Fusion, MatmulBiasReluBecomesFullyConnected) {
+  auto tm = make_mlp_module();  // relu(matmul(x, w) + b), then a sum
+  ir::Module& m = tm->module;
+  run_pass(passes::fuse_operations, m);
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "symbols N\n"
+            "\n"
+            "func mlp(%x: f32[N, 4], %w: f32[4, 3]) -> (%4: f32[N, 1]) {\n"
+            "  %b = const f32[3] #0 = [0.5, -1, 2]\n"
+            "  %h: f32[N, 3] = fully_connected(%x, %w, %b) {activation=1}  # models/mlp.py:4:9\n"
+            "  %4: f32[N, 1] = sum(%h) {axes=[1], keepdims=1}  # models/mlp.py:5:12\n"
+            "  return %4\n"
+            "}\n"
+            "\n"
+            "entry mlp = @mlp (x, w) -> (output_0)\n");
+}
+
+TEST(Fusion, BiasFirstNoActivationAndUnfusableChains) {
+  auto tm = make_single({{"x", t(DType::kF32, {2, 4})}, {"w", t(DType::kF32, {4, 3})}, {"b", t(DType::kF32, {3})},
+                         {"c", t(DType::kF32, {2, 3})}});
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const auto [x, w, b, c] = std::tuple(f.params[0], f.params[1], f.params[2], f.params[3]);
+  auto value = [&] { return f.add_value(t(DType::kF32, {2, 3})); };
+  const int32_t m1 = value(), y1 = value(), m2 = value(), y2 = value(), m3 = value(), y3 = value(), r3 = value();
+  f.nodes.push_back(op_node(OpId::MatMul, {x, w}, {m1}));
+  f.nodes.push_back(op_node(OpId::Add, {b, m1}, {y1}));  // bias first: fuses, no relu
+  f.nodes.push_back(op_node(OpId::MatMul, {x, w}, {m2}));
+  f.nodes.push_back(op_node(OpId::Add, {m2, c}, {y2}));  // a [2, 3] addend is no bias
+  f.nodes.push_back(op_node(OpId::MatMul, {x, w}, {m3}));
+  f.nodes.push_back(op_node(OpId::Add, {m3, b}, {y3}));
+  f.nodes.push_back(op_node(OpId::Relu, {y3}, {r3}));
+  set_results(m, {y1, y2, r3, y3});  // y3 is also a result: the relu stays apart
+  EXPECT_EQ(run_pass(passes::fuse_operations, m),
+            "func f(%x: f32[2, 4], %w: f32[4, 3], %b: f32[3], %c: f32[2, 3]) -> (%5: f32[2, 3], %7: f32[2, 3], "
+            "%10: f32[2, 3], %9: f32[2, 3]) {\n"
+            "  %5: f32[2, 3] = fully_connected(%x, %w, %b) {activation=0}\n"
+            "  %6: f32[2, 3] = matmul(%x, %w)\n"
+            "  %7: f32[2, 3] = add(%6, %c)\n"
+            "  %9: f32[2, 3] = fully_connected(%x, %w, %b) {activation=0}\n"
+            "  %10: f32[2, 3] = relu(%9)\n"
+            "  return %5, %7, %10, %9\n"
+            "}\n"
+            "\n"
+            "entry f = @f (x, w, b, c) -> (output_0, output_1, output_2, output_3)\n");
+}
+
+TEST(Fusion, ConvBiasReluBecomesConv2dBias) {
+  auto tm = make_single({{"x", t(DType::kF32, {1, 5, 5, 2})}, {"k", t(DType::kF32, {3, 3, 2, 4})}});
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t b = add_constant_value(m, f, make_constant<float>(DType::kF32, {4}, {1, 2, 3, 4}), "b");
+  const int32_t cv = f.add_value(t(DType::kF32, {1, 5, 5, 4}));
+  const int32_t s = f.add_value(t(DType::kF32, {1, 5, 5, 4}));
+  const int32_t y = f.add_value(t(DType::kF32, {1, 5, 5, 4}), "y");
+  const ops::Attrs conv = attrs_of({ops::AttrValue::Ints({1, 1}), ops::AttrValue::Ints({1, 1}),
+                                    ops::AttrValue::String("SAME"), ops::AttrValue::Int(1)});
+  f.nodes.push_back(op_node(OpId::Conv2D, {f.params[0], f.params[1]}, {cv}, {}, conv));
+  f.nodes.push_back(op_node(OpId::Add, {cv, b}, {s}));
+  f.nodes.push_back(op_node(OpId::Relu, {s}, {y}));
+  set_results(m, {y});
+  run_pass(passes::fuse_operations, m);
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "func f(%x: f32[1, 5, 5, 2], %k: f32[3, 3, 2, 4]) -> (%y: f32[1, 5, 5, 4]) {\n"
+            "  %b = const f32[4] #0 = [1, 2, 3, 4]\n"
+            "  %y: f32[1, 5, 5, 4] = conv2d_bias(%x, %k, %b) {stride=[1, 1], dilation=[1, 1], padding=\"SAME\", "
+            "groups=1, activation=1}\n"
+            "  return %y\n"
+            "}\n"
+            "\n"
+            "entry f = @f (x, k) -> (output_0)\n");
+}
+
+// func f(%w: f32[3], %n: i64[]) -> f32[3]:
+//   while i < n: acc = acc + exp(w) * 2     (w and n carried unchanged)
+std::unique_ptr<TestModule> make_loop_module() {
+  auto tm = make_single({{"w", t(DType::kF32, {3})}, {"n", t(DType::kI64, {})}});
+  ir::Module& m = tm->module;
+  m.functions.resize(3);
+  ir::Function& f = m.functions[0];
+  const int32_t i0 = add_constant_value(m, f, make_constant<int64_t>(DType::kI64, {}, {0}), "i");
+  const int32_t acc0 = add_constant_value(m, f, make_constant<float>(DType::kF32, {3}, {0, 0, 0}), "acc");
+  std::vector<int32_t> outs;
+  for (const auto& [name, type] : {std::pair{"i", t(DType::kI64, {})}, std::pair{"acc", t(DType::kF32, {3})},
+                                   std::pair{"w", t(DType::kF32, {3})}, std::pair{"n", t(DType::kI64, {})}})
+    outs.push_back(f.add_value(type, name));
+  f.nodes.push_back(control_node(ir::NodeKind::kWhile, {i0, acc0, f.params[0], f.params[1]}, outs, {1, 2}));
+  set_results(m, {outs[1]});
+
+  for (int g = 1; g <= 2; ++g) {
+    ir::Function& fn = m.functions[size_t(g)];
+    fn.name = g == 1 ? "cond" : "body";
+    for (const auto& [name, type] : {std::pair{"i", t(DType::kI64, {})}, std::pair{"acc", t(DType::kF32, {3})},
+                                     std::pair{"w", t(DType::kF32, {3})}, std::pair{"n", t(DType::kI64, {})}})
+      fn.params.push_back(fn.add_value(type, name));
+  }
+  ir::Function& cond = m.functions[1];
+  const int32_t test = cond.add_value(t(DType::kBool, {}));
+  cond.nodes.push_back(op_node(OpId::Less, {cond.params[0], cond.params[3]}, {test}));
+  cond.results = {test};
+  ir::Function& body = m.functions[2];
+  const int32_t one = add_constant_value(m, body, make_constant<int64_t>(DType::kI64, {}, {1}), "");
+  const int32_t two = add_constant_value(m, body, make_constant<float>(DType::kF32, {}, {2}), "two");
+  const int32_t i1 = body.add_value(t(DType::kI64, {}), "i");
+  const int32_t e = body.add_value(t(DType::kF32, {3}), "e");
+  const int32_t e2 = body.add_value(t(DType::kF32, {3}), "e2");
+  const int32_t acc1 = body.add_value(t(DType::kF32, {3}), "acc");
+  body.nodes.push_back(op_node(OpId::Add, {body.params[0], one}, {i1}));
+  body.nodes.push_back(op_node(OpId::Exp, {body.params[2]}, {e}));
+  body.nodes.push_back(op_node(OpId::Mul, {e, two}, {e2}));
+  body.nodes.push_back(op_node(OpId::Add, {body.params[1], e2}, {acc1}));
+  body.results = {i1, acc1, body.params[2], body.params[3]};
+  return tm;
+}
+
+TEST(LoopInvariants, HoistsAChainOutOfTheBody) {
+  auto tm = make_loop_module();
+  ir::Module& m = tm->module;
+  run_pass(passes::hoist_loop_invariants, m);
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "func f(%w.0: f32[3], %n.1: i64[]) -> (%acc.5: f32[3]) {\n"
+            "  %i.2 = const i64[] #0 = 0\n"
+            "  %acc.3 = const f32[3] #1 = [0, 0, 0]\n"
+            "  %two = const f32[] #3 = 2\n"
+            "  %e: f32[3] = exp(%w.0)\n"
+            "  %e2.10: f32[3] = mul(%e, %two)\n"
+            "  %i.4: i64[], %acc.5: f32[3], %w.6: f32[3], %n.7: i64[], %e2.11: f32[3] = while @cond do @body "
+            "(%i.2, %acc.3, %w.0, %n.1, %e2.10)\n"
+            "  return %acc.5\n"
+            "}\n"
+            "\n"
+            "func cond(%i: i64[], %acc: f32[3], %w: f32[3], %n: i64[], %e2: f32[3]) -> (%4: bool[]) {\n"
+            "  %4: bool[] = less(%i, %n)\n"
+            "  return %4\n"
+            "}\n"
+            "\n"
+            "func body(%i.0: i64[], %acc.1: f32[3], %w: f32[3], %n: i64[], %e2: f32[3]) -> (%i.5: i64[], "
+            "%acc.7: f32[3], %w: f32[3], %n: i64[], %e2: f32[3]) {\n"
+            "  %4 = const i64[] #2 = 1\n"
+            "  %i.5: i64[] = add(%i.0, %4)\n"
+            "  %acc.7: f32[3] = add(%acc.1, %e2)\n"
+            "  return %i.5, %acc.7, %w, %n, %e2\n"
+            "}\n"
+            "\n"
+            "entry f = @f (w, n) -> (output_0)\n");
+}
+
+TEST(LoopInvariants, LeavesNodesThatDependOnTheLoopOrMayFail) {
+  auto tm = make_loop_module();
+  ir::Module& m = tm->module;
+  // exp(acc) varies; an integer floordiv could fail when the loop never runs.
+  ir::Function& body = m.functions[2];
+  body.nodes[1].inputs[0] = body.params[1];
+  const int32_t q = body.add_value(t(DType::kI64, {}), "q");
+  body.nodes.push_back(op_node(OpId::FloorDiv, {body.params[3], body.params[3]}, {q}));
+  body.results[3] = body.params[3];
+  run_pass(passes::hoist_loop_invariants, m, false);
+}
+
+}  // namespace
+}  // namespace sg::compiler

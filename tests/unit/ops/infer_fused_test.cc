@@ -1,0 +1,41 @@
+// Rules of fully_connected and conv2d_bias: their core's rule, then the bias.
+#include <gtest/gtest.h>
+
+#include "ops/rule_tester.h"
+
+namespace sg::ops {
+namespace {
+
+using namespace testing;
+
+TEST(FullyConnected, MatmulShapeWithAChannelBias) {
+  EXPECT_EQ(run_both(OpId::FullyConnected, attrs({I(1)}), {F32({4, 784}), F32({784, 512}), F32({512})}).shape,
+            "[4, 512]");
+  EXPECT_EQ(run_both(OpId::FullyConnected, attrs({I(0)}), {F32({2, 3, 5}), F32({5, 7}), F32({7})}).shape,
+            "[2, 3, 7]");
+  EXPECT_EQ(run(OpId::FullyConnected, attrs({I(1)}), {SF32({N, 8}), SF32({8, 3}), SF32({3})}).type.shape.size(), 2u);
+  EXPECT_ERROR_HAS(run_both(OpId::FullyConnected, attrs({I(0)}), {F32({4, 5}), F32({5, 3}), F32({4})}),
+                   "fully_connected: bias must be f32[3], got f32[4]");
+  EXPECT_ERROR_HAS(run_both(OpId::FullyConnected, attrs({I(0)}), {F32({4, 5}), F32({6, 3}), F32({3})}),
+                   "inner dimensions differ");
+  EXPECT_ERROR_HAS(run_both(OpId::FullyConnected, attrs({I(0)}), {F32({4, 5}), F32({2, 5, 3}), F32({3})}),
+                   "w of rank 2");
+  EXPECT_ERROR_HAS(run_both(OpId::FullyConnected, attrs({I(0)}), {T(DType::kI32, {4, 5}), T(DType::kI32, {5, 3}),
+                                                                  T(DType::kI32, {3})}),
+                   "operands must be f32");
+  EXPECT_FALSE(run_both(OpId::FullyConnected, attrs({I(2)}), {F32({4, 5}), F32({5, 3}), F32({3})}).status.ok());
+}
+
+TEST(Conv2DBias, ConvShapeWithAChannelBias) {
+  const Attrs a = attrs({Is({1, 1}), Is({1, 1}), Str("SAME"), I(1), I(1)});
+  EXPECT_EQ(run_both(OpId::Conv2DBias, a, {F32({2, 28, 28, 3}), F32({5, 5, 3, 16}), F32({16})}).shape,
+            "[2, 28, 28, 16]");
+  EXPECT_ERROR_HAS(run_both(OpId::Conv2DBias, a, {F32({2, 28, 28, 3}), F32({5, 5, 3, 16}), F32({3})}),
+                   "conv2d_bias: bias must be f32[16]");
+  EXPECT_FALSE(run_both(OpId::Conv2DBias, attrs({Is({1, 1}), Is({1, 1}), Str("SAME"), I(1), I(-1)}),
+                        {F32({2, 28, 28, 3}), F32({5, 5, 3, 16}), F32({16})})
+                   .status.ok());
+}
+
+}  // namespace
+}  // namespace sg::ops

@@ -1,0 +1,101 @@
+// Kernels by capability: each node runs the best kernel the build has for it, the
+// profile names it, and prepared kernels (packed weights) are per Session.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_graphs.h"
+#include "test_util.h"
+
+namespace sg::testing {
+namespace {
+
+// def dense(x: f32["N", 4]): return x @ w     (w: [4, 3], a constant)
+GraphSpec dense_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  const int32_t w = g.add_constant<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  FunctionSpec f;
+  f.name = "dense";
+  const uint32_t x = f.param(DType::kF32, {sym(0), {4, -1}});
+  const uint32_t kw = f.value(DType::kF32, shape({4, 3}), w);
+  f.results = {f.op("matmul", {x, kw}, DType::kF32, {sym(0), {3, -1}}, 4, 9)};
+  g.add_entry("dense", g.add_function(std::move(f)), {"x"}, {"y"});
+  return g;
+}
+
+std::unique_ptr<Session> dense_session(const std::shared_ptr<const Program>& program, int threads) {
+  SessionOptions options;
+  options.profile = true;
+  options.num_threads = threads;
+  auto s = Session::create(program, "dense", options);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+TEST(KernelSelection, MatMulWithConstantWeightRunsXnnpackAndIsCorrect) {
+  auto program = load_ok(dense_graph());
+  ASSERT_NE(program, nullptr);
+  for (int threads : {1, 2}) {
+    auto s = dense_session(program, threads);
+    ASSERT_NE(s, nullptr);
+    ASSERT_TRUE(s->set_input("x", make_tensor<float>(DType::kF32, {2, 4}, {1, 0, 0, 0, 1, 1, 1, 1})).ok());
+    ASSERT_TRUE(s->run().ok());
+    EXPECT_EQ(values_of<float>(s->output(0)), (std::vector<float>{1, 2, 3, 22, 26, 30})) << threads << " threads";
+    const std::vector<NodeProfile> p = s->profile();
+    ASSERT_EQ(p.size(), 1u);
+#ifdef SG_HAVE_XNNPACK
+    EXPECT_EQ(p[0].kernel.rfind("xnnpack:fully_connected", 0), 0u) << p[0].kernel;
+    // The packed weights belong to this Session.
+    EXPECT_GE(s->memory_bytes(), 12 * sizeof(float));
+    EXPECT_EQ(s->memory_report().kernel_bytes, s->memory_bytes());
+#else
+    EXPECT_EQ(p[0].kernel, "reference");
+    EXPECT_EQ(s->memory_bytes(), 0u);
+#endif
+  }
+}
+
+TEST(KernelSelection, SessionsPrepareTheirOwnKernels) {
+  auto program = load_ok(dense_graph());
+  ASSERT_NE(program, nullptr);
+  auto a = dense_session(program, 1);
+  auto b = dense_session(program, 1);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->memory_bytes(), b->memory_bytes());
+  // Different batch sizes in the two Sessions: each kernel re-plans for its own.
+  ASSERT_TRUE(a->set_input("x", make_tensor<float>(DType::kF32, {1, 4}, {0, 1, 0, 0})).ok());
+  ASSERT_TRUE(b->set_input("x", make_tensor<float>(DType::kF32, {3, 4}, {0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0})).ok());
+  ASSERT_TRUE(a->run().ok());
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_EQ(values_of<float>(a->output(0)), (std::vector<float>{4, 5, 6}));
+  EXPECT_EQ(values_of<float>(b->output(0)), (std::vector<float>{7, 8, 9, 10, 11, 12, 0, 0, 0}));
+  a.reset();  // b's kernels do not depend on a's
+  ASSERT_TRUE(b->run().ok());
+  EXPECT_EQ(values_of<float>(b->output(0))[0], 7.0f);
+}
+
+TEST(KernelSelection, IntegerAndControlFlowNodesAreNamed) {
+  auto program = load_ok(while_sum_graph());
+  ASSERT_NE(program, nullptr);
+  SessionOptions options;
+  options.profile = true;
+  auto s = Session::create(program, "total", options);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("n", scalar_i64(4)).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  int seen = 0;
+  for (const NodeProfile& p : (*s)->profile()) {
+    if (p.op == "while") {
+      EXPECT_EQ(p.kernel, "control-flow");
+    } else {
+      EXPECT_EQ(p.kernel, "reference") << p.op;  // i64: no XNNPACK kernel
+    }
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4);
+}
+
+}  // namespace
+}  // namespace sg::testing

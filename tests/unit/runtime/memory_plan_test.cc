@@ -1,0 +1,136 @@
+// The memory plan (DESIGN.md #6): arena offsets by lifetime, in-place elementwise
+// reuse, the arena beside its lower bound, plans cached per argument shapes.
+#include <gtest/gtest.h>
+
+#include "memory_plan.h"
+#include "node_kernels.h"
+#include "test_graphs.h"
+#include "test_util.h"
+
+namespace sg::testing {
+namespace {
+
+// def chain(x: i32["N"]): return neg(abs(neg(x))) + x
+// i32, so every node runs a reference kernel (in place where an operand dies).
+GraphSpec chain_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  FunctionSpec f;
+  f.name = "chain";
+  const ShapeSpec n = {sym(0)};
+  const uint32_t x = f.param(DType::kI32, n);
+  const uint32_t a = f.op("neg", {x}, DType::kI32, n);
+  const uint32_t b = f.op("abs", {a}, DType::kI32, n);
+  const uint32_t c = f.op("neg", {b}, DType::kI32, n);
+  f.results = {f.op("add", {c, x}, DType::kI32, n)};
+  g.add_entry("chain", g.add_function(std::move(f)), {"x"}, {"y"});
+  return g;
+}
+
+// def fork(x: i32["N"]): a = neg(x); b = abs(x); c = a * b; return c + a
+// a lives across b and c: two buffers are live at once.
+GraphSpec fork_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  FunctionSpec f;
+  f.name = "fork";
+  const ShapeSpec n = {sym(0)};
+  const uint32_t x = f.param(DType::kI32, n);
+  const uint32_t a = f.op("neg", {x}, DType::kI32, n);
+  const uint32_t b = f.op("abs", {x}, DType::kI32, n);
+  const uint32_t c = f.op("mul", {a, b}, DType::kI32, n);
+  f.results = {f.op("add", {c, a}, DType::kI32, n)};
+  g.add_entry("fork", g.add_function(std::move(f)), {"x"}, {"y"});
+  return g;
+}
+
+std::vector<int32_t> iota(int n) {
+  std::vector<int32_t> v(size_t(n), 0);
+  for (int i = 0; i < n; ++i) v[size_t(i)] = i - n / 2;
+  return v;
+}
+
+TEST(MemoryPlan, ChainRunsInOneBufferInPlace) {
+  auto program = load_ok(chain_graph());
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "chain");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<int32_t>(DType::kI32, {256}, iota(256))).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  const std::vector<int32_t> y = values_of<int32_t>((*s)->output(0));
+  const std::vector<int32_t> x = iota(256);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], -std::abs(x[i]) + x[i]) << i;
+  // a, b and c share one 1 KiB buffer: b and c are written over their operand.
+  const MemoryReport m = (*s)->memory_report();
+  EXPECT_EQ(m.arena_bytes, 1024u);
+  EXPECT_EQ(m.lower_bound_bytes, 1024u);
+}
+
+TEST(MemoryPlan, LiveValuesGetDisjointOffsets) {
+  auto program = load_ok(fork_graph());
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "fork");
+  ASSERT_TRUE(s.ok());
+  for (int n : {100, 7, 100}) {  // a plan per shape; the first is reused on the third run
+    ASSERT_TRUE((*s)->set_input("x", make_tensor<int32_t>(DType::kI32, {n}, iota(n))).ok());
+    ASSERT_TRUE((*s)->run().ok());
+    const std::vector<int32_t> y = values_of<int32_t>((*s)->output(0));
+    const std::vector<int32_t> x = iota(n);
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], -x[i] * std::abs(x[i]) - x[i]) << i;
+    const MemoryReport m = (*s)->memory_report();
+    const size_t buffer = (size_t(n) * 4 + 63) / 64 * 64;
+    EXPECT_EQ(m.lower_bound_bytes, 2 * buffer) << n;  // a with b, then a with c (c over b)
+    EXPECT_EQ(m.arena_bytes, 2 * buffer) << n;
+  }
+}
+
+TEST(MemoryPlan, PlanFixesShapesAndPlacesEscapingValuesApart) {
+  auto program = load_ok(fork_graph());
+  ASSERT_NE(program, nullptr);
+  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  runtime::NodeKernels kernels(program->impl(), 1);
+  std::vector<Tensor> slots(fn.values.size());
+  slots[fn.params[0]] = make_tensor<int32_t>(DType::kI32, {5}, iota(5));
+  const runtime::FramePlan plan = runtime::make_plan(fn, kernels.of(0), slots);
+  EXPECT_TRUE(runtime::plan_matches(plan, fn, slots));
+  for (size_t i = 0; i < fn.nodes.size(); ++i) EXPECT_TRUE(plan.static_node[i]) << i;
+  const uint32_t a = fn.nodes[0].outputs[0], b = fn.nodes[1].outputs[0], c = fn.nodes[2].outputs[0];
+  const uint32_t y = fn.results[0];
+  EXPECT_EQ(plan.placement[fn.params[0]], runtime::Placement::kNone);
+  EXPECT_EQ(plan.placement[a], runtime::Placement::kArena);
+  EXPECT_EQ(plan.placement[y], runtime::Placement::kOwned);  // a result leaves the frame
+  EXPECT_NE(plan.offset[a], plan.offset[b]);
+  EXPECT_EQ(plan.offset[c], plan.offset[b]);  // in place: b dies at c's node
+  EXPECT_EQ(plan.shape[y].rank, 1);
+  EXPECT_EQ(plan.shape[y].dims[0], 5);
+  slots[fn.params[0]] = make_tensor<int32_t>(DType::kI32, {6}, iota(6));
+  EXPECT_FALSE(runtime::plan_matches(plan, fn, slots));
+}
+
+TEST(MemoryPlan, ArenaStaysNearItsLowerBoundOnALongChain) {
+  // def ladder(x: i32[64]): v_k = v_{k-1} + v_{k-2}, 40 nodes, each read twice.
+  GraphSpec g;
+  FunctionSpec f;
+  f.name = "ladder";
+  const uint32_t x = f.param(DType::kI32, shape({64}));
+  uint32_t prev = x, cur = f.op("neg", {x}, DType::kI32, shape({64}));
+  for (int k = 0; k < 40; ++k) {
+    const uint32_t next = f.op(k % 2 ? "add" : "sub", {cur, prev}, DType::kI32, shape({64}));
+    prev = cur;
+    cur = next;
+  }
+  f.results = {f.op("abs", {cur}, DType::kI32, shape({64}))};
+  g.add_entry("ladder", g.add_function(std::move(f)), {"x"}, {"y"});
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "ladder");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<int32_t>(DType::kI32, {64}, iota(64))).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  const MemoryReport m = (*s)->memory_report();
+  EXPECT_GT(m.lower_bound_bytes, 0u);
+  EXPECT_LE(double(m.arena_bytes), 1.05 * double(m.lower_bound_bytes));
+}
+
+}  // namespace
+}  // namespace sg::testing
