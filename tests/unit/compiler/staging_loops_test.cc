@@ -152,8 +152,12 @@ def f(n: sg.i64):
   EXPECT_EQ(r.count_ops("f", ops::OpId::Assert), 1u);
   EXPECT_EQ(r.count_ops("f", ops::OpId::Print), 1u);
   for (const ir::Node& n : r.function("f").nodes) {
-    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Print) EXPECT_EQ(n.attrs.values[0].s, "n is {} {{}}");
-    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Assert) EXPECT_EQ(n.attrs.values[0].s, "n must be positive");
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Print) {
+      EXPECT_EQ(n.attrs.values[0].s, "n is {} {{}}");
+    }
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Assert) {
+      EXPECT_EQ(n.attrs.values[0].s, "n must be positive");
+    }
   }
 }
 
