@@ -52,7 +52,19 @@ struct ControlState {
   int staged_loops = 0;
   // Staged ifs (outside staged loops) being staged.
   int staged_ifs = 0;
+  // Per staged branch being staged, innermost last: the lists visible before it
+  // and their items, which the branch must leave alone (staged_if.cc).
+  struct FrozenLists {
+    std::vector<std::pair<std::string, ListPtr>> lists;
+    std::vector<std::vector<Value>> items;
+    std::string where;  // "the then branch of this staged `if`"
+  };
+  std::vector<FrozenLists> frozen_lists;
 };
+
+// Fails at `span` (the statement just run) when it changed a list that a staged
+// branch being staged must leave alone, so the error names the append, not the if.
+void check_frozen_lists(Stager& st, SourceSpan span);
 
 // Names live after the statement running in the innermost block of `frame`'s
 // Python function (liveness.h over the statement stack).

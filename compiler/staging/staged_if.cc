@@ -46,6 +46,23 @@ bool defined(const std::map<std::string, Value>& vars, const std::string& name) 
 
 }  // namespace
 
+void check_frozen_lists(Stager& st, SourceSpan span) {
+  std::vector<ControlState::FrozenLists>& frozen = st.control().frozen_lists;
+  for (auto f = frozen.rbegin(); f != frozen.rend(); ++f) {
+    for (size_t i = 0; i < f->lists.size(); ++i) {
+      std::vector<Value>& now = f->lists[i].second->items;
+      const std::vector<Value>& was = f->items[i];
+      bool same = now.size() == was.size();
+      for (size_t k = 0; same && k < now.size(); ++k) same = same_binding(now[k], was[k]);
+      if (same) continue;
+      now = was;
+      st.fail(span, "list '" + f->lists[i].first + "' is changed in " + f->where +
+                        "; appending to a list inside a staged `if` is only allowed inside a staged loop "
+                        "(where the list becomes a tensor list)");
+    }
+  }
+}
+
 Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
   const ir::Type test_type = tensor_type(test);
   if (test_type.rank() != 0)
@@ -72,20 +89,20 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
     for (const auto& [name, v] : sp->vars())
       if (v.is<ListPtr>()) lists.emplace_back(name, v.as<ListPtr>());
-  std::vector<std::vector<Value>> list_items;
-  for (const auto& l : lists) list_items.push_back(l.second->items);
+  std::vector<ControlState::FrozenLists>& frozen = control().frozen_lists;
+  frozen.push_back(ControlState::FrozenLists{lists, {}, ""});
+  for (const auto& l : lists) frozen.back().items.push_back(l.second->items);
+  struct Unfreeze {
+    std::vector<ControlState::FrozenLists>& stack;
+    size_t size;
+    ~Unfreeze() { stack.resize(size); }
+  } unfreeze{frozen, frozen.size() - 1};
+  const size_t my_frozen = frozen.size() - 1;
+  // A change the per-statement check could not attribute (none expected) is
+  // still reported, at the construct.
   auto check_lists = [&](const char* branch) {
-    for (size_t i = 0; i < lists.size(); ++i) {
-      std::vector<Value>& now = lists[i].second->items;
-      bool same = now.size() == list_items[i].size();
-      for (size_t k = 0; same && k < now.size(); ++k) same = same_binding(now[k], list_items[i][k]);
-      if (!same) {
-        now = list_items[i];
-        fail(span, "list '" + lists[i].first + "' is changed in " + branch + " of this staged `" + label +
-                       "`; appending to a list inside a staged `if` is only allowed inside a staged loop "
-                       "(where the list becomes a tensor list)");
-      }
-    }
+    frozen[my_frozen].where = std::string(branch) + " of this staged `" + label + "`";
+    check_frozen_lists(*this, span);
   };
   FnBuilder* parent = cur_;
   const std::string base = fn().name + "." + label + std::to_string(span.line);
@@ -98,6 +115,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     br.builder->parent = parent;
     sc.vars() = before;
     cur_ = br.builder.get();
+    control().frozen_lists[my_frozen].where = std::string(suffix == ".then" ? "the then branch" : "the else branch") +
+                                              " of this staged `" + label + "`";
     try {
       body();
     } catch (...) {

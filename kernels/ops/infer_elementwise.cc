@@ -55,8 +55,9 @@ void warn_equal_only_when_empty(const Rule<D>& r, size_t first, const std::vecto
       if (!dim_equal_only_when_empty(s[k], result[offset + k])) continue;
       std::string operands;
       for (size_t j = first; j < r.in.size(); ++j) operands += (j > first ? " with " : "") + r.fmt(r.in[j].shape);
-      r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + operands + " for any non-empty input: " +
-                 dim_text(r, s[k]) + " and " + dim_text(r, result[offset + k]) + " are equal only when 0");
+      r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + operands + ": " + dim_text(r, s[k]) + " and " +
+                 dim_text(r, result[offset + k]) + " are equal only when both are 0, so this fails at run time "
+                 "for every non-empty input");
       return;
     }
   }

@@ -68,7 +68,7 @@ Status infer_matmul(const Rule<D>& r) {
   if (dim_equal_only_when_empty(am.back(), bm[bm.size() - 2])) {
     r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, am.back()) + " and " +
                dim_text(r, bm[bm.size() - 2]) + " of " + r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
-               " are equal only when 0, so this fails for any non-empty input");
+               " are equal only when both are 0, so this fails at run time for every non-empty input");
   }
   const std::vector<D> a_batch(am.begin(), am.end() - 2);
   const std::vector<D> b_batch(bm.begin(), bm.end() - 2);

@@ -55,9 +55,13 @@ Status infer_reshape(const Rule<D>& r) {
     const D count = dim_product(dims);
     // Counts such as T*64 and T*128 agree only for an empty tensor: the target
     // is wrong for every input anyone means, so this is an error too.
-    if (dim_equal(total, count) == Tri::kNo || dim_equal_only_when_empty(total, count)) {
+    if (dim_equal(total, count) == Tri::kNo) {
       return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
                      " elements)");
+    }
+    if (dim_equal_only_when_empty(total, count)) {
+      return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
+                     " elements): the counts agree only for an empty tensor");
     }
     r.set_output(r.in[0].dtype, std::move(dims));
     return Status::Ok();

@@ -133,7 +133,26 @@ def f(x: sg.f32[2], c: sg.bool):
     return x
 )");
   EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("6:5: error: list 'xs' is changed in the then branch of this staged `if`"),
+  // Reported at the append, not at the if.
+  EXPECT_NE(r.locations().find("7:9: error: list 'xs' is changed in the then branch of this staged `if`"),
+            std::string::npos) << r.locations();
+}
+
+TEST(StagingControl, ExtendingAListInAStagedElseIsReportedAtTheStatement) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], c: sg.bool):
+    xs = [x]
+    if c:
+        y = x + 1.0
+    else:
+        y = x
+        xs += [y]
+    return y
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("10:9: error: list 'xs' is changed in the else branch of this staged `if`"),
             std::string::npos) << r.locations();
 }
 

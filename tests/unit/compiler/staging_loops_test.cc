@@ -248,7 +248,7 @@ TEST(StagingLoopErrors, AppendInAStagedIfOutsideALoop) {
         xs.append(x)
     return x
 )");
-  EXPECT_NE(e.find("6:5: error: list 'xs' is changed in the then branch of this staged `if`"), std::string::npos)
+  EXPECT_NE(e.find("7:9: error: list 'xs' is changed in the then branch of this staged `if`"), std::string::npos)
       << e;
 }
 

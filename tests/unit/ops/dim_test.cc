@@ -72,6 +72,18 @@ TEST(DimEqual, ThreeValued) {
   EXPECT_EQ(dim_equal(N * SymDim(2), N), Tri::kUnknown);  // N = 0
 }
 
+TEST(DimEqualOnlyWhenEmpty, StaticMultiplesOfOnePolynomial) {
+  EXPECT_TRUE(dim_equal_only_when_empty(N * SymDim(3), N));
+  EXPECT_TRUE(dim_equal_only_when_empty(N * SymDim(64), N * SymDim(128)));
+  EXPECT_TRUE(dim_equal_only_when_empty((N * M + N) * SymDim(2), N * M + N));
+  EXPECT_FALSE(dim_equal_only_when_empty(N, N));
+  EXPECT_FALSE(dim_equal_only_when_empty(N, M));
+  EXPECT_FALSE(dim_equal_only_when_empty(N * SymDim(3), SymDim(6)));  // N = 2
+  EXPECT_FALSE(dim_equal_only_when_empty(N * SymDim(2), N + SymDim(1)));  // N = 1
+  EXPECT_FALSE(dim_equal_only_when_empty((N - M) * SymDim(3), N - M));  // N = M
+  EXPECT_FALSE(dim_equal_only_when_empty(int64_t(0), int64_t(0)));
+}
+
 TEST(DimDivExact, Integers) {
   EXPECT_EQ(dim_div_exact(int64_t(12), int64_t(4)), 3);
   EXPECT_FALSE(dim_div_exact(int64_t(12), int64_t(5)));
