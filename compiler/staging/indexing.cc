@@ -15,7 +15,9 @@ struct IndexItem {
 
 }  // namespace
 
-static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span) {
+// x[items], or with `update` x with x[items] = *update (one slice_update node).
+static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span,
+                         const Value* update = nullptr) {
   const ir::Type type = s.tensor_type(x);
   const size_t rank = type.rank();
   size_t consumed = 0, ellipses = 0;
@@ -99,6 +101,23 @@ static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items
     ++axis;
     ++out_axis;
   }
+  if (update) {
+    if (!expand_axes.empty()) s.fail(span, "None (a new axis) in the index of an item assignment is not supported");
+    Value v = *update;
+    if (!v.is_tensor() && !v.is_number())
+      s.fail(span, "can only assign a tensor or a number to a tensor item, got " + type_name(v));
+    if (!v.is_tensor()) {  // SPEC §3: a number takes x's dtype, unless that would lose its kind
+      DType d = type.dtype;
+      if (v.is<double>() && !is_float(d)) d = DType::kF32;
+      if (v.is<int64_t>() && d == DType::kBool) d = DType::kI64;
+      v = s.to_tensor(v, d, span);
+    }
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(begin), ops::AttrValue::Ints(end), ops::AttrValue::Ints(step),
+                    ops::AttrValue::Ints(flags)};
+    inputs.insert(inputs.begin() + 1, v);
+    return s.apply(ops::OpId::SliceUpdate, std::move(attrs), std::move(inputs), span);
+  }
   Value result = x;
   if (sliced) {
     ops::Attrs attrs;
@@ -123,7 +142,7 @@ static IndexItem item_from_value(const Value& v, SourceSpan span) {
   return it;
 }
 
-Value Stager::index_tensor(const Value& x, const Expr& index, SourceSpan span) {
+static std::vector<IndexItem> items_from_expr(Stager& s, const Expr& index) {
   std::vector<const Expr*> parts;
   if (index.kind == ExprKind::kTuple) {
     for (const ExprPtr& e : index.elts) parts.push_back(e.get());
@@ -136,22 +155,30 @@ Value Stager::index_tensor(const Value& x, const Expr& index, SourceSpan span) {
       IndexItem it;
       it.kind = IndexItem::kSlice;
       it.span = e->span;
-      if (e->a) it.lo = eval(*e->a);
-      if (e->b) it.hi = eval(*e->b);
-      if (e->c) it.step = eval(*e->c);
+      if (e->a) it.lo = s.eval(*e->a);
+      if (e->b) it.hi = s.eval(*e->b);
+      if (e->c) it.step = s.eval(*e->c);
       items.push_back(std::move(it));
       continue;
     }
-    Value v = eval(*e);
+    Value v = s.eval(*e);
     if (v.is<TuplePtr>() && parts.size() == 1) {  // x[idx] with idx a tuple value
       for (const Value& p : *v.as<TuplePtr>()) items.push_back(item_from_value(p, e->span));
       continue;
     }
     if (v.is<ListPtr>() || v.is<TuplePtr>())
-      fail(e->span, "indexing with a list of indices: use sg.take(x, idx, axis)");
+      s.fail(e->span, "indexing with a list of indices: use sg.take(x, idx, axis)");
     items.push_back(item_from_value(v, e->span));
   }
-  return index_items(*this, x, std::move(items), span);
+  return items;
+}
+
+Value Stager::index_tensor(const Value& x, const Expr& index, SourceSpan span) {
+  return index_items(*this, x, items_from_expr(*this, index), span);
+}
+
+Value Stager::index_update(const Value& x, const Expr& index, const Value& v, SourceSpan span) {
+  return index_items(*this, x, items_from_expr(*this, index), span, &v);
 }
 
 Value Stager::index_tensor_value(const Value& x, const Value& index, SourceSpan span) {

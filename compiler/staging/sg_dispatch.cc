@@ -364,8 +364,8 @@ const Entry kTable[] = {
     {"astype", astype_op}, {"softmax", softmax}, {"log_softmax", softmax}, {"layer_norm", layer_norm},
     {"conv2d", conv2d}, {"max_pool2d", pool2d}, {"avg_pool2d", pool2d}, {"one_hot", one_hot},
     {"range", not_yet}, {"relax", relax}, {"weight", weight}, {"function", not_yet},
-    {"load_weights", not_yet}, {"cumsum", not_yet}, {"sort", not_yet}, {"argsort", not_yet},
-    {"topk", not_yet}, {"split", not_yet}, {"tile", not_yet}, {"pad", not_yet},
+    {"load_weights", not_yet}, {"cumsum", sg_ordering}, {"sort", sg_ordering}, {"argsort", sg_ordering},
+    {"topk", sg_topk}, {"split", sg_split}, {"tile", sg_tile}, {"pad", sg_pad},
 };
 
 const Entry* find_entry(const std::string& name) {

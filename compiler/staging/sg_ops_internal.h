@@ -23,4 +23,12 @@ Value transpose(Stager& s, const Value& x, const Value& axes, SourceSpan span);
 Value astype(Stager& s, const Value& x, const Value& dtype, SourceSpan span);
 std::vector<Value> unify_dtypes(Stager& s, std::vector<Value> vals, const std::string& op, SourceSpan span);
 
+// sg.NAME handlers of sg_ops_more.cc: cumsum/sort/argsort, topk (a (values,
+// indices) tuple), tile, pad, split (a list of parts).
+Value sg_ordering(Stager& s, const Args& a, const std::string& name);
+Value sg_topk(Stager& s, const Args& a, const std::string& name);
+Value sg_tile(Stager& s, const Args& a, const std::string& name);
+Value sg_pad(Stager& s, const Args& a, const std::string& name);
+Value sg_split(Stager& s, const Args& a, const std::string& name);
+
 }  // namespace sg::compiler::staging

@@ -132,6 +132,8 @@ class Stager {
   // Applies a single-output op: folded now when every input is static, else a
   // node in the current function. Inputs must be tensors.
   Value apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span);
+  // The same for an op of any number of outputs (topk), one value per output.
+  std::vector<Value> apply_all(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span);
   // An elementwise binary op with SPEC §3's dtype rules for Python scalars.
   Value tensor_binary(ops::OpId op, const Value& a, const Value& b, SourceSpan span);
   Value shape_item(const Value& t, int64_t axis, SourceSpan span);
@@ -151,6 +153,9 @@ class Stager {
   // ---- indexing (indexing.cc) ---------------------------------------------------
   Value index_tensor(const Value& x, const Expr& index, SourceSpan span);
   Value index_tensor_value(const Value& x, const Value& index, SourceSpan span);
+  // x with x[index] = v (slice_update); v is broadcast to the region, a Python
+  // number takes x's dtype.
+  Value index_update(const Value& x, const Expr& index, const Value& v, SourceSpan span);
 
   // ---- statements (statements.cc) ---------------------------------------------
   // `loop`: the loop statement whose body this is (null for other blocks).

@@ -97,9 +97,11 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         container.as<DictPtr>()->items.emplace_back(key, v);
         return;
       }
-      if (container.is_tensor())
-        fail(span, "item assignment to a tensor needs the op `slice_update`, which the op library does "
-                   "not have yet; build the tensor with sg.concatenate or sg.where instead");
+      if (container.is_tensor()) {
+        // Tensors are values: x[i] = v rebinds x (or the enclosing item) to the updated tensor.
+        assign(*target.a, index_update(container, *target.b, v, span), span);
+        return;
+      }
       fail(span, "'" + type_name(container) + "' object does not support item assignment");
     }
     case ExprKind::kAttribute: fail(span, "assignment to an attribute is not supported");

@@ -142,7 +142,7 @@ Status run_reference(ops::OpId op, const ops::Attrs& attrs, const std::vector<St
 // Folds an op on static operands; nullopt when the result would be large and
 // larger than its operands (a transposed or broadcast weight): constant folding
 // must never make the file bigger, so such an op stays a node.
-static std::optional<Value> fold(Stager& s, ops::OpId op, const ops::Attrs& attrs,
+static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops::Attrs& attrs,
                                  const std::vector<Value>& inputs, SourceSpan span, bool can_stage) {
   std::vector<ops::TensorType<int64_t>> types;
   std::vector<std::optional<int64_t>> scalars;
@@ -175,7 +175,7 @@ static std::optional<Value> fold(Stager& s, ops::OpId op, const ops::Attrs& attr
     result->shape = out_types[0].shape;
     result->bytes.assign(first.bytes.begin(), first.bytes.begin() + long(dtype_size(first.dtype)));
     result->splat = true;
-    return Value(StaticTensorPtr(result));
+    return std::vector<Value>{Value(StaticTensorPtr(result))};
   }
   std::vector<StaticTensor> dense;
   std::vector<ops::TensorType<int64_t>> run_types = out_types;
@@ -196,23 +196,33 @@ static std::optional<Value> fold(Stager& s, ops::OpId op, const ops::Attrs& attr
   std::vector<StaticTensor> out;
   Status ks = run_reference(op, attrs, dense, run_types, out);
   if (!ks.ok()) s.fail(span, ks.message(), s.provenance_notes(inputs));
-  *result = std::move(out[0]);
-  result->origin = Origin{span, ""};
-  if (splat_result) {
-    result->shape = out_types[0].shape;
-    result->splat = true;
+  std::vector<Value> results;
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto r = i == 0 ? result : std::make_shared<StaticTensor>();
+    *r = std::move(out[i]);
+    r->origin = Origin{span, ""};
+    if (splat_result) {  // only single-output elementwise ops get here
+      r->shape = out_types[i].shape;
+      r->splat = true;
+    }
+    results.push_back(Value(StaticTensorPtr(r)));
   }
-  return Value(StaticTensorPtr(result));
+  return results;
 }
 
 Value Stager::apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span) {
+  return apply_all(op, std::move(attrs), std::move(inputs), span).at(0);
+}
+
+std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span) {
   bool all_static = true;
   for (const Value& v : inputs) {
     if (!v.is_tensor()) fail(span, std::string(ops::op_def(op).name) + ": expected a tensor, got " + type_name(v));
     all_static = all_static && v.is<StaticTensorPtr>();
   }
   if (all_static) {
-    if (std::optional<Value> folded = fold(*this, op, attrs, inputs, span, cur_ != nullptr)) return *folded;
+    if (std::optional<std::vector<Value>> folded = fold(*this, op, attrs, inputs, span, cur_ != nullptr))
+      return *folded;
   }
   if (!cur_) fail(span, "a value known only at run time cannot be used here");
 
@@ -240,9 +250,10 @@ Value Stager::apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, S
     node.outputs.push_back(id);
     set_origin(cur_->fn, id, Origin{span, ""});
   }
-  const int32_t first = node.outputs.at(0);
+  std::vector<Value> results;
+  for (int32_t id : node.outputs) results.push_back(staged(id));
   fn().nodes.push_back(std::move(node));
-  return staged(first);
+  return results;
 }
 
 Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, SourceSpan span) {

@@ -146,17 +146,57 @@ def b(x: sg.f32[2]):
             "  8:10: note: x declared as f32[2] here\n");
 }
 
-TEST(StagingErrors, ItemAssignmentToATensorIsAClearError) {
+TEST(StagingErrors, ItemAssignmentChecksTheRegion) {
   auto r = stage_source(R"(import stagegraph as sg
 
 @sg.function
-def f(x: sg.f32[2]):
-    x[0] = 1.0
+def f(x: sg.f32[2, 4]):
+    x[0] = sg.ones((3,))
     return x
 )");
   EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("5:5: error: item assignment to a tensor needs the op `slice_update`"),
+  EXPECT_NE(r.locations().find("5:5: error:"), std::string::npos) << r.locations();
+  EXPECT_NE(r.locations().find("cannot broadcast a value of shape"), std::string::npos) << r.locations();
+}
+
+TEST(StagingErrors, ItemAssignmentOfAnotherDtypeAsksForAstype) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.i64[4]):
+    x[1:3] = 2.5
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("5:5: error:"), std::string::npos) << r.locations();
+  EXPECT_NE(r.locations().find("the value is f32 but the tensor is i64; cast with astype"), std::string::npos)
+      << r.locations();
+}
+
+TEST(StagingErrors, UnevenSplitOfAStaticDim) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2, 128]):
+    q, k, v = sg.split(x, 3, axis=-1)
+    return q
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("split: array split does not result in an equal division: 128 elements along "
+                               "axis 1 into 3 sections"),
             std::string::npos) << r.locations();
+}
+
+TEST(StagingErrors, TopkKOutsideTheAxis) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[5]):
+    v, i = sg.topk(x, 6)
+    return v
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("5:12: error:"), std::string::npos) << r.locations();
 }
 
 }  // namespace
