@@ -191,6 +191,11 @@ def write(plan, timings, probes, args):
         lines += [f"## {item['workload']} / {item['case']}", ""] + case_table(plan, item, timings, probes) + [""]
         lines += lower_bound(item, timings)
         lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+    micro = os.path.join(BENCH, "micro", "RESULTS.md")
+    if os.path.exists(micro):  # the micro-benchmark figures, recorded by hand with their method
+        with open(micro) as f:
+            lines += ["## Micro-benchmarks (bench/micro, from bench/micro/RESULTS.md)", ""] + \
+                [l.rstrip("\n") for l in f.readlines()[1:]] + [""]
     path = os.path.join(BENCH, "RESULTS.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))
