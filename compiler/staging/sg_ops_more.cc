@@ -161,7 +161,7 @@ Value sg_split(Stager& s, const Args& a, const std::string& name) {
   } else {
     const int64_t n = non_negative(s, spec, a.span, "the number of sections");
     if (n == 0) s.fail(a.span, "split: the number of sections must be larger than 0");
-    const ir::Dim& dim = s.tensor_type(x).shape[size_t(axis)];
+    const ir::Dim dim = s.tensor_type(x).shape[size_t(axis)];  // a copy: tensor_type returns a temporary
     if (std::optional<int64_t> size = dim.as_static()) {
       if (*size % n != 0)
         s.fail(a.span, "split: array split does not result in an equal division: " + std::to_string(*size) +
