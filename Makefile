@@ -77,7 +77,7 @@ fuzz-build: deps deps-fuzz build
 	  -DSG_BUILD_FUZZ=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_TESTS=OFF
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(FUZZ_TARGETS)
 	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
-	@cp examples/*.py tests/programs/*.py $(BUILD_FUZZ)/seeds/fuzz_parse/
+	@for f in examples/*.py tests/programs/*.py; do cp $$f $(BUILD_FUZZ)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
 	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(BUILD_FUZZ)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
 	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(BUILD_FUZZ)/seeds/fuzz_npy >/dev/null
 

@@ -12,7 +12,7 @@ namespace {
 // Saves the enclosing loop's break/continue flags; the loop in between owns them.
 class LoopFlagsScope {
  public:
-  explicit LoopFlagsScope(Stager& st) : st_(st), scope_(&st.scope()) {
+  explicit LoopFlagsScope(Stager& st) : scope_(&st.scope()) {
     for (int k = 0; k < 2; ++k) {
       const Value* v = scope_->find_local(names_[k]);
       if (v) saved_[k] = *v;
@@ -30,7 +30,6 @@ class LoopFlagsScope {
   LoopFlagsScope& operator=(const LoopFlagsScope&) = delete;
 
  private:
-  Stager& st_;
   Scope* scope_;
   const char* names_[2] = {kBreakFlag, kContinueFlag};
   std::optional<Value> saved_[2];
