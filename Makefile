@@ -82,7 +82,7 @@ fuzz-build: deps deps-fuzz build
 	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(BUILD_FUZZ)/seeds/fuzz_npy >/dev/null
 
 fuzz-run: fuzz-build
-	@for t in $(FUZZ_TARGETS); do \
+	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
 	  $(BUILD_FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
