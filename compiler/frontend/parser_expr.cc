@@ -26,11 +26,11 @@ constexpr std::array<BinaryLevel, 6> kBinaryLevels = {{
 
 }  // namespace
 
-ExprPtr Parser::placeholder(SourceSpan span) { return make_expr(ExprKind::kNone, span); }
+ExprPtr Parser::error_expr(SourceSpan span) { return make_expr(ExprKind::kNone, span); }
 
 ExprPtr Parser::parse_test() {
   DepthScope scope(*this);
-  if (too_deep()) return placeholder(prev_);
+  if (too_deep()) return error_expr(prev_);
   ExprPtr body = parse_or_test();
   if (!at_keyword("if")) return body;
   take();
@@ -100,7 +100,7 @@ ExprPtr Parser::parse_not_test() {
   if (!at_keyword("not")) return parse_comparison();
   Token kw = take();
   DepthScope scope(*this);
-  if (too_deep()) return placeholder(prev_);
+  if (too_deep()) return error_expr(prev_);
   auto e = make_expr(ExprKind::kUnaryOp, kw.span);
   e->unary_op = UnaryOp::kNot;
   e->a = parse_not_test();
@@ -169,7 +169,7 @@ ExprPtr Parser::parse_factor() {
   else return parse_power();
   Token tok = take();
   DepthScope scope(*this);
-  if (too_deep()) return placeholder(prev_);
+  if (too_deep()) return error_expr(prev_);
   auto e = make_expr(ExprKind::kUnaryOp, tok.span);
   e->unary_op = op;
   e->a = parse_factor();
@@ -181,15 +181,15 @@ ExprPtr Parser::parse_power() {
   if (at_keyword("await")) {
     Token kw = take();
     DepthScope scope(*this);
-    if (too_deep()) return placeholder(prev_);
+    if (too_deep()) return error_expr(prev_);
     error(kw.span, "'await' expressions are not supported in staged programs");
     parse_power();
-    return placeholder(span_from(kw.span));
+    return error_expr(span_from(kw.span));
   }
   ExprPtr base = parse_primary();
   if (!accept_op("**")) return base;
   DepthScope scope(*this);
-  if (too_deep()) return placeholder(prev_);
+  if (too_deep()) return error_expr(prev_);
   auto e = make_expr(ExprKind::kBinOp, base->span);
   e->bin_op = BinOp::kPow;
   e->a = std::move(base);
@@ -333,7 +333,7 @@ ExprPtr Parser::parse_atom() {
     default: break;
   }
   syntax_error(t.span, "expected an expression, found " + describe_token(t));
-  return placeholder(prev_);
+  return error_expr(prev_);
 }
 
 ExprPtr Parser::parse_strings() {
@@ -362,7 +362,7 @@ ExprPtr Parser::parse_unsupported_keyword_expr() {
     expect_op(":", "expected ':' in the lambda expression");
     parse_test();
   }
-  return placeholder(span_from(kw.span));
+  return error_expr(span_from(kw.span));
 }
 
 ExprPtr Parser::parse_paren() {
@@ -374,7 +374,7 @@ ExprPtr Parser::parse_paren() {
     std::vector<Comprehension> unused;
     parse_comprehension(unused);
     expect_op(")", "expected ')' after the generator expression");
-    return placeholder(span_from(open.span));
+    return error_expr(span_from(open.span));
   }
   if (!at_op(",")) {
     expect_op(")", "expected ')'");
@@ -450,7 +450,7 @@ ExprPtr Parser::parse_brace() {
   }
   expect_op("}", is_set ? "expected ',' or '}' in the set" : "expected ',' or '}' in the dict");
   dict->span = span_from(open.span);
-  return is_set ? placeholder(dict->span) : std::move(dict);
+  return is_set ? error_expr(dict->span) : std::move(dict);
 }
 
 void Parser::parse_comprehension(std::vector<Comprehension>& generators) {

@@ -3,7 +3,7 @@
 //
 // Error handling: after the first syntax error the token stream reads as END, so
 // every loop ends and every parse function still returns a node (a kNone
-// placeholder where nothing could be parsed); parse_module then returns null.
+// an error expression where nothing could be parsed); parse_module then returns null.
 #pragma once
 
 #include <string>
@@ -63,7 +63,7 @@ class Parser {
   ExprPtr parse_brace();
   ExprPtr parse_unsupported_keyword_expr();
   void parse_comprehension(std::vector<Comprehension>& generators);
-  ExprPtr placeholder(SourceSpan span);
+  ExprPtr error_expr(SourceSpan span);
 
   // Statements (parser_stmt.cc).
   void parse_statement(std::vector<StmtPtr>& out, bool module_level);

@@ -106,13 +106,13 @@ Value Stager::frame_result(const FunctionDef& def, SourceSpan span) {
   return Value();
 }
 
-Value Stager::placeholder_like(const Value& model, SourceSpan span) {
+Value Stager::unset_value_like(const Value& model, SourceSpan span) {
   if (model.is<bool>()) return Value(false);
   if (model.is<int64_t>()) return Value(int64_t(0));
   if (model.is<double>()) return Value(0.0);
   if (model.is<TuplePtr>()) {
     std::vector<Value> items;
-    for (const Value& v : *model.as<TuplePtr>()) items.push_back(placeholder_like(v, span));
+    for (const Value& v : *model.as<TuplePtr>()) items.push_back(unset_value_like(v, span));
     return make_tuple(std::move(items));
   }
   if (model.is<NoneV>()) return model;
@@ -121,7 +121,7 @@ Value Stager::placeholder_like(const Value& model, SourceSpan span) {
   const ir::Type type = tensor_type(model);
   std::vector<int64_t> shape;
   for (const ir::Dim& d : type.shape) shape.push_back(d.as_static().value_or(0));
-  // A node of its own, not a cached splat: its placeholder mark must not reach
+  // A node of its own, not a cached splat: its unset mark must not reach
   // an equal constant the program uses.
   const int32_t zero = materialize(Value(scalar_tensor(type.dtype, 0, 0)), span);
   ir::Node node;
@@ -134,7 +134,7 @@ Value Stager::placeholder_like(const Value& model, SourceSpan span) {
   const int32_t id = fn().add_value(std::move(out), "", span);
   node.outputs = {id};
   fn().nodes.push_back(std::move(node));
-  control().placeholders.insert({cur_->fn, id});
+  control().unset_values.insert({cur_->fn, id});
   return staged(id);
 }
 

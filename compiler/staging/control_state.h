@@ -47,7 +47,7 @@ struct ControlState {
   std::map<std::pair<int32_t, int32_t>, std::map<int64_t, int32_t>> relaxed;
   // Stand-ins for a value on paths where it is never read (a return value
   // before the return): (fn, value).
-  std::set<std::pair<int32_t, int32_t>> placeholders;
+  std::set<std::pair<int32_t, int32_t>> unset_values;
   // Staged loops being staged; appending to a list is allowed inside one.
   int staged_loops = 0;
   // Staged ifs (outside staged loops) being staged.

@@ -3,7 +3,7 @@
 // Values of the enclosing function used inside a branch are captured as branch
 // parameters, the same list for both branches (the If node passes them once).
 // Flag variables of break/continue/return (control_state.h) join like any
-// other variable; a return value missing on one side gets a placeholder there,
+// other variable; a return value missing on one side gets an unset value there,
 // never read, since the return flag says which side holds the value.
 #include "staging/control_state.h"
 
@@ -155,13 +155,13 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     }
     cur_ = parent;
   };
-  // A return value defined on one side only: a placeholder on the other.
+  // A return value defined on one side only: an unset value on the other.
   if (std::find(names.begin(), names.end(), kReturnValue) != names.end()) {
     const bool t = defined(then_b.vars, kReturnValue), e = defined(else_b.vars, kReturnValue);
     if (t != e) {
       const int have = t ? 0 : 1;
       const Value model = branches[have]->vars[kReturnValue];
-      in_branch(1 - have, [&] { branches[1 - have]->vars[kReturnValue] = placeholder_like(model, span); });
+      in_branch(1 - have, [&] { branches[1 - have]->vars[kReturnValue] = unset_value_like(model, span); });
     }
   }
 
@@ -211,14 +211,14 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     }
     int32_t ids[2];
     ir::Type types[2];
-    bool placeholder[2];
+    bool unset[2];
     Value vals[2] = {tv, ev};
     for (int k = 0; k < 2; ++k) {
       in_branch(k, [&] {
         Value tensor = to_tensor(vals[k], dt, span);
         ids[k] = materialize(tensor, span);
         types[k] = fn().values[size_t(ids[k])].type;
-        placeholder[k] = control().placeholders.count({cur_->fn, ids[k]}) > 0;
+        unset[k] = control().unset_values.count({cur_->fn, ids[k]}) > 0;
         fn().results.push_back(ids[k]);
       });
     }
@@ -227,8 +227,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
                      module_->format_type(types[1]) + " in the else branch of this staged `" + label +
                      "`: the ranks differ",
            provenance_notes({tv, ev}));
-    ir::Type joined = placeholder[0] ? types[1] : types[0];
-    if (!placeholder[0] && !placeholder[1])
+    ir::Type joined = unset[0] ? types[1] : types[0];
+    if (!unset[0] && !unset[1])
       for (size_t i = 0; i < joined.rank(); ++i)
         if (!(types[0].shape[i] == types[1].shape[i]))
           joined.shape[i] = ir::Dim::symbol(module_->symbols.fresh(name[0] == '$' ? "R" : name));

@@ -282,7 +282,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
-    if (c.kind == CarryKind::kReturnValue) init = st.placeholder_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
     if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
     if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));

@@ -31,7 +31,7 @@ namespace sg::compiler::staging {
 struct StageAbort {};
 
 // The state of staged control flow: the statement stack for liveness, relaxed
-// dims, placeholders (control_state.h).
+// dims, unset values (control_state.h).
 struct ControlState;
 
 // Graph functions called through Call nodes: recursion, @sg.function helpers
@@ -198,7 +198,7 @@ class Stager {
   // sg.stack / sg.concatenate of a tensor list.
   Value tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span);
   // A value of `model`'s types on a path where it is never read.
-  Value placeholder_like(const Value& model, SourceSpan span);
+  Value unset_value_like(const Value& model, SourceSpan span);
   // The tensor of a tensor list in the current function.
   Staged resolve_tensor_list(const TensorListV& list, const std::string& name, SourceSpan span);
   ControlState& control();
