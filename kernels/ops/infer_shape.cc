@@ -7,7 +7,7 @@ namespace sg::ops::rules {
 namespace {
 
 // The target shape of reshape/broadcast_to/full: entries >= 0 as given, -2 from
-// the dynamic scalar inputs 1, 2, ... in order, -1 left as a placeholder whose
+// the dynamic scalar inputs 1, 2, ... in order, -1 left as a marker whose
 // position is returned in `infer_pos`. check_attrs has validated the entries.
 template <class D>
 Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size_t>& infer_pos) {
@@ -69,7 +69,7 @@ Status infer_reshape(const Rule<D>& r) {
   const size_t pos = *infer_pos;
   std::vector<D> target = dims;  // as written, for messages
   target[pos] = D(-1);
-  const D known = dim_product(dims);  // the placeholder is 1
+  const D known = dim_product(dims);  // the -1 entry counts as 1
   if (is_static_value(known, 0)) {
     return r.error("cannot reshape " + from + " into " + r.fmt(target) +
                    ": -1 is ambiguous when the other dims multiply to 0");
