@@ -76,10 +76,17 @@ Result<StaticTensorPtr> WeightsFile::read(const std::string& name) const {
   std::optional<DType> dt = safetensors_dtype(e.dtype_name);
   if (!dt) return invalid_argument("weight '" + name + "' has dtype " + e.dtype_name + ", which graphs do not support");
   auto t = std::make_shared<StaticTensor>();
+  if (e.shape.size() > 8)
+    return invalid_argument("weight '" + name + "' has rank " + std::to_string(e.shape.size()) +
+                            ", more than the 8 graphs support");
+  int64_t nbytes = int64_t(dtype_size(*dt));
+  for (int64_t d : e.shape)
+    if (d < 0 || __builtin_mul_overflow(nbytes, d, &nbytes))
+      return invalid_argument("weight '" + name + "': its shape is too large");
+  if (uint64_t(nbytes) != e.end - e.begin)
+    return invalid_argument("weight '" + name + "': its shape does not match its data size");
   t->dtype = *dt;
   t->shape = e.shape;
-  if (uint64_t(t->numel()) * dtype_size(*dt) != e.end - e.begin)
-    return invalid_argument("weight '" + name + "': its shape does not match its data size");
   t->bytes.resize(size_t(e.end - e.begin));
   std::ifstream in(path_, std::ios::binary);
   in.seekg(std::streamoff(data_offset_ + e.begin));
