@@ -1,5 +1,5 @@
-// Tensor file I/O for the tools: NumPy .npy files (graph-run's inputs and outputs)
-// and safetensors files (weights).
+// Tensor file I/O for the tools: NumPy .npy files (graph-run's inputs and outputs).
+// Weights files (safetensors) are read by the compiler (compiler/staging/weights.h).
 //
 //   SG_ASSIGN_OR_RETURN(sg::Tensor x, sg::tools::read_npy("x.npy"));
 //   SG_RETURN_IF_ERROR(sg::tools::write_npy("out/y.npy", y));
@@ -39,11 +39,6 @@ std::string describe(const Tensor& t);
 // The first `max_items` values in C order, e.g. "[0.1234, -1.5, 2, ...]"; a 0-d
 // tensor gives the bare value ("3.5").
 std::string format_values(const Tensor& t, size_t max_items);
-
-// The tensors of a safetensors file (F32, F16, I32, I64, BOOL), sorted by name.
-Result<std::vector<std::pair<std::string, Tensor>>> parse_safetensors(
-    std::span<const uint8_t> bytes);
-Result<std::vector<std::pair<std::string, Tensor>>> read_safetensors(const std::string& path);
 
 // Reads a whole file; kInvalidInput naming the path when it cannot.
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path);

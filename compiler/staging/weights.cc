@@ -2,8 +2,8 @@
 // --weights, read at compile time and baked into the graph as a constant.
 // Layout: u64 little-endian header size, a JSON header
 // {"name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...},
-// then the data (offsets relative to its start).
-#include <cstring>
+// then the data (offsets relative to its start). Every field is checked before any
+// byte of data is touched.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +13,9 @@
 namespace sg::compiler::staging {
 namespace {
 
-std::optional<DType> safetensors_dtype(const std::string& s) {
+using nlohmann::json;
+
+std::optional<DType> dtype_from_safetensors(const std::string& s) {
   if (s == "F32") return DType::kF32;
   if (s == "F16") return DType::kF16;
   if (s == "I32") return DType::kI32;
@@ -22,76 +24,96 @@ std::optional<DType> safetensors_dtype(const std::string& s) {
   return std::nullopt;
 }
 
+Result<WeightEntry> parse_entry(const std::string& name, const json& info, uint64_t data_size) {
+  const auto bad = [&](const std::string& what) { return invalid_input("tensor '" + name + "': " + what); };
+  if (!info.is_object()) return bad("header entry is not an object");
+  if (!info.contains("dtype") || !info["dtype"].is_string()) return bad("missing 'dtype'");
+  const std::string dtype_text = info["dtype"].get<std::string>();
+  const std::optional<DType> dtype = dtype_from_safetensors(dtype_text);
+  if (!dtype) return bad("unsupported dtype '" + dtype_text + "' (expected F32, F16, I32, I64 or BOOL)");
+  if (!info.contains("shape") || !info["shape"].is_array()) return bad("missing 'shape'");
+  const json& shape_json = info["shape"];
+  if (shape_json.size() > kMaxWeightRank)
+    return bad("rank " + std::to_string(shape_json.size()) + " exceeds the maximum of " +
+               std::to_string(kMaxWeightRank));
+  WeightEntry e;
+  e.dtype = *dtype;
+  int64_t nbytes = int64_t(dtype_size(*dtype));
+  for (const json& d : shape_json) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX))
+      return bad("shape entries must be non-negative integers");
+    e.shape.push_back(int64_t(d.get<uint64_t>()));
+    if (__builtin_mul_overflow(nbytes, e.shape.back(), &nbytes)) return bad("shape is too large");
+  }
+  const json* offsets = info.contains("data_offsets") ? &info["data_offsets"] : nullptr;
+  if (!offsets || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
+      !(*offsets)[1].is_number_unsigned())
+    return bad("'data_offsets' must be two non-negative integers");
+  e.begin = (*offsets)[0].get<uint64_t>();
+  e.end = (*offsets)[1].get<uint64_t>();
+  if (e.begin > e.end || e.end > data_size)
+    return bad("data offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] lie outside the " +
+               std::to_string(data_size) + "-byte data section");
+  if (e.end - e.begin != uint64_t(nbytes))
+    return bad("holds " + std::to_string(e.end - e.begin) + " bytes but its shape needs " + std::to_string(nbytes));
+  return e;
+}
+
 }  // namespace
+
+Result<std::map<std::string, WeightEntry>> parse_safetensors_header(std::span<const char> header,
+                                                                    uint64_t data_size) {
+  const json j = json::parse(header.begin(), header.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return invalid_input("the safetensors header is not a JSON object");
+  std::map<std::string, WeightEntry> entries;
+  for (const auto& [name, info] : j.items()) {
+    if (name == "__metadata__") continue;
+    SG_ASSIGN_OR_RETURN(WeightEntry e, parse_entry(name, info, data_size));
+    entries.emplace(name, std::move(e));
+  }
+  return entries;
+}
 
 Status WeightsFile::open(const std::string& path) {
   path_ = path;
+  const std::string where = "the weights file '" + path + "'";
   std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("cannot open the weights file '" + path + "'");
-  uint8_t size_bytes[8];
-  if (!in.read(reinterpret_cast<char*>(size_bytes), 8))
-    return invalid_argument("the weights file '" + path + "' is too short to be a safetensors file");
-  uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | size_bytes[i];
+  if (!in) return invalid_input("cannot open " + where);
   in.seekg(0, std::ios::end);
   const uint64_t file_size = uint64_t(in.tellg());
-  if (header_size > file_size - 8 || header_size > (uint64_t(100) << 20))
-    return invalid_argument("the weights file '" + path + "' has a bad header size");
+  in.seekg(0);
+  uint8_t size_bytes[8];
+  if (file_size < 8 || !in.read(reinterpret_cast<char*>(size_bytes), 8))
+    return invalid_input(where + " is not a safetensors file (shorter than 8 bytes)");
+  uint64_t header_size = 0;
+  for (int i = 0; i < 8; ++i) header_size |= uint64_t(size_bytes[i]) << (8 * i);
+  if (header_size > file_size - 8)
+    return invalid_input(where + " is not a safetensors file (header of " + std::to_string(header_size) +
+                         " bytes announced, file has " + std::to_string(file_size) + ")");
   std::string header(size_t(header_size), '\0');
-  in.seekg(8);
-  in.read(header.data(), std::streamsize(header_size));
+  if (!in.read(header.data(), std::streamsize(header_size))) return invalid_input("cannot read " + where);
   data_offset_ = 8 + header_size;
-  const uint64_t data_size = file_size - data_offset_;
-  nlohmann::json j = nlohmann::json::parse(header, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return invalid_argument("the weights file '" + path + "' has a malformed JSON header");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    const nlohmann::json& t = it.value();
-    Entry e;
-    const std::string bad = "the weights file '" + path + "': tensor '" + it.key() + "' ";
-    if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() || !t.contains("shape") ||
-        !t["shape"].is_array() || !t.contains("data_offsets") || !t["data_offsets"].is_array() ||
-        t["data_offsets"].size() != 2)
-      return invalid_argument(bad + "has a malformed entry");
-    e.dtype_name = t["dtype"].get<std::string>();
-    for (const auto& d : t["shape"]) {
-      if (!d.is_number_unsigned()) return invalid_argument(bad + "has a bad shape");
-      e.shape.push_back(d.get<int64_t>());
-    }
-    if (!t["data_offsets"][0].is_number_unsigned() || !t["data_offsets"][1].is_number_unsigned())
-      return invalid_argument(bad + "has bad data offsets");
-    e.begin = t["data_offsets"][0].get<uint64_t>();
-    e.end = t["data_offsets"][1].get<uint64_t>();
-    if (e.begin > e.end || e.end > data_size) return invalid_argument(bad + "lies outside the data");
-    entries_[it.key()] = std::move(e);
-  }
+  auto entries = parse_safetensors_header(header, file_size - data_offset_);
+  if (!entries.ok()) return invalid_input(where + ": " + entries.status().message());
+  entries_ = std::move(*entries);
   return Status::Ok();
 }
 
 Result<StaticTensorPtr> WeightsFile::read(const std::string& name) const {
   auto it = entries_.find(name);
-  if (it == entries_.end()) return invalid_argument("the weights file '" + path_ + "' has no tensor '" + name + "'");
-  const Entry& e = it->second;
-  std::optional<DType> dt = safetensors_dtype(e.dtype_name);
-  if (!dt) return invalid_argument("weight '" + name + "' has dtype " + e.dtype_name + ", which graphs do not support");
+  if (it == entries_.end()) return invalid_input("the weights file '" + path_ + "' has no tensor '" + name + "'");
+  const WeightEntry& e = it->second;
   auto t = std::make_shared<StaticTensor>();
-  if (e.shape.size() > 8)
-    return invalid_argument("weight '" + name + "' has rank " + std::to_string(e.shape.size()) +
-                            ", more than the 8 graphs support");
-  int64_t nbytes = int64_t(dtype_size(*dt));
-  for (int64_t d : e.shape)
-    if (d < 0 || __builtin_mul_overflow(nbytes, d, &nbytes))
-      return invalid_argument("weight '" + name + "': its shape is too large");
-  if (uint64_t(nbytes) != e.end - e.begin)
-    return invalid_argument("weight '" + name + "': its shape does not match its data size");
-  t->dtype = *dt;
+  t->dtype = e.dtype;
   t->shape = e.shape;
   t->bytes.resize(size_t(e.end - e.begin));
   std::ifstream in(path_, std::ios::binary);
   in.seekg(std::streamoff(data_offset_ + e.begin));
   if (!in.read(reinterpret_cast<char*>(t->bytes.data()), std::streamsize(t->bytes.size())))
-    return invalid_argument("cannot read weight '" + name + "' from '" + path_ + "'");
+    return invalid_input("cannot read weight '" + name + "' from '" + path_ + "'");
+  // safetensors stores a bool as one byte; the graph holds only 0 and 1.
+  if (e.dtype == DType::kBool)
+    for (uint8_t& b : t->bytes) b = b != 0;
   return StaticTensorPtr(t);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/staging_test_util.h"
+#include "staging/weights.h"
 
 namespace sg::compiler {
 namespace {
@@ -67,6 +68,76 @@ def f(x: sg.f32[2]):
   EXPECT_FALSE(r.ir);
   EXPECT_NE(r.locations().find("has no tensor 'nope'"), std::string::npos) << r.locations();
   std::remove(options.weights_path.c_str());
+}
+
+// The header parser: every field is checked, and errors name the tensor.
+using staging::parse_safetensors_header;
+
+std::string header_error(const std::string& header, uint64_t data_size) {
+  auto r = parse_safetensors_header(header, data_size);
+  EXPECT_FALSE(r.ok());
+  if (r.ok()) return "";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  return r.status().message();
+}
+
+TEST(SafetensorsHeader, ReadsEntries) {
+  auto r = parse_safetensors_header(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+                                    R"( "b": {"dtype": "I64", "shape": [2, 1], "data_offsets": [8, 24]},)"
+                                    R"( "flag": {"dtype": "BOOL", "shape": [], "data_offsets": [24, 25]},)"
+                                    R"( "__metadata__": {"format": "pt"}})",
+                                    25);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ(r->at("b").dtype, DType::kI64);
+  EXPECT_EQ(r->at("b").shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r->at("flag").shape.size(), 0u);
+  EXPECT_EQ(r->at("w").end, 8u);
+}
+
+TEST(SafetensorsHeader, RejectsOtherDtypesNamingThem) {
+  const std::string msg = header_error(R"({"x": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})", 4);
+  EXPECT_NE(msg.find("'BF16'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("tensor 'x'"), std::string::npos) << msg;
+}
+
+TEST(SafetensorsHeader, RejectsBadOffsetsShapesAndSizes) {
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8).find("outside"),
+            std::string::npos);
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8).find("needs 12"),
+            std::string::npos);
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 8]}})", 8).find("non-negative"),
+            std::string::npos);
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [2]}})", 8).find("data_offsets"), std::string::npos);
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})", 8)
+                .find("too large"),
+            std::string::npos);
+  EXPECT_NE(header_error(R"({"x": {"dtype": "F32", "shape": [1,1,1,1,1,1,1,1,1], "data_offsets": [0, 4]}})", 8)
+                .find("rank 9"),
+            std::string::npos);
+  EXPECT_NE(header_error("{not json", 0).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(header_error("[1, 2]", 0).find("not a JSON object"), std::string::npos);
+}
+
+TEST(SafetensorsHeader, TruncatedFilesAreErrorsNamingThePath) {
+  const std::string path = ::testing::TempDir() + "staging_weights_short.safetensors";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "\xff\xff\x01";  // shorter than the 8-byte length
+  }
+  staging::WeightsFile w;
+  Status st = w.open(path);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("shorter than 8 bytes"), std::string::npos) << st.message();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << std::string("\xff\x00\x00\x00\x00\x00\x00\x00", 8) << "{}";  // 255-byte header announced
+  }
+  st = w.open(path);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("announced"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+  std::remove(path.c_str());
 }
 
 }  // namespace
