@@ -12,10 +12,11 @@ APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
   libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev
 FUZZ_PACKAGES := clang libclang-rt-14-dev
+NUMPY2_PACKAGES := python3-venv python3-pip
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
-.PHONY: all deps deps-fuzz build test demo test-asan fuzz fuzz-build fuzz-run fuzz-smoke clean
+.PHONY: all deps deps-fuzz build test demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
 
@@ -43,6 +44,17 @@ test: build
 
 # The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (mimalloc off: the sanitizers bring their own allocator).
+# The eager module on NumPy 2.x (from PyPI, in build/venv-numpy2) beside Debian's 1.24.
+test-numpy2:
+	@missing=""; for p in $(NUMPY2_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	tests/numpy2/run.sh
+
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
