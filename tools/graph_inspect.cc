@@ -1,25 +1,32 @@
 // graph-inspect GRAPH.sgraph [--dot]: what a graph file holds (SPEC.md §9) — its
 // format version, entry points with signatures, graph functions with node counts
-// by op and their If/While/Call edges, constant bytes; --dot draws it for Graphviz.
+// by op and their If/While/Call edges, constant bytes; --dot draws it for Graphviz
+// node by node (graph_inspect_dot.cc). --op-table lists the ops and the dtypes
+// their rules accept (graph_inspect_ops.cc), for the op-coverage test.
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "graph_inspect.h"
 #include "stagegraph/runtime.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: graph-inspect GRAPH.sgraph [--dot]\n"
+    "       graph-inspect --op-table\n"
     "\n"
     "Prints a graph file's format version, entry points with their signatures, its\n"
     "graph functions (node counts by op, If/While/Call edges) and constant bytes.\n"
     "\n"
-    "  --dot     print a Graphviz digraph instead: one cluster per function,\n"
-    "            edges for If/While/Call\n"
-    "  --help    show this message\n"
+    "  --dot       print a Graphviz digraph instead: one cluster per function,\n"
+    "              one box per node (op, output types, source line), an edge\n"
+    "              per value, dashed edges from If/While/Call to their functions\n"
+    "  --op-table  print each op of the op table with the operand dtypes its\n"
+    "              rule accepts (no graph file)\n"
+    "  --help      show this message\n"
     "\n"
     "exit status: 0 ok, 1 usage error, 2 the file cannot be loaded\n";
 
@@ -57,47 +64,12 @@ void print_text(const sg::Program& program, const std::string& path) {
   std::cout << "constant bytes: " << program.constant_bytes() << "\n";
 }
 
-std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-void print_dot(const sg::Program& program) {
-  const std::vector<sg::FunctionInfo> fns = program.functions();
-  std::cout << "digraph stagegraph {\n  compound=true;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (size_t f = 0; f < fns.size(); ++f) {
-    const sg::FunctionInfo& fn = fns[f];
-    std::string label = fn.name + "\\n" + std::to_string(fn.num_nodes) + " nodes";
-    for (const auto& [op, count] : fn.op_counts) label += "\\l" + dot_escape(op) + ": " + std::to_string(count);
-    std::cout << "  subgraph cluster_" << f << " {\n    label=\"" << dot_escape(fn.name) << "\";\n"
-              << "    f" << f << " [label=\"" << label << "\\l\"];\n  }\n";
-  }
-  for (const sg::EntryInfo& e : program.entries()) {
-    const std::string id = "entry_" + std::to_string(&e - program.entries().data());
-    std::cout << "  " << id << " [shape=oval, label=\"" << dot_escape(signature(e)) << "\"];\n";
-    for (size_t f = 0; f < fns.size(); ++f)
-      if (fns[f].name == e.name) std::cout << "  " << id << " -> f" << f << " [lhead=cluster_" << f << "];\n";
-  }
-  for (size_t f = 0; f < fns.size(); ++f)
-    for (const sg::FunctionInfo::Edge& e : fns[f].edges)
-    {
-      std::cout << "  f" << f << " -> f" << e.function << " [label=\"" << e.kind << "\"";
-      // Graphviz cannot clip an edge at a cluster that contains both its ends.
-      if (e.function != f) std::cout << ", lhead=cluster_" << e.function << ", ltail=cluster_" << f;
-      std::cout << "];\n";
-    }
-  std::cout << "}\n";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string path;
   bool dot = false;
+  bool op_table = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -106,6 +78,8 @@ int main(int argc, char** argv) {
     }
     if (arg == "--dot") {
       dot = true;
+    } else if (arg == "--op-table") {
+      op_table = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "graph-inspect: unknown option '" << arg << "'\n" << kUsage;
       return 1;
@@ -116,6 +90,13 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (op_table) {
+    if (!path.empty() || dot) {
+      std::cerr << "graph-inspect: --op-table takes no graph file and no --dot\n" << kUsage;
+      return 1;
+    }
+    return sg::tools::print_op_table(std::cout);
+  }
   if (path.empty()) {
     std::cerr << "graph-inspect: no graph file given\n" << kUsage;
     return 1;
@@ -125,9 +106,7 @@ int main(int argc, char** argv) {
     std::cerr << "graph-inspect: " << path << ": " << program.status().message() << "\n";
     return 2;
   }
-  if (dot)
-    print_dot(**program);
-  else
-    print_text(**program, path);
+  if (dot) return sg::tools::print_dot(path, std::cout, std::cerr);
+  print_text(**program, path);
   return 0;
 }

@@ -26,8 +26,10 @@ void softmax_lanes(const TensorRef& x, TensorRef& o, const AxisView& v) {
       C sum = 0;
       for (int64_t i = 0; i < n; ++i) sum += std::exp(C(load<In>(p[i * s])) - mx);
       if constexpr (kLog) {
-        const C shift = mx + std::log(sum);
-        for (int64_t i = 0; i < n; ++i) q[i * s] = store<Out>(C(load<In>(p[i * s])) - shift);
+        // (x - max) - log(sum), never x - (max + log(sum)): near a large max the
+        // sum max + log(sum) would round away most of log(sum)'s digits.
+        const C log_sum = std::log(sum);
+        for (int64_t i = 0; i < n; ++i) q[i * s] = store<Out>((C(load<In>(p[i * s])) - mx) - log_sum);
       } else {
         const C inv = C(1) / sum;
         for (int64_t i = 0; i < n; ++i) q[i * s] = store<Out>(std::exp(C(load<In>(p[i * s])) - mx) * inv);

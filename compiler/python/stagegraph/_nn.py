@@ -18,8 +18,17 @@ def _float_array(x, op):
     return t._a if t.dtype.is_float else t._a.astype(np.float32)
 
 
+def _empty_normalized(a, axis):
+    """softmax and log_softmax of a tensor without elements: an empty result of the
+    same shape (NumPy's max would refuse an empty axis; there is nothing to divide)."""
+    np.sum(a, axis=axis)  # an axis out of range is still an error
+    return Tensor(a.copy())
+
+
 def softmax(x, axis=-1):
     a = _float_array(x, "softmax")
+    if a.size == 0:
+        return _empty_normalized(a, axis)
     w = a.astype(np.float32) if a.dtype == np.float16 else a
     with np.errstate(all="ignore"):
         e = np.exp(w - np.max(w, axis=axis, keepdims=True))
@@ -28,6 +37,8 @@ def softmax(x, axis=-1):
 
 def log_softmax(x, axis=-1):
     a = _float_array(x, "log_softmax")
+    if a.size == 0:
+        return _empty_normalized(a, axis)
     w = a.astype(np.float32) if a.dtype == np.float16 else a
     with np.errstate(all="ignore"):
         s = w - np.max(w, axis=axis, keepdims=True)

@@ -42,6 +42,15 @@ TEST(Softmax, EveryAxis) {
   KernelTester(OpId::Softmax).in(HostTensor(DType::kF32, {0, 3})).out(DType::kF32, {0, 3}).attr_int(1).expect({});
 }
 
+// log_softmax is (x - max) - log(sum): with a large max, x - (max + log(sum))
+// loses log(sum) to the rounding of max + log(sum) (1e5 + 0.69 in float32).
+TEST(Softmax, LogSoftmaxKeepsPrecisionNearALargeMax) {
+  const double log2 = std::log(2.0);
+  KernelTester(OpId::LogSoftmax).in(HostTensor::of(DType::kF32, {3, 2}, {1e5, 1e5, -1e5, 1e5, 0, -INFINITY}))
+      .out(DType::kF32, {3, 2}).attr_int(1)
+      .expect({-log2, -log2, -2e5, 0, 0, -INFINITY}, 1e-6, 1e-6);
+}
+
 struct Geometry {
   int64_t out, pad_before;
 };

@@ -1,0 +1,359 @@
+"""Edge cases of the op library with expectations written by hand from SPEC.md
+§3, §7 and §9 and NumPy's semantics, not computed: test_op_edge_cases.py checks
+both the compiled graph and eager mode against them.
+
+PROGRAM is compiled once; each Case runs one of its entries. A line ending in
+`# @tag` is where a run-time error must point (FILE:LINE:COL: error: ...).
+"""
+
+import numpy as np
+
+NAN = np.nan
+INF = np.inf
+I32_MAX, I32_MIN = 2**31 - 1, -2**31
+I64_MAX, I64_MIN = 2**63 - 1, -2**63
+
+PROGRAM = '''"""Op edge cases (tests/e2e/op_edge_cases.py)."""
+import stagegraph as sg
+
+
+@sg.function
+def int_div(a: sg.i32["N"], b: sg.i32["N"]):
+    return {"q": a // b, "r": a % b}
+
+
+@sg.function
+def int64_div(a: sg.i64["N"], b: sg.i64["N"]):
+    return {"q": a // b, "r": a % b}
+
+
+@sg.function
+def floordiv_zero(a: sg.i32["N"], b: sg.i32["N"]):
+    q = a // b  # @floordiv_zero
+    return q
+
+
+@sg.function
+def mod_zero(a: sg.i64["N"], b: sg.i64["N"]):
+    r = a % b  # @mod_zero
+    return r
+
+
+@sg.function
+def float_div(a: sg.f32["N"], b: sg.f32["N"]):
+    return {"q": a // b, "r": a % b, "t": a / b}
+
+
+@sg.function
+def int_true_div(a: sg.i32["N"], b: sg.i32["N"]):
+    return a / b
+
+
+@sg.function
+def wrap32(a: sg.i32["N"], b: sg.i32["N"]):
+    return {"add": a + b, "sub": a - b, "mul": a * b, "neg": -a, "abs": sg.abs(a)}
+
+
+@sg.function
+def wrap64(a: sg.i64["N"], b: sg.i64["N"]):
+    return {"add": a + b, "sub": a - b, "mul": a * b, "neg": -a, "q": a // b, "r": a % b}
+
+
+@sg.function
+def int_pow(a: sg.i32["N"], b: sg.i32["N"]):
+    return a ** b
+
+
+@sg.function
+def widening(a: sg.i32["N"], b: sg.bool["N"]):
+    return {"sum": sg.sum(a), "cumsum": sg.cumsum(a, axis=0), "prod": sg.prod(a[:2]),
+            "sum_bool": sg.sum(b), "cumsum_bool": sg.cumsum(b, axis=-1)}
+
+
+@sg.function
+def nan_1d(x: sg.f32["N"]):
+    v, i = sg.topk(x, 2)
+    return {"max": sg.max(x), "min": sg.min(x), "argmax": sg.argmax(x), "argmin": sg.argmin(x),
+            "sort": sg.sort(x), "argsort": sg.argsort(x), "topk_v": v, "topk_i": i,
+            "maximum": sg.maximum(x, 2.0), "minimum": sg.minimum(x, 2.0), "clip": sg.clip(x, 0.0, 2.0),
+            "relu": sg.relu(x), "cumsum": sg.cumsum(x, axis=0), "sum": sg.sum(x), "mean": sg.mean(x),
+            "isnan": sg.isnan(x)}
+
+
+@sg.function
+def nan_2d(x: sg.f32["N", 2]):
+    return {"max": sg.max(x, axis=-1), "min0": sg.min(x, axis=0), "argmax": sg.argmax(x, axis=-1),
+            "argmin0": sg.argmin(x, axis=0), "sort0": sg.sort(x, axis=0), "argsort0": sg.argsort(x, axis=0)}
+
+
+@sg.function
+def ties(v: sg.i32["N"]):
+    t3v, t3i = sg.topk(v, 3)
+    tav, tai = sg.topk(v, 5)
+    return {"argsort": sg.argsort(v), "sort": sg.sort(v), "t3v": t3v, "t3i": t3i, "tav": tav, "tai": tai,
+            "argmax": sg.argmax(v), "argmin": sg.argmin(v)}
+
+
+@sg.function
+def ties_2d(m: sg.f32[3, 2], b: sg.bool["N"]):
+    bv, bi = sg.topk(b, 2)
+    return {"argsort0": sg.argsort(m, axis=0), "argsort_neg": sg.argsort(m, axis=-1),
+            "topk_i": sg.topk(m, 2, axis=0)[1], "bool_v": bv, "bool_i": bi, "bool_argsort": sg.argsort(b)}
+
+
+@sg.function
+def empty_reductions(x: sg.f32["N"], i: sg.i32["N"], b: sg.bool["N"], e: sg.f32["N", 3]):
+    tv, ti = sg.topk(x, 0)
+    return {"sum": sg.sum(x), "sum_i": sg.sum(i), "prod": sg.prod(x), "prod_i": sg.prod(i),
+            "any": sg.any(b), "all": sg.all(b), "mean": sg.mean(x), "mean_i": sg.mean(i),
+            "sum_b": sg.sum(b), "cumsum": sg.cumsum(x, axis=0), "sort": sg.sort(x), "argsort": sg.argsort(x),
+            "topk_v": tv, "topk_i": ti, "sum_e0": sg.sum(e, axis=0), "mean_e0": sg.mean(e, axis=0),
+            "max_e1": sg.max(e, axis=1), "argmax_e1": sg.argmax(e, axis=-1)}
+
+
+@sg.function
+def empty_max(x: sg.f32["N"]):
+    return sg.max(x)  # @empty_max
+
+
+@sg.function
+def empty_argmin(x: sg.i64["N", 2]):
+    return sg.argmin(x, axis=0)  # @empty_argmin
+
+
+@sg.function
+def rounding(x: sg.f32["N"]):
+    return {"round": sg.round(x), "floor": sg.floor(x), "ceil": sg.ceil(x), "sign": sg.sign(x),
+            "i32": x.astype(sg.i32), "bool": x.astype(sg.bool)}
+
+
+@sg.function
+def one_hot_range(i: sg.i64["N"]):
+    return sg.one_hot(i, 3, dtype=sg.i32)
+
+
+@sg.function
+def take_out_of_range(x: sg.f32[3], i: sg.i64["N"]):
+    return sg.take(x, i)  # @take_out_of_range
+
+
+@sg.function
+def index_out_of_range(x: sg.f32[3, 2], i: sg.i64):
+    return x[i]  # @index_out_of_range
+
+
+@sg.function
+def negative_int_pow(a: sg.i64["N"], b: sg.i64["N"]):
+    return a ** b  # @negative_int_pow
+
+
+@sg.function
+def float_specials(x: sg.f32["N"]):
+    return {"log": sg.log(x), "sqrt": sg.sqrt(x), "rsqrt": sg.rsqrt(x), "exp": sg.exp(x), "tanh": sg.tanh(x),
+            "sigmoid": sg.sigmoid(x), "eq": x == x, "ne": x != x, "lt": x < 1.0, "pow0": x ** 0.0}
+
+
+@sg.function
+def more_ordering(x: sg.f32["N"], b: sg.bool["N"]):
+    v, i = sg.topk(x, 3)
+    return {"argsort": sg.argsort(x), "topk_v": v, "topk_i": i, "argmax_b": sg.argmax(b), "max_b": sg.max(b),
+            "clip_crossed": sg.clip(x, 3.0, 1.0)}
+
+
+@sg.function
+def narrowing(a: sg.i64["N"], x: sg.f32["N"], i: sg.i32["N"]):
+    return {"to_i32": a.astype(sg.i32), "to_f16": x.astype(sg.f16), "mean_i32": sg.mean(i),
+            "f16_sum": sg.sum(x.astype(sg.f16)), "f16_add": x.astype(sg.f16) + x.astype(sg.f16)}
+
+
+@sg.function
+def softmax_inf(x: sg.f32["N", 2], y: sg.f32[2]):
+    return {"softmax": sg.softmax(x), "log_softmax": sg.log_softmax(x, axis=-1), "far": sg.log_softmax(y),
+            "far_axis0": sg.log_softmax(sg.reshape(x, (2, -1)), axis=0)}
+
+
+@sg.function
+def softmax_empty(x: sg.f32["N", 3]):
+    return {"softmax": sg.softmax(x, axis=0), "log_softmax": sg.log_softmax(x, axis=-2)}
+
+
+@sg.function
+def windows(x: sg.f32[1, 2, 2, 1], w: sg.f32[2, 2, 1, 1]):
+    return {"conv_same": sg.conv2d(x, w, padding="SAME"), "avg_same": sg.avg_pool2d(x, 2, stride=1, padding="SAME"),
+            "max_same": sg.max_pool2d(-x, 2, stride=1, padding="SAME")}
+'''
+
+# A program whose compilation must fail: a reduction without identity over an
+# axis that is statically empty (SPEC §7: a compile-time error at the call's line).
+STATIC_EMPTY_PROGRAM = '''"""Op edge cases: statically empty max (tests/e2e/op_edge_cases.py)."""
+import stagegraph as sg
+
+
+@sg.function
+def static_empty_max(x: sg.f32[0, 3]):
+    return sg.max(x, axis=0)  # @static_empty_max
+'''
+
+
+class Error:
+    """An expected failure: the exit status and words the message must hold; the
+    message must point at the line tagged `tag`."""
+
+    def __init__(self, exit_code, words, tag, eager=None):
+        self.exit_code = exit_code
+        self.words = words
+        self.tag = tag
+        self.eager = eager  # the exception eager mode raises (None: not checked)
+
+
+def i32(*v):
+    return np.array(v, np.int32)
+
+
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+def f32(*v):
+    return np.array(v, np.float32)
+
+
+def bools(*v):
+    return np.array(v, np.bool_)
+
+
+# (name, entry, inputs, expected outputs or Error[, outputs compared within SPEC §1's
+# tolerance instead of exactly: results of exp, log and the like])
+CASES = [
+    # SPEC §3: `//` and `%` floor like Python; the sign of `%` follows the divisor.
+    ("int // and % floor", "int_div",
+     {"a": i32(7, -7, 7, -7, 0, 6, I32_MIN), "b": i32(2, 2, -2, -2, 3, -3, -1)},
+     {"q": i32(3, -4, -4, 3, 0, -2, I32_MIN), "r": i32(1, 1, -1, -1, 0, 0, 0)}),
+    ("i64 // and % floor, MIN // -1 wraps", "int64_div",
+     {"a": i64(7, -7, I64_MIN, I64_MAX), "b": i64(-2, 2, -1, -1)},
+     {"q": i64(-4, -4, I64_MIN, -I64_MAX), "r": i64(-1, 1, 0, 0)}),
+    ("int // by zero is a run-time error", "floordiv_zero",
+     {"a": i32(1, 2), "b": i32(1, 0)}, Error(3, ["floordiv", "zero"], "floordiv_zero", ZeroDivisionError)),
+    ("int % by zero is a run-time error", "mod_zero",
+     {"a": i64(5), "b": i64(0)}, Error(3, ["mod", "zero"], "mod_zero", ZeroDivisionError)),
+    ("float // % / by zero: inf and nan", "float_div",
+     {"a": f32(7.5, -7.5, 7.5, 1.0, -1.0, 0.0), "b": f32(2, 2, -2, 0, 0, 0)},
+     {"q": f32(3, -4, -4, INF, -INF, NAN), "r": f32(1.5, 0.5, -0.5, NAN, NAN, NAN),
+      "t": f32(3.75, -3.75, -3.75, INF, -INF, NAN)}),
+    ("int / int is f32, by zero inf and nan", "int_true_div",
+     {"a": i32(1, -1, 0, 7), "b": i32(0, 0, 0, 2)}, f32(INF, -INF, NAN, 3.5)),
+    # SPEC §3: integer overflow wraps around (two's complement).
+    ("i32 overflow wraps", "wrap32",
+     {"a": i32(I32_MAX, I32_MIN, 65536, 3), "b": i32(1, 1, 65536, -1)},
+     {"add": i32(I32_MIN, I32_MIN + 1, 131072, 2), "sub": i32(I32_MAX - 1, I32_MAX, 0, 4),
+      "mul": i32(I32_MAX, I32_MIN, 0, -3), "neg": i32(-I32_MAX, I32_MIN, -65536, -3),
+      "abs": i32(I32_MAX, I32_MIN, 65536, 3)}),
+    ("i64 overflow wraps", "wrap64",
+     {"a": i64(I64_MAX, I64_MIN), "b": i64(1, -1)},
+     {"add": i64(I64_MIN, I64_MAX), "sub": i64(I64_MAX - 1, I64_MIN + 1), "mul": i64(I64_MAX, I64_MIN),
+      "neg": i64(-I64_MAX, I64_MIN), "q": i64(I64_MAX, I64_MIN), "r": i64(0, 0)}),
+    ("i32 ** wraps", "int_pow",
+     {"a": i32(2, 2, -2, 3, 7, -1), "b": i32(31, 32, 31, 40, 0, 3)},
+     i32(I32_MIN, 0, I32_MIN, 689956897, 1, -1)),
+    # SPEC §3: sum, prod, cumsum of i32 and bool give i64, so they do not wrap at 2**31.
+    ("i32 and bool sums widen to i64", "widening",
+     {"a": i32(65536, 65536, I32_MAX, I32_MAX), "b": bools(True, True, False, True)},
+     {"sum": np.array(2 * 65536 + 2 * I32_MAX, np.int64),
+      "cumsum": i64(65536, 131072, 131072 + I32_MAX, 131072 + 2 * I32_MAX),
+      "prod": np.array(2**32, np.int64), "sum_bool": np.array(3, np.int64), "cumsum_bool": i64(1, 2, 2, 3)}),
+    # NaN propagates (NumPy): max/min give NaN, argmax/argmin the first NaN, sort puts NaN
+    # last; topk counts NaN as the largest value, ties by the lower index.
+    ("NaN through reductions and ordering", "nan_1d",
+     {"x": f32(1, NAN, 3, NAN)},
+     {"max": np.float32(NAN), "min": np.float32(NAN), "argmax": np.int64(1), "argmin": np.int64(1),
+      "sort": f32(1, 3, NAN, NAN), "argsort": i64(0, 2, 1, 3), "topk_v": f32(NAN, NAN), "topk_i": i64(1, 3),
+      "maximum": f32(2, NAN, 3, NAN), "minimum": f32(1, NAN, 2, NAN), "clip": f32(1, NAN, 2, NAN),
+      "relu": f32(1, NAN, 3, NAN), "cumsum": f32(1, NAN, NAN, NAN), "sum": np.float32(NAN),
+      "mean": np.float32(NAN), "isnan": bools(False, True, False, True)}),
+    ("NaN along an axis", "nan_2d",
+     {"x": np.array([[1, NAN], [3, 2], [-INF, -INF]], np.float32)},
+     {"max": f32(NAN, 3, -INF), "min0": f32(-INF, NAN), "argmax": i64(1, 0, 0), "argmin0": i64(2, 0),
+      "sort0": np.array([[-INF, -INF], [1, 2], [3, NAN]], np.float32),
+      "argsort0": np.array([[2, 2], [0, 1], [1, 0]], np.int64)}),
+    # SPEC §7: argsort is stable; topk is largest first, ties by the lower index.
+    ("ties in argsort, topk, argmax", "ties",
+     {"v": i32(2, 1, 2, 1, 3)},
+     {"argsort": i64(1, 3, 0, 2, 4), "sort": i32(1, 1, 2, 2, 3), "t3v": i32(3, 2, 2), "t3i": i64(4, 0, 2),
+      "tav": i32(3, 2, 2, 1, 1), "tai": i64(4, 0, 2, 1, 3), "argmax": np.int64(4), "argmin": np.int64(1)}),
+    ("ties along axes and in bools", "ties_2d",
+     {"m": np.array([[1, 2], [1, 1], [0, 2]], np.float32), "b": bools(False, True, True, False)},
+     {"argsort0": np.array([[2, 1], [0, 0], [1, 2]], np.int64),
+      "argsort_neg": np.array([[0, 1], [0, 1], [0, 1]], np.int64),
+      "topk_i": np.array([[0, 0], [1, 2]], np.int64), "bool_v": bools(True, True), "bool_i": i64(1, 2),
+      "bool_argsort": i64(0, 3, 1, 2)}),
+    # Empty reductions (NumPy): sum 0, prod 1, any False, all True, mean NaN.
+    ("empty reductions", "empty_reductions",
+     {"x": f32(), "i": i32(), "b": bools(), "e": np.zeros((0, 3), np.float32)},
+     {"sum": np.float32(0), "sum_i": np.int64(0), "prod": np.float32(1), "prod_i": np.int64(1),
+      "any": np.bool_(False), "all": np.bool_(True), "mean": np.float32(NAN), "mean_i": np.float32(NAN),
+      "sum_b": np.int64(0), "cumsum": f32(), "sort": f32(), "argsort": i64(), "topk_v": f32(), "topk_i": i64(),
+      "sum_e0": f32(0, 0, 0), "mean_e0": f32(NAN, NAN, NAN), "max_e1": f32(), "argmax_e1": i64()}),
+    ("max of an empty axis is a run-time error", "empty_max",
+     {"x": f32()}, Error(3, ["max", "zero-size"], "empty_max", ValueError)),
+    ("argmin of an empty axis is a run-time error", "empty_argmin",
+     {"x": np.zeros((0, 2), np.int64)}, Error(3, ["argmin", "zero-size"], "empty_argmin", ValueError)),
+    # round is half to even (NumPy's rint); casts to int truncate toward zero.
+    ("rounding and casts", "rounding",
+     {"x": f32(0.5, 1.5, 2.5, -0.5, -1.5, -1.7, 1.7, 0.0)},
+     {"round": f32(0, 2, 2, -0.0, -2, -2, 2, 0), "floor": f32(0, 1, 2, -1, -2, -2, 1, 0),
+      "ceil": f32(1, 2, 3, -0.0, -1, -1, 2, 0), "sign": f32(1, 1, 1, -1, -1, -1, 1, 0),
+      "i32": i32(0, 1, 2, 0, -1, -1, 1, 0), "bool": bools(True, True, True, True, True, True, True, False)}),
+    # SPEC §7: an index outside [0, depth) gives an all-zero row (negative ones too).
+    ("one_hot out of range", "one_hot_range",
+     {"i": i64(0, 2, 3, -1)},
+     np.array([[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]], np.int32)),
+    # SPEC §7: take with an index outside [-n, n) is a run-time error naming the op.
+    ("take out of range is a run-time error", "take_out_of_range",
+     {"x": f32(1, 2, 3), "i": i64(0, -3, 3)}, Error(3, ["take"], "take_out_of_range", IndexError)),
+    # SPEC §7: a staged index outside [-n, n) is a run-time error naming the line.
+    ("staged index out of range is a run-time error", "index_out_of_range",
+     {"x": np.zeros((3, 2), np.float32), "i": np.array(-4, np.int64)},
+     Error(3, ["slice", "index -4"], "index_out_of_range", IndexError)),
+    # NumPy: integers to negative integer powers are an error (a run-time one here).
+    ("int ** negative is a run-time error", "negative_int_pow",
+     {"a": i64(2, 2), "b": i64(1, -1)}, Error(3, ["pow", "negative"], "negative_int_pow", ValueError)),
+    # IEEE specials as NumPy gives them; NaN compares unequal to everything.
+    ("float specials", "float_specials",
+     {"x": f32(0, -1, INF, -INF, NAN)},
+     {"log": f32(-INF, NAN, INF, NAN, NAN), "sqrt": f32(0, NAN, INF, NAN, NAN), "rsqrt": f32(INF, NAN, 0, NAN, NAN),
+      "exp": f32(1, np.exp(np.float32(-1)), INF, 0, NAN), "tanh": f32(0, np.tanh(np.float32(-1)), 1, -1, NAN),
+      "sigmoid": f32(0.5, 1 / (1 + np.exp(np.float32(1))), 1, 0, NAN),
+      "eq": bools(True, True, True, True, False), "ne": bools(False, False, False, False, True),
+      "lt": bools(True, True, False, True, False), "pow0": f32(1, 1, 1, 1, 1)}, {"exp", "tanh", "sigmoid"}),
+    # NaN is the largest for topk and sorts last; inf below NaN; clip with lo > hi gives hi.
+    ("ordering with inf and NaN, bool max", "more_ordering",
+     {"x": f32(-INF, NAN, 1, INF), "b": bools(False, True, True, False)},
+     {"argsort": i64(0, 2, 3, 1), "topk_v": f32(NAN, INF, 1), "topk_i": i64(1, 3, 2),
+      "argmax_b": np.int64(1), "max_b": np.bool_(True), "clip_crossed": f32(1, NAN, 1, 1)}),
+    # Casts wrap (i64 -> i32) and round to nearest (f32 -> f16, overflowing to inf);
+    # mean of i32 does not wrap; f16 sums accumulate wider and round once.
+    ("narrowing casts and wide accumulation", "narrowing",
+     {"a": i64(2**31, -2**31 - 1, 2**32 + 5), "x": f32(65520, 1e-8, 2049),
+      "i": i32(I32_MAX, I32_MAX, I32_MAX)},
+     {"to_i32": i32(I32_MIN, I32_MAX, 5), "to_f16": np.array([INF, 0, 2048], np.float16),
+      "mean_i32": np.float32(I32_MAX), "f16_sum": np.float16(INF),
+      "f16_add": np.array([INF, 0, 4096], np.float16)}),
+    # SPEC §7: softmax subtracts the max first, so -inf gives 0 and large values do not overflow.
+    ("softmax with -inf and large values", "softmax_inf",
+     {"x": np.array([[0, -INF], [1e5, 1e5]], np.float32), "y": f32(-1e5, 1e5)},
+     {"softmax": np.array([[1, 0], [0.5, 0.5]], np.float32),
+      "log_softmax": np.array([[0, -INF], [-np.log(np.float32(2)), -np.log(np.float32(2))]], np.float32),
+      "far": f32(-2e5, 0), "far_axis0": np.array([[-1e5, -INF], [0, 0]], np.float32)},
+     {"softmax", "log_softmax", "far", "far_axis0"}),
+    # A softmax along an empty axis has nothing to normalize: an empty result.
+    ("softmax along an empty axis", "softmax_empty",
+     {"x": np.zeros((0, 3), np.float32)},
+     {"softmax": np.zeros((0, 3), np.float32), "log_softmax": np.zeros((0, 3), np.float32)}),
+    # SPEC §7: SAME pads the odd cell at the bottom/right; avg_pool2d counts only cells
+    # inside the input; max_pool2d never sees the padding.
+    ("SAME windows", "windows",
+     {"x": np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 2, 1), "w": np.ones((2, 2, 1, 1), np.float32)},
+     {"conv_same": np.array([10, 6, 7, 4], np.float32).reshape(1, 2, 2, 1),
+      "avg_same": np.array([2.5, 3, 3.5, 4], np.float32).reshape(1, 2, 2, 1),
+      "max_same": np.array([-1, -2, -3, -4], np.float32).reshape(1, 2, 2, 1)}),
+]

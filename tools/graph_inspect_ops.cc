@@ -1,0 +1,172 @@
+// graph-inspect --op-table: every op of the op table with the operand dtypes its
+// shape/dtype rule accepts. The dtypes are not listed anywhere by hand: each op's
+// rule is asked, through ops::infer, about a small well-formed call with each dtype
+// in turn, so the list cannot drift from the rules. The op-coverage test reads it.
+#include "graph_inspect.h"
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/infer.h"
+
+namespace sg::tools {
+namespace {
+
+using ops::AttrKind;
+using ops::AttrValue;
+using ops::OpId;
+using Type = ops::TensorType<int64_t>;
+
+// A call of one op: attributes, operand types and the values of scalar operands.
+struct Probe {
+  ops::Attrs attrs;
+  std::vector<Type> in;
+  std::vector<std::optional<int64_t>> scalars;
+  const char* role = "x";  // which operand the varied dtype is
+};
+
+// Attributes of the op's kinds with neutral values, overwritten per op below.
+ops::Attrs default_attrs(OpId op) {
+  ops::Attrs attrs;
+  for (const ops::AttrSpec& spec : ops::op_def(op).attrs) {
+    switch (spec.kind) {
+      case AttrKind::kInt: attrs.values.push_back(AttrValue::Int(0)); break;
+      case AttrKind::kInts: attrs.values.push_back(AttrValue::Ints({})); break;
+      case AttrKind::kFloat: attrs.values.push_back(AttrValue::Float(0)); break;
+      case AttrKind::kFloats: attrs.values.push_back(AttrValue::Floats({})); break;
+      case AttrKind::kString: attrs.values.push_back(AttrValue::String("")); break;
+    }
+  }
+  return attrs;
+}
+
+Type type(DType t, std::vector<int64_t> shape) { return Type{t, std::move(shape)}; }
+
+void set_slice(ops::Attrs& a) {
+  using namespace ops::attr;
+  a.values[kSliceBegin] = AttrValue::Ints({0, 0});
+  a.values[kSliceEnd] = AttrValue::Ints({1, 3});
+  a.values[kSliceStep] = AttrValue::Ints({1, 1});
+  a.values[kSliceFlags] = AttrValue::Ints({kHasBegin | kHasEnd, kHasBegin | kHasEnd});
+}
+
+void set_conv(ops::Attrs& a) {
+  using namespace ops::attr;
+  a.values[kConvStride] = AttrValue::Ints({1, 1});
+  a.values[kConvDilation] = AttrValue::Ints({1, 1});
+  a.values[kConvPadding] = AttrValue::String("VALID");
+  a.values[kConvGroups] = AttrValue::Int(1);
+}
+
+// A well-formed call of `op` whose main operand has dtype `t` (the other
+// operands take the dtype the op needs beside it).
+Probe probe_for(OpId op, DType t) {
+  using namespace ops::attr;
+  Probe p;
+  p.attrs = default_attrs(op);
+  auto& a = p.attrs.values;
+  const Type x = type(t, {2, 3});
+  if (ops::has_flag(op, ops::kElementwiseBinary)) {
+    p.in = {x, x};
+    return p;
+  }
+  if (ops::has_flag(op, ops::kElementwiseUnary)) {
+    p.in = {x};
+    return p;
+  }
+  switch (op) {
+    case OpId::Where: p.in = {type(DType::kBool, {2, 3}), x, x}; p.role = "values"; break;
+    case OpId::Clip: p.in = {x, x, x}; break;
+    case OpId::Cast: p.in = {x}; a[kCastDType] = AttrValue::Int(int64_t(DType::kF32)); break;
+    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
+    case OpId::Any: case OpId::All:
+      p.in = {x};
+      a[kReduceAxes] = AttrValue::Ints({1});
+      break;
+    case OpId::ArgMax: case OpId::ArgMin: p.in = {x}; a[kArgAxis] = AttrValue::Int(1); break;
+    case OpId::MatMul: p.in = {x, type(t, {3, 4})}; break;
+    case OpId::Reshape: p.in = {x}; a[kShapeDims] = AttrValue::Ints({3, 2}); break;
+    case OpId::BroadcastTo: p.in = {type(t, {1, 3})}; a[kShapeDims] = AttrValue::Ints({2, 3}); break;
+    case OpId::Full: p.in = {type(t, {})}; a[kShapeDims] = AttrValue::Ints({2, 3}); p.role = "value"; break;
+    case OpId::Transpose: p.in = {x}; a[kPermAxes] = AttrValue::Ints({1, 0}); break;
+    case OpId::ExpandDims: p.in = {x}; a[kAxesList] = AttrValue::Ints({0}); break;
+    case OpId::Squeeze: p.in = {type(t, {1, 3})}; a[kAxesList] = AttrValue::Ints({0}); break;
+    case OpId::Concatenate: p.in = {x, x}; break;
+    case OpId::Slice: p.in = {x}; set_slice(p.attrs); break;
+    case OpId::SliceUpdate: p.in = {x, type(t, {1, 3})}; set_slice(p.attrs); break;
+    case OpId::Take: p.in = {x, type(DType::kI64, {2})}; break;
+    case OpId::ShapeDim: p.in = {x}; break;
+    case OpId::Softmax: case OpId::LogSoftmax: p.in = {x}; a[kAxisValue] = AttrValue::Int(1); break;
+    case OpId::Conv2D: case OpId::Conv2DBias:
+      p.in = {type(t, {1, 4, 4, 2}), type(t, {3, 3, 2, 2})};
+      if (op == OpId::Conv2DBias) p.in.push_back(type(t, {2}));
+      set_conv(p.attrs);
+      break;
+    case OpId::MaxPool2D: case OpId::AvgPool2D:
+      p.in = {type(t, {1, 4, 4, 2})};
+      a[kPoolSize] = AttrValue::Ints({2, 2});
+      a[kPoolStride] = AttrValue::Ints({2, 2});
+      a[kPoolPadding] = AttrValue::String("VALID");
+      break;
+    case OpId::CumSum: case OpId::Sort: case OpId::ArgSort: p.in = {x}; a[kAxisValue] = AttrValue::Int(1); break;
+    case OpId::TopK: p.in = {x}; a[kTopKK] = AttrValue::Int(2); a[kTopKAxis] = AttrValue::Int(1); break;
+    case OpId::Tile: p.in = {x}; a[kTileReps] = AttrValue::Ints({2, 1}); break;
+    case OpId::Pad:
+      p.in = {x};
+      a[kPadWidths] = AttrValue::Ints({1, 1, 0, 0});
+      a[kPadMode] = AttrValue::String("constant");
+      break;
+    case OpId::Eye:
+      a[kEyeN] = AttrValue::Int(2);
+      a[kEyeM] = AttrValue::Int(2);
+      a[kEyeDType] = AttrValue::Int(int64_t(t));
+      p.role = "dtype";
+      break;
+    case OpId::Arange:
+      p.in = {type(t, {}), type(t, {}), type(t, {})};
+      p.scalars = {0, 4, 1};
+      if (is_float(t)) {  // a float arange's length is a 4th, integer, input
+        p.in.push_back(type(DType::kI64, {}));
+        p.scalars.push_back(4);
+      }
+      p.role = "bounds";
+      break;
+    case OpId::LayerNorm: p.in = {x, type(t, {3}), type(t, {3})}; break;
+    case OpId::OneHot:
+      p.in = {type(t, {2})};
+      a[kOneHotDepth] = AttrValue::Int(3);
+      p.role = "indices";
+      break;
+    case OpId::FullyConnected: p.in = {x, type(t, {3, 4}), type(t, {4})}; break;
+    case OpId::Print: p.in = {x}; a[kPrintFormat] = AttrValue::String("{}"); break;
+    case OpId::Assert: p.in = {type(t, {})}; p.role = "condition"; break;
+    default: break;  // every op is routed above; the binary and unary ones by flag
+  }
+  return p;
+}
+
+}  // namespace
+
+int print_op_table(std::ostream& out) {
+  out << "# op role dtypes: each op of the op table, the operand its dtype is, and the\n"
+         "# dtypes its rule accepts there (asked of the rule with a small call each)\n";
+  ops::ConcreteInferContext ctx;
+  for (int i = 0; i < ops::kNumOps; ++i) {
+    const OpId op = OpId(i);
+    std::string dtypes;
+    const char* role = "x";
+    for (int d = 0; d < kNumDTypes; ++d) {
+      Probe p = probe_for(op, DType(d));
+      role = p.role;
+      std::vector<Type> result;
+      const Status s = ops::infer<int64_t>(op, p.attrs, p.in, p.scalars, result, ctx);
+      if (s.ok()) dtypes += std::string(" ") + dtype_name(DType(d));
+    }
+    out << ops::op_def(op).name << " " << role << (dtypes.empty() ? " -" : dtypes) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace sg::tools
