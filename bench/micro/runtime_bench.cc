@@ -1,11 +1,13 @@
 // Dispatch cost of the runtime (issue 7: <= 30 ns per node at -O0; issue 4: <= 100 ns
-// per While iteration beyond its body; a Call about as cheap as a small node).
+// per While iteration beyond its body, and the time per step of an RNN with T = 100
+// and hidden 256; a Call about as cheap as a small node).
 // Graphs are built with the runtime tests' graph builder, so no compiler is needed.
 //   sg_runtime_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "graph_builder.h"
 #include "reference/kernel.h"
@@ -50,6 +52,111 @@ GraphSpec call_chain() {
   g.add_function(std::move(main));
   g.add_function(std::move(ident));
   g.add_entry("calls", 0, {"x"}, {"y"});
+  return g;
+}
+
+// The While body of BM_WhileScalar run straight: 1000 times
+// `c = i < n; s = s + i; i = i + 1` on i64 scalars, so a While iteration's cost
+// beyond its body is its time minus this one's per step.
+GraphSpec scalar_steps() {
+  GraphSpec g;
+  const int32_t one = g.add_constant<int64_t>({1});
+  FunctionSpec f;
+  f.name = "steps";
+  const uint32_t n = f.param(DType::kI64, {});
+  const uint32_t k1 = f.value(DType::kI64, {}, one);
+  uint32_t i = k1, s = k1;
+  for (int k = 0; k < kChain; ++k) {
+    f.op("less", {i, n}, DType::kBool, {});  // the loop's test: run, its result unread
+    s = f.op("add", {s, i}, DType::kI64, {});
+    i = f.op("add", {i, k1}, DType::kI64, {});
+  }
+  f.results = {s};
+  g.add_entry("steps", g.add_function(std::move(f)), {"n"}, {"s"});
+  return g;
+}
+
+// The body of an Elman RNN step as graph-compile -O2 stages
+//     for t in range(xs.shape[0]): h = sg.tanh(xs[t] @ w + h @ u + b)
+// (xs: f32[T, 64], hidden 256, weights constants): a While over (t, h, xs, T) whose
+// body is slice, matmul, fully_connected (x_t @ w plus h @ u), add b, tanh, t + 1.
+constexpr int64_t kRnnIn = 64, kRnnHidden = 256;
+
+template <class T>
+int32_t add_bytes(GraphSpec& g, const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  g.constants.push_back(std::move(bytes));
+  return int32_t(g.constants.size() - 1);
+}
+
+std::vector<float> weights(size_t n, float scale) {
+  std::vector<float> v(n);
+  uint32_t x = 12345;  // a fixed LCG: the values only need to be varied and small
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = scale * (float(x >> 8) / float(1u << 24) - 0.5f);
+  }
+  return v;
+}
+
+GraphSpec rnn_graph() {
+  GraphSpec g;
+  g.symbols = {"T"};
+  const int32_t zero = g.add_constant<int64_t>({0});
+  const int32_t one = g.add_constant<int64_t>({1});
+  const int32_t h0 = add_bytes(g, std::vector<float>(kRnnHidden, 0.0f));
+  const int32_t w = add_bytes(g, weights(size_t(kRnnIn * kRnnHidden), 0.25f));
+  const int32_t u = add_bytes(g, weights(size_t(kRnnHidden * kRnnHidden), 0.125f));
+  const int32_t b = add_bytes(g, weights(size_t(kRnnHidden), 0.1f));
+  const testing::ShapeSpec xs_shape = {testing::sym(0), {kRnnIn, -1}};
+  const auto i64 = std::pair<DType, testing::ShapeSpec>{DType::kI64, {}};
+  const auto hidden = std::pair<DType, testing::ShapeSpec>{DType::kF32, shape({kRnnHidden})};
+  const auto xs_type = std::pair<DType, testing::ShapeSpec>{DType::kF32, xs_shape};
+
+  FunctionSpec main;
+  main.name = "rnn";
+  const uint32_t xs = main.param(DType::kF32, xs_shape);
+  const uint32_t steps = main.op("shape_dim", {xs}, DType::kI64, {});
+  main.nodes.back().attrs = {{"axis", ops::AttrValue::Int(0)}};
+  const uint32_t k0 = main.value(DType::kI64, {}, zero);
+  const uint32_t h = main.value(DType::kF32, shape({kRnnHidden}), h0);
+  main.results = {main.control(fb::NodeKind::While, {1, 2}, {k0, h, xs, steps}, {i64, hidden, xs_type, i64})[1]};
+
+  FunctionSpec cond;
+  cond.name = "rnn_cond";
+  {
+    const uint32_t t = cond.param(DType::kI64, {});
+    cond.param(DType::kF32, shape({kRnnHidden}));
+    cond.param(DType::kF32, xs_shape);
+    cond.results = {cond.op("less", {t, cond.param(DType::kI64, {})}, DType::kBool, {})};
+  }
+  FunctionSpec body;
+  body.name = "rnn_body";
+  {
+    const uint32_t t = body.param(DType::kI64, {});
+    const uint32_t hb = body.param(DType::kF32, shape({kRnnHidden}));
+    const uint32_t x = body.param(DType::kF32, xs_shape);
+    const uint32_t n = body.param(DType::kI64, {});
+    const uint32_t t1 = body.op("add", {t, body.value(DType::kI64, {}, one)}, DType::kI64, {});
+    const uint32_t xt = body.op("slice", {x, t}, DType::kF32, shape({kRnnIn}));
+    body.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
+                               {"end", ops::AttrValue::Ints({0, 0})},
+                               {"step", ops::AttrValue::Ints({1, 1})},
+                               {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+    const uint32_t hu = body.op("matmul", {hb, body.value(DType::kF32, shape({kRnnHidden, kRnnHidden}), u)},
+                                DType::kF32, shape({kRnnHidden}));
+    const uint32_t fc = body.op("fully_connected", {xt, body.value(DType::kF32, shape({kRnnIn, kRnnHidden}), w), hu},
+                                DType::kF32, shape({kRnnHidden}));
+    body.nodes.back().attrs = {{"activation", ops::AttrValue::Int(ops::attr::kActNone)}};
+    const uint32_t sum = body.op("add", {fc, body.value(DType::kF32, shape({kRnnHidden}), b)}, DType::kF32,
+                                 shape({kRnnHidden}));
+    body.results = {t1, body.op("tanh", {sum}, DType::kF32, shape({kRnnHidden})), x, n};
+  }
+  g.add_function(std::move(main));
+  g.add_function(std::move(cond));
+  g.add_function(std::move(body));
+  g.add_entry("rnn", 0, {"xs"}, {"h"});
   return g;
 }
 
@@ -129,6 +236,36 @@ void BM_WhileScalar(benchmark::State& state) {
   per_item(state, "per_iteration", double(n));
 }
 BENCHMARK(BM_WhileScalar)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void BM_ScalarBodyStraight(benchmark::State& state) {
+  auto s = session_for(scalar_steps(), "steps");
+  Tensor t = Tensor::empty(DType::kI64, {}).value();
+  *t.data_as<int64_t>() = 5;
+  if (s == nullptr || !s->set_input("n", t).ok()) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  run_or_skip(state, *s);
+  per_item(state, "per_step", kChain);
+}
+BENCHMARK(BM_ScalarBodyStraight);
+
+// Time per step of the RNN above, T = 100: the While's overhead beside real work.
+void BM_RnnStep(benchmark::State& state) {
+  const int64_t steps = state.range(0);
+  auto s = session_for(rnn_graph(), "rnn");
+  const std::vector<float> xs = weights(size_t(steps * kRnnIn), 2.0f);
+  const int64_t dims[2] = {steps, kRnnIn};
+  Tensor t = Tensor::empty(DType::kF32, dims).value();
+  std::memcpy(t.data(), xs.data(), xs.size() * sizeof(float));
+  if (s == nullptr || !s->set_input("xs", t).ok()) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  run_or_skip(state, *s);
+  per_item(state, "per_step", double(steps));
+}
+BENCHMARK(BM_RnnStep)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 void BM_CallEmpty(benchmark::State& state) {
   auto s = session_for(call_chain(), "calls");

@@ -1,50 +1,26 @@
 #include "executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
 
+#include "executor_detail.h"
+
 namespace sg::runtime {
+
+using detail::at;
+using detail::now_ns;
+using detail::ref_of;
+using detail::ref_of_planned;
+using detail::type_string;
+
 namespace {
 
 // Plans kept per function; more only while frames still run on all of them.
 constexpr size_t kMaxPlansPerFunction = 8;
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
-
-Status at(const NodeInfo& node, StatusCode code, const std::string& message) {
-  return Status(code, node.location + ": error: " + message);
-}
-
-kernels::TensorRef ref_of(const Tensor& t) {
-  kernels::TensorRef r;
-  r.dtype = t.dtype();
-  r.rank = t.rank();
-  for (int i = 0; i < t.rank(); ++i) r.shape[i] = t.dim(i);
-  r.data = const_cast<void*>(t.data());
-  return r;
-}
-
-// Declared dims may be symbolic (-1): shown as "?".
-std::string type_string(DType dtype, std::span<const int64_t> shape) {
-  std::string s = std::string(dtype_name(dtype)) + "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + (shape[i] < 0 ? "?" : std::to_string(shape[i]));
-  return s + "]";
-}
-
-kernels::TensorRef ref_of_planned(DType dtype, const PlannedShape& s, void* data) {
-  kernels::TensorRef r;
-  r.dtype = dtype;
-  r.rank = s.rank;
-  for (int i = 0; i < s.rank; ++i) r.shape[i] = s.dims[i];
-  r.data = data;
-  return r;
-}
+// Exact plans of one signature's dtypes and ranks before the dims that differ
+// between them are left open (a tensor list grows every iteration).
+constexpr size_t kExactPlansBeforeOpen = 3;
 
 bool same_shape(std::span<const int64_t> a, std::span<const int64_t> b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
@@ -80,12 +56,14 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
     for (const NodeInfo& node : fn.nodes) max_arity_ = std::max({max_arity_, node.inputs.size(), node.outputs.size()});
   }
   for (const FunctionImpl& fn : program_.functions) {
-    Moves m;
-    m.results = movable(fn, fn.results, {}, true);
+    FunctionFacts f;
+    f.results = movable(fn, fn.results, {}, true);
     for (const NodeInfo& node : fn.nodes)
-      m.inputs.push_back(node.kind == NodeKind::kOp ? std::vector<uint8_t>()
+      f.inputs.push_back(node.kind == NodeKind::kOp ? std::vector<uint8_t>()
                                                     : movable(fn, node.inputs, node.release_after, false));
-    moves_.push_back(std::move(m));
+    f.is_param.assign(fn.values.size(), 0);
+    for (uint32_t p : fn.params) f.is_param[p] = 1;
+    facts_.push_back(std::move(f));
   }
   plans_.resize(program_.functions.size());
   last_plan_.assign(program_.functions.size(), nullptr);
@@ -115,13 +93,16 @@ Status Executor::run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& r
   return s;
 }
 
-Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& slots) {
+Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& slots, bool borrow) {
   const FunctionImpl& f = program_.functions[fn];
-  if (last_plan_[fn] != nullptr && plan_matches(*last_plan_[fn], f, slots)) return last_plan_[fn];
+  if (last_plan_[fn] != nullptr && plan_matches(*last_plan_[fn], f, slots, borrow)) return last_plan_[fn];
   std::vector<std::unique_ptr<FramePlan>>& cached = plans_[fn];
   for (const auto& p : cached)
-    if (plan_matches(*p, f, slots)) return last_plan_[fn] = p.get();
-  auto plan = std::make_unique<FramePlan>(make_plan(f, kernels_.of(fn), slots));
+    if (plan_matches(*p, f, slots, borrow)) return last_plan_[fn] = p.get();
+  PlanRequest request;
+  request.borrow = borrow;
+  request.open = varying_params(cached, f, slots, borrow, kExactPlansBeforeOpen);
+  auto plan = std::make_unique<FramePlan>(make_plan(f, kernels_.of(fn), slots, request));
   if (cached.size() >= kMaxPlansPerFunction) {
     const auto idle = std::find_if(cached.begin(), cached.end(), [](const auto& p) { return p->active_frames == 0; });
     if (idle != cached.end()) cached.erase(idle);
@@ -130,22 +111,31 @@ Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& s
   return last_plan_[fn] = cached.back().get();
 }
 
-Status Executor::push_frame(uint32_t fn, Role role, std::span<Tensor> args) {
-  const FunctionImpl& f = program_.functions[fn];
+Executor::Frame& Executor::enter(uint32_t fn, Role role) {
   if (depth_ == frames_.size()) {
+    // May move the frames (a moved vector keeps its buffer, so spans into a
+    // frame's vectors stay valid; references to frames do not).
     Frame& fresh = frames_.emplace_back();
-    fresh.slots.reserve(max_values_);
+    fresh.slots.resize(max_values_);
     fresh.carried.reserve(max_arity_);
   }
-  Frame& frame = frames_[depth_++];  // counted now, so a failure below pops it
+  Frame& frame = frames_[depth_++];  // counted now, so a failure later pops it
   frame.fn = fn;
   frame.pc = 0;
   frame.role = role;
+  frame.borrowed = role == Role::kWhileCond;
   frame.plan = nullptr;
   frame.kernels = kernels_.of(fn).data();
-  frame.slots.resize(f.values.size());
-  for (size_t k = 0; k < f.params.size(); ++k) frame.slots[f.params[k]] = std::move(args[k]);
-  SG_ASSIGN_OR_RETURN(FramePlan * plan, find_plan(fn, frame.slots));
+  // A popped frame left its slots empty; they are only ever grown.
+  const size_t n = program_.functions[fn].values.size();
+  if (frame.slots.size() < n) frame.slots.resize(n);
+  return frame;
+}
+
+Status Executor::enter_plan(Frame& frame, FramePlan* plan) {
+  if (plan == nullptr) {
+    SG_ASSIGN_OR_RETURN(plan, find_plan(frame.fn, frame.slots, frame.borrowed));
+  }
   frame.mark = frame_stack_.mark();
   SG_ASSIGN_OR_RETURN(frame.arena, frame_stack_.push(plan->arena_bytes));
   frame.plan = plan;
@@ -156,25 +146,39 @@ Status Executor::push_frame(uint32_t fn, Role role, std::span<Tensor> args) {
   return Status::Ok();
 }
 
+void Executor::leave_plan(Frame& frame) {
+  if (frame.plan == nullptr) return;
+  --frame.plan->active_frames;
+  live_.arena_bytes -= frame.plan->arena_bytes;
+  live_.lower_bound_bytes -= frame.plan->lower_bound_bytes;
+  frame_stack_.pop(frame.mark);
+  frame.plan = nullptr;
+}
+
+Status Executor::push_frame(uint32_t fn, Role role, std::span<Tensor> args) {
+  Frame& frame = enter(fn, role);
+  const FunctionImpl& f = program_.functions[fn];
+  for (size_t k = 0; k < f.params.size(); ++k) frame.slots[f.params[k]] = std::move(args[k]);
+  return enter_plan(frame, nullptr);
+}
+
 void Executor::pop_frame() {
   Frame& frame = top();
-  frame.slots.clear();  // releases the tensors, keeps the capacity for the next frame
+  // Releases the tensors; the slots stay, empty, for the next frame here.
+  const size_t n = program_.functions[frame.fn].values.size();
+  for (size_t v = 0; v < n; ++v) frame.slots[v].reset();
   frame.carried.clear();
-  if (frame.plan != nullptr) {
-    --frame.plan->active_frames;
-    live_.arena_bytes -= frame.plan->arena_bytes;
-    live_.lower_bound_bytes -= frame.plan->lower_bound_bytes;
-    frame_stack_.pop(frame.mark);
-    frame.plan = nullptr;
-  }
+  unpin_loop(frame);
+  leave_plan(frame);
   --depth_;
 }
 
 void Executor::gather(Frame& frame, const FunctionImpl& fn, const uint32_t* begin, const uint32_t* end,
                       const uint8_t* movable, std::vector<Tensor>& out) const {
   out.clear();
+  const uint8_t* is_param = facts_[frame.fn].is_param.data();
   for (const uint32_t* v = begin; v != end; ++v, ++movable) {
-    if (*movable)
+    if (*movable && !(frame.borrowed && is_param[*v]))
       out.push_back(std::move(frame.slots[*v]));
     else
       out.push_back(value(frame, fn, *v));
@@ -182,7 +186,9 @@ void Executor::gather(Frame& frame, const FunctionImpl& fn, const uint32_t* begi
 }
 
 void Executor::release_inputs(Frame& frame, const NodeInfo& node) {
-  for (uint32_t v : node.release_after) frame.slots[v] = Tensor();
+  const uint8_t* is_param = facts_[frame.fn].is_param.data();
+  for (uint32_t v : node.release_after)
+    if (!(frame.borrowed && is_param[v])) frame.slots[v].reset();
 }
 
 Status Executor::loop(std::vector<Tensor>& results) {
@@ -200,8 +206,12 @@ Status Executor::loop(std::vector<Tensor>& results) {
       continue;
     }
     const Role role = frame.role;
+    if (role == Role::kWhileCond || role == Role::kWhileBody) {
+      SG_RETURN_IF_ERROR(role == Role::kWhileCond ? finish_cond() : finish_body());
+      continue;
+    }
     const uint32_t* res = fn.results.data();
-    const uint8_t* move = moves_[frame.fn].results.data();
+    const uint8_t* move = facts_[frame.fn].results.data();
     if (role == Role::kEntry) {
       gather(frame, fn, res, res + fn.results.size(), move, results);
       pop_frame();
@@ -270,6 +280,11 @@ Status Executor::make_owned(Frame& frame, const NodeInfo& node, uint32_t v, DTyp
 Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node) {
   FramePlan& plan = *frame.plan;
   const uint32_t pc = frame.pc;
+  if (frame.kernels[pc].appends && !frame.borrowed && plan.placement[node.outputs[0]] != Placement::kArena) {
+    bool handled = false;
+    SG_RETURN_IF_ERROR(run_append(frame, fn, node, handled));
+    if (handled) return Status::Ok();
+  }
   const size_t n_in = node.inputs.size(), n_out = node.outputs.size();
   kernels::TensorRef* ins;
   kernels::TensorRef* outs;
@@ -332,105 +347,23 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   const uint64_t start = profile_ ? now_ns() : 0;
   const Status ran = kernel.prepared != nullptr ? kernel.prepared->run(ctx, in_span, out_span)
                                                 : kernel.fn(ctx, node.attrs, in_span, out_span);
-  if (profile_) {
-    NodeStats& st = stats_[frame.fn][pc];
-    ++st.calls;
-    st.total_ns += now_ns() - start;
-  }
+  if (profile_) record(frame, pc, start);
   if (!ran.ok()) return at(node, ran.code(), ran.message());
-  for (uint32_t k = plan.release_begin[pc]; k < plan.release_begin[pc + 1]; ++k) frame.slots[plan.release[k]] = Tensor();
+  for (uint32_t k = plan.release_begin[pc]; k < plan.release_begin[pc + 1]; ++k) frame.slots[plan.release[k]].reset();
   return Status::Ok();
 }
 
-void Executor::finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs) {
-  for (size_t k = 0; k < node.outputs.size(); ++k) frame.slots[node.outputs[k]] = std::move(outputs[k]);
-  outputs.clear();
-  for (uint32_t v : node.dead_outputs) frame.slots[v] = Tensor();
+void Executor::record(const Frame& frame, uint32_t pc, uint64_t start) {
+  NodeStats& st = stats_[frame.fn][pc];
+  ++st.calls;
+  st.total_ns += now_ns() - start;
 }
 
-Result<bool> Executor::read_condition(const Tensor& t, const NodeInfo& node, const char* what) const {
-  if (t.dtype() != DType::kBool || t.numel() != 1 || !t.defined())
-    return at(node, StatusCode::kRuntimeError, std::string(what) + " must be a bool scalar, got " +
-                                                   type_string(t.dtype(), t.shape()));
-  return *t.data_as<uint8_t>() != 0;
-}
-
-Status Executor::start_control(const NodeInfo& node) {
-  Frame& frame = top();
-  const FunctionImpl& fn = program_.functions[frame.fn];
-  if (profile_) frame.start_ns = now_ns();
-  const uint32_t* in = node.inputs.data();
-  const uint8_t* move = moves_[frame.fn].inputs[frame.pc].data();
-  switch (node.kind) {
-    case NodeKind::kIf: {
-      SG_ASSIGN_OR_RETURN(const bool cond,
-                          read_condition(value(frame, fn, in[0]), node, "the condition of 'if'"));
-      gather(frame, fn, in + 1, in + node.inputs.size(), move + 1, args_);
-      release_inputs(frame, node);
-      return push_frame(node.functions[cond ? 0 : 1], Role::kIfBranch, args_);
-    }
-    case NodeKind::kWhile: {
-      gather(frame, fn, in, in + node.inputs.size(), move, frame.carried);
-      release_inputs(frame, node);
-      args_.assign(frame.carried.begin(), frame.carried.end());
-      return push_frame(node.functions[0], Role::kWhileCond, args_);
-    }
-    case NodeKind::kCall: {
-      const uint32_t callee = node.functions[0];
-      if (active_calls_ >= max_call_depth_)
-        return at(node, StatusCode::kLimitExceeded,
-                  "recursion depth limit " + std::to_string(max_call_depth_) + " exceeded calling '" +
-                      program_.functions[callee].name + "'");
-      ++active_calls_;
-      gather(frame, fn, in, in + node.inputs.size(), move, args_);
-      release_inputs(frame, node);
-      return push_frame(callee, Role::kCall, args_);
-    }
-    case NodeKind::kOp: break;
-  }
-  return internal_error("not a control-flow node");
-}
-
-// Hands a finished frame's results (returned_) to the caller, now on top.
-Status Executor::deliver(Role role) {
-  Frame& frame = top();
-  const NodeInfo& node = program_.functions[frame.fn].nodes[frame.pc];
-  switch (role) {
-    case Role::kCall:
-      --active_calls_;
-      [[fallthrough]];
-    case Role::kIfBranch:
-      finish_node(frame, node, returned_);
-      break;
-    case Role::kWhileCond: {
-      SG_ASSIGN_OR_RETURN(const bool go_on, read_condition(returned_[0], node, "the condition of 'while'"));
-      returned_.clear();
-      if (!go_on) {
-        finish_node(frame, node, frame.carried);
-        break;
-      }
-      // The body takes the carried values over: moved, so it may own them alone.
-      // Swapped, not move-assigned, so both vectors keep a buffer.
-      std::swap(args_, frame.carried);
-      frame.carried.clear();
-      return push_frame(node.functions[1], Role::kWhileBody, args_);
-    }
-    case Role::kWhileBody:
-      std::swap(frame.carried, returned_);
-      returned_.clear();
-      args_.assign(frame.carried.begin(), frame.carried.end());
-      return push_frame(node.functions[0], Role::kWhileCond, args_);
-    case Role::kEntry:
-      return internal_error("the entry frame has no caller");
-  }
-  if (profile_) {
-    // `frame` is still the caller here: nothing was pushed.
-    NodeStats& st = stats_[frame.fn][frame.pc];
-    ++st.calls;
-    st.total_ns += now_ns() - frame.start_ns;
-  }
-  ++frame.pc;
-  return Status::Ok();
+kernels::TensorRef Executor::operand(const Frame& frame, const FunctionImpl& fn, uint32_t v) const {
+  const FramePlan& plan = *frame.plan;
+  if (plan.placement[v] == Placement::kArena)
+    return ref_of_planned(fn.values[v].dtype, plan.shape[v], frame.arena + plan.offset[v]);
+  return ref_of(value(frame, fn, v));
 }
 
 }  // namespace sg::runtime

@@ -3,6 +3,19 @@
 // graph's recursion depth never consumes the C++ stack; Call frames are bounded by
 // max_call_depth. Tensors cross frames as reference-counted handles, never copied.
 //
+// A While loop moves its carried values, never sharing them. Its cond frame stays
+// pushed for the whole loop and holds them between iterations: it borrows them
+// (a borrowing plan never releases or overwrites a parameter) and its bool is
+// read where it lies in its frame; the body frame, pushed above it, takes them
+// over and moves its results back into the cond's parameters, and the cond runs
+// again from its first node. Once a body's plan maps the carried types onto
+// themselves, the loop pins the body plan and stops checking plans.
+//
+// A Concatenate on axis 0 whose first input is a parameter dying there (a tensor
+// list, or a relaxed dim grown by concatenation, carried by a loop) appends in
+// place when the frame holds that buffer alone and it has room, and otherwise
+// copies into a buffer with room to spare, so n appends cost O(log n) allocations.
+//
 // The hot loop does no string work, no FlatBuffers decoding and, once warm, no
 // allocation: kernels are resolved per Session (NodeKernels), each frame runs on a
 // cached memory plan (memory_plan.h) that fixes shapes and arena offsets, frames and
@@ -62,27 +75,59 @@ class Executor {
     uint32_t pc = 0;  // the node running; a caller stays on its If/While/Call node
     Role role = Role::kEntry;
     std::vector<Tensor> slots;    // one per value of the function
-    std::vector<Tensor> carried;  // a While node's loop-carried values between frames
+    std::vector<Tensor> carried;  // a finished While node's values, on their way to its outputs
     FramePlan* plan = nullptr;
     const NodeKernel* kernels = nullptr;  // of this function, by node
     uint8_t* arena = nullptr;
     FrameStack::Mark mark;
     uint64_t start_ns = 0;  // when the pending control-flow node started
+    bool borrowed = false;  // a While cond: it must not release or give away its parameters
+    // A While cond frame: the body plan it holds pinned once the loop is stable
+    // (its cond and body plans fit every later iteration).
+    FramePlan* body_plan = nullptr;
+    bool loop_stable = false;
+  };
+  // Per function: what the executor precomputes from the graph.
+  struct FunctionFacts {
+    // Which results, and which inputs of each control-flow node, may be moved out
+    // of their slot (their last use, not repeated later in the list).
+    std::vector<uint8_t> results;
+    std::vector<std::vector<uint8_t>> inputs;  // per node
+    std::vector<uint8_t> is_param;             // per value
   };
 
   Status loop(std::vector<Tensor>& results);
   Status run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node);
+  // The append fast path of run_op; `handled` false: run the node the usual way.
+  Status run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo& node, bool& handled);
+  kernels::TensorRef operand(const Frame& frame, const FunctionImpl& fn, uint32_t v) const;
+  void record(const Frame& frame, uint32_t pc, uint64_t start);
   Status infer_dynamic(const FunctionImpl& fn, const NodeInfo& node);
   Status make_owned(Frame& frame, const NodeInfo& node, uint32_t v, DType dtype, std::span<const int64_t> shape);
   Status start_control(const NodeInfo& node);
+  // A finished cond frame (on top): reads its bool, then pushes the body with the
+  // carried values, or hands them to the caller and ends the loop.
+  Status finish_cond();
+  // A finished body frame (on top, its cond below): moves its results into the
+  // cond's parameters and restarts the cond.
+  Status finish_body();
+  // Hands a finished If branch's or Call's results (returned_) to the caller, now on top.
   Status deliver(Role role);
+  // Pushes a frame with empty slots; it may move the frames.
+  Frame& enter(uint32_t fn, Role role);
+  // Gives `frame` (on top) its plan (`plan`, or the one matching its parameters
+  // when null) and its arena; leave_plan undoes it.
+  Status enter_plan(Frame& frame, FramePlan* plan);
+  void leave_plan(Frame& frame);
   Status push_frame(uint32_t fn, Role role, std::span<Tensor> args);
   void pop_frame();
-  Result<FramePlan*> find_plan(uint32_t fn, const std::vector<Tensor>& slots);
+  Result<FramePlan*> find_plan(uint32_t fn, const std::vector<Tensor>& slots, bool borrow);
+  static void unpin_loop(Frame& frame);
   void finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs);
-  Result<bool> read_condition(const Tensor& t, const NodeInfo& node, const char* what) const;
+  Result<bool> read_condition(const kernels::TensorRef& t, const NodeInfo& node, const char* what) const;
   // Appends the values `begin..end` of `frame` to `out`: moved where `movable`
-  // says the slot dies with this use, else shared.
+  // says the slot dies with this use (and a borrowing frame does not merely
+  // borrow it), else shared.
   void gather(Frame& frame, const FunctionImpl& fn, const uint32_t* begin, const uint32_t* end,
               const uint8_t* movable, std::vector<Tensor>& out) const;
   void release_inputs(Frame& frame, const NodeInfo& node);
@@ -107,13 +152,7 @@ class Executor {
   // Per function: its cached plans (stable addresses: frames point at them).
   std::vector<std::vector<std::unique_ptr<FramePlan>>> plans_;
   std::vector<FramePlan*> last_plan_;
-  // Per function: which results, and which inputs of each control-flow node, may be
-  // moved out of their slot (their last use, not repeated later in the list).
-  struct Moves {
-    std::vector<uint8_t> results;
-    std::vector<std::vector<uint8_t>> inputs;  // per node
-  };
-  std::vector<Moves> moves_;
+  std::vector<FunctionFacts> facts_;
   ArenaUse live_, peak_;
   std::vector<std::vector<NodeStats>> stats_;
 

@@ -11,11 +11,13 @@ namespace {
 
 size_t align_up(size_t n) { return (n + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment; }
 
-void append_key(std::vector<int64_t>& key, const Tensor& t) {
+void append_key(std::vector<int64_t>& key, const Tensor& t, bool open) {
   key.push_back(int64_t(t.dtype()));
   key.push_back(t.rank());
-  for (int64_t d : t.shape()) key.push_back(d);
+  for (int64_t d : t.shape()) key.push_back(open ? -1 : d);
 }
+
+bool is_open(const PlanRequest& r, size_t k) { return k < r.open.size() && r.open[k] != 0; }
 
 // Bytes of a value of this type, or nullopt when they do not fit a size_t.
 std::optional<size_t> byte_size(DType dtype, const PlannedShape& s) {
@@ -29,7 +31,8 @@ std::optional<size_t> byte_size(DType dtype, const PlannedShape& s) {
 }
 
 // The shapes the argument signature decides, node by node.
-void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, FramePlan& plan) {
+void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, const PlanRequest& request,
+                  FramePlan& plan) {
   const size_t n = fn.values.size();
   plan.shape.assign(n, PlannedShape());
   plan.known.assign(n, 0);
@@ -41,7 +44,8 @@ void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, Fram
   };
   for (uint32_t v = 0; v < n; ++v)
     if (fn.values[v].is_constant) set_known(v, fn.values[v].dims);
-  for (uint32_t p : fn.params) set_known(p, slots[p].shape());
+  for (size_t k = 0; k < fn.params.size(); ++k)
+    if (!is_open(request, k)) set_known(fn.params[k], slots[fn.params[k]].shape());
 
   ops::ConcreteInferContext ctx;
   std::vector<ops::TensorType<int64_t>> in, out;
@@ -127,7 +131,7 @@ kernels::TensorRef planned_ref(DType dtype, const PlannedShape& s) {
   return r;
 }
 
-void fill_node_tables(const FunctionImpl& fn, FramePlan& plan) {
+void fill_node_tables(const FunctionImpl& fn, const std::vector<uint8_t>& is_param, bool borrow, FramePlan& plan) {
   const size_t nodes = fn.nodes.size();
   plan.ref_begin.assign(nodes, 0);
   plan.scratch_bytes.assign(nodes, 0);
@@ -137,7 +141,7 @@ void fill_node_tables(const FunctionImpl& fn, FramePlan& plan) {
     plan.release_begin[i] = uint32_t(plan.release.size());
     for (const auto* list : {&node.release_after, &node.dead_outputs})
       for (uint32_t v : *list)
-        if (plan.placement[v] != Placement::kArena) plan.release.push_back(v);
+        if (plan.placement[v] != Placement::kArena && !(borrow && is_param[v])) plan.release.push_back(v);
     if (!plan.static_node[i]) continue;
     plan.ref_begin[i] = uint32_t(plan.refs.size());
     for (uint32_t v : node.inputs) plan.refs.push_back(planned_ref(fn.values[v].dtype, plan.shape[v]));
@@ -151,29 +155,72 @@ void fill_node_tables(const FunctionImpl& fn, FramePlan& plan) {
 
 }  // namespace
 
-bool plan_matches(const FramePlan& plan, const FunctionImpl& fn, const std::vector<Tensor>& slots) {
-  size_t i = 0;
+bool plan_matches(const FramePlan& plan, const FunctionImpl& fn, const std::vector<Tensor>& slots, bool borrow) {
   const size_t n = plan.key.size();
+  if (n == 0 || plan.key[0] != int64_t(borrow)) return false;
+  size_t i = 1;
   for (uint32_t p : fn.params) {
     const Tensor& t = slots[p];
     if (i + 2 > n || plan.key[i] != int64_t(t.dtype()) || plan.key[i + 1] != t.rank()) return false;
     i += 2;
     if (i + size_t(t.rank()) > n) return false;
-    for (int d = 0; d < t.rank(); ++d)
-      if (plan.key[i++] != t.dim(d)) return false;
+    for (int d = 0; d < t.rank(); ++d, ++i)
+      if (plan.key[i] != t.dim(d) && plan.key[i] != -1) return false;
   }
   return i == n;
 }
 
-FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels, const std::vector<Tensor>& slots) {
+std::vector<uint8_t> varying_params(const std::vector<std::unique_ptr<FramePlan>>& plans, const FunctionImpl& fn,
+                                    const std::vector<Tensor>& slots, bool borrow, size_t threshold) {
+  std::vector<uint8_t> open(fn.params.size(), 0);
+  size_t similar = 0;
+  for (const auto& plan : plans) {
+    const std::vector<int64_t>& key = plan->key;
+    if (key.empty() || key[0] != int64_t(borrow)) continue;
+    // Same dtypes and ranks: the dims that differ vary.
+    std::vector<uint8_t> differs(fn.params.size(), 0);
+    bool same = true;
+    size_t i = 1;
+    for (size_t k = 0; k < fn.params.size() && same; ++k) {
+      const Tensor& t = slots[fn.params[k]];
+      same = i + 2 + size_t(t.rank()) <= key.size() && key[i] == int64_t(t.dtype()) && key[i + 1] == t.rank();
+      if (!same) break;
+      i += 2;
+      for (int d = 0; d < t.rank(); ++d, ++i) differs[k] |= key[i] != t.dim(d);
+    }
+    if (!same || i != key.size()) continue;
+    ++similar;
+    for (size_t k = 0; k < open.size(); ++k) open[k] |= differs[k];
+  }
+  if (similar < threshold) open.clear();
+  return open;
+}
+
+FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels, const std::vector<Tensor>& slots,
+                    const PlanRequest& request) {
   FramePlan plan;
-  for (uint32_t p : fn.params) append_key(plan.key, slots[p]);
-  infer_shapes(fn, slots, plan);
+  plan.key.push_back(int64_t(request.borrow));
+  for (size_t k = 0; k < fn.params.size(); ++k) {
+    append_key(plan.key, slots[fn.params[k]], is_open(request, k));
+    plan.open = plan.open || is_open(request, k);
+  }
+  infer_shapes(fn, slots, request, plan);
 
   const size_t n = fn.values.size();
+  std::vector<uint8_t> is_param(n, 0);
+  for (uint32_t p : fn.params) is_param[p] = 1;
+  plan.preserves_key = fn.results.size() == fn.params.size();
+  for (size_t k = 0; k < fn.results.size() && plan.preserves_key; ++k) {
+    const uint32_t r = fn.results[k], p = fn.params[k];
+    plan.preserves_key = plan.known[r] && plan.known[p] && fn.values[r].dtype == slots[p].dtype() &&
+                         std::ranges::equal(plan.shape[r].span(), plan.shape[p].span());
+  }
+
   std::vector<int64_t> first(n, -1), last(n, -1);
   std::vector<uint8_t> escapes(n, 0);
-  for (uint32_t r : fn.results) escapes[r] = 1;
+  // A borrowing frame's results are read in place: they stay to the end, not escaping.
+  if (!request.borrow)
+    for (uint32_t r : fn.results) escapes[r] = 1;
   for (size_t i = 0; i < fn.nodes.size(); ++i) {
     const NodeInfo& node = fn.nodes[i];
     for (uint32_t v : node.inputs) {
@@ -182,6 +229,9 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
     }
     for (uint32_t v : node.outputs) first[v] = last[v] = int64_t(i);
   }
+  if (request.borrow && !fn.nodes.empty())
+    for (uint32_t r : fn.results)
+      if (first[r] >= 0) last[r] = int64_t(fn.nodes.size()) - 1;
 
   plan.placement.assign(n, Placement::kNone);
   plan.offset.assign(n, 0);
@@ -228,7 +278,7 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
   plan.arena_bytes = place(buffers);
   for (size_t v = 0; v < n; ++v)
     if (buffer_of[v] >= 0) plan.offset[v] = buffers[size_t(buffer_of[v])].offset;
-  fill_node_tables(fn, plan);
+  fill_node_tables(fn, is_param, request.borrow, plan);
   return plan;
 }
 

@@ -1,5 +1,7 @@
 #include "node_kernels.h"
 
+#include <algorithm>
+
 #ifdef SG_HAVE_XNNPACK
 #include "xnnpack/xnnpack_backend.h"
 #endif
@@ -9,6 +11,17 @@ namespace {
 
 bool elementwise(ops::OpId op) {
   return ops::has_flag(op, ops::kElementwiseUnary) || ops::has_flag(op, ops::kElementwiseBinary);
+}
+
+bool appends(const FunctionImpl& fn, const NodeInfo& node) {
+  if (node.op != ops::OpId::Concatenate || node.inputs.size() < 2 || node.outputs.size() != 1 ||
+      node.attrs.values.empty() || node.attrs.i(ops::attr::kAxisValue) != 0)
+    return false;
+  const uint32_t base = node.inputs[0];
+  const auto& in = node.inputs;
+  return std::find(fn.params.begin(), fn.params.end(), base) != fn.params.end() &&
+         std::find(node.release_after.begin(), node.release_after.end(), base) != node.release_after.end() &&
+         std::find(in.begin() + 1, in.end(), base) == in.end();
 }
 
 #ifdef SG_HAVE_XNNPACK
@@ -52,6 +65,7 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
       // Prepared kernels may recompute from their inputs after writing the output
       // (NaN handling), so only the reference kernels run in place.
       k.in_place_safe = k.prepared == nullptr && elementwise(node.op);
+      k.appends = appends(fn, node);
     }
   }
 }

@@ -20,6 +20,10 @@ struct NodeKernel {
   // The kernel may write its output over an input of the same shape (the
   // planner's in-place reuse): true for the reference elementwise kernels.
   bool in_place_safe = false;
+  // An axis-0 Concatenate whose first input is a parameter that dies there (a
+  // tensor list growing in a loop): the executor appends to that buffer in place
+  // when it can, without calling the kernel.
+  bool appends = false;
 };
 
 class NodeKernels {

@@ -1,5 +1,6 @@
 #include "stagegraph/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -45,6 +46,11 @@ int64_t Tensor::numel() const {
 }
 
 Result<Tensor> Tensor::empty(DType dtype, std::span<const int64_t> shape, Allocator* allocator) {
+  return empty_with_capacity(dtype, shape, 0, allocator);
+}
+
+Result<Tensor> Tensor::empty_with_capacity(DType dtype, std::span<const int64_t> shape, size_t capacity_bytes,
+                                           Allocator* allocator) {
   static_assert(sizeof(Storage) <= kTensorAlignment, "the storage header must fit before the data");
   int64_t n = 0;
   SG_RETURN_IF_ERROR(checked_numel(shape, &n));
@@ -52,7 +58,9 @@ Result<Tensor> Tensor::empty(DType dtype, std::span<const int64_t> shape, Alloca
   const size_t limit = std::numeric_limits<size_t>::max() / 2;
   if (size_t(n) > (limit - kTensorAlignment - kTensorPadding) / elem)
     return out_of_memory("tensor of " + std::to_string(n) + " elements is too large");
-  const size_t data_bytes = size_t(n) * elem;
+  if (capacity_bytes > limit - kTensorAlignment - kTensorPadding)
+    return out_of_memory("tensor capacity of " + std::to_string(capacity_bytes) + " bytes is too large");
+  const size_t data_bytes = std::max(size_t(n) * elem, capacity_bytes);
   const size_t alloc_bytes = kTensorAlignment + data_bytes + kTensorPadding;
   if (allocator == nullptr) allocator = default_allocator();
   void* block = allocator->allocate(alloc_bytes, kTensorAlignment);
@@ -102,27 +110,6 @@ Tensor& Tensor::operator=(const Tensor& o) {
   return *this;
 }
 
-Tensor::Tensor(Tensor&& o) noexcept
-    : dtype_(o.dtype_), rank_(o.rank_), data_(std::exchange(o.data_, nullptr)),
-      storage_(std::exchange(o.storage_, nullptr)) {
-  std::memcpy(shape_, o.shape_, sizeof(shape_));
-  o.rank_ = 0;
-}
-
-Tensor& Tensor::operator=(Tensor&& o) noexcept {
-  if (this == &o) return *this;
-  release();
-  dtype_ = o.dtype_;
-  rank_ = o.rank_;
-  std::memcpy(shape_, o.shape_, sizeof(shape_));
-  data_ = std::exchange(o.data_, nullptr);
-  storage_ = std::exchange(o.storage_, nullptr);
-  o.rank_ = 0;
-  return *this;
-}
-
-Tensor::~Tensor() { release(); }
-
 void Tensor::release() {
   Storage* s = std::exchange(storage_, nullptr);
   data_ = nullptr;
@@ -137,6 +124,18 @@ void Tensor::release() {
 
 bool Tensor::unique() const {
   return storage_ != nullptr && storage_->refs.load(std::memory_order_acquire) == 1;
+}
+
+size_t Tensor::capacity_bytes() const {
+  return storage_ == nullptr ? 0 : storage_->alloc_bytes - kTensorAlignment - kTensorPadding;
+}
+
+bool Tensor::reshape_within_capacity(std::span<const int64_t> shape) {
+  int64_t n = 0;
+  if (!unique() || !checked_numel(shape, &n).ok() || size_t(n) > capacity_bytes() / dtype_size(dtype_)) return false;
+  rank_ = int(shape.size());
+  for (int i = 0; i < rank_; ++i) shape_[i] = shape[size_t(i)];
+  return true;
 }
 
 Result<Tensor> Tensor::clone(Allocator* allocator) const {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -40,12 +41,44 @@ class Tensor {
   // A view of memory owned elsewhere (constants in a mapped file); `data` must
   // outlive the tensor and every copy of it.
   static Tensor wrap(DType dtype, std::span<const int64_t> shape, void* data);
+  // Like empty(), with room for at least `capacity_bytes` of data, so that a sole
+  // owner can grow it along its first axis without moving it (tensor lists).
+  static Result<Tensor> empty_with_capacity(DType dtype, std::span<const int64_t> shape, size_t capacity_bytes,
+                                            Allocator* allocator = nullptr);
 
   Tensor(const Tensor& o);
   Tensor& operator=(const Tensor& o);
-  Tensor(Tensor&& o) noexcept;
-  Tensor& operator=(Tensor&& o) noexcept;
-  ~Tensor();
+  // Moves and destruction are inline: the executor moves tensors between frames
+  // on every control-flow step, and an empty handle must cost nothing to drop.
+  Tensor(Tensor&& o) noexcept
+      : dtype_(o.dtype_), rank_(o.rank_), data_(o.data_), storage_(o.storage_) {
+    copy_shape(o);
+    o.data_ = nullptr;
+    o.storage_ = nullptr;
+    o.rank_ = 0;
+  }
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this == &o) return *this;
+    if (storage_ != nullptr) release();
+    dtype_ = o.dtype_;
+    rank_ = o.rank_;
+    copy_shape(o);
+    data_ = o.data_;
+    storage_ = o.storage_;
+    o.data_ = nullptr;
+    o.storage_ = nullptr;
+    o.rank_ = 0;
+    return *this;
+  }
+  ~Tensor() {
+    if (storage_ != nullptr) release();
+  }
+  // Drops the data (the storage when this was its last holder): an empty tensor.
+  void reset() {
+    if (storage_ != nullptr) release();
+    data_ = nullptr;
+    rank_ = 0;
+  }
 
   bool defined() const { return data_ != nullptr || numel() == 0; }
   DType dtype() const { return dtype_; }
@@ -60,12 +93,18 @@ class Tensor {
   template <class T> const T* data_as() const { return static_cast<const T*>(data_); }
   // True when no other Tensor shares this storage (the executor may then reuse it).
   bool unique() const;
+  // Bytes of data the storage has room for (0 for wrapped memory).
+  size_t capacity_bytes() const;
+  // Gives a tensor that holds its storage alone a new shape whose bytes fit its
+  // capacity, keeping the data; returns false, changing nothing, otherwise.
+  bool reshape_within_capacity(std::span<const int64_t> shape);
 
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
 
  private:
   struct Storage;
   void release();
+  void copy_shape(const Tensor& o) { std::memcpy(shape_, o.shape_, sizeof(shape_)); }
   DType dtype_ = DType::kF32;
   int rank_ = 0;
   int64_t shape_[kMaxRank] = {};

@@ -92,7 +92,7 @@ TEST(MemoryPlan, PlanFixesShapesAndPlacesEscapingValuesApart) {
   std::vector<Tensor> slots(fn.values.size());
   slots[fn.params[0]] = make_tensor<int32_t>(DType::kI32, {5}, iota(5));
   const runtime::FramePlan plan = runtime::make_plan(fn, kernels.of(0), slots);
-  EXPECT_TRUE(runtime::plan_matches(plan, fn, slots));
+  EXPECT_TRUE(runtime::plan_matches(plan, fn, slots, false));
   for (size_t i = 0; i < fn.nodes.size(); ++i) EXPECT_TRUE(plan.static_node[i]) << i;
   const uint32_t a = fn.nodes[0].outputs[0], b = fn.nodes[1].outputs[0], c = fn.nodes[2].outputs[0];
   const uint32_t y = fn.results[0];
@@ -104,7 +104,7 @@ TEST(MemoryPlan, PlanFixesShapesAndPlacesEscapingValuesApart) {
   EXPECT_EQ(plan.shape[y].rank, 1);
   EXPECT_EQ(plan.shape[y].dims[0], 5);
   slots[fn.params[0]] = make_tensor<int32_t>(DType::kI32, {6}, iota(6));
-  EXPECT_FALSE(runtime::plan_matches(plan, fn, slots));
+  EXPECT_FALSE(runtime::plan_matches(plan, fn, slots, false));
 }
 
 TEST(MemoryPlan, ArenaStaysNearItsLowerBoundOnALongChain) {

@@ -1,0 +1,163 @@
+// If, While and Call: how the executor enters graph functions and takes their
+// results back. See executor.h for how a While loop moves its carried values.
+#include <string>
+
+#include "executor.h"
+#include "executor_detail.h"
+
+namespace sg::runtime {
+
+using detail::at;
+using detail::now_ns;
+using detail::type_string;
+
+namespace {
+
+// An arena value has its declared dtype and rank (the plan checked them).
+bool fn_declares_bool_scalar(const FunctionImpl& fn, uint32_t v) {
+  return fn.values[v].dtype == DType::kBool && fn.values[v].dims.empty();
+}
+
+}  // namespace
+
+void Executor::finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs) {
+  for (size_t k = 0; k < node.outputs.size(); ++k) frame.slots[node.outputs[k]] = std::move(outputs[k]);
+  outputs.clear();
+  for (uint32_t v : node.dead_outputs) frame.slots[v].reset();
+}
+
+Result<bool> Executor::read_condition(const kernels::TensorRef& t, const NodeInfo& node, const char* what) const {
+  if (t.dtype != DType::kBool || t.numel() != 1 || t.data == nullptr)
+    return at(node, StatusCode::kRuntimeError, std::string(what) + " must be a bool scalar, got " +
+                                                   type_string(t.dtype, std::span<const int64_t>(t.shape, size_t(t.rank))));
+  return *t.as<const uint8_t>() != 0;
+}
+
+void Executor::unpin_loop(Frame& frame) {
+  if (frame.body_plan != nullptr) --frame.body_plan->active_frames;
+  frame.body_plan = nullptr;
+  frame.loop_stable = false;
+}
+
+Status Executor::start_control(const NodeInfo& node) {
+  Frame& frame = top();
+  const FunctionImpl& fn = program_.functions[frame.fn];
+  if (profile_) frame.start_ns = now_ns();
+  const uint32_t* in = node.inputs.data();
+  const uint8_t* move = facts_[frame.fn].inputs[frame.pc].data();
+  switch (node.kind) {
+    case NodeKind::kIf: {
+      SG_ASSIGN_OR_RETURN(const bool cond, read_condition(operand(frame, fn, in[0]), node, "the condition of 'if'"));
+      gather(frame, fn, in + 1, in + node.inputs.size(), move + 1, args_);
+      release_inputs(frame, node);
+      return push_frame(node.functions[cond ? 0 : 1], Role::kIfBranch, args_);
+    }
+    case NodeKind::kWhile:
+      // The cond frame holds the carried values from here to the loop's end.
+      gather(frame, fn, in, in + node.inputs.size(), move, args_);
+      release_inputs(frame, node);
+      return push_frame(node.functions[0], Role::kWhileCond, args_);
+    case NodeKind::kCall: {
+      const uint32_t callee = node.functions[0];
+      if (active_calls_ >= max_call_depth_)
+        return at(node, StatusCode::kLimitExceeded,
+                  "recursion depth limit " + std::to_string(max_call_depth_) + " exceeded calling '" +
+                      program_.functions[callee].name + "'");
+      ++active_calls_;
+      gather(frame, fn, in, in + node.inputs.size(), move, args_);
+      release_inputs(frame, node);
+      return push_frame(callee, Role::kCall, args_);
+    }
+    case NodeKind::kOp: break;
+  }
+  return internal_error("not a control-flow node");
+}
+
+Status Executor::finish_cond() {
+  Frame& cond = top();
+  const FunctionImpl& cf = program_.functions[cond.fn];
+  Frame& caller = frames_[depth_ - 2];
+  const NodeInfo& node = program_.functions[caller.fn].nodes[caller.pc];
+  // The bool is read where it lies (often the cond's arena).
+  const uint32_t r = cf.results[0];
+  const FramePlan& plan = *cond.plan;
+  const void* at_data = plan.placement[r] == Placement::kArena ? cond.arena + plan.offset[r] : nullptr;
+  bool go_on;
+  if (at_data != nullptr && fn_declares_bool_scalar(cf, r)) {
+    go_on = *static_cast<const uint8_t*>(at_data) != 0;
+  } else {
+    SG_ASSIGN_OR_RETURN(go_on, read_condition(operand(cond, cf, r), node, "the condition of 'while'"));
+  }
+  if (!go_on) {
+    caller.carried.clear();
+    for (uint32_t p : cf.params) caller.carried.push_back(std::move(cond.slots[p]));
+    pop_frame();
+    finish_node(caller, node, caller.carried);
+    if (profile_) record(caller, caller.pc, caller.start_ns);
+    ++caller.pc;
+    return Status::Ok();
+  }
+  // The body takes the carried values over: moved, so it may own them alone.
+  FramePlan* const known = cond.loop_stable ? cond.body_plan : nullptr;
+  const uint32_t cond_fn = cond.fn;
+  Frame& body = enter(node.functions[1], Role::kWhileBody);  // `cond` and `caller` may be stale now
+  const FunctionImpl& bf = program_.functions[body.fn];
+  std::vector<Tensor>& held = frames_[depth_ - 2].slots;
+  const std::vector<uint32_t>& held_at = program_.functions[cond_fn].params;
+  for (size_t k = 0; k < bf.params.size(); ++k) body.slots[bf.params[k]] = std::move(held[held_at[k]]);
+  return enter_plan(body, known);
+}
+
+Status Executor::finish_body() {
+  Frame& body = top();
+  const FunctionImpl& bf = program_.functions[body.fn];
+  Frame& cond = frames_[depth_ - 2];
+  const FunctionImpl& cf = program_.functions[cond.fn];
+  const uint8_t* move = facts_[body.fn].results.data();
+  for (size_t k = 0; k < bf.results.size(); ++k) {
+    const uint32_t r = bf.results[k];
+    Tensor& to = cond.slots[cf.params[k]];
+    if (move[k])
+      to = std::move(body.slots[r]);
+    else
+      to = value(body, bf, r);
+  }
+  FramePlan* const body_plan = body.plan;
+  pop_frame();
+  if (!cond.loop_stable) {
+    if (body_plan->preserves_key) {
+      // The carried types did not change, and never will: the cond's plan (which
+      // matched them) and this body plan fit every later iteration.
+      cond.body_plan = body_plan;
+      ++body_plan->active_frames;
+      cond.loop_stable = true;
+    } else if (!plan_matches(*cond.plan, cf, cond.slots, true)) {
+      leave_plan(cond);
+      SG_RETURN_IF_ERROR(enter_plan(cond, nullptr));
+    }
+  }
+  cond.pc = 0;
+  return Status::Ok();
+}
+
+Status Executor::deliver(Role role) {
+  Frame& frame = top();
+  const NodeInfo& node = program_.functions[frame.fn].nodes[frame.pc];
+  switch (role) {
+    case Role::kCall:
+      --active_calls_;
+      [[fallthrough]];
+    case Role::kIfBranch:
+      finish_node(frame, node, returned_);
+      break;
+    case Role::kWhileCond:
+    case Role::kWhileBody:
+    case Role::kEntry:
+      return internal_error("this frame hands no results to its caller");
+  }
+  if (profile_) record(frame, frame.pc, frame.start_ns);  // `frame` is still the caller: nothing was pushed
+  ++frame.pc;
+  return Status::Ok();
+}
+
+}  // namespace sg::runtime
