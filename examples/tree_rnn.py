@@ -4,8 +4,9 @@ Node i of a tree of M nodes has children left[i] and right[i] (-1 at a leaf). A
 leaf's state is tanh(x W_leaf); an inner node's is tanh([h_left, h_right, x] W):
 the two child states and the node's own features, concatenated. `encode` calls
 itself on node ids known only at run time, so graph-compile makes it a graph
-function that calls itself through Call nodes (SPEC.md §6); the runtime gives
-each activation its own frame on a heap frame stack, bounded by
+function that calls itself through Call nodes (SPEC.md §6), and infers its
+result type from the leaf path, the one that returns without recursing. The
+runtime gives each activation its own frame on a heap frame stack, bounded by
 `graph-run --max-depth`.
 
     PYTHONPATH=compiler/python python3 examples/tree_rnn.py     # eager mode
@@ -16,7 +17,7 @@ import stagegraph as sg
 H = 16
 
 
-def encode(i, left, right, xs, w_leaf, w) -> sg.f32[H]:
+def encode(i, left, right, xs, w_leaf, w):
     l = sg.take(left, i)
     if l < 0:
         h = sg.tanh(sg.take(xs, i, axis=0) @ w_leaf)

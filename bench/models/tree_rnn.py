@@ -8,7 +8,7 @@ import stagegraph as sg
 HIDDEN = 64
 
 
-def encode(i, left, right, xs) -> sg.f32[HIDDEN]:
+def encode(i, left, right, xs):
     if left[i] < 0:
         h = sg.tanh(xs[i] @ sg.weight("w_leaf") + sg.weight("b_leaf"))
     else:

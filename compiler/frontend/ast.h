@@ -28,10 +28,11 @@ enum class ExprKind : uint8_t {
   kTuple,       // elts
   kList,        // elts
   kDict,        // keys, elts (values), same length
-  kBinOp,       // bin_op, a (left), b (right)
+  kBinOp,       // bin_op, a (left), b (right), op_spans (the operator)
   kUnaryOp,     // unary_op, a
   kBoolOp,      // bool_op, elts (two or more values, left to right)
-  kCompare,     // a (left), cmp_ops, elts (comparators): a op0 elts[0] op1 elts[1] ...
+  kCompare,     // a (left), cmp_ops, elts (comparators): a op0 elts[0] op1 elts[1] ...;
+                //   op_spans: one per operator (`is not`, `not in`: both words)
   kCall,        // a (callee), elts (positional args), keywords
   kAttribute,   // a (value), name (attribute)
   kSubscript,   // a (value), b (index: a kTuple when there are commas)
@@ -72,6 +73,8 @@ struct Expr {
   UnaryOp unary_op = UnaryOp::kNeg;
   BoolOp bool_op = BoolOp::kAnd;
   std::vector<CmpOp> cmp_ops;
+  // Operator tokens, where diagnostics of the operation point (SPEC.md §8).
+  std::vector<SourceSpan> op_spans;
   ExprPtr a, b, c;
   std::vector<ExprPtr> elts;
   std::vector<ExprPtr> keys;
@@ -84,7 +87,7 @@ struct Expr {
 enum class StmtKind : uint8_t {
   kExpr,        // value
   kAssign,      // targets (a = b = value: several), value
-  kAugAssign,   // target, aug_op, value
+  kAugAssign,   // target, aug_op, op_span (the operator, "+="), value
   kAnnAssign,   // target, annotation, value (may be null)
   kIf,          // test, body, orelse (elif is a nested kIf in orelse)
   kWhile,       // test, body
@@ -133,6 +136,7 @@ struct Stmt {
   ExprPtr msg;
   ExprPtr iter;
   BinOp aug_op = BinOp::kAdd;
+  SourceSpan op_span;  // kAugAssign
   std::vector<StmtPtr> body;
   std::vector<StmtPtr> orelse;
   std::unique_ptr<FunctionDef> func;

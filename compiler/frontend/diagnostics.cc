@@ -15,6 +15,17 @@ std::string_view SourceFile::line(uint32_t line_no) const {
   return s;
 }
 
+SourceSpan operator_span(const SourceSpan& expr, const SourceSpan& op) {
+  if (!op.valid() || !expr.valid()) return expr;
+  SourceSpan s = expr;
+  s.line = op.line;
+  s.col = op.col;
+  const bool before = expr.line < op.line || (expr.line == op.line && expr.col < op.col);
+  s.start_line = before ? expr.line : 0;
+  s.start_col = before ? expr.col : 0;
+  return s;
+}
+
 uint32_t SourceManager::add(std::string path, std::string text) {
   SourceFile f;
   f.path = std::move(path);
@@ -51,23 +62,30 @@ bool has_location(const SourceManager& sources, const SourceSpan& span) {
   return span.valid() && span.file < sources.size();
 }
 
-// "    x = a @ b\n    ^~~~~" under the span; tabs are kept so the caret lines up,
-// and UTF-8 continuation bytes take no column on screen.
+// "    x = a @ b\n        ~~^~~" under the span's line: the caret at line:col,
+// tildes over the rest of the span on that line (from its start, or from the
+// line's first non-blank when the span starts on an earlier line). Tabs are
+// kept so the caret lines up, and UTF-8 continuation bytes take no column.
 void print_source_excerpt(std::ostream& os, const SourceFile& file, const SourceSpan& span) {
   std::string_view line = file.line(span.line);
   os << "    " << line << "\n    ";
-  size_t begin = span.col - 1;
-  size_t end = span.end_line == span.line ? std::max<size_t>(span.end_col - 1, begin + 1)
-                                          : std::max(line.size(), begin + 1);
-  for (size_t i = 0; i < begin; ++i) {
-    char c = i < line.size() ? line[i] : ' ';
-    if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) continue;
-    os << (c == '\t' ? '\t' : ' ');
+  const size_t caret = span.col - 1;
+  size_t from = caret;
+  if (span.start_line == span.line && span.start_col >= 1 && span.start_col - 1 < caret) {
+    from = span.start_col - 1;
+  } else if (span.start_line != 0 && span.start_line < span.line) {
+    from = std::min(caret, line.find_first_not_of(" \t") == std::string_view::npos ? caret
+                                                                                  : line.find_first_not_of(" \t"));
   }
-  os << '^';
-  for (size_t i = begin + 1; i < end && i < line.size(); ++i) {
-    if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
-    os << '~';
+  size_t end = span.end_line == span.line ? std::max<size_t>(span.end_col - 1, caret + 1)
+                                          : std::max(line.size(), caret + 1);
+  for (size_t i = 0; i < end; ++i) {
+    const char c = i < line.size() ? line[i] : ' ';
+    if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) continue;
+    if (i == caret) os << '^';
+    else if (i < from) os << (c == '\t' ? '\t' : ' ');
+    else if (i < line.size()) os << '~';
+    else if (i < caret) os << ' ';
   }
   os << '\n';
 }

@@ -1,8 +1,10 @@
 // Diagnostics in the compiler convention (SPEC.md §8):
 //   FILE:LINE:COL: error: MESSAGE
 //       x = a @ b
-//           ^~~~~
+//           ~~^~~
 //   FILE:LINE:COL: note: ...
+// LINE:COL and the caret name where the problem is: for an operation written
+// with an operator, the operator; the tildes show the rest of the expression.
 // or, with --diagnostics=json, one JSON object per line:
 //   {"file":..,"line":..,"column":..,"severity":..,"message":..,"notes":[{file,line,column,message}]}
 #pragma once
@@ -23,8 +25,16 @@ struct SourceSpan {
   uint32_t col = 0;
   uint32_t end_line = 0;
   uint32_t end_col = 0;
+  // Where the text starts when that is before line:col (an operation points
+  // at its operator, `x @ w` at the `@`, and still covers the whole
+  // expression); 0 when it starts at line:col.
+  uint32_t start_line = 0;
+  uint32_t start_col = 0;
   bool valid() const { return line != 0; }
 };
+
+// The span of an operation: at its operator `op`, covering the expression `expr`.
+SourceSpan operator_span(const SourceSpan& expr, const SourceSpan& op);
 
 struct SourceFile {
   std::string path;  // as given on the command line

@@ -124,7 +124,7 @@ ExprPtr Parser::parse_comparison() {
     else if (t.is_keyword("is")) op = CmpOp::kIs;
     else if (t.is_keyword("not")) op = CmpOp::kNotIn;
     else break;
-    take();
+    const SourceSpan op_start = take().span;
     if (op == CmpOp::kIs && accept_keyword("not")) op = CmpOp::kIsNot;
     if (op == CmpOp::kNotIn) expect_keyword("in", "expected 'in' after 'not' in the comparison");
     if (!cmp) {
@@ -132,6 +132,7 @@ ExprPtr Parser::parse_comparison() {
       cmp->a = std::move(left);
     }
     cmp->cmp_ops.push_back(op);
+    cmp->op_spans.push_back(span_from(op_start));
     cmp->elts.push_back(parse_or_expr());
   }
   if (!cmp) return left;
@@ -150,9 +151,10 @@ ExprPtr Parser::parse_binary(int level) {
       if (t.is_op(ops.ops[i].first)) match = &ops.ops[i];
     }
     if (!match) return left;
-    take();
+    const SourceSpan op_span = take().span;
     auto e = make_expr(ExprKind::kBinOp, left->span);
     e->bin_op = match->second;
+    e->op_spans.push_back(op_span);
     e->a = std::move(left);
     e->b = parse_binary(level + 1);
     e->span = span_from(e->span);
@@ -187,11 +189,13 @@ ExprPtr Parser::parse_power() {
     return error_expr(span_from(kw.span));
   }
   ExprPtr base = parse_primary();
-  if (!accept_op("**")) return base;
+  if (!at_op("**")) return base;
+  const SourceSpan op_span = take().span;
   DepthScope scope(*this);
   if (too_deep()) return error_expr(prev_);
   auto e = make_expr(ExprKind::kBinOp, base->span);
   e->bin_op = BinOp::kPow;
+  e->op_spans.push_back(op_span);
   e->a = std::move(base);
   e->b = parse_factor();  // right-assoc, and 2 ** -1 is allowed
   e->span = span_from(e->span);

@@ -158,9 +158,10 @@ StmtPtr Parser::parse_expr_statement() {
   }
   for (const auto& [text, op] : kAugOps) {
     if (!at_op(text)) continue;
-    take();
+    const SourceSpan op_span = take().span;
     auto s = make_stmt(StmtKind::kAugAssign, start);
     s->aug_op = op;
+    s->op_span = op_span;
     if (first->kind == ExprKind::kTuple || first->kind == ExprKind::kList) {
       error(first->span, "a tuple or list cannot be the target of an augmented assignment");
     }

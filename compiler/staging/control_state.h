@@ -60,7 +60,25 @@ struct ControlState {
     std::string where;  // "the then branch of this staged `if`"
   };
   std::vector<FrozenLists> frozen_lists;
+  // Dims that count the iterations of a staged loop that can run zero times
+  // (the length of a list that was empty before it, a relaxed dim that was 0):
+  // symbol -> where (SPEC §8's warning on reading a value that may then be empty).
+  struct ZeroTripDim {
+    std::string name;   // the variable the loop grows
+    std::string where;  // "the staged for loop at line 12"
+    int32_t fn = -1;    // the function the loop's results live in
+  };
+  std::map<int32_t, ZeroTripDim> zero_trip_dims;
+  // The symbols whose read has been warned about.
+  std::set<int32_t> zero_trip_warned;
 };
+
+// Warns when `dim` may be empty because a staged loop that can run zero times
+// grows it from empty, and `what` (indexing, sg.stack) reads an element along
+// it in the function that loop's results live in (a read inside a later
+// staged branch or loop may be guarded by a test). `consequence` ends the message.
+void warn_zero_trip_read(Stager& st, const ir::Dim& dim, const std::string& what, const std::string& consequence,
+                         SourceSpan span);
 
 // Fails at `span` (the statement just run) when it changed a list that a staged
 // branch being staged must leave alone, so the error names the append, not the if.

@@ -232,7 +232,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kBinOp: {
       Value a = eval(*e.a);
       Value b = eval(*e.b);
-      return binary(e.bin_op, a, b, e.span);
+      return binary(e.bin_op, a, b, e.op_spans.empty() ? e.span : operator_span(e.span, e.op_spans[0]));
     }
     case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
     case ExprKind::kBoolOp: return eval_bool_op(e);
@@ -241,7 +241,12 @@ Value Stager::eval(const Expr& e) {
       Value result;
       for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
         Value right = eval(*e.elts[i]);
-        result = compare(e.cmp_ops[i], left, right, e.span);
+        // One comparison of the chain: its operands, at its operator.
+        const SourceSpan& from = i == 0 ? e.a->span : e.elts[i - 1]->span;
+        const SourceSpan& to = e.elts[i]->span;
+        const SourceSpan operands{from.file, from.line, from.col, to.end_line, to.end_col};
+        result = compare(e.cmp_ops[i], left, right,
+                         i < e.op_spans.size() ? operator_span(operands, e.op_spans[i]) : e.span);
         if (i + 1 < e.cmp_ops.size()) {
           if (result.is_tensor())
             fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &");

@@ -1,7 +1,7 @@
 // Basic indexing and slicing of tensors (SPEC §7): x[i], x[a:b:s], x[:, 1],
 // x[..., None], negative indices and staged scalar indices, lowered to one
 // `slice` node (plus `expand_dims` for None).
-#include "staging/stager.h"
+#include "staging/control_state.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -16,8 +16,10 @@ struct IndexItem {
 }  // namespace
 
 // x[items], or with `update` x with x[items] = *update (one slice_update node).
+// `from_source`: an index written in the program, which is checked for reads
+// of what a loop may have left empty (a loop's own iteration is not).
 static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span,
-                         const Value* update = nullptr) {
+                         const Value* update = nullptr, bool from_source = false) {
   const ir::Type type = s.tensor_type(x);
   const size_t rank = type.rank();
   size_t consumed = 0, ellipses = 0;
@@ -67,6 +69,9 @@ static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items
     if (it.kind == IndexItem::kIndex) {
       const Value& v = it.index;
       if (v.is<bool>()) s.fail(it.span, "boolean indices are not supported; use sg.where");
+      if (from_source && !update)
+        warn_zero_trip_read(s, type.shape[axis], "indexing", "this index is then out of range (in eager mode too)",
+                            span);
       if (v.is<Staged>() || (v.is<StaticTensorPtr>() && s.tensor_rank(v) == 0)) {
         const DType dt = s.tensor_dtype(v);
         if (s.tensor_rank(v) != 0) s.fail(it.span, "indexing with a tensor of indices: use sg.take(x, idx, axis)");
@@ -174,7 +179,7 @@ static std::vector<IndexItem> items_from_expr(Stager& s, const Expr& index) {
 }
 
 Value Stager::index_tensor(const Value& x, const Expr& index, SourceSpan span) {
-  return index_items(*this, x, items_from_expr(*this, index), span);
+  return index_items(*this, x, items_from_expr(*this, index), span, nullptr, true);
 }
 
 Value Stager::index_update(const Value& x, const Expr& index, const Value& v, SourceSpan span) {

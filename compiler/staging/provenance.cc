@@ -27,6 +27,10 @@ void Stager::explain(SourceSpan span, const std::string& construct, const std::s
 
 std::string Stager::source_text(SourceSpan span) const {
   if (!span.valid() || span.file >= sources_.size()) return "";
+  if (span.start_line != 0) {  // the whole expression, not from its operator
+    span.line = span.start_line;
+    span.col = span.start_col;
+  }
   const SourceFile& f = sources_.file(span.file);
   if (span.line > f.line_starts.size()) return "";
   std::string_view line = f.line(span.line);

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string_view>
 
+#include "staging/control_state.h"
+
 namespace sg::compiler::staging {
 namespace {
 
@@ -55,9 +57,9 @@ struct SpeculationGuard {
   ~SpeculationGuard() { count -= on; }
 };
 
-[[noreturn]] void cannot_infer(Stager& s, const FunctionDef& def) {
-  s.fail(def.name_span, "cannot infer the result type of '" + def.name +
-                            "', which is recursive: add a return annotation, e.g. `def " + def.name +
+[[noreturn]] void cannot_infer(Stager& s, const FunctionDef& def, const std::string& why) {
+  s.fail(def.name_span, "cannot infer the result type of '" + def.name + "', which is recursive: " + why +
+                            "; add a return annotation, e.g. `def " + def.name +
                             "(...) -> sg.f32[\"N\"]:` (a tuple of them for several results)");
 }
 
@@ -87,6 +89,12 @@ void GraphCalls::rollback(Stager& s, const Snapshot& snap) {
   std::erase_if(s.constant_index_, [&](const auto& kv) { return size_t(kv.second) >= snap.constants; });
   std::erase_if(s.origins_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
   std::erase_if(s.reduced_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
+  // Marks on values of the dropped functions must not fall on the functions
+  // that take their ids next.
+  ControlState& cs = s.control();
+  std::erase_if(cs.relaxed, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
+  std::erase_if(cs.unset_values, [&](const auto& v) { return size_t(v.first) >= snap.functions; });
+  std::erase_if(cs.zero_trip_dims, [&](const auto& kv) { return size_t(kv.second.fn) >= snap.functions; });
   specs.resize(snap.specs);
 }
 
@@ -213,7 +221,7 @@ Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Sco
   }
   Specialisation& sp = specs[*idx];
   if (!sp.in_progress) return emit_call(s, *idx, args, sp.result, span);
-  if (!sp.assumed) throw NeedResult{*idx};
+  if (!sp.assumed) throw PendingResult{*idx};  // only in the probe of `sp`
   sp.assumed_used = true;
   return emit_call(s, *idx, args, *sp.assumed, span);
 }
@@ -222,28 +230,31 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
                        const CallArgs& args, SourceSpan span) {
   const FunctionDef& def = *f->def;
   const Snapshot before = Snapshot{s.module_->functions.size(), s.module_->constants.size(), idx};
+  // Inside another function's probe, a path of this one that waits on that
+  // function is the probe's business: it may take another path.
+  const bool nested_in_probe = s.probing();
   try {
     const std::optional<ResultSig> annotated = annotation(s, def, f->closure);
     specs[idx].in_progress = true;
-    std::vector<ResultSig> queue;  // candidate assumptions still to try, last first
+    // Without an annotation the first pass is the probe (no assumption yet).
     std::optional<ResultSig> assumed = annotated;
-    bool speculating = false;  // diagnostics held back: the assumption may be wrong
+    bool speculating = !annotated;  // diagnostics held back: the pass may be abandoned
     for (int passes = 1;; ++passes) {
-      if (passes > kMaxPasses) cannot_infer(s, def);
+      if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
       const Snapshot snap = snapshot(s);
+      const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
       std::optional<ResultSig> result;
       try {
-        SpeculationGuard guard(s.speculative_, speculating);
+        SpeculationGuard held(s.speculative_, speculating);
+        SpeculationGuard probing(s.probing_, probe);
         result = pass(s, idx, f, bound, args, span);
-      } catch (NeedResult& n) {
-        if (n.spec != idx) throw;
+      } catch (PendingResult&) {
+        // Every path of the probe waits on a recursive call.
         rollback(s, snap);
-        std::vector<ir::Type> arg_types(specs[idx].param_types.begin(),
-                                        specs[idx].param_types.end() - ptrdiff_t(args.captures.size()));
-        queue = candidates(s, arg_types, def.name);
-        std::reverse(queue.begin(), queue.end());
+        if (nested_in_probe) throw;
+        cannot_infer(s, def, "every path to a return goes through a recursive call");
       } catch (WidenRestart& w) {
         if (w.spec != idx) throw;
         rollback(s, snap);
@@ -251,37 +262,46 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       } catch (StageAbort&) {
         if (!speculating) throw;
         rollback(s, snap);
+        // A base case that returns a Python int may stand for a float (its
+        // dtype gives way to a tensor's where the paths join): try that.
+        if (!probe && !annotated && promote_weak(*assumed)) continue;
+        // Otherwise the error is real (the paths staged are real ones): the
+        // same pass again, diagnostics on, reports it.
+        speculating = false;
+        continue;
       }
-      if (result) {
-        if (annotated) {
-          if (!fits(*result, *annotated))
-            s.fail(def.returns->span, "'" + def.name + "' returns " + format(s, *result) +
-                                          " but its return annotation says " + format(s, *annotated));
-          specs[idx].result = *result;
-          break;
-        }
-        if (!specs[idx].assumed_used || fits(*result, *assumed)) {
-          if (!speculating) {
-            specs[idx].result = *result;
-            break;
-          }
-          // The assumption holds: stage once more with diagnostics on.
-          rollback(s, snap);
-          speculating = false;
-          continue;
-        }
+      if (probe) {
+        rollback(s, snap);
+        assumed = hypothesis(s, *result, parameter_symbols(idx), def.name);
+        speculating = true;
+        continue;
+      }
+      if (annotated) {
+        if (!fits(*result, *annotated))
+          s.fail(def.returns->span, "'" + def.name + "' returns " + format(s, *result) +
+                                        " but its return annotation says " + format(s, *annotated));
+      } else if (specs[idx].assumed_used && !bears_out(*result, *assumed, parameter_symbols(idx))) {
         rollback(s, snap);
         std::optional<ResultSig> joined = join(s, *assumed, *result, def.name);
-        queue.push_back(generalise(s, joined ? *joined : *result, def.name));
+        assumed = hypothesis(s, joined ? *joined : *result, parameter_symbols(idx), def.name);
+        speculating = true;
+        continue;
       }
-      if (queue.empty()) cannot_infer(s, def);
-      assumed = queue.back();
-      queue.pop_back();
-      speculating = true;
+      if (speculating) {
+        // The assumption holds: stage once more with diagnostics on.
+        rollback(s, snap);
+        speculating = false;
+        continue;
+      }
+      specs[idx].result = *result;
+      break;
     }
     specs[idx].in_progress = false;
     specs[idx].assumed.reset();
   } catch (StageAbort&) {
+    rollback(s, before);
+    throw;
+  } catch (PendingResult&) {
     rollback(s, before);
     throw;
   }

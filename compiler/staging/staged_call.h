@@ -5,12 +5,18 @@
 //
 // Staging a specialisation may need its own result type before it is known (a
 // recursive call staged before any return). The type comes from a return
-// annotation, or is inferred: the body is staged with the recursive calls'
-// results assumed to be a candidate type, diagnostics held back, until the
-// result it returns fits the assumption (a fixpoint); then it is staged once
-// more for real. A pass that is abandoned (a wrong assumption, a recursive call
-// whose shapes widen the signature) is rolled back: the functions, constants and
-// specialisations it created are dropped.
+// annotation, or is inferred from the paths that return without recursing:
+// a first pass, the probe, stages the body with every recursive call of the
+// function leaving its control path pending (PendingResult); a staged branch
+// that is pending gives way to the other one, so the probe returns the join of
+// the other paths' results. That is the hypothesis: the body is staged again
+// with the recursive calls' results assumed to be of that type, diagnostics
+// held back, until the result it returns fits the assumption (a fixpoint,
+// widening the dims that differ); then it is staged once more for real. When
+// every path of the probe is pending the compiler asks for an annotation.
+// A pass that is abandoned (the probe, a wrong assumption, a recursive call
+// whose shapes widen the signature) is rolled back: the functions, constants
+// and specialisations it created are dropped.
 #pragma once
 
 #include <memory>
@@ -30,6 +36,9 @@ struct ResultSig {
   Kind kind = Kind::kNone;
   ir::Type type;                // kTensor
   std::vector<ResultSig> items; // kTuple
+  // kTensor from a Python number: beside a tensor its dtype would give way
+  // (SPEC §3), so an int or bool one may stand for a float.
+  bool weak = false;
 };
 
 struct Specialisation {
@@ -44,9 +53,6 @@ struct Specialisation {
   ResultSig result;                // once staged
 };
 
-// A recursive call needs the result type of a specialisation still being staged
-// and none is assumed yet: the pass restarts with an assumption.
-struct NeedResult { size_t spec; };
 // A recursive call's staged shapes differ from its specialisation: the pass
 // restarts with the widened signature.
 struct WidenRestart { size_t spec; };
@@ -91,15 +97,24 @@ struct GraphCalls {
   // The result a function body returned, materialized as the results of the
   // current graph function.
   ResultSig materialize_result(Stager& s, const Value& v, const FunctionDef& def);
-  // Every symbolic dim replaced by a fresh one: an assumption about recursive
-  // calls must not tie their dims to this activation's.
-  ResultSig generalise(Stager& s, const ResultSig& r, const std::string& hint) const;
-  // The same structure and dtypes, and `r`'s dims equal `g`'s where `g`'s are static.
+  // The assumption made of a result `r` for the recursive calls: static dims
+  // and dims over the specialisation's parameter symbols (`params`; a Call
+  // node puts the call's argument dims in their place) are kept, every other
+  // dim becomes a fresh symbol of its own, so it ties nothing.
+  ResultSig hypothesis(Stager& s, const ResultSig& r, const std::set<int32_t>& params,
+                       const std::string& hint) const;
+  // The same structure and dtypes, and `r`'s dims equal `g`'s where `g`'s are
+  // static (an annotation's names tie nothing).
   static bool fits(const ResultSig& r, const ResultSig& g);
+  // `r` bears out the assumption `h`: the same structure and dtypes, and equal
+  // dims wherever `h` keeps one (static, or over `params`).
+  static bool bears_out(const ResultSig& r, const ResultSig& h, const std::set<int32_t>& params);
+  // Weak int and bool results become f32; false when there are none.
+  static bool promote_weak(ResultSig& r);
   // Dims that differ become fresh symbols; null when structure, dtype or rank differ.
   std::optional<ResultSig> join(Stager& s, const ResultSig& a, const ResultSig& b, const std::string& hint) const;
-  // Candidate result types for inference: the staged arguments' types, then scalars.
-  std::vector<ResultSig> candidates(Stager& s, const std::vector<ir::Type>& arg_types, const std::string& hint) const;
+  // The symbols that are whole dims of the parameters of specialisation `idx`.
+  std::set<int32_t> parameter_symbols(size_t idx) const;
   std::string format(const Stager& s, const ResultSig& r) const;
 };
 

@@ -73,15 +73,60 @@ ResultSig GraphCalls::materialize_result(Stager& s, const Value& v, const Functi
   s.fn().results.push_back(id);
   r.kind = ResultSig::Kind::kTensor;
   r.type = s.fn().values[size_t(id)].type;
+  r.weak = v.is_number();
   return r;
 }
 
-ResultSig GraphCalls::generalise(Stager& s, const ResultSig& r, const std::string& hint) const {
-  ResultSig g = r;
-  for (ir::Dim& d : g.type.shape)
-    if (!d.is_static()) d = ir::Dim::symbol(s.module().symbols.fresh(hint));
-  for (ResultSig& item : g.items) item = generalise(s, item, hint);
-  return g;
+bool GraphCalls::promote_weak(ResultSig& r) {
+  bool changed = false;
+  if (r.kind == ResultSig::Kind::kTensor && r.weak && (r.type.dtype == DType::kI64 || r.type.dtype == DType::kBool)) {
+    r.type.dtype = DType::kF32;
+    changed = true;
+  }
+  r.weak = false;
+  for (ResultSig& item : r.items) changed = promote_weak(item) || changed;
+  return changed;
+}
+
+namespace {
+
+// A dim an assumption keeps: static, or over parameter symbols only.
+bool kept(const ir::Dim& d, const std::set<int32_t>& params) {
+  for (const ir::Dim::Term& t : d.terms())
+    for (int32_t sym : t.symbols)
+      if (!params.count(sym)) return false;
+  return true;
+}
+
+}  // namespace
+
+ResultSig GraphCalls::hypothesis(Stager& s, const ResultSig& r, const std::set<int32_t>& params,
+                                 const std::string& hint) const {
+  ResultSig h = r;
+  for (ir::Dim& d : h.type.shape)
+    if (!kept(d, params)) d = ir::Dim::symbol(s.module().symbols.fresh(hint));
+  for (ResultSig& item : h.items) item = hypothesis(s, item, params, hint);
+  return h;
+}
+
+bool GraphCalls::bears_out(const ResultSig& r, const ResultSig& h, const std::set<int32_t>& params) {
+  if (r.kind != h.kind || r.items.size() != h.items.size()) return false;
+  if (r.kind == ResultSig::Kind::kTensor) {
+    if (r.type.dtype != h.type.dtype || r.type.rank() != h.type.rank()) return false;
+    for (size_t i = 0; i < r.type.rank(); ++i)
+      if (kept(h.type.shape[i], params) && !(r.type.shape[i] == h.type.shape[i])) return false;
+  }
+  for (size_t i = 0; i < r.items.size(); ++i)
+    if (!bears_out(r.items[i], h.items[i], params)) return false;
+  return true;
+}
+
+std::set<int32_t> GraphCalls::parameter_symbols(size_t idx) const {
+  std::set<int32_t> out;
+  for (const ir::Type& t : specs[idx].param_types)
+    for (const ir::Dim& d : t.shape)
+      if (std::optional<int32_t> sym = d.as_symbol()) out.insert(*sym);
+  return out;
 }
 
 bool GraphCalls::fits(const ResultSig& r, const ResultSig& g) {
@@ -100,6 +145,7 @@ std::optional<ResultSig> GraphCalls::join(Stager& s, const ResultSig& a, const R
                                           const std::string& hint) const {
   if (a.kind != b.kind || a.items.size() != b.items.size()) return std::nullopt;
   ResultSig r = a;
+  r.weak = a.weak && b.weak;
   if (a.kind == ResultSig::Kind::kTensor) {
     if (a.type.dtype != b.type.dtype || a.type.rank() != b.type.rank()) return std::nullopt;
     for (size_t i = 0; i < a.type.rank(); ++i)
@@ -111,27 +157,6 @@ std::optional<ResultSig> GraphCalls::join(Stager& s, const ResultSig& a, const R
     r.items[i] = std::move(*item);
   }
   return r;
-}
-
-std::vector<ResultSig> GraphCalls::candidates(Stager& s, const std::vector<ir::Type>& arg_types,
-                                              const std::string& hint) const {
-  std::vector<ResultSig> out;
-  std::vector<std::string> seen;
-  auto add = [&](const ir::Type& t) {
-    ResultSig r;
-    r.kind = ResultSig::Kind::kTensor;
-    r.type = t;
-    // Static dims identify a candidate; symbolic ones are all alike.
-    std::string key = dtype_name(t.dtype);
-    for (const ir::Dim& d : t.shape) key += "," + (d.is_static() ? std::to_string(d.constant()) : "?");
-    for (const std::string& k : seen)
-      if (k == key) return;
-    seen.push_back(key);
-    out.push_back(generalise(s, r, hint));
-  };
-  for (const ir::Type& t : arg_types) add(t);
-  for (DType d : {DType::kF32, DType::kI64, DType::kBool, DType::kI32, DType::kF16}) add(ir::Type{d, {}});
-  return out;
 }
 
 std::string GraphCalls::format(const Stager& s, const ResultSig& r) const {

@@ -128,10 +128,48 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     br.vars = sc.vars();
     return br;
   };
-  Branch then_b = run_branch(then_fn, ".then");
+  // Probing a recursive function's result type (staged_call.h): a branch that
+  // meets a recursive call of unknown result type is pending, and the If
+  // carries the other branch's values. The pending side is staged again with
+  // stand-ins of the same types, never read.
+  int pending_side = -1;
+  std::optional<PendingResult> pending;
+  auto branch_or_pending = [&](const std::function<void()>& body, const std::string& suffix, int k) {
+    if (!probing()) return run_branch(body, suffix);
+    try {
+      return run_branch(body, suffix);
+    } catch (const PendingResult& p) {
+      if (pending) throw;  // both branches pending: so is the If
+      pending = p;
+      pending_side = k;
+      return Branch{};
+    }
+  };
+  Branch then_b = branch_or_pending(then_fn, ".then", 0);
   check_lists("the then branch");
-  Branch else_b = run_branch(else_fn, ".else");
+  Branch else_b = branch_or_pending(else_fn, ".else", 1);
   check_lists("the else branch");
+  if (pending_side >= 0) {
+    const Branch& taken = pending_side == 0 ? else_b : then_b;
+    std::function<Value(const Value&)> stand_in = [&](const Value& v) -> Value {
+      if (v.is<Staged>()) return unset_value_like(v, span);
+      if (v.is<TuplePtr>()) {
+        std::vector<Value> items;
+        for (const Value& item : *v.as<TuplePtr>()) items.push_back(stand_in(item));
+        return make_tuple(std::move(items));
+      }
+      if (v.is<TensorListV>()) throw *pending;  // no stand-in: the whole If is pending
+      return v;
+    };
+    (pending_side == 0 ? then_b : else_b) = run_branch(
+        [&] {
+          for (const auto& [name, v] : taken.vars) {
+            auto b = before.find(name);
+            if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
+          }
+        },
+        pending_side == 0 ? ".then" : ".else");
+  }
   sc.vars() = before;
 
   // Outputs: every variable either branch rebinds.
@@ -227,8 +265,10 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
                      module_->format_type(types[1]) + " in the else branch of this staged `" + label +
                      "`: the ranks differ",
            provenance_notes({tv, ev}));
-    ir::Type joined = unset[0] ? types[1] : types[0];
-    if (!unset[0] && !unset[1])
+    // An unset value or a pending branch's stand-in does not count.
+    const bool skip[2] = {unset[0] || pending_side == 0, unset[1] || pending_side == 1};
+    ir::Type joined = skip[0] ? types[1] : types[0];
+    if (!skip[0] && !skip[1])
       for (size_t i = 0; i < joined.rank(); ++i)
         if (!(types[0].shape[i] == types[1].shape[i]))
           joined.shape[i] = ir::Dim::symbol(module_->symbols.fresh(name[0] == '$' ? "R" : name));

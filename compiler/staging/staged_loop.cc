@@ -340,12 +340,48 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   for (const Staged& o : captured)
     node.outputs.push_back(st.fn().add_value(st.fn().values[size_t(o.id)].type, "", s.span));
   st.fn().nodes.push_back(std::move(node));
+  if (spec.may_run_zero_times) {
+    // What the loop grows from empty is empty again when it runs zero times.
+    for (const Carry& c : carries) {
+      std::vector<size_t> axes;
+      if (c.kind == CarryKind::kList && !c.init.is_tensor()) axes.push_back(0);
+      if (c.kind == CarryKind::kTensor)
+        for (size_t axis : c.relaxed)
+          if (st.tensor_type(c.init).shape[axis].as_static() == 0) axes.push_back(axis);
+      for (size_t axis : axes)
+        if (std::optional<int32_t> sym = c.type->shape[axis].as_symbol())
+          cs.zero_trip_dims[*sym] = ControlState::ZeroTripDim{c.name, "the staged " + where, outer->fn};
+    }
+  }
   for (const auto& [name, message] : undefined_after) sc.set(name, Value(UndefinedV{name, "", s.span, message}));
   for (const std::string& t : spec.targets)
     sc.set(t, Value(UndefinedV{t, "", s.span,
                                "the target '" + t + "' of the staged " + where +
                                    " may not be read after the loop: it is undefined when the loop runs zero times"}));
   return Flow::kNormal;
+}
+
+bool at_least_one(const ir::Dim& trips) {
+  if (trips.constant() < 1) return false;
+  for (const ir::Dim::Term& t : trips.terms())
+    if (t.coef < 0) return false;
+  return true;
+}
+
+void warn_zero_trip_read(Stager& st, const ir::Dim& dim, const std::string& what, const std::string& consequence,
+                         SourceSpan span) {
+  const std::optional<int32_t> sym = dim.as_symbol();
+  if (!sym) return;
+  ControlState& cs = st.control();
+  auto it = cs.zero_trip_dims.find(*sym);
+  if (it == cs.zero_trip_dims.end() || !st.builder() || st.builder()->fn != it->second.fn) return;
+  // One warning per loop-grown value: its first read; the fix is the same for all.
+  if (st.speculative() || !cs.zero_trip_warned.insert(*sym).second) return;
+  const ControlState::ZeroTripDim& z = it->second;
+  st.warn(span, what + " '" + z.name + "', which " + z.where + " grows from empty: it is empty when that loop runs "
+                    "zero times, and " + consequence,
+          {Note{{}, "start '" + z.name + "' with an item before the loop, or read it only where the loop ran "
+                    "(under a staged test of its length)"}});
 }
 
 }  // namespace sg::compiler::staging

@@ -24,7 +24,14 @@ struct StagedLoopSpec {
   std::vector<std::pair<std::string, Value>> hidden;
   // Names the for target binds: not readable after the loop.
   std::set<std::string> targets;
+  // False where the loop provably runs at least once (static bounds, a dim
+  // such as N+1): then nothing it grows can be left empty.
+  bool may_run_zero_times = true;
 };
+
+// Whether a trip count known as a dim is at least 1 for every binding
+// (symbolic dims are sizes, never negative).
+bool at_least_one(const ir::Dim& trips);
 
 // Emits the While node; the scope afterwards holds the carried values.
 Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec);

@@ -179,6 +179,10 @@ Flow Stager::exec_for(const Stmt& s) {
             },
             {{counter, start}},
             targets};
+        if (static_step) {
+          const std::optional<ir::Dim> lo = known_dim(start), hi = known_dim(stop);
+          if (lo && hi) spec.may_run_zero_times = !at_least_one(*static_step > 0 ? *hi - *lo : *lo - *hi);
+        }
         return run_staged_loop(*this, spec);
       }
     }
@@ -201,6 +205,7 @@ Flow Stager::exec_for(const Stmt& s) {
         },
         {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
         targets};
+    spec.may_run_zero_times = !at_least_one(tensor_type(iterable).shape[0]);
     return run_staged_loop(*this, spec);
   }
   if (iterable.is<SgMember>()) fail(s.iter->span, "unexpected " + type_name(iterable));

@@ -87,6 +87,8 @@ Value Stager::tensor_list_join(const TensorListV& list, const std::string& op, c
   const Value t = Value(resolve_tensor_list(list, "list", span));
   if (to_int(axis, span, op + "'s axis") != 0)
     fail(span, op + " of a tensor list (a list appended to in a staged loop) supports only axis=0");
+  warn_zero_trip_read(*this, tensor_type(t).shape.at(0), "sg." + op + " of",
+                      "sg." + op + " of an empty list fails in eager mode", span);
   if (op == "stack") return t;
   // concatenate: the first two dims merge.
   const ir::Type type = tensor_type(t);

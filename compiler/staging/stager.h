@@ -8,6 +8,7 @@
 // stager: stage_module catches it and returns null).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,6 +30,14 @@ namespace sg::compiler::staging {
 
 // Unwinds after an error diagnostic has been reported.
 struct StageAbort {};
+
+// A recursive call whose result type is still being inferred, met while a
+// probe stages the function's body (staged_call.h): the control path it lies
+// on is pending. A staged branch that is pending gives way to the other
+// branch; a probe all of whose paths are pending cannot infer the type.
+struct PendingResult {
+  size_t spec;
+};
 
 // The state of staged control flow: the statement stack for liveness, relaxed
 // dims, unset values (control_state.h).
@@ -173,6 +182,9 @@ class Stager {
   // Inside a staging pass whose assumptions may prove wrong: errors, warnings
   // and compile-time output are held back (staged_call.h).
   bool speculative() const { return speculative_ > 0; }
+  // Inside a probe for a result type: a recursive call of unknown result type
+  // throws PendingResult, which staged_branches turns into a pending branch.
+  bool probing() const { return probing_ > 0; }
 
   // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
   //      control_flags.cc) ----------------------------------------------------------
@@ -254,6 +266,7 @@ class Stager {
   friend struct GraphCalls;
   std::shared_ptr<GraphCalls> graph_calls_;
   int speculative_ = 0;
+  int probing_ = 0;
 };
 
 }  // namespace sg::compiler::staging

@@ -193,7 +193,7 @@ Flow Stager::exec(const Stmt& s) {
         check_frozen_lists(*this, s.span);
         return Flow::kNormal;
       }
-      assign(*s.target, binary(s.aug_op, old, rhs, s.span), s.target->span);
+      assign(*s.target, binary(s.aug_op, old, rhs, operator_span(s.span, s.op_span)), s.target->span);
       return Flow::kNormal;
     }
     case StmtKind::kIf: {

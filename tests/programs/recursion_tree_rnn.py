@@ -2,7 +2,9 @@
 at i+1 and its right child at i+1+offset[i]; a node whose right child would be
 past the end is a leaf (children ids grow, so the recursion ends; subtrees may
 be shared). `encode` recurses on staged node ids, reads the children with
-sg.take and combines the children's states with sg.concatenate."""
+sg.take and combines the children's states with sg.concatenate. It has no
+return annotation: its result type comes from the leaf path, the one that
+returns without recursing."""
 import stagegraph as sg
 
 # e2e: M=1,6,11 range.root=0,1 range.offset=1,4 scale.w=0.4 scale.w_leaf=0.5 runs=2
@@ -10,7 +12,7 @@ import stagegraph as sg
 H = 8
 
 
-def encode(i, offset, xs, w_leaf, w) -> sg.f32[H]:
+def encode(i, offset, xs, w_leaf, w):
     left = i + 1
     right = left + sg.take(offset, i)
     if right >= xs.shape[0]:

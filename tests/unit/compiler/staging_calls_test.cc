@@ -235,7 +235,9 @@ def f(i: sg.i64, xs: sg.f32["M", 4]):
   EXPECT_EQ(r.result_type("f"), "f32[4]");
 }
 
-TEST(StagingCalls, UninferableResultAsksForAnAnnotation) {
+TEST(StagingCalls, ResultTypeIsInferredFromThePathThatDoesNotRecurse) {
+  // The recursive path needs the result type ([3] @ v) before any return;
+  // the base path gives it.
   auto r = stage_source(R"(import stagegraph as sg
 
 def encode(i, xs, w, v):
@@ -249,10 +251,228 @@ def encode(i, xs, w, v):
 def f(i: sg.i64, xs: sg.f32["M", 4], w: sg.f32[4, 3], v: sg.f32[3, 3]):
     return encode(i, xs, w, v)
 )");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[3]");
+  EXPECT_EQ(r.locations(), "");
+  EXPECT_EQ(count_specialisations(r, "encode"), 1u);
+}
+
+TEST(StagingCalls, TreeRecursionWithTwoCallsNeedsNoAnnotation) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, left, right, xs, w_leaf, w):
+    l = sg.take(left, i)
+    if l < 0:
+        h = sg.tanh(sg.take(xs, i, axis=0) @ w_leaf)
+    else:
+        h_left = encode(l, left, right, xs, w_leaf, w)
+        h_right = encode(sg.take(right, i), left, right, xs, w_leaf, w)
+        h = sg.tanh(sg.concatenate([h_left, h_right, xs[i]]) @ w)
+    return h
+
+@sg.function
+def tree(root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 8], w_leaf: sg.f32[8, 8],
+         w: sg.f32[24, 8]):
+    return encode(root, left, right, xs, w_leaf, w)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("tree"), "f32[8]");
+  const ir::Function* encode = find_function(r, "encode");
+  ASSERT_NE(encode, nullptr);
+  EXPECT_EQ(r.ir->format_type(encode->values.at(size_t(encode->results.at(0))).type), "f32[8]");
+}
+
+TEST(StagingCalls, AResultTiedToAnArgumentKeepsItsDims) {
+  // Every path returns x's shape: the assumption [N, 3] (N the parameter's
+  // dim) holds, and the caller sees its own argument's dims.
+  auto r = stage_source(R"(import stagegraph as sg
+
+def down(n, x):
+    if n <= 0:
+        return x * 2.0
+    return down(n - 1, x) + x
+
+@sg.function
+def f(n: sg.i64, x: sg.f32["N", 3]):
+    return down(n, x)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[N, 3]");
+}
+
+TEST(StagingCalls, MutualRecursionInfersSymbolicResults) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def halve(x, n):
+    if n <= 0:
+        return x
+    return shift(x * 0.5, n - 1) + 1.0
+
+def shift(x, n):
+    if n <= 0:
+        y = x * 2.0
+    else:
+        y = halve(x, n - 1) - x
+    return y
+
+@sg.function
+def f(x: sg.f32["N", 3], n: sg.i64):
+    return halve(x, n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[N, 3]");
+  EXPECT_EQ(count_specialisations(r, "halve"), 1u);
+  EXPECT_EQ(count_specialisations(r, "shift"), 1u);
+}
+
+TEST(StagingCalls, ResultDimsThatDifferAcrossReturnPathsWiden) {
+  // The base path returns [N]; the recursive one [N + 1]: the assumption [N]
+  // fails, the differing dim becomes a new symbol, and that holds.
+  auto r = stage_source(R"(import stagegraph as sg
+
+def grow(n, x):
+    if n <= 0:
+        return x
+    return sg.concatenate([grow(n - 1, x), x[:1]])
+
+@sg.function
+def f(n: sg.i64, x: sg.f32["N"]):
+    return grow(n, x)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  const ir::Function& f = r.function("f");
+  const ir::Type& t = f.values.at(size_t(f.results.at(0))).type;
+  ASSERT_EQ(t.rank(), 1u) << r.result_type("f");
+  EXPECT_FALSE(t.shape[0].is_static());
+  EXPECT_NE(r.result_type("f"), "f32[N]");
+}
+
+TEST(StagingCalls, ABaseCaseThatReturnsAnIntGivesWayToAFloat) {
+  // `return 0` alone would be i64; joined with the float path it is f32.
+  auto r = stage_source(R"(import stagegraph as sg
+
+def total(n, x):
+    if n <= 0:
+        return 0
+    return total(n - 1, x) + sg.sum(x)
+
+@sg.function
+def f(n: sg.i64, x: sg.f32[3]):
+    return total(n, x)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(r.result_type("f"), "f32[]");
+  EXPECT_EQ(r.locations(), "");
+}
+
+TEST(StagingCalls, ReturnPathsOfDifferentRanksAreAnError) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def bad(n, x):
+    if n <= 0:
+        r = sg.sum(x)
+    else:
+        r = bad(n - 1, x) + x
+    return r
+
+@sg.function
+def f(n: sg.i64, x: sg.f32[4]):
+    return bad(n, x)
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("the ranks differ"), std::string::npos) << r.locations();
+  EXPECT_EQ(r.locations().find("cannot infer"), std::string::npos) << r.locations();
+}
+
+TEST(StagingCalls, AnErrorOnTheRecursivePathIsReportedNotAskedToAnnotate) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, xs, w, v):
+    if i <= 0:
+        h = sg.tanh(xs[0] @ w)
+    else:
+        h = sg.tanh(encode(i - 1, xs, w, v) @ v)
+    return h
+
+@sg.function
+def f(i: sg.i64, xs: sg.f32["M", 4], w: sg.f32[4, 3], v: sg.f32[4, 3]):
+    return encode(i, xs, w, v)
+)");
   EXPECT_FALSE(r.ir);
   const std::string errors = r.locations();
-  EXPECT_NE(errors.find("3:5: error: cannot infer the result type of 'encode'"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("return annotation"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("7:45: error: matmul"), std::string::npos) << errors;
+  EXPECT_EQ(r.diags->error_count(), 1u) << errors;
+}
+
+TEST(StagingCalls, UninferableResultAsksForAnAnnotation) {
+  // No path returns without recursing.
+  auto r = stage_source(R"(import stagegraph as sg
+
+def spin(i, x):
+    if i <= 0:
+        r = spin(i + 1, x)
+    else:
+        r = spin(i - 1, x) * 2.0
+    return r
+
+@sg.function
+def f(i: sg.i64, x: sg.f32[3]):
+    return spin(i, x)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  EXPECT_NE(errors.find("3:5: error: cannot infer the result type of 'spin', which is recursive: every path to a "
+                        "return goes through a recursive call; add a return annotation"),
+            std::string::npos)
+      << errors;
+  EXPECT_EQ(r.diags->error_count(), 1u) << errors;
+}
+
+TEST(StagingCalls, UninferableMutualRecursionNamesTheFirstFunction) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def ping(n):
+    if n > 0:
+        return pong(n - 1) + 1
+    return pong(n + 1)
+
+def pong(n):
+    return ping(n) * 2
+
+@sg.function
+def f(n: sg.i64):
+    return ping(n)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  EXPECT_NE(errors.find("3:5: error: cannot infer the result type of 'ping'"), std::string::npos) << errors;
+  EXPECT_EQ(r.diags->error_count(), 1u) << errors;
+}
+
+TEST(StagingCalls, AnUninferableCalleeIsNamedEvenWhenItsCallerHasABaseCase) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def outer(n):
+    if n <= 0:
+        return n
+    return spin(n)
+
+def spin(n):
+    return outer(spin(n - 1))
+
+@sg.function
+def f(n: sg.i64):
+    return outer(n)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  EXPECT_NE(errors.find("cannot infer the result type of 'spin'"), std::string::npos) << errors;
   EXPECT_EQ(r.diags->error_count(), 1u) << errors;
 }
 

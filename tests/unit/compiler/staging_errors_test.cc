@@ -17,10 +17,41 @@ def f(x: sg.f32["N", 784], w: sg.f32[512, 10]):
     return h
 )");
   EXPECT_FALSE(r.ir);
+  // At the operator (SPEC §8's LINE:COL is where the problem is): the `@`.
   EXPECT_EQ(r.locations(),
-            "5:9: error: matmul: inner dimensions differ: [N, 784] @ [512, 10]\n"
+            "5:11: error: matmul: inner dimensions differ: [N, 784] @ [512, 10]\n"
             "  4:10: note: x declared as f32[N, 784] here\n"
             "  4:31: note: w declared as f32[512, 10] here\n");
+  ASSERT_FALSE(r.diags->diagnostics().empty());
+  EXPECT_EQ(r.diags->format(r.diags->diagnostics()[0]),
+            "model.py:5:11: error: matmul: inner dimensions differ: [N, 784] @ [512, 10]\n"
+            "        h = x @ w\n"
+            "            ~~^~~\n"
+            "model.py:4:10: note: x declared as f32[N, 784] here\n"
+            "    def f(x: sg.f32[\"N\", 784], w: sg.f32[512, 10]):\n"
+            "             ^~~~~~~~~~~~~~~~\n"
+            "model.py:4:31: note: w declared as f32[512, 10] here\n"
+            "    def f(x: sg.f32[\"N\", 784], w: sg.f32[512, 10]):\n"
+            "                                  ^~~~~~~~~~~~~~~\n");
+}
+
+TEST(StagingErrors, AugmentedAssignmentAndComparisonPointAtTheirOperators) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 4], w: sg.f32[3, 4], v: sg.f32[5]):
+    h = x
+    h @= w
+    return h
+
+@sg.function
+def g(x: sg.f32["N", 4], v: sg.f32[5]):
+    return x + 1.0 < v
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string l = r.locations();
+  EXPECT_NE(l.find("6:7: error: matmul: inner dimensions differ: [N, 4] @ [3, 4]"), std::string::npos) << l;
+  EXPECT_NE(l.find("11:20: error: less: cannot broadcast [N, 4] with [5]"), std::string::npos) << l;
 }
 
 TEST(StagingErrors, MismatchNotesNameTheProducingOp) {
@@ -33,8 +64,8 @@ def f(x: sg.f32["N", 784], w1: sg.f32[784, 512], w2: sg.f32[10, 512]):
 )");
   EXPECT_FALSE(r.ir);
   EXPECT_EQ(r.locations(),
-            "6:12: error: matmul: inner dimensions differ: [N, 512] @ [10, 512]\n"
-            "  5:9: note: `x @ w1` produced f32[N, 512] here\n"
+            "6:14: error: matmul: inner dimensions differ: [N, 512] @ [10, 512]\n"
+            "  5:11: note: `x @ w1` produced f32[N, 512] here\n"
             "  4:54: note: w2 declared as f32[10, 512] here\n"
             "  0:0: note: the inner dims match if the right operand is transposed: use `.T` or "
             "sg.transpose on it\n");
@@ -97,7 +128,7 @@ def f(x: sg.f32[2], i: sg.i32[2]):
     return x + i
 )");
   EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("5:12: error: add: operands have different dtypes f32 and i32; cast one with astype"),
+  EXPECT_NE(r.locations().find("5:14: error: add: operands have different dtypes f32 and i32; cast one with astype"),
             std::string::npos) << r.locations();
 }
 

@@ -49,6 +49,36 @@ TEST_F(DiagnosticsTest, ErrorWithCaretUnderTheSpan) {
   EXPECT_EQ(diags_.error_count(), 1u);
 }
 
+TEST_F(DiagnosticsTest, AnOperationPointsAtItsOperator) {
+  // `a @ b`: LINE:COL and the caret at the `@`, tildes over the operands.
+  const SourceSpan matmul = operator_span(span(file_, 2, 9, 2, 14), span(file_, 2, 11, 2, 12));
+  diags_.error(matmul, "matmul inner dims differ: 3 vs 4");
+  EXPECT_EQ(text(),
+            "model.py:2:11: error: matmul inner dims differ: 3 vs 4\n"
+            "        x = a @ b\n"
+            "            ~~^~~\n");
+  EXPECT_EQ(json(),
+            "{\"file\":\"model.py\",\"line\":2,\"column\":11,\"severity\":\"error\","
+            "\"message\":\"matmul inner dims differ: 3 vs 4\",\"notes\":[]}\n");
+}
+
+TEST_F(DiagnosticsTest, AnOperationOverSeveralLinesShowsTheOperatorsLine) {
+  // `x +\n 1`: the `+` on line 3, the expression going on to line 4.
+  diags_.error(operator_span(span(file_, 3, 7, 4, 11), span(file_, 3, 9, 3, 10)), "add");
+  EXPECT_EQ(text(),
+            "model.py:3:9: error: add\n"
+            "    \ty = (x +\n"
+            "    \t     ~~^\n");
+}
+
+TEST_F(DiagnosticsTest, AnOperatorSpanWithoutAnOperatorIsTheExpression) {
+  const SourceSpan whole = span(file_, 2, 9, 2, 14);
+  const SourceSpan s = operator_span(whole, SourceSpan{});
+  EXPECT_EQ(s.line, 2u);
+  EXPECT_EQ(s.col, 9u);
+  EXPECT_EQ(s.start_line, 0u);
+}
+
 TEST_F(DiagnosticsTest, NotesWithAndWithoutLocations) {
   diags_.error(span(file_, 2, 9, 2, 10), "bad operand",
                {Note{span(file_, 1, 7, 1, 8), "'a' declared here"}, Note{SourceSpan{}, "shapes are [3] and [4]"}});

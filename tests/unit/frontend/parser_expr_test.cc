@@ -103,6 +103,26 @@ TEST(ParserExpr, NodeSpansCoverTheExpression) {
   EXPECT_EQ(sum.b->span.col, 19u);  // the subscript
 }
 
+TEST(ParserExpr, OperatorsKeepTheirTokenSpans) {
+  ParseResult r = parse_source("h = x @ w ** 2\nc = 0 <= i is not n\n");
+  ASSERT_TRUE(r.module) << r.errors;
+  const Expr& matmul = *r.module->body[0]->value;
+  ASSERT_EQ(matmul.op_spans.size(), 1u);
+  EXPECT_EQ(matmul.op_spans[0].line, 1u);
+  EXPECT_EQ(matmul.op_spans[0].col, 7u);
+  EXPECT_EQ(matmul.op_spans[0].end_col, 8u);
+  EXPECT_EQ(matmul.span.col, 5u);  // the expression still starts at its left operand
+  ASSERT_EQ(matmul.b->op_spans.size(), 1u);
+  EXPECT_EQ(matmul.b->op_spans[0].col, 11u);  // `**`
+  EXPECT_EQ(matmul.b->op_spans[0].end_col, 13u);
+  const Expr& cmp = *r.module->body[1]->value;
+  ASSERT_EQ(cmp.op_spans.size(), 2u);
+  EXPECT_EQ(cmp.op_spans[0].col, 7u);  // `<=`
+  EXPECT_EQ(cmp.op_spans[0].end_col, 9u);
+  EXPECT_EQ(cmp.op_spans[1].col, 12u);  // `is not`, both words
+  EXPECT_EQ(cmp.op_spans[1].end_col, 18u);
+}
+
 TEST(ParserExpr, SyntaxErrorsStopAtTheFirst) {
   EXPECT_EQ(expr_dump("f(a b)"), "ERRORS 2:5: expected ',' or ')' in the argument list, found name 'b'\n");
   EXPECT_EQ(expr_dump("a + * b"), "ERRORS 2:5: expected an expression, found '*'\n");

@@ -91,6 +91,17 @@ TEST(ParserStmt, StatementSpans) {
   EXPECT_EQ(ret.span.end_col, 14u);
 }
 
+TEST(ParserStmt, AugmentedAssignmentKeepsItsOperator) {
+  ParseResult r = parse_source("h @= w\ntotal //= 2\n");
+  ASSERT_TRUE(r.module) << r.errors;
+  const Stmt& matmul = *r.module->body[0];
+  EXPECT_EQ(matmul.op_span.col, 3u);
+  EXPECT_EQ(matmul.op_span.end_col, 5u);
+  EXPECT_EQ(matmul.span.col, 1u);
+  EXPECT_EQ(r.module->body[1]->op_span.col, 7u);
+  EXPECT_EQ(r.module->body[1]->op_span.end_col, 10u);
+}
+
 TEST(ParserStmt, SyntaxErrors) {
   EXPECT_EQ(parse_dump("if x > 0\n    y = 1\n"), "ERRORS\n1:9: expected ':' after the if condition, found end of line\n");
   EXPECT_EQ(parse_dump("x = 1\n    y = 2\n"), "ERRORS\n2:1: unexpected indent\n");
