@@ -2,6 +2,8 @@
 //   - fully connected 64x1024->1024 and 64x4096->4096, weights split into
 //     128-channel operators vs one operator (the L2 pitfall of DEPENDENCIES.md);
 //   - conv2d 3x3 SAME 1x56x56x64 -> 64;
+//   - the mlp and cnn benchmark models' layers as fused nodes (bias and relu
+//     inside the XNNPACK operator);
 //   - matmul 64x784 @ 784x512: the reference kernel, XNNPACK fully connected
 //     (constant weights) and our own GEMM (both operands non-constant).
 // The argument is the thread count (1 or 2).
@@ -81,7 +83,7 @@ void fully_connected(benchmark::State& state, int64_t m, int64_t k, int64_t n, x
   if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
   Buffer a({m, k}, 1), b({k, n}, 2), c({m, n});
   const InputInfo infos[2] = {a.info(false), b.info(true)};
-  auto kernel = xnn::make_fully_connected(infos, split);
+  auto kernel = xnn::make_fully_connected(infos, ops::attr::kActNone, split);
   if (!kernel) return state.SkipWithError("fully connected not prepared");
   run_prepared(state, *kernel, {a.ref(), b.ref()}, c.ref(), 2.0 * double(m * k * n));
 }
@@ -90,6 +92,39 @@ void BM_FullyConnected_64x1024x1024_Split(benchmark::State& s) { fully_connected
 void BM_FullyConnected_64x1024x1024_Unsplit(benchmark::State& s) { fully_connected(s, 64, 1024, 1024, xnn::FcSplit::kNever); }
 void BM_FullyConnected_64x4096x4096_Split(benchmark::State& s) { fully_connected(s, 64, 4096, 4096, xnn::FcSplit::kAlways); }
 void BM_FullyConnected_64x4096x4096_Unsplit(benchmark::State& s) { fully_connected(s, 64, 4096, 4096, xnn::FcSplit::kNever); }
+
+// The mlp benchmark's first layer (784 -> 512, relu) at batch 64 and 1, as one
+// fused fully_connected node, with the weights split or not.
+void mlp_layer(benchmark::State& state, int64_t m, xnn::FcSplit split) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({m, 784}, 1), w({784, 512}, 2), b({512}, 3), c({m, 512});
+  const InputInfo infos[3] = {a.info(false), w.info(true), b.info(true)};
+  auto kernel = xnn::make_fully_connected(infos, ops::attr::kActRelu, split);
+  if (!kernel) return state.SkipWithError("fully_connected not prepared");
+  run_prepared(state, *kernel, {a.ref(), w.ref(), b.ref()}, c.ref(), 2.0 * double(m * 784 * 512));
+}
+
+void BM_MlpLayer_64x784x512_Split(benchmark::State& s) { mlp_layer(s, 64, xnn::FcSplit::kAlways); }
+void BM_MlpLayer_64x784x512_Unsplit(benchmark::State& s) { mlp_layer(s, 64, xnn::FcSplit::kNever); }
+void BM_MlpLayer_1x784x512_Split(benchmark::State& s) { mlp_layer(s, 1, xnn::FcSplit::kAlways); }
+void BM_MlpLayer_1x784x512_Unsplit(benchmark::State& s) { mlp_layer(s, 1, xnn::FcSplit::kNever); }
+
+// The cnn benchmark's convolutions: 3x3 SAME + bias + relu as one conv2d_bias node.
+void cnn_conv(benchmark::State& state, int64_t hw, int64_t cin, int64_t cout) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer x({1, hw, hw, cin}, 1), w({3, 3, cin, cout}, 2), b({cout}, 3), y({1, hw, hw, cout});
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({1, 1}), ops::AttrValue::Ints({1, 1}), ops::AttrValue::String("SAME"),
+                  ops::AttrValue::Int(1), ops::AttrValue::Int(ops::attr::kActRelu)};
+  const InputInfo infos[3] = {x.info(false), w.info(true), b.info(true)};
+  auto kernel = xnnpack_prepare(ops::OpId::Conv2DBias, attrs, infos);
+  if (!kernel) return state.SkipWithError("conv2d_bias not prepared");
+  run_prepared(state, *kernel, {x.ref(), w.ref(), b.ref()}, y.ref(), 2.0 * double(hw * hw * cout * 9 * cin));
+}
+
+void BM_CnnConv_32x32x3x16(benchmark::State& s) { cnn_conv(s, 32, 3, 16); }
+void BM_CnnConv_16x16x16x32(benchmark::State& s) { cnn_conv(s, 16, 16, 32); }
+void BM_CnnConv_8x8x32x64(benchmark::State& s) { cnn_conv(s, 8, 32, 64); }
 
 void BM_Conv3x3_56x56x64(benchmark::State& state) {
   if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
@@ -141,6 +176,13 @@ SG_BENCH(BM_FullyConnected_64x1024x1024_Unsplit);
 SG_BENCH(BM_FullyConnected_64x4096x4096_Split);
 SG_BENCH(BM_FullyConnected_64x4096x4096_Unsplit);
 SG_BENCH(BM_Conv3x3_56x56x64);
+SG_BENCH(BM_MlpLayer_64x784x512_Split);
+SG_BENCH(BM_MlpLayer_64x784x512_Unsplit);
+SG_BENCH(BM_MlpLayer_1x784x512_Split);
+SG_BENCH(BM_MlpLayer_1x784x512_Unsplit);
+BENCHMARK(BM_CnnConv_32x32x3x16)->Arg(1)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_CnnConv_16x16x16x32)->Arg(1)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_CnnConv_8x8x32x64)->Arg(1)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_MatMul_64x784x512_Reference)->Arg(1)->UseRealTime()->MinTime(0.5);
 SG_BENCH(BM_MatMul_64x784x512_XnnpackConstantB);
 SG_BENCH(BM_MatMul_64x784x512_OwnGemm);

@@ -5,6 +5,8 @@
 //        elimination, dead code elimination
 //   -O2  -O1, then fusion (fully_connected, conv2d_bias) and loop-invariant code
 //        motion out of While bodies, then -O1 again
+//   -O1 and -O2 end by ordering nodes for a lower activation peak; -O0 keeps
+//   program order.
 // Every pass keeps the module valid for ir::verify and keeps each entry's
 // results (values within SPEC §1's tolerance; effects in order).
 #pragma once
@@ -41,6 +43,19 @@ bool fuse_operations(ir::Module& m);
 // Moves pure nodes of a While body whose inputs are loop-invariant before the
 // While, passing their results in as extra carried values.
 bool hoist_loop_invariants(ir::Module& m);
+
+// Reorders each function's nodes (topologically, effects kept in place as
+// barriers) to lower the peak of live activation bytes, where that lowers
+// peak_live_bytes; otherwise leaves the function in program order.
+bool order_nodes_for_memory(ir::Module& m);
+
+// The model that ordering minimizes: the most bytes live at once when f's nodes
+// run in their current order, a node's outputs counted while its inputs are still
+// live; constants and parameters not counted; a symbolic dim counted as 1.
+int64_t peak_live_bytes(const ir::Function& f);
+
+// Static bytes of a value of type t by the same model (symbolic dims count as 1).
+int64_t value_bytes(const ir::Type& t);
 
 // The passes of optimization level 0, 1 or 2.
 void run_pipeline(ir::Module& m, int opt_level);

@@ -2,7 +2,8 @@
 // dead nodes; CSE runs after folding so equal folded constants merge; dead code
 // elimination last renumbers what is left. -O2 fuses after -O1 has removed
 // identities (so a zero bias added by the source is gone), hoists loop invariants, then
-// runs -O1 again on what hoisting exposed.
+// runs -O1 again on what hoisting exposed. Node ordering comes last, once the
+// set of nodes is final.
 #include "passes/passes.h"
 
 namespace sg::compiler::passes {
@@ -27,10 +28,12 @@ void run_o1(ir::Module& m) {
 void run_pipeline(ir::Module& m, int opt_level) {
   if (opt_level <= 0) return;
   run_o1(m);
-  if (opt_level < 2) return;
-  bool changed = fuse_operations(m);
-  changed |= hoist_loop_invariants(m);
-  if (changed) run_o1(m);
+  if (opt_level >= 2) {
+    bool changed = fuse_operations(m);
+    changed |= hoist_loop_invariants(m);
+    if (changed) run_o1(m);
+  }
+  order_nodes_for_memory(m);
 }
 
 }  // namespace sg::compiler::passes

@@ -1,8 +1,10 @@
-// conv2d (constant HWIO filter, repacked once to XNNPACK's OHWI) and max/avg
-// pooling on XNNPACK NHWC operators. "SAME" padding uses XNNPACK's TensorFlow
-// SAME mode, which recomputes the padding for each input size by the rule of
-// SPEC §7 (total max((out-1)*stride + (k-1)*dilation + 1 - in, 0), the odd one
-// after); average pooling divides by the cells inside the input, as SPEC asks.
+// conv2d and conv2d_bias (constant HWIO filter, repacked once to XNNPACK's OHWI;
+// constant bias and relu inside the operator, exact while OverflowBound holds,
+// see xnn_common.h) and max/avg pooling on XNNPACK NHWC operators. "SAME"
+// padding uses XNNPACK's TensorFlow SAME mode, which recomputes the padding for
+// each input size by the rule of SPEC §7 (total max((out-1)*stride + (k-1)*dilation
+// + 1 - in, 0), the odd one after); average pooling divides by the cells inside
+// the input, as SPEC asks.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,37 +51,62 @@ Status check_nhwc(const char* op, const TensorRef& x, const TensorRef& o, const 
 
 // ---- conv2d ------------------------------------------------------------------
 
+// What the operator was last set up with: setup is redone only when it changes
+// (XNNPACK then also keeps its indirection buffer).
+struct ConvSetup {
+  size_t n = 0, h = 0, w = 0;
+  const float* input = nullptr;
+  float* output = nullptr;
+  void* pool = nullptr;
+  bool operator==(const ConvSetup&) const = default;
+};
+
 class Conv2DKernel final : public PreparedKernel {
  public:
-  Conv2DKernel(Operator op, const ops::Attrs& attrs, Window2D w, int64_t cin, int64_t cout, size_t bytes)
-      : op_(std::move(op)), attrs_(attrs), w_(w), cin_(cin), cout_(cout), bytes_(bytes) {}
+  Conv2DKernel(Operator op, ops::OpId id, const ops::Attrs& attrs, Window2D w, int64_t cin, int64_t cout, size_t bytes,
+               OverflowBound bound, std::string name)
+      : op_(std::move(op)), id_(id), attrs_(attrs), w_(w), cin_(cin), cout_(cout), bytes_(bytes), bound_(bound),
+        name_(std::move(name)), isa_(simd::best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
-    if (in.size() != 2 || out.size() != 1) return internal_error("conv2d: wrong operand count");
+    const bool fused = id_ == ops::OpId::Conv2DBias;
+    const char* op_name = fused ? "conv2d_bias" : "conv2d";
+    if (in.size() != (fused ? 3u : 2u) || out.size() != 1)
+      return internal_error(std::string(op_name) + ": wrong operand count");
     const TensorRef &x = in[0], &o = out[0];
     bool has_work = false;
-    SG_RETURN_IF_ERROR(check_nhwc("conv2d", x, o, w_, cout_, has_work));
-    if (x.shape[3] != cin_)
-      return internal_error("conv2d: input " + describe_shape(x) + " for " + std::to_string(cin_) + " input channels");
+    SG_RETURN_IF_ERROR(check_nhwc(op_name, x, o, w_, cout_, has_work));
+    if (x.shape[3] != cin_ || (fused && (in[2].rank != 1 || in[2].shape[0] != cout_)))
+      return internal_error(std::string(op_name) + ": input " + describe_shape(x) + " for " + std::to_string(cin_) +
+                            " input channels");
     if (!has_work) return Status::Ok();
-    SG_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), size_t(x.shape[0]), size_t(x.shape[1]),
-                                                              size_t(x.shape[2]), x.as<const float>(), o.as<float>(),
-                                                              pool_of(ctx)),
-                             "conv2d setup"));
-    SG_RETURN_IF_ERROR(check(xnn_run_operator(op_.get(), pool_of(ctx)), "conv2d"));
-    if (has_nan_or_neg_inf(o.as<const float>(), size_t(o.numel())))
-      return run_reference(ops::OpId::Conv2D, attrs_, ctx, in, out);
-    return Status::Ok();
+    if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
+      return run_reference(id_, attrs_, ctx, in, out);
+    const ConvSetup now{size_t(x.shape[0]), size_t(x.shape[1]), size_t(x.shape[2]), x.as<const float>(), o.as<float>(),
+                        ctx.threadpool};
+    if (!(now == setup_)) {
+      setup_ = ConvSetup{};
+      SG_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), now.n, now.h, now.w, now.input, now.output,
+                                                                pool_of(ctx)),
+                               "conv2d setup"));
+      setup_ = now;
+    }
+    return check(xnn_run_operator(op_.get(), pool_of(ctx)), op_name);
   }
-  const char* name() const override { return "xnnpack:convolution2d_nhwc_f32"; }
+  const char* name() const override { return name_.c_str(); }
   size_t memory_bytes() const override { return bytes_; }
 
  private:
   Operator op_;
-  ops::Attrs attrs_;  // for the reference kernel
+  ops::OpId id_;      // conv2d or conv2d_bias, for the reference kernel
+  ops::Attrs attrs_;
   Window2D w_;
   int64_t cin_, cout_;
   size_t bytes_;
+  OverflowBound bound_;
+  std::string name_;
+  simd::Isa isa_;
+  ConvSetup setup_;
 };
 
 // ---- pooling -----------------------------------------------------------------
@@ -88,7 +115,8 @@ class Conv2DKernel final : public PreparedKernel {
 // and again when the channel count changes.
 class PoolKernel final : public PreparedKernel {
  public:
-  PoolKernel(bool avg, const ops::Attrs& attrs, Window2D w) : avg_(avg), attrs_(attrs), w_(w) {}
+  PoolKernel(bool avg, const ops::Attrs& attrs, Window2D w)
+      : avg_(avg), attrs_(attrs), w_(w), isa_(simd::best_isa()) {}
 
   // Creates the operator for `channels`; also used at prepare time to learn
   // whether XNNPACK takes this window at all.
@@ -116,8 +144,10 @@ class PoolKernel final : public PreparedKernel {
     SG_RETURN_IF_ERROR(check_nhwc(op_name, x, o, w_, x.rank == 4 ? x.shape[3] : -1, has_work));
     if (!has_work) return Status::Ok();
     const ops::OpId id = avg_ ? ops::OpId::AvgPool2D : ops::OpId::MaxPool2D;
-    // XNNPACK's max pooling skips NaN: such inputs go to the reference.
-    if (!avg_ && has_nan_or_neg_inf(x.as<const float>(), size_t(x.numel()))) return run_reference(id, attrs_, ctx, in, out);
+    // XNNPACK's max pooling skips NaN: such inputs (and, as the vectorized scan
+    // finds NaN and infinities together, infinite ones) go to the reference.
+    if (!avg_ && !std::isfinite(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
+      return run_reference(id, attrs_, ctx, in, out);
     const size_t channels = size_t(x.shape[3]);
     if (op_ == nullptr || channels != channels_) SG_RETURN_IF_ERROR(create(channels));
     const size_t n = size_t(x.shape[0]), h = size_t(x.shape[1]), wd = size_t(x.shape[2]);
@@ -137,6 +167,7 @@ class PoolKernel final : public PreparedKernel {
   bool avg_;
   ops::Attrs attrs_;  // for the reference kernel
   Window2D w_;
+  simd::Isa isa_;
   Operator op_;
   size_t channels_ = 0;
 };
@@ -152,9 +183,14 @@ bool padding_mode(const std::string& s, bool& same) {
 
 std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<const InputInfo> in) {
   using namespace ops::attr;
-  if (in.size() != 2 || attrs.values.size() < 4) return nullptr;
+  const bool fused = in.size() == 3;
+  if ((in.size() != 2 && !fused) || attrs.values.size() != (fused ? 5u : 4u)) return nullptr;
   const InputInfo &x = in[0], &f = in[1];
   if (!is_f32(x) || !is_f32(f) || x.rank != 4 || f.rank != 4 || f.constant == nullptr) return nullptr;
+  const int64_t activation = fused ? attrs.i(kConvActivation) : kActNone;
+  if (activation != kActNone && activation != kActRelu) return nullptr;
+  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != f.shape[3] || in[2].constant == nullptr))
+    return nullptr;
   Window2D w{f.shape[0], f.shape[1], attr_pair(attrs, kConvStride, 0), attr_pair(attrs, kConvStride, 1),
              attr_pair(attrs, kConvDilation, 0), attr_pair(attrs, kConvDilation, 1), false};
   if (!padding_mode(attrs.s(kConvPadding), w.same)) return nullptr;
@@ -167,6 +203,7 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   // HWIO [kh][kw][cin_g][cout] -> OHWI [cout][kh][kw][cin_g]; with groups, output
   // channel o = g*cout_g + j belongs to group g in both layouts.
   const float* hwio = static_cast<const float*>(f.constant);
+  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
   const int64_t taps = w.kh * w.kw;
   std::vector<float> ohwi(size_t(taps * cin_g * cout));
   for (int64_t t = 0; t < taps; ++t)
@@ -176,10 +213,18 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   xnn_operator_t p = nullptr;
   const xnn_status s = xnn_create_convolution2d_nhwc_f32(
       0, 0, 0, 0, uint32_t(w.kh), uint32_t(w.kw), uint32_t(w.sh), uint32_t(w.sw), uint32_t(w.dh), uint32_t(w.dw),
-      uint32_t(groups), size_t(cin_g), size_t(cout_g), size_t(cin_g * groups), size_t(cout), ohwi.data(), nullptr,
-      -kInf, kInf, w.same ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0, &p);
+      uint32_t(groups), size_t(cin_g), size_t(cout_g), size_t(cin_g * groups), size_t(cout), ohwi.data(), bias,
+      activation == kActRelu ? 0.0f : -kInf, kInf, w.same ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0, &p);
   if (s != xnn_status_success) return nullptr;
-  return std::make_unique<Conv2DKernel>(Operator(p), attrs, w, cin_g * groups, cout, ohwi.size() * sizeof(float));
+  std::string name = "xnnpack:convolution2d_nhwc_f32";
+  if (fused) name += "+bias";
+  if (activation == kActRelu) name += "+relu";
+  // The packed filter and bias (XNNPACK rounds the channels up to its tile).
+  const size_t bytes = size_t(ohwi.size() + size_t(cout)) * sizeof(float);
+  return std::make_unique<Conv2DKernel>(Operator(p), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs, w,
+                                        cin_g * groups, cout, bytes,
+                                        OverflowBound::of(hwio, size_t(taps * cin_g), size_t(cout), bias),
+                                        std::move(name));
 }
 
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in) {

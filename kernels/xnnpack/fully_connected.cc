@@ -1,11 +1,18 @@
-// matmul with a constant rank-2 right operand, on XNNPACK's fully connected
-// operator: the weights are packed once, and every leading dim of the left
-// operand becomes the batch. Large weights are split into operators of 128
-// output channels, each writing its columns of the output (output_stride = N):
-// one operator's packed weights then stay in L2, which measured 2.5x faster at
-// 4096x4096 (shared/DEPENDENCIES.md).
+// matmul with a constant rank-2 right operand, and fully_connected with constant
+// weights and bias, on XNNPACK's fully connected operator: weights and bias are
+// packed once, bias and relu run inside the operator (its output_min), and every
+// leading dim of the left operand becomes the batch. Clamping inside XNNPACK is
+// exact only while nothing overflows, which OverflowBound checks per run from the
+// input (xnn_common.h); an input that could overflow, or is NaN or infinite, runs
+// the reference kernel.
+//
+// Large weights are split into operators of 128 output channels, each writing
+// its columns of the output (output_stride = N): one operator's packed weights
+// then stay in L2, which measured 2.5x faster at 4096x4096
+// (shared/DEPENDENCIES.md).
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "xnnpack/xnn_common.h"
@@ -18,52 +25,80 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr size_t kSplitBytes = size_t(1) << 20;
 constexpr int64_t kSplitChannels = 128;
 
+// What the operators were last set up with: setup is redone only when it changes.
+struct FcSetup {
+  size_t batch = 0;
+  const float* input = nullptr;
+  float* output = nullptr;
+  void* pool = nullptr;
+  bool operator==(const FcSetup&) const = default;
+};
+
 class FullyConnectedKernel final : public PreparedKernel {
  public:
-  FullyConnectedKernel(std::vector<Operator> ops, int64_t k, int64_t n) : ops_(std::move(ops)), k_(k), n_(n) {}
+  FullyConnectedKernel(std::vector<Operator> ops, ops::OpId op, ops::Attrs attrs, int64_t k, int64_t n,
+                       OverflowBound bound, std::string name)
+      : ops_(std::move(ops)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n), bound_(bound),
+        name_(std::move(name)), isa_(simd::best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
-    if (in.size() != 2 || out.size() != 1) return internal_error("matmul: wrong operand count");
+    const bool fused = op_ == ops::OpId::FullyConnected;
+    if (in.size() != (fused ? 3u : 2u) || out.size() != 1) return internal_error("matmul: wrong operand count");
     const TensorRef &a = in[0], &o = out[0];
     if (!is_f32(a) || !is_f32(o) || a.rank < 1 || a.shape[a.rank - 1] != k_ || o.rank < 1 ||
-        o.shape[o.rank - 1] != n_ || (a.numel() / k_) * n_ != o.numel())
-      return internal_error("matmul: " + describe_shape(a) + " @ f32[" + std::to_string(k_) + ", " +
-                            std::to_string(n_) + "] -> " + describe_shape(o));
+        o.shape[o.rank - 1] != n_ || (a.numel() / k_) * n_ != o.numel() ||
+        (fused && (in[2].rank != 1 || in[2].shape[0] != n_)))
+      return internal_error(std::string(fused ? "fully_connected: " : "matmul: ") + describe_shape(a) + " @ f32[" +
+                            std::to_string(k_) + ", " + std::to_string(n_) + "] -> " + describe_shape(o));
     const size_t batch = size_t(a.numel() / k_);
     if (batch == 0) return Status::Ok();
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      float* dst = o.as<float>() + i * size_t(kSplitChannels);
-      SG_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(ops_[i].get(), batch, a.as<const float>(), dst,
-                                                                pool_of(ctx)),
-                               "fully connected setup"));
-      SG_RETURN_IF_ERROR(check(xnn_run_operator(ops_[i].get(), pool_of(ctx)), "fully connected"));
+    if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), isa_)))
+      return run_reference(op_, attrs_, ctx, in, out);
+    const FcSetup now{batch, a.as<const float>(), o.as<float>(), ctx.threadpool};
+    if (!(now == setup_)) {
+      setup_ = FcSetup{};  // a failure below leaves no stale setup behind
+      for (size_t i = 0; i < ops_.size(); ++i)
+        SG_RETURN_IF_ERROR(check(xnn_setup_fully_connected_nc_f32(ops_[i].get(), batch, now.input,
+                                                                  now.output + i * size_t(kSplitChannels),
+                                                                  pool_of(ctx)),
+                                 "fully connected setup"));
+      setup_ = now;
     }
-    if (has_nan_or_neg_inf(o.as<const float>(), size_t(o.numel())))
-      return run_reference(ops::OpId::MatMul, {}, ctx, in, out);
+    for (const Operator& op : ops_) SG_RETURN_IF_ERROR(check(xnn_run_operator(op.get(), pool_of(ctx)), "fully connected"));
     return Status::Ok();
   }
-  const char* name() const override {
-    return ops_.size() > 1 ? "xnnpack:fully_connected_nc_f32(split)" : "xnnpack:fully_connected_nc_f32";
-  }
-  // The packed weights: XNNPACK rounds N up to its tile and adds a bias row; this
-  // counts the exact K x N floats plus the bias, which it exceeds by under a tile.
+  const char* name() const override { return name_.c_str(); }
+  // The packed weights and bias: XNNPACK rounds N up to its tile, which this
+  // exact (K + 1) x N count undercounts by less than a tile.
   size_t memory_bytes() const override { return size_t((k_ + 1) * n_) * sizeof(float); }
 
  private:
   std::vector<Operator> ops_;
+  ops::OpId op_;       // matmul or fully_connected, for the reference kernel
+  ops::Attrs attrs_;
   int64_t k_, n_;
+  OverflowBound bound_;
+  std::string name_;
+  simd::Isa isa_;
+  FcSetup setup_;
 };
 
 }  // namespace
 
-std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in, FcSplit mode) {
-  if (in.size() != 2) return nullptr;
+std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in, int64_t activation, FcSplit mode) {
+  if (in.size() != 2 && in.size() != 3) return nullptr;
   const InputInfo &a = in[0], &b = in[1];
   if (!is_f32(a) || !is_f32(b) || a.rank < 1 || b.rank != 2 || b.constant == nullptr) return nullptr;
   const int64_t k = b.shape[0], n = b.shape[1];
-  // An empty inner dim gives zeros, which the reference kernel writes.
+  // An empty inner dim gives zeros (plus the bias), which the reference kernel writes.
   if (k <= 0 || n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
+  const bool fused = in.size() == 3;
+  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != n || in[2].constant == nullptr))
+    return nullptr;
+  if (activation != ops::attr::kActNone && (!fused || activation != ops::attr::kActRelu)) return nullptr;
   const float* w = static_cast<const float*>(b.constant);
+  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+  const float out_min = activation == ops::attr::kActRelu ? 0.0f : -kInf;
 
   std::vector<Operator> ops;
   const bool split = mode == FcSplit::kAlways ||
@@ -71,7 +106,7 @@ std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> 
   if (!split) {
     // XNN_FLAG_TRANSPOSE_WEIGHTS: the kernel is [input_channels][output_channels], our [K][N].
     xnn_operator_t p = nullptr;
-    if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(n), size_t(k), size_t(n), w, nullptr, -kInf, kInf,
+    if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(n), size_t(k), size_t(n), w, bias, out_min, kInf,
                                           XNN_FLAG_TRANSPOSE_WEIGHTS, &p) != xnn_status_success)
       return nullptr;
     ops.emplace_back(p);
@@ -83,13 +118,21 @@ std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> 
     for (int64_t c0 = 0; c0 < n; c0 += kSplitChannels) {
       const int64_t nc = std::min(kSplitChannels, n - c0);
       xnn_operator_t p = nullptr;
-      if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(nc), size_t(k), size_t(n), wt.data() + c0 * k, nullptr,
-                                            -kInf, kInf, 0, &p) != xnn_status_success)
+      if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(nc), size_t(k), size_t(n), wt.data() + c0 * k,
+                                            bias != nullptr ? bias + c0 : nullptr, out_min, kInf, 0,
+                                            &p) != xnn_status_success)
         return nullptr;
       ops.emplace_back(p);
     }
   }
-  return std::make_unique<FullyConnectedKernel>(std::move(ops), k, n);
+  std::string name = split ? "xnnpack:fully_connected_nc_f32(split)" : "xnnpack:fully_connected_nc_f32";
+  if (fused) name += "+bias";
+  if (activation == ops::attr::kActRelu) name += "+relu";
+  ops::Attrs attrs;
+  if (fused) attrs.values = {ops::AttrValue::Int(activation)};
+  return std::make_unique<FullyConnectedKernel>(std::move(ops), fused ? ops::OpId::FullyConnected : ops::OpId::MatMul,
+                                                std::move(attrs), k, n,
+                                                OverflowBound::of(w, size_t(k), size_t(n), bias), std::move(name));
 }
 
 }  // namespace sg::kernels::xnn

@@ -1,28 +1,53 @@
-// fully_connected and conv2d_bias: the XNNPACK kernel of the unfused core (matmul
-// or conv2d) writes the output, then one pass over it adds the bias and applies
-// the activation in place.
-//
-// The bias and relu are not given to the XNNPACK operator (its bias pointer and
-// output_min = 0): its clamp is a max instruction that turns NaN into 0, which the
-// output scan of the core kernels could then no longer see, and NumPy keeps NaN.
-// The core kernel keeps the backend's rule (a NaN or -inf in its output sends the
-// node to the reference kernel), and the epilogue is exact, so the fused node gives
-// what the unfused nodes give.
+// fully_connected and conv2d_bias. With constant weights and bias, the whole node
+// is one XNNPACK operator (fully_connected.cc, conv_pool.cc). Otherwise the
+// kernel of the unfused core (matmul, conv2d) writes the output and one
+// vectorized pass adds the bias and applies the activation in place, with
+// NumPy's NaN rule (relu keeps NaN).
 #include <string>
 
-#include "reference/reference_kernels.h"
+#include "xnnpack/simd.h"
 #include "xnnpack/xnn_common.h"
 #include "xnnpack/xnnpack_backend.h"
 
 namespace sg::kernels::xnn {
 namespace {
 
+using namespace simd;
+
+template <class V>
+SG_SIMD_INLINE void bias_activation_rows(float* data, size_t rows, size_t channels, const float* bias, bool relu) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = data + r * channels;
+    size_t c = 0;
+    for (; c + kLanes<V> <= channels; c += kLanes<V>) {
+      V v = load<V>(row + c) + load<V>(bias + c);
+      if (relu) v = v < splat<V>(0.0f) ? splat<V>(0.0f) : v;
+      store<V>(row + c, v);
+    }
+    for (; c < channels; ++c) {
+      const float v = row[c] + bias[c];
+      row[c] = relu && v < 0.0f ? 0.0f : v;
+    }
+  }
+}
+
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX512 void epilogue_avx512(float* d, size_t rows, size_t ch, const float* b, bool relu) {
+  bias_activation_rows<V16>(d, rows, ch, b, relu);
+}
+SG_TARGET_AVX2 void epilogue_avx2(float* d, size_t rows, size_t ch, const float* b, bool relu) {
+  bias_activation_rows<V8>(d, rows, ch, b, relu);
+}
+#endif
+void epilogue_baseline(float* d, size_t rows, size_t ch, const float* b, bool relu) {
+  bias_activation_rows<V4>(d, rows, ch, b, relu);
+}
+
 class BiasActivationKernel final : public PreparedKernel {
  public:
   BiasActivationKernel(std::unique_ptr<PreparedKernel> core, int64_t activation)
-      : core_(std::move(core)), activation_(activation) {
-    name_ = std::string(core_->name()) + "+bias";
-    if (activation_ == ops::attr::kActRelu) name_ += "+relu";
+      : core_(std::move(core)), relu_(activation == ops::attr::kActRelu), isa_(best_isa()) {
+    name_ = std::string(core_->name()) + (relu_ ? "+sg:bias_relu" : "+sg:bias");
   }
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
@@ -31,8 +56,17 @@ class BiasActivationKernel final : public PreparedKernel {
     if (!is_f32(b) || !is_f32(o) || b.rank != 1 || o.rank < 1 || o.shape[o.rank - 1] != b.shape[0])
       return internal_error("fused node: bias " + describe_shape(b) + " for output " + describe_shape(o));
     SG_RETURN_IF_ERROR(core_->run(ctx, in.first(2), out));
-    const int64_t channels = b.shape[0];
-    if (channels > 0) bias_activation_f32(o.as<float>(), o.numel() / channels, channels, b.as<const float>(), activation_);
+    const size_t channels = size_t(b.shape[0]);
+    if (channels == 0) return Status::Ok();
+    float* d = o.as<float>();
+    const size_t rows = size_t(o.numel()) / channels;
+    switch (isa_) {
+#ifdef SG_SIMD_X86
+      case Isa::kAvx512: epilogue_avx512(d, rows, channels, b.as<const float>(), relu_); break;
+      case Isa::kAvx2: epilogue_avx2(d, rows, channels, b.as<const float>(), relu_); break;
+#endif
+      default: epilogue_baseline(d, rows, channels, b.as<const float>(), relu_); break;
+    }
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
@@ -40,7 +74,8 @@ class BiasActivationKernel final : public PreparedKernel {
 
  private:
   std::unique_ptr<PreparedKernel> core_;
-  int64_t activation_;
+  bool relu_;
+  Isa isa_;
   std::string name_;
 };
 
@@ -49,14 +84,21 @@ class BiasActivationKernel final : public PreparedKernel {
 std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in) {
   using ops::OpId;
   if (in.size() != 3 || !is_f32(in[2]) || in[2].rank != 1) return nullptr;
+  const bool constant_bias = in[2].constant != nullptr;
   std::unique_ptr<PreparedKernel> core;
   int64_t activation = 0;
   if (op == OpId::FullyConnected && attrs.values.size() == 1) {
     activation = attrs.i(ops::attr::kFcActivation);
+    if (constant_bias && in[1].constant != nullptr)
+      if (auto whole = make_fully_connected(in, activation)) return whole;
     core = xnnpack_prepare(OpId::MatMul, ops::Attrs{}, in.first(2));
   } else if (op == OpId::Conv2DBias && attrs.values.size() == 5) {
     activation = attrs.i(ops::attr::kConvActivation);
-    core = make_conv2d(attrs, in.first(2));  // reads attributes 0..3, conv2d's
+    if (constant_bias && in[1].constant != nullptr)
+      if (auto whole = make_conv2d(attrs, in)) return whole;
+    ops::Attrs conv = attrs;
+    conv.values.pop_back();  // conv2d's attributes are conv2d_bias's without the activation
+    core = make_conv2d(conv, in.first(2));
   }
   if (core == nullptr || activation < 0 || activation >= ops::attr::kNumActivations) return nullptr;
   return std::make_unique<BiasActivationKernel>(std::move(core), activation);

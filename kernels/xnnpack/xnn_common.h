@@ -11,6 +11,7 @@
 #include <string>
 
 #include "reference/kernel.h"
+#include "xnnpack/simd.h"
 
 namespace sg::kernels::xnn {
 
@@ -39,15 +40,46 @@ Status run_reference(ops::OpId op, const ops::Attrs& attrs, const KernelContext&
 // so the recomputation is too, and the scan costs far less than the op.
 bool has_nan_or_neg_inf(const float* p, size_t n);
 
+// The largest |x| over p[0..n), or +inf when some element is NaN or infinite:
+// the run-time half of the overflow bound below. Vectorized for `isa`.
+float max_magnitude(const float* p, size_t n, simd::Isa isa);
+
+// Why our XNNPACK kernels may clamp and fuse: XNNPACK's clamp is a max/min
+// instruction that turns NaN into the bound (NumPy keeps NaN), so a NaN in an
+// output would be lost or turned into -inf. For a dense op with constant weights,
+// every partial sum of an output element is bounded by
+//   max|x| * max over output channels of sum |w| + max|bias|,
+// so when that bound is finite (and not near FLT_MAX) no intermediate can
+// overflow and no output can be NaN or infinite: clamped and fused results are
+// then exactly NumPy's. The weight half is computed once at creation; the input
+// half is one vectorized pass over the input, far cheaper than the op.
+struct OverflowBound {
+  double weights = 0;  // max over output channels of sum |w|; inf if any w is not finite
+  double bias = 0;     // max |bias|; inf if any is not finite
+
+  // For weights laid out [rows][channels] (channel fastest) and `channels` biases
+  // (null: none).
+  static OverflowBound of(const float* w, size_t rows, size_t channels, const float* bias);
+  // True when an input with this max|x| cannot give a NaN, an infinity or an
+  // overflow anywhere in the op.
+  bool safe(float max_abs_input) const;
+};
+
 // "f32[2, 3]" for messages.
 std::string describe_shape(const TensorRef& t);
 
 // The kernel families. Each returns null for a node it does not cover.
+// make_fully_connected: matmul (2 inputs) or fully_connected (3: the bias, which
+// must then be constant, like the weights) with `activation` (ops::attr::kAct*).
 // kAuto splits weights over ~1 MiB into operators of 128 output channels; the
 // others force one layout (for benchmarks and tests).
 enum class FcSplit { kAuto, kNever, kAlways };
-std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in, FcSplit split = FcSplit::kAuto);
+std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in,
+                                                     int64_t activation = ops::attr::kActNone,
+                                                     FcSplit split = FcSplit::kAuto);
 std::unique_ptr<PreparedKernel> make_batch_matmul(std::span<const InputInfo> in);
+// conv2d (2 inputs, conv2d's attributes) or conv2d_bias (3 inputs, a constant
+// bias, conv2d_bias's attributes), with a constant filter.
 std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);
@@ -56,7 +88,8 @@ std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<
 // Our own vectorized kernels where XNNPACK lacks the op (f32 tanh, gelu) or
 // differs from NumPy on NaN (relu, binary arithmetic, maximum, minimum).
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in);
-// fully_connected and conv2d_bias: the core's kernel, then bias and activation.
+// fully_connected and conv2d_bias: one XNNPACK operator with constant weights and
+// bias, else the core's kernel, then bias and activation.
 std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 
 }  // namespace sg::kernels::xnn

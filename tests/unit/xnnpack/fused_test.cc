@@ -2,6 +2,7 @@
 // kernels, with constant and non-constant weights, relu and none, and NaN.
 #include <limits>
 
+#include "xnnpack/xnn_common.h"
 #include "xnnpack/xnn_tester.h"
 
 namespace sg::kernels::testing {
@@ -15,7 +16,7 @@ ops::Attrs fc_attrs(int64_t act) {
   return a;
 }
 
-void check_fully_connected(bool constant_weights, int64_t act, bool with_nan) {
+void check_fully_connected(bool constant_weights, int64_t act, bool with_nan, bool constant_bias) {
   HostTensor w = HostTensor::random(DType::kF32, {7, 5}, 3, -1, 1);
   HostTensor b = HostTensor::random(DType::kF32, {5}, 4, -1, 1);
   std::vector<std::vector<HostTensor>> cases;
@@ -29,13 +30,84 @@ void check_fully_connected(bool constant_weights, int64_t act, bool with_nan) {
   xi.rank = 2;
   xi.shape[1] = 7;
   compare_cases(OpId::FullyConnected, fc_attrs(act),
-                {xi, info_of(cases[0][1], constant_weights), info_of(cases[0][2], constant_weights)}, cases);
+                {xi, info_of(cases[0][1], constant_weights), info_of(cases[0][2], constant_bias)}, cases);
 }
 
-TEST(XnnpackFused, FullyConnectedConstantWeightsRelu) { check_fully_connected(true, ops::attr::kActRelu, false); }
-TEST(XnnpackFused, FullyConnectedConstantWeightsNone) { check_fully_connected(true, ops::attr::kActNone, false); }
-TEST(XnnpackFused, FullyConnectedInputWeightsRelu) { check_fully_connected(false, ops::attr::kActRelu, false); }
-TEST(XnnpackFused, FullyConnectedKeepsNaNThroughRelu) { check_fully_connected(true, ops::attr::kActRelu, true); }
+TEST(XnnpackFused, FullyConnectedConstantWeightsRelu) { check_fully_connected(true, ops::attr::kActRelu, false, true); }
+TEST(XnnpackFused, FullyConnectedConstantWeightsNone) { check_fully_connected(true, ops::attr::kActNone, false, true); }
+TEST(XnnpackFused, FullyConnectedInputWeightsRelu) { check_fully_connected(false, ops::attr::kActRelu, false, false); }
+TEST(XnnpackFused, FullyConnectedKeepsNaNThroughRelu) { check_fully_connected(true, ops::attr::kActRelu, true, true); }
+// A bias computed at run time (an RNN's h @ U): XNNPACK's operator, then our epilogue.
+TEST(XnnpackFused, FullyConnectedInputBiasRelu) { check_fully_connected(true, ops::attr::kActRelu, false, false); }
+TEST(XnnpackFused, FullyConnectedInputBiasKeepsNaN) { check_fully_connected(true, ops::attr::kActRelu, true, false); }
+
+TEST(XnnpackFused, ConstantBiasAndReluRunInsideTheOperator) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  HostTensor x = HostTensor::random(DType::kF32, {2, 7}, 1, -1, 1);
+  HostTensor w = HostTensor::random(DType::kF32, {7, 5}, 2, -1, 1);
+  HostTensor b = HostTensor::random(DType::kF32, {5}, 3, -1, 1);
+  const ops::Attrs relu = fc_attrs(ops::attr::kActRelu);
+  auto whole = xnnpack_prepare(OpId::FullyConnected, relu,
+                               std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b, true)});
+  ASSERT_NE(whole, nullptr);
+  EXPECT_STREQ(whole->name(), "xnnpack:fully_connected_nc_f32+bias+relu");
+  auto epilogue = xnnpack_prepare(OpId::FullyConnected, relu,
+                                  std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b, false)});
+  ASSERT_NE(epilogue, nullptr);
+  EXPECT_STREQ(epilogue->name(), "xnnpack:fully_connected_nc_f32+sg:bias_relu");
+}
+
+// Weights of +-2, alternating along the reduced dims, times inputs of 3e38: the
+// products overflow to +inf and -inf and their sum is NaN in the reference, which
+// XNNPACK's clamp would turn into -inf (or 0 through relu), so the kernel must see
+// the overflow coming. The same kernel then runs a small input again (its cached
+// setup must still hold).
+HostTensor alternating_twos(std::vector<int64_t> shape, int64_t channels) {
+  HostTensor w(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < w.numel(); ++i) w.set(i, (i / channels) % 2 == 0 ? 2.0 : -2.0);
+  return w;
+}
+
+HostTensor filled(std::vector<int64_t> shape, double v) {
+  HostTensor t(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v);
+  return t;
+}
+
+TEST(XnnpackFused, OverflowingInputsGiveTheReferenceResult) {
+  HostTensor w = alternating_twos({16, 24}, 24);
+  HostTensor b = HostTensor::random(DType::kF32, {24}, 4, -1, 1);
+  HostTensor small = HostTensor::random(DType::kF32, {4, 16}, 5, -1, 1);
+  HostTensor huge = filled({4, 16}, 3e38);
+  for (int64_t act : {ops::attr::kActNone, ops::attr::kActRelu}) {
+    std::vector<std::vector<HostTensor>> cases = {{small, w, b}, {huge, w, b}, {small, w, b}};
+    compare_cases(OpId::FullyConnected, fc_attrs(act), {info_of(small, false), info_of(w, true), info_of(b, true)},
+                  cases);
+  }
+  ops::Attrs attrs = conv_attrs({1, 1}, {1, 1}, "VALID", 1);
+  attrs.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
+  HostTensor k = alternating_twos({3, 3, 4, 8}, 8);
+  HostTensor kb = HostTensor::random(DType::kF32, {8}, 8, -1, 1);
+  HostTensor img = HostTensor::random(DType::kF32, {1, 5, 5, 4}, 9, -1, 1);
+  HostTensor hot = filled({1, 5, 5, 4}, 3e38);
+  std::vector<std::vector<HostTensor>> cases = {{img, k, kb}, {hot, k, kb}, {img, k, kb}};
+  compare_cases(OpId::Conv2DBias, attrs, {info_of(img, false), info_of(k, true), info_of(kb, true)}, cases);
+}
+
+TEST(XnnpackFused, SplitWeightsTakeTheirSliceOfTheBias) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  HostTensor w = HostTensor::random(DType::kF32, {40, 300}, 3, -1, 1);
+  HostTensor b = HostTensor::random(DType::kF32, {300}, 4, -1, 1);
+  HostTensor a = HostTensor::random(DType::kF32, {6, 40}, 5, -1, 1);
+  const std::vector<InputInfo> infos = {info_of(a, false), info_of(w, true), info_of(b, true)};
+  std::vector<HostTensor> in = {a, w, b};
+  for (xnn::FcSplit mode : {xnn::FcSplit::kNever, xnn::FcSplit::kAlways}) {
+    auto k = xnn::make_fully_connected(infos, ops::attr::kActRelu, mode);
+    ASSERT_NE(k, nullptr);
+    ThreadPool pool(2);
+    compare_once(*k, OpId::FullyConnected, fc_attrs(ops::attr::kActRelu), in, pool.get(), k->name());
+  }
+}
 
 TEST(XnnpackFused, Conv2dBiasRelu) {
   ops::Attrs attrs = conv_attrs({1, 1}, {1, 1}, "SAME", 1);

@@ -51,7 +51,7 @@ TEST(XnnpackFullyConnected, SplitAndUnsplitAgree) {
   const std::vector<InputInfo> infos = {info_of(a, false), info_of(w, true)};
   std::vector<HostTensor> in = {a, w};
   for (xnn::FcSplit mode : {xnn::FcSplit::kNever, xnn::FcSplit::kAlways}) {
-    auto k = xnn::make_fully_connected(infos, mode);
+    auto k = xnn::make_fully_connected(infos, ops::attr::kActNone, mode);
     ASSERT_NE(k, nullptr);
     ThreadPool pool(2);
     compare_once(*k, OpId::MatMul, {}, in, pool.get(), k->name());
