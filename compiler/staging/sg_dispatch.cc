@@ -35,8 +35,10 @@ Value binary_op(Stager& s, const Args& a, const std::string& name) {
   if (!x.is_tensor() && !y.is_tensor()) x = s.to_tensor(x, std::nullopt, a.span);
   if ((op == ops::OpId::LogicalAnd || op == ops::OpId::LogicalOr)) {
     std::vector<Value> v = {x, y};
-    for (Value& t : v)
-      if (!t.is_tensor() || s.tensor_dtype(t) != DType::kBool) t = s.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), a.span);
+    for (Value& t : v) {
+      if (!t.is_tensor()) t = s.to_tensor(t, std::nullopt, a.span);
+      if (s.tensor_dtype(t) != DType::kBool) t = s.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), a.span);
+    }
     return s.apply(op, {}, v, a.span);
   }
   return s.tensor_binary(op, x, y, a.span);
@@ -204,12 +206,39 @@ StaticTensorPtr dense_tensor(DType dt, std::vector<int64_t> shape, const std::ve
   return t;
 }
 
+// arange with a staged bound: an Arange node. Integer bounds keep a symbolic stop's
+// identity (arange(len(b) + 1) is [M+1], SPEC §3); float bounds need the length as
+// an input, computed here in the bounds' dtype.
+Value staged_arange(Stager& s, Value start, Value stop, Value step, std::optional<DType> dtype, SourceSpan span) {
+  bool floats = false;
+  for (Value* v : {&start, &stop, &step}) {
+    if (v->is<bool>() || (v->is_tensor() && s.tensor_dtype(*v) == DType::kBool))
+      s.fail(span, "arange: bounds must be numbers, got a bool");
+    if (v->is_tensor() && s.tensor_rank(*v) != 0)
+      s.fail(span, "arange: bounds must be scalars, got a " + s.module().format_type(s.tensor_type(*v)) + " tensor");
+    if (!v->is_tensor() && !v->is_number()) s.fail(span, "arange: bounds must be numbers, got " + type_name(*v));
+    floats = floats || v->is<double>() || (v->is_tensor() && is_float(s.tensor_dtype(*v)));
+  }
+  const DType dt = dtype.value_or(floats ? DType::kF32 : DType::kI64);
+  if (floats && !is_float(dt))
+    s.fail(span, std::string("arange: float bounds with dtype ") + dtype_name(dt) + "; cast the result with astype");
+  std::vector<Value> in;
+  for (const Value& v : {start, stop, step}) in.push_back(s.cast(s.to_tensor(v, dt, span), dt, span));
+  if (is_float(dt)) {
+    // max(ceil((stop - start) / step), 0) elements, as NumPy counts them.
+    Value n = s.apply(ops::OpId::Ceil, {}, {s.tensor_binary(ops::OpId::Div, s.tensor_binary(ops::OpId::Sub, in[1], in[0], span), in[2], span)}, span);
+    n = s.tensor_binary(ops::OpId::Maximum, s.cast(n, DType::kI64, span), Value(int64_t(0)), span);
+    in.push_back(n);
+  }
+  return s.apply(ops::OpId::Arange, {}, std::move(in), span);
+}
+
 Value arange(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"start", "stop", "step", "dtype"}, 1);
-  for (size_t i = 0; i < 3; ++i)
-    if (b[i].is<Staged>())
-      s.fail(a.span, "arange with a bound known only at run time needs an op the op library does not have yet");
   Value start = b.has(1) ? b[0] : Value(int64_t(0)), stop = b.has(1) ? b[1] : b[0], step = b.get(2, Value(int64_t(1)));
+  if (start.is<Staged>() || stop.is<Staged>() || step.is<Staged>())
+    return staged_arange(s, start, stop, step,
+                         b.has(3) ? std::optional<DType>(dtype_arg(s, b[3], a.span)) : std::nullopt, a.span);
   bool floats = false;
   auto num = [&](const Value& v) {
     if (v.is<double>()) floats = true;
@@ -228,13 +257,16 @@ Value arange(Stager& s, const Args& a, const std::string& name) {
 }
 
 Value eye(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"N", "M", "dtype"}, 1);
+  BoundArgs b(s, a, name, {"N", "M", "k", "dtype"}, 1);
   const int64_t n = s.to_int(b[0], a.span, "eye N");
-  const int64_t m = b.has(1) ? s.to_int(b[1], a.span, "eye M") : n;
+  const int64_t m = b.has(1) && !b[1].is<NoneV>() ? s.to_int(b[1], a.span, "eye M") : n;
+  const int64_t k = b.has(2) ? s.to_int(b[2], a.span, "eye k") : 0;
   if (n < 0 || m < 0 || n * m > 100000000) s.fail(a.span, "eye: bad size");
   std::vector<double> values(size_t(n * m), 0.0);
-  for (int64_t i = 0; i < std::min(n, m); ++i) values[size_t(i * m + i)] = 1;
-  return Value(dense_tensor(b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32, {n, m}, values, a.span));
+  // Ones at (i, i + k) for every row i whose column lies inside [0, m).
+  if (k < m && k > -n)
+    for (int64_t i = std::max<int64_t>(0, -k); i < n && i + k < m; ++i) values[size_t(i * m + i + k)] = 1;
+  return Value(dense_tensor(b.has(3) ? dtype_arg(s, b[3], a.span) : DType::kF32, {n, m}, values, a.span));
 }
 
 Value astype_op(Stager& s, const Args& a, const std::string& name) {
@@ -255,12 +287,25 @@ Value layer_norm(Stager& s, const Args& a, const std::string& name) {
   const SourceSpan sp = a.span;
   Value x = s.to_tensor(b[0], std::nullopt, sp);
   if (s.tensor_rank(x) == 0) s.fail(sp, "layer_norm: needs a tensor of rank 1 or more");
+  const DType dt = s.tensor_dtype(x);
+  if (!is_float(dt))
+    s.fail(sp, std::string("layer_norm: x must be f32 or f16, got ") + dtype_name(dt) + "; cast with astype");
+  const Value eps = b.get(3, Value(1e-5));
+  if (!eps.is<double>() && !eps.is<int64_t>()) s.fail(sp, "layer_norm: eps must be a Python number, got " + type_name(eps));
+  const double eps_value = eps.is<double>() ? eps.as<double>() : double(eps.as<int64_t>());
+  const Value gamma = s.to_tensor(b[1], dt, sp), beta = s.to_tensor(b[2], dt, sp);
+  if (s.tensor_rank(gamma) <= 1 && s.tensor_rank(beta) <= 1) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Float(eps_value)};
+    return s.apply(ops::OpId::LayerNorm, std::move(attrs), {x, gamma, beta}, sp);
+  }
+  // gamma or beta of a higher rank broadcast against x: the definition, op by op.
   const Value last(int64_t(-1));
   Value mu = reduce(s, ops::OpId::Mean, x, last, true, sp);
   Value d = s.binary(BinOp::kSub, x, mu, sp);
   Value var = reduce(s, ops::OpId::Mean, s.binary(BinOp::kMul, d, d, sp), last, true, sp);
-  Value inv = s.apply(ops::OpId::Rsqrt, {}, {s.binary(BinOp::kAdd, var, b.get(3, Value(1e-5)), sp)}, sp);
-  return s.binary(BinOp::kAdd, s.binary(BinOp::kMul, s.binary(BinOp::kMul, d, inv, sp), b[1], sp), b[2], sp);
+  Value inv = s.apply(ops::OpId::Rsqrt, {}, {s.binary(BinOp::kAdd, var, Value(eps_value), sp)}, sp);
+  return s.binary(BinOp::kAdd, s.binary(BinOp::kMul, s.binary(BinOp::kMul, d, inv, sp), gamma, sp), beta, sp);
 }
 
 std::vector<int64_t> pair_arg(Stager& s, const Value& v, SourceSpan span, const char* what) {
@@ -306,16 +351,10 @@ Value one_hot(Stager& s, const Args& a, const std::string& name) {
   if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "one_hot: indices must be integers");
   const int64_t depth = s.to_int(b[1], a.span, "one_hot depth");
   if (depth < 0) s.fail(a.span, "one_hot: depth must be non-negative");
-  Args ar;
-  ar.pos = {Value(depth)};
-  ar.kw = {{"dtype", Value(DTypeV{s.tensor_dtype(idx)})}};
-  ar.span = a.span;
-  Value positions = arange(s, ar, "arange");
   ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Ints({int64_t(s.tensor_rank(idx))})};
-  Value expanded = s.apply(ops::OpId::ExpandDims, std::move(attrs), {idx}, a.span);
-  Value eq = s.tensor_binary(ops::OpId::Equal, expanded, positions, a.span);
-  return s.cast(eq, b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32, a.span);
+  attrs.values = {ops::AttrValue::Int(depth),
+                  ops::AttrValue::Int(int64_t(b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32))};
+  return s.apply(ops::OpId::OneHot, std::move(attrs), {idx}, a.span);
 }
 
 Value weight(Stager& s, const Args& a, const std::string& name) {

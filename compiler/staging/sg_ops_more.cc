@@ -128,7 +128,8 @@ Value sg_pad(Stager& s, const Args& a, const std::string& name) {
     widths.clear();
     for (size_t i = 0; i < rank; ++i) widths.insert(widths.end(), pair.begin(), pair.end());
   }
-  const Value fill = b.get(2, Value(int64_t(0)));
+  // Without constant_values NumPy pads with the dtype's zero (False for bool).
+  const Value fill = b.has(2) ? b[2] : dt == DType::kBool ? Value(false) : Value(int64_t(0));
   double value = 0;
   if (fill.is<double>()) {
     if (!is_float(dt)) s.fail(a.span, std::string("pad: a float padding value for a ") + dtype_name(dt) + " tensor; cast with astype");

@@ -31,19 +31,7 @@ FOLDED = {"eye"}
 # Compiler problems found by these cases and reported, not yet fixed (the compiler
 # is owned elsewhere). Each key holds back the part of a case that hits it; delete
 # the key once the problem is fixed and the full case runs again.
-KNOWN_ISSUES = {
-    "logical_python_bool": "sg.logical_and(a, True) / sg.logical_or(True, b) with a Python bool: "
-                           "'internal error while staging: std::get: wrong index for variant'",
-    "eye_k": "sg.eye(N, M, k=1): the compiler's eye takes no k (NumPy's and the op's attribute do)",
-    "pad_bool_default": "sg.pad(x) of a bool x without constant_values: compiler and eager mode reject the "
-                        "default 0 ('an int padding value for a bool tensor'); NumPy pads False",
-    "arange_staged": "sg.arange(len(a)) / sg.arange(n) with a staged bound: 'needs an op the op library does "
-                     "not have yet', although the arange op exists (SPEC §3 asks for arange(len(b) + 1))",
-    "layer_norm_decomposed": "sg.layer_norm is staged as mean/sub/mul/rsqrt/add: the layer_norm op and its "
-                             "kernel are never used",
-    "one_hot_decomposed": "sg.one_hot is staged as expand_dims/equal/cast: the one_hot op and its kernel are "
-                          "never used",
-}
+KNOWN_ISSUES = {}
 
 
 class Program:

@@ -99,9 +99,12 @@ def tile(x, reps):
     return Tensor(np.tile(t._a, _shape_arg(reps, "tile")))
 
 
-def pad(x, pad_width, constant_values=0):
-    """Constant padding; pad_width as NumPy takes it ((before, after) per dim, or one pair)."""
+def pad(x, pad_width, constant_values=None):
+    """Constant padding; pad_width as NumPy takes it ((before, after) per dim, or one pair).
+    Without constant_values the fill is the dtype's zero (False for bool), as in NumPy."""
     t = to_tensor(x, what="pad")
+    if constant_values is None:
+        constant_values = False if t.dtype is dt.bool_ else 0
     (_, value), d = coerce("pad", t, constant_values)
     if d is not t.dtype:
         raise TypeError(f"pad: a {d.name} padding value for a {t.dtype.name} tensor; "

@@ -47,6 +47,40 @@ def f(y: sg.f32["N", 6, 6, 8]):
   EXPECT_EQ(ir::verify(*r.ir), "");
 }
 
+TEST(StagingShapes, ArangeWithStagedBoundsIsANodeKeepingTheDim) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(b: sg.f32["M"], n: sg.i32, x: sg.f32):
+    return sg.arange(len(b) + 1), sg.arange(n), sg.arange(x), sg.eye(3, 4, 1), sg.eye(2, k=-1)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.result_type("f", 0), "i64[M+1]");  // SPEC §3's example
+  EXPECT_EQ(r.result_type("f", 1).substr(0, 4), "i64[");
+  EXPECT_EQ(r.result_type("f", 2).substr(0, 4), "f32[");
+  EXPECT_EQ(r.result_type("f", 3), "f32[3, 4]");
+  EXPECT_EQ(r.result_type("f", 4), "f32[2, 2]");
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Arange), 3u);
+  EXPECT_EQ(ir::verify(*r.ir), "");
+}
+
+TEST(StagingShapes, LayerNormAndOneHotAreTheirOps) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 8], g: sg.f32[8], i: sg.i32["N"], m: sg.bool["N", 2]):
+    return sg.layer_norm(x, g, 0.5), sg.one_hot(i, 5), sg.logical_and(m, True), sg.pad(m, 1)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.result_type("f", 0), "f32[N, 8]");
+  EXPECT_EQ(r.result_type("f", 1), "f32[N, 5]");
+  EXPECT_EQ(r.result_type("f", 2), "bool[N, 2]");
+  EXPECT_EQ(r.result_type("f", 3), "bool[N+2, 4]");
+  EXPECT_EQ(r.count_ops("f", ops::OpId::LayerNorm), 1u);
+  EXPECT_EQ(r.count_ops("f", ops::OpId::OneHot), 1u);
+  EXPECT_EQ(ir::verify(*r.ir), "");
+}
+
 TEST(StagingShapes, IndexingAndSlicing) {
   auto r = stage_source(R"(import stagegraph as sg
 
