@@ -28,6 +28,22 @@ bool make_broadcast_plan(const TensorRef& out, const std::array<const TensorRef*
   const int rank = out.rank;
   plan = BroadcastPlan<N>();
   plan.numel = out.numel();
+  // Operands of the output's own shape (scalars, loop counters, most elementwise
+  // chains) are one dense row: skip the per-dim walk.
+  bool same = true;
+  for (int k = 0; k < N && same; ++k) {
+    const TensorRef& in = *ins[k];
+    same = in.rank == rank;
+    for (int d = 0; d < rank && same; ++d) same = in.shape[d] == out.shape[d];
+  }
+  if (same) {
+    if (plan.numel > 1) {
+      plan.rank = 1;
+      plan.shape[0] = plan.numel;
+      for (int k = 0; k < N; ++k) plan.strides[k][0] = 1;
+    }
+    return true;
+  }
   int64_t strides[N][kMaxRank];
   for (int k = 0; k < N; ++k) {
     const TensorRef& in = *ins[k];
