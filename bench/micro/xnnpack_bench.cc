@@ -4,6 +4,7 @@
 //   - conv2d 3x3 SAME 1x56x56x64 -> 64;
 //   - the mlp and cnn benchmark models' layers as fused nodes (bias and relu
 //     inside the XNNPACK operator);
+//   - dense layers on XNNPACK vs our packed-weight GEMM (AVX-512 and AVX2);
 //   - matmul 64x784 @ 784x512: the reference kernel, XNNPACK fully connected
 //     (constant weights) and our own GEMM (both operands non-constant).
 // The argument is the thread count (1 or 2).
@@ -138,6 +139,43 @@ void BM_Conv3x3_56x56x64(benchmark::State& state) {
   run_prepared(state, *kernel, {x.ref(), w.ref()}, y.ref(), 2.0 * 56 * 56 * 64 * 64 * 9);
 }
 
+// Dense layers (fully_connected with constant weights and bias) on XNNPACK's
+// operator (split into 128-channel operators where it chooses to) against our
+// packed-weight GEMM for each instruction set: the mlp's layers at batch 64 and 1,
+// and a large 4096 x 4096 layer.
+enum class DenseImpl { kXnnpack, kOursAvx512, kOursAvx2 };
+
+void dense(benchmark::State& state, int64_t m, int64_t k, int64_t n, bool relu, DenseImpl impl) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({m, k}, 1), w({k, n}, 2), b({n}, 3), c({m, n});
+  const InputInfo infos[3] = {a.info(false), w.info(true), b.info(true)};
+  const int64_t act = relu ? ops::attr::kActRelu : ops::attr::kActNone;
+  std::unique_ptr<PreparedKernel> kernel;
+  switch (impl) {
+    case DenseImpl::kXnnpack: kernel = xnn::make_fully_connected(infos, act, xnn::FcSplit::kXnnpack); break;
+    case DenseImpl::kOursAvx512: kernel = xnn::make_packed_gemm(infos, act, simd::Isa::kAvx512); break;
+    case DenseImpl::kOursAvx2: kernel = xnn::make_packed_gemm(infos, act, simd::Isa::kAvx2); break;
+  }
+  if (!kernel) return state.SkipWithError("not prepared (instruction set missing?)");
+  run_prepared(state, *kernel, {a.ref(), w.ref(), b.ref()}, c.ref(), 2.0 * double(m * k * n));
+}
+
+#define SG_DENSE(NAME, M, K, N, RELU)                                                                          \
+  void BM_Dense_##NAME##_Xnnpack(benchmark::State& s) { dense(s, M, K, N, RELU, DenseImpl::kXnnpack); }       \
+  void BM_Dense_##NAME##_OursAvx512(benchmark::State& s) { dense(s, M, K, N, RELU, DenseImpl::kOursAvx512); } \
+  void BM_Dense_##NAME##_OursAvx2(benchmark::State& s) { dense(s, M, K, N, RELU, DenseImpl::kOursAvx2); }
+SG_DENSE(64x784x512, 64, 784, 512, true)
+SG_DENSE(64x512x512, 64, 512, 512, true)
+SG_DENSE(64x512x10, 64, 512, 10, false)
+SG_DENSE(64x512x48, 64, 512, 48, false)
+SG_DENSE(64x512x100, 64, 512, 100, false)
+SG_DENSE(1x784x512, 1, 784, 512, true)
+SG_DENSE(1x512x512, 1, 512, 512, true)
+SG_DENSE(1x512x10, 1, 512, 10, false)
+SG_DENSE(8x784x512, 8, 784, 512, true)
+SG_DENSE(64x4096x4096, 64, 4096, 4096, false)
+#undef SG_DENSE
+
 constexpr int64_t kM = 64, kK = 784, kN = 512;
 
 void BM_MatMul_64x784x512_Reference(benchmark::State& state) {
@@ -186,6 +224,20 @@ BENCHMARK(BM_CnnConv_8x8x32x64)->Arg(1)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_MatMul_64x784x512_Reference)->Arg(1)->UseRealTime()->MinTime(0.5);
 SG_BENCH(BM_MatMul_64x784x512_XnnpackConstantB);
 SG_BENCH(BM_MatMul_64x784x512_OwnGemm);
+#define SG_DENSE_BENCH(NAME)               \
+  SG_BENCH(BM_Dense_##NAME##_Xnnpack);     \
+  SG_BENCH(BM_Dense_##NAME##_OursAvx512);  \
+  SG_BENCH(BM_Dense_##NAME##_OursAvx2)
+SG_DENSE_BENCH(64x784x512);
+SG_DENSE_BENCH(64x512x512);
+SG_DENSE_BENCH(64x512x10);
+SG_DENSE_BENCH(64x512x48);
+SG_DENSE_BENCH(64x512x100);
+SG_DENSE_BENCH(1x784x512);
+SG_DENSE_BENCH(1x512x512);
+SG_DENSE_BENCH(1x512x10);
+SG_DENSE_BENCH(8x784x512);
+SG_DENSE_BENCH(64x4096x4096);
 
 }  // namespace
 }  // namespace sg::kernels

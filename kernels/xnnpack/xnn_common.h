@@ -71,12 +71,23 @@ std::string describe_shape(const TensorRef& t);
 // The kernel families. Each returns null for a node it does not cover.
 // make_fully_connected: matmul (2 inputs) or fully_connected (3: the bias, which
 // must then be constant, like the weights) with `activation` (ops::attr::kAct*).
-// kAuto splits weights over ~1 MiB into operators of 128 output channels; the
-// others force one layout (for benchmarks and tests).
-enum class FcSplit { kAuto, kNever, kAlways };
+// kAuto runs our packed-weight GEMM where it is the faster (make_packed_gemm,
+// dense_layer_prefers_packed_gemm), else XNNPACK like kXnnpack; kXnnpack splits
+// weights over ~1 MiB into XNNPACK operators of 128 output channels; kNever and
+// kAlways force one XNNPACK layout (for benchmarks and tests).
+enum class FcSplit { kAuto, kXnnpack, kNever, kAlways };
 std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in,
                                                      int64_t activation = ops::attr::kActNone,
                                                      FcSplit split = FcSplit::kAuto);
+// The same nodes on our packed-weight GEMM (dense_gemm.h) for instruction set
+// `isa`: null where that set is not ours to run (baseline, or beyond this CPU).
+std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, int64_t activation, simd::Isa isa);
+// Whether a layer of n output channels runs faster on our AVX-512 GEMM than on
+// XNNPACK's operator. Measured (bench/micro/RESULTS.md): ours wins at every batch
+// (1.2-1.9x) where its 32-wide panels are mostly real columns, and loses where
+// zero padding fills most of them (n = 10: 0.7x), so it takes layers whose
+// padded panels are at least 70% real columns (n = 48 and 100 measured faster).
+bool packed_gemm_preferred(int64_t n);
 std::unique_ptr<PreparedKernel> make_batch_matmul(std::span<const InputInfo> in);
 // conv2d (2 inputs, conv2d's attributes) or conv2d_bias (3 inputs, a constant
 // bias, conv2d_bias's attributes), with a constant filter.

@@ -32,7 +32,9 @@
 //     kernel recomputes the node with the reference kernel, which reads them.
 //   - Kernels named "xnnpack:..." run XNNPACK operators; "sg:..." are our own SIMD
 //     kernels (tanh, gelu, relu, binary arithmetic, batch matmul), used where this
-//     XNNPACK lacks the op or turns NaN into -inf/0 where NumPy keeps NaN.
+//     XNNPACK lacks the op or turns NaN into -inf/0 where NumPy keeps NaN, and
+//     our packed-weight GEMM for dense layers where it is the faster
+//     ("sg:packed_gemm_f32(avx512)...", dense_gemm.h).
 #pragma once
 
 #include <memory>

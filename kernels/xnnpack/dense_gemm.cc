@@ -1,0 +1,179 @@
+// matmul with a constant rank-2 right operand, and fully_connected with constant
+// weights and bias, on our packed-weight GEMM (dense_gemm.h). The weights are
+// packed once here; each run checks the overflow bound (xnn_common.h: an input
+// that could overflow, or holds NaN or infinity, runs the reference kernel, so
+// infinities and NaNs come out exactly as NumPy's), then splits column panels
+// (and rows, when there are fewer panels than threads) over the Session's pool.
+#include <pthreadpool.h>
+
+#include <algorithm>
+#include <new>
+#include <string>
+
+#include "xnnpack/dense_gemm.h"
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels::xnn {
+namespace {
+
+using simd::Isa;
+using simd::best_isa;
+
+struct AlignedDelete {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedDelete>;
+
+AlignedFloats aligned_floats(size_t n) {
+  return AlignedFloats(static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t(64), std::nothrow)));
+}
+
+// The K block of one panel fills about half of the 48 KiB L1 of the machines this
+// was tuned on, leaving the rest to the rows of A and the tile of C.
+constexpr size_t kBlockBytes = 24 * 1024;
+
+bool gemm_isa(Isa isa, GemmIsa& out) {
+#ifdef SG_SIMD_X86
+  if (isa == Isa::kAvx512) {
+    out = {gemm_avx512, kAvx512MR, kAvx512NR, kBlockBytes, "avx512"};
+    return true;
+  }
+  if (isa == Isa::kAvx2) {
+    out = {gemm_avx2, kAvx2MR, kAvx2NR, kBlockBytes, "avx2"};
+    return true;
+  }
+#endif
+  (void)isa;
+  (void)out;
+  return false;
+}
+
+struct Split {
+  const GemmArgs* args;
+  GemmFn fn;
+};
+
+void run_split(void* context, size_t row, size_t panel, size_t rows, size_t panels) {
+  const Split& s = *static_cast<const Split*>(context);
+  s.fn(*s.args, row, row + rows, panel, panel + panels);
+}
+
+class PackedGemmKernel final : public PreparedKernel {
+ public:
+  PackedGemmKernel(GemmIsa isa, AlignedFloats w, AlignedFloats bias, ops::OpId op, ops::Attrs attrs, int64_t k,
+                   int64_t n, bool relu, OverflowBound bound, std::string name)
+      : isa_(isa), w_(std::move(w)), bias_(std::move(bias)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n),
+        relu_(relu), bound_(bound), name_(std::move(name)), simd_(best_isa()) {
+    const size_t kc_max = std::max<size_t>(1, isa_.kc_bytes / (isa_.nr * sizeof(float)));
+    const size_t blocks = (size_t(k_) + kc_max - 1) / kc_max;
+    kc_ = (size_t(k_) + blocks - 1) / blocks;  // equal blocks: no short last block
+  }
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    const bool fused = op_ == ops::OpId::FullyConnected;
+    if (in.size() != (fused ? 3u : 2u) || out.size() != 1) return internal_error("matmul: wrong operand count");
+    const TensorRef &a = in[0], &o = out[0];
+    if (!is_f32(a) || !is_f32(o) || a.rank < 1 || a.shape[a.rank - 1] != k_ || o.rank < 1 ||
+        o.shape[o.rank - 1] != n_ || (a.numel() / k_) * n_ != o.numel() ||
+        (fused && (in[2].rank != 1 || in[2].shape[0] != n_)))
+      return internal_error(std::string(fused ? "fully_connected: " : "matmul: ") + describe_shape(a) + " @ f32[" +
+                            std::to_string(k_) + ", " + std::to_string(n_) + "] -> " + describe_shape(o));
+    const size_t m = size_t(a.numel() / k_);
+    if (m == 0) return Status::Ok();
+    if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), simd_)))
+      return run_reference(op_, attrs_, ctx, in, out);
+    const GemmArgs args{a.as<const float>(), size_t(k_), w_.get(), bias_.get(), o.as<float>(), size_t(n_),
+                        size_t(n_),          size_t(k_), kc_,      relu_};
+    const size_t panels = (size_t(n_) + isa_.nr - 1) / isa_.nr;
+    const pthreadpool_t pool = pool_of(ctx);
+    const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+    if (threads <= 1) {
+      isa_.fn(args, 0, m, 0, panels);
+      return Status::Ok();
+    }
+    // Whole panels per thread, all rows (each weight block is then read by one
+    // thread only); rows are split too when there are fewer panels than threads.
+    const size_t panel_tile = (panels + threads - 1) / threads;
+    const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
+    const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
+    const size_t row_tile = ((m + row_parts - 1) / row_parts + isa_.mr - 1) / isa_.mr * isa_.mr;
+    Split split{&args, isa_.fn};
+    pthreadpool_parallelize_2d_tile_2d(pool, run_split, &split, m, panels, row_tile, panel_tile, 0);
+    return Status::Ok();
+  }
+  const char* name() const override { return name_.c_str(); }
+  size_t memory_bytes() const override {
+    const size_t padded = (size_t(n_) + isa_.nr - 1) / isa_.nr * isa_.nr;
+    return (size_t(k_) + (bias_ ? 1 : 0)) * padded * sizeof(float);
+  }
+
+ private:
+  GemmIsa isa_;
+  AlignedFloats w_, bias_;
+  ops::OpId op_;  // matmul or fully_connected, for the reference kernel
+  ops::Attrs attrs_;
+  int64_t k_, n_;
+  bool relu_;
+  OverflowBound bound_;
+  std::string name_;
+  Isa simd_;  // for the overflow bound's scan
+  size_t kc_ = 0;
+};
+
+}  // namespace
+
+bool packed_gemm_preferred(int64_t n) {
+#ifdef SG_SIMD_X86
+  const int64_t nr = int64_t(kAvx512NR), padded = (n + nr - 1) / nr * nr;
+  return n > 0 && 10 * n >= 7 * padded;
+#else
+  (void)n;
+  return false;
+#endif
+}
+
+std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, int64_t activation, Isa isa) {
+  GemmIsa g;
+  if (!gemm_isa(isa, g) || int(isa) > int(best_isa())) return nullptr;
+  if (in.size() != 2 && in.size() != 3) return nullptr;
+  const InputInfo &a = in[0], &b = in[1];
+  if (!is_f32(a) || !is_f32(b) || a.rank < 1 || b.rank != 2 || b.constant == nullptr) return nullptr;
+  const int64_t k = b.shape[0], n = b.shape[1];
+  // An empty inner dim gives zeros (plus the bias), which the reference kernel writes.
+  if (k <= 0 || n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
+  const bool fused = in.size() == 3;
+  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != n || in[2].constant == nullptr))
+    return nullptr;
+  if (activation != ops::attr::kActNone && (!fused || activation != ops::attr::kActRelu)) return nullptr;
+  const float* w = static_cast<const float*>(b.constant);
+  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+
+  const size_t nr = g.nr, panels = (size_t(n) + nr - 1) / nr;
+  AlignedFloats packed = aligned_floats(panels * size_t(k) * nr);
+  if (!packed) return nullptr;
+  for (size_t p = 0; p < panels; ++p) {
+    const size_t c0 = p * nr, cols = std::min(nr, size_t(n) - c0);
+    float* panel = packed.get() + p * size_t(k) * nr;
+    for (size_t r = 0; r < size_t(k); ++r) {
+      std::copy_n(w + r * size_t(n) + c0, cols, panel + r * nr);
+      std::fill(panel + r * nr + cols, panel + (r + 1) * nr, 0.0f);
+    }
+  }
+  AlignedFloats packed_bias;
+  if (bias != nullptr) {
+    packed_bias = aligned_floats(panels * nr);
+    if (!packed_bias) return nullptr;
+    std::fill_n(std::copy_n(bias, n, packed_bias.get()), panels * nr - size_t(n), 0.0f);
+  }
+  std::string name = std::string("sg:packed_gemm_f32(") + g.name + ")";
+  if (fused) name += "+bias";
+  if (activation == ops::attr::kActRelu) name += "+relu";
+  ops::Attrs attrs;
+  if (fused) attrs.values = {ops::AttrValue::Int(activation)};
+  return std::make_unique<PackedGemmKernel>(g, std::move(packed), std::move(packed_bias),
+                                            fused ? ops::OpId::FullyConnected : ops::OpId::MatMul, std::move(attrs),
+                                            k, n, activation == ops::attr::kActRelu,
+                                            OverflowBound::of(w, size_t(k), size_t(n), bias), std::move(name));
+}
+
+}  // namespace sg::kernels::xnn

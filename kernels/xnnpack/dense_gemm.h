@@ -1,0 +1,56 @@
+// Our own f32 GEMM for dense layers with constant weights: C = A · W (+ bias,
+// relu), with W packed once at prepare time.
+//
+// Layout of the packed weights: N is cut into panels of NR columns (the last one
+// zero-padded), each panel stored [K][NR], so a block of KC consecutive k of one
+// panel is one contiguous KC·NR·4-byte run that stays in L1 while every row tile
+// of the task streams through it. The micro-kernels keep an MR x NR tile of C in
+// vector registers for one K block; C is reloaded between K blocks, and the bias
+// and relu are applied in the store of the last block (relu as a compare and
+// select, so NaN stays NaN as in NumPy).
+//
+// One instruction set per file (dense_gemm_avx512.cc, dense_gemm_avx2.cc), each
+// compiled with per-function target attributes and chosen at prepare time; other
+// CPUs (and other architectures) keep XNNPACK's fully connected operator.
+#pragma once
+
+#include <cstddef>
+
+#include "xnnpack/simd.h"
+
+namespace sg::kernels::xnn {
+
+// One call of a micro-kernel driver: rows [row_begin, row_end) of C, column panels
+// [panel_begin, panel_end).
+struct GemmArgs {
+  const float* a;     // [M][lda], row-major
+  size_t lda;
+  const float* w;     // packed: panels of [k][nr]
+  const float* bias;  // padded to whole panels, or null
+  float* c;           // [M][ldc]
+  size_t ldc;
+  size_t n, k;
+  size_t kc;  // K block
+  bool relu;
+};
+
+using GemmFn = void (*)(const GemmArgs& g, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end);
+
+// The micro-kernel geometry of one instruction set.
+struct GemmIsa {
+  GemmFn fn;
+  size_t mr, nr;
+  size_t kc_bytes;  // the largest K block of one panel, in bytes of packed weights
+  const char* name;
+};
+
+#ifdef SG_SIMD_X86
+// 8 x 32 tiles (16 zmm accumulators).
+void gemm_avx512(const GemmArgs& g, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end);
+inline constexpr size_t kAvx512MR = 8, kAvx512NR = 32;
+// 6 x 16 tiles (12 ymm accumulators).
+void gemm_avx2(const GemmArgs& g, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end);
+inline constexpr size_t kAvx2MR = 6, kAvx2NR = 16;
+#endif
+
+}  // namespace sg::kernels::xnn

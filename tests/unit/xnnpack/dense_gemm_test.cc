@@ -1,0 +1,184 @@
+// Our packed-weight GEMM (dense_gemm.h) against the reference kernels: every
+// instruction set this CPU has, awkward M, N and K (row and column tails, K over
+// several K blocks and not a multiple of the block), with and without bias and
+// relu, 1 and 2 threads; NaN through relu; which kernel a dense layer gets.
+#include <limits>
+
+#include "xnnpack/dense_gemm.h"
+#include "xnnpack/xnn_common.h"
+#include "xnnpack/xnn_tester.h"
+
+namespace sg::kernels::testing {
+namespace {
+
+using ops::OpId;
+using simd::Isa;
+
+ops::Attrs fc_attrs(int64_t act) {
+  ops::Attrs a;
+  a.values = {ops::AttrValue::Int(act)};
+  return a;
+}
+
+// Our kernels for the sets this CPU runs (AVX-512 and AVX2 on a recent x86).
+std::vector<Isa> our_isas() {
+  std::vector<Isa> v;
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx2})
+    if (int(isa) <= int(simd::best_isa())) v.push_back(isa);
+  return v;
+}
+
+// One M x K @ K x N case on kernel `isa`: fused with bias (relu or not) when
+// `bias`, else a plain matmul. The batch dim is symbolic at prepare time.
+void check_shape(Isa isa, int64_t m, int64_t k, int64_t n, bool bias, bool relu, void* pool) {
+  HostTensor a = HostTensor::random(DType::kF32, {m, k}, uint32_t(m * 7 + k), -1, 1);
+  HostTensor w = HostTensor::random(DType::kF32, {k, n}, uint32_t(k * 3 + n), -1, 1);
+  HostTensor b = HostTensor::random(DType::kF32, {n}, uint32_t(n), -1, 1);
+  std::vector<InputInfo> infos = {info_of(a, false, true), info_of(w, true)};
+  infos[0].shape[1] = k;
+  std::vector<HostTensor> in = {a, w};
+  const OpId op = bias ? OpId::FullyConnected : OpId::MatMul;
+  const int64_t act = relu ? ops::attr::kActRelu : ops::attr::kActNone;
+  const ops::Attrs attrs = bias ? fc_attrs(act) : ops::Attrs{};
+  if (bias) {
+    infos.push_back(info_of(b, true));
+    in.push_back(b);
+  }
+  auto kernel = xnn::make_packed_gemm(infos, act, isa);
+  ASSERT_NE(kernel, nullptr);
+  compare_once(*kernel, op, attrs, in, pool,
+               std::string(kernel->name()) + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                   std::to_string(n));
+}
+
+TEST(PackedGemm, AwkwardShapesMatchTheReference) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  if (our_isas().empty()) GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU: XNNPACK runs dense layers";
+  int variant = 0;
+  for (Isa isa : our_isas())
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      for (int64_t m : {1, 7, 17, 33, 65})
+        for (int64_t k : {1, 7, 17, 33, 65, 784})
+          for (int64_t n : {1, 7, 17, 33, 65}) {
+            // Cycle through matmul, bias and bias+relu over the shapes.
+            const int v = variant++ % 3;
+            check_shape(isa, m, k, n, v != 0, v == 2, pool.get());
+          }
+    }
+}
+
+TEST(PackedGemm, LargeDimsAndManyKBlocks) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  for (Isa isa : our_isas())
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      check_shape(isa, 784, 33, 17, true, true, pool.get());
+      check_shape(isa, 17, 33, 784, true, false, pool.get());
+      check_shape(isa, 65, 1000, 100, true, true, pool.get());  // 1000: K blocks of unequal multiples of 4
+      check_shape(isa, 64, 784, 512, true, true, pool.get());   // the mlp's first layer
+      check_shape(isa, 1, 784, 512, false, false, pool.get());
+    }
+}
+
+// The micro-kernels' own NaN rule (the prepared kernel sends non-finite inputs to
+// the reference, so call the kernel directly): a NaN in A makes its output row
+// NaN through relu, other rows are unaffected, negatives become 0.
+TEST(PackedGemm, MicroKernelsKeepNaNThroughRelu) {
+#ifdef SG_SIMD_X86
+  for (Isa isa : our_isas()) {
+    const xnn::GemmFn fn = isa == Isa::kAvx512 ? xnn::gemm_avx512 : xnn::gemm_avx2;
+    const size_t nr = isa == Isa::kAvx512 ? xnn::kAvx512NR : xnn::kAvx2NR;
+    // 3 x 2 @ 2 x 3: w = [[1, -1, 0], [1, -1, 0]], bias 0; row 1 holds a NaN.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    alignas(64) float w[2 * 32] = {};
+    for (size_t r = 0; r < 2; ++r) {
+      w[r * nr] = 1;
+      w[r * nr + 1] = -1;
+    }
+    alignas(64) float bias[32] = {};
+    const float a[6] = {1, 2, nan, 1, -3, 1};
+    float c[9];
+    const xnn::GemmArgs args{a, 2, w, bias, c, 3, 3, 2, 2, true};
+    fn(args, 0, 3, 0, 1);
+    EXPECT_EQ(c[0], 3.0f);
+    EXPECT_EQ(c[1], 0.0f);
+    EXPECT_EQ(c[2], 0.0f);
+    for (int j = 0; j < 3; ++j) EXPECT_TRUE(std::isnan(c[3 + j])) << "column " << j;
+    EXPECT_EQ(c[6], 0.0f);
+    EXPECT_EQ(c[7], 2.0f);
+  }
+#else
+  GTEST_SKIP() << "x86 micro-kernels only";
+#endif
+}
+
+// NaN and infinity in the input, and an input whose products overflow: results
+// exactly as the reference's (the kernel hands these to it).
+TEST(PackedGemm, NonFiniteAndOverflowingInputsGiveTheReferenceResult) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  HostTensor w(DType::kF32, {2, 40});
+  for (int64_t i = 0; i < w.numel(); ++i) w.set(i, i % 3 == 0 ? 2.0 : -1.0);
+  HostTensor b = HostTensor::random(DType::kF32, {40}, 9, -1, 1);
+  for (Isa isa : our_isas()) {
+    HostTensor x = HostTensor::of(DType::kF32, {4, 2}, {nan, 1, inf, 0, 1, -inf, 3e38, 3e38});
+    std::vector<HostTensor> in = {x, w, b};
+    auto kernel = xnn::make_packed_gemm(std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b, true)},
+                                        ops::attr::kActRelu, isa);
+    ASSERT_NE(kernel, nullptr);
+    compare_once(*kernel, OpId::FullyConnected, fc_attrs(ops::attr::kActRelu), in, nullptr, kernel->name());
+  }
+}
+
+TEST(PackedGemm, WeightsAreCopiedAtPrepare) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  for (Isa isa : our_isas()) {
+    HostTensor w = HostTensor::random(DType::kF32, {9, 40}, 5, -1, 1);
+    HostTensor a = HostTensor::random(DType::kF32, {3, 9}, 6, -1, 1);
+    auto k = xnn::make_packed_gemm(std::vector<InputInfo>{info_of(a, false), info_of(w, true)},
+                                   ops::attr::kActNone, isa);
+    ASSERT_NE(k, nullptr);
+    EXPECT_GE(k->memory_bytes(), size_t(9 * 40 * 4));
+    std::vector<HostTensor> in = {a, w};  // the reference's copy of the original weights
+    for (int64_t i = 0; i < w.numel(); ++i) w.set(i, 1e6);
+    compare_once(*k, OpId::MatMul, {}, in, nullptr, "after the constant changed");
+  }
+}
+
+// Which kernel a dense layer gets through xnnpack_prepare: ours on AVX-512 where
+// its panels are mostly full (the mlp's 784 -> 512), XNNPACK for 10 outputs.
+TEST(PackedGemm, DenseLayersChooseTheirKernel) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  HostTensor x = HostTensor::random(DType::kF32, {64, 784}, 1, -1, 1);
+  HostTensor w = HostTensor::random(DType::kF32, {784, 512}, 2, -1, 1);
+  HostTensor b = HostTensor::random(DType::kF32, {512}, 3, -1, 1);
+  const ops::Attrs relu = fc_attrs(ops::attr::kActRelu);
+  auto wide = xnnpack_prepare(OpId::FullyConnected, relu,
+                              std::vector<InputInfo>{info_of(x, false, true), info_of(w, true), info_of(b, true)});
+  ASSERT_NE(wide, nullptr);
+  if (simd::best_isa() == Isa::kAvx512) {
+    EXPECT_STREQ(wide->name(), "sg:packed_gemm_f32(avx512)+bias+relu");
+  } else {
+    EXPECT_STREQ(wide->name(), "xnnpack:fully_connected_nc_f32+bias+relu");
+  }
+  std::vector<HostTensor> in = {x, w, b};
+  compare_once(*wide, OpId::FullyConnected, relu, in, nullptr, wide->name());
+
+  HostTensor w10 = HostTensor::random(DType::kF32, {784, 10}, 4, -1, 1);
+  HostTensor b10 = HostTensor::random(DType::kF32, {10}, 5, -1, 1);
+  auto narrow = xnnpack_prepare(OpId::FullyConnected, fc_attrs(ops::attr::kActNone),
+                                std::vector<InputInfo>{info_of(x, false), info_of(w10, true), info_of(b10, true)});
+  ASSERT_NE(narrow, nullptr);
+  EXPECT_STREQ(narrow->name(), "xnnpack:fully_connected_nc_f32+bias");
+
+#ifdef SG_SIMD_X86
+  EXPECT_TRUE(xnn::packed_gemm_preferred(512));
+  EXPECT_TRUE(xnn::packed_gemm_preferred(48));  // 48 real columns of 64
+#endif
+  EXPECT_FALSE(xnn::packed_gemm_preferred(10));
+  EXPECT_FALSE(xnn::packed_gemm_preferred(33));  // 33 real columns of 64
+}
+
+}  // namespace
+}  // namespace sg::kernels::testing
