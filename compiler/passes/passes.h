@@ -3,8 +3,9 @@
 //   -O0  nothing
 //   -O1  algebraic simplification, constant folding, common subexpression
 //        elimination, dead code elimination
-//   -O2  -O1, then fusion (fully_connected, conv2d_bias) and loop-invariant code
-//        motion out of While bodies, then -O1 again
+//   -O2  -O1, then the hoisting of a counted loop's input projection, fusion
+//        (fully_connected, conv2d_bias) and loop-invariant code motion out of
+//        While bodies, then -O1 again
 //   -O1 and -O2 end by ordering nodes for a lower activation peak; -O0 keeps
 //   program order.
 // Every pass keeps the module valid for ir::verify and keeps each entry's
@@ -39,6 +40,11 @@ bool simplify_algebra(ir::Module& m);
 // matmul(x, w rank 2) + b [+ relu] -> fully_connected; conv2d(x, w) + b [+ relu]
 // -> conv2d_bias (f32, b rank 1 over the output channels).
 bool fuse_operations(ir::Module& m);
+
+// In a While that counts t from 0 to xs.shape[0] (no break or return), replaces
+// row(xs, t) @ W [+ b] (xs, W, b loop-invariant) by row t of P = xs @ W [+ b],
+// computed once before the While and carried into it.
+bool hoist_row_projections(ir::Module& m);
 
 // Moves pure nodes of a While body whose inputs are loop-invariant before the
 // While, passing their results in as extra carried values.

@@ -1,9 +1,11 @@
 // The pass order of each optimization level. Simplification exposes folding and
 // dead nodes; CSE runs after folding so equal folded constants merge; dead code
-// elimination last renumbers what is left. -O2 fuses after -O1 has removed
-// identities (so a zero bias added by the source is gone), hoists loop invariants, then
-// runs -O1 again on what hoisting exposed. Node ordering comes last, once the
-// set of nodes is final.
+// elimination last renumbers what is left. -O2 first hoists input projections out
+// of counted loops, on the plain matmuls staging made (the hoisted product then
+// fuses with its bias outside, and the body's remaining matmul can take row(P, t)
+// as its bias); it fuses after -O1 has removed identities (so a zero bias added by
+// the source is gone), hoists loop invariants, then runs -O1 again on what
+// hoisting exposed. Node ordering comes last, once the set of nodes is final.
 #include "passes/passes.h"
 
 namespace sg::compiler::passes {
@@ -29,7 +31,8 @@ void run_pipeline(ir::Module& m, int opt_level) {
   if (opt_level <= 0) return;
   run_o1(m);
   if (opt_level >= 2) {
-    bool changed = fuse_operations(m);
+    bool changed = hoist_row_projections(m);
+    changed |= fuse_operations(m);
     changed |= hoist_loop_invariants(m);
     if (changed) run_o1(m);
   }
