@@ -13,10 +13,17 @@ APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
   libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 NUMPY2_PACKAGES := python3-venv python3-pip
+# aarch64: the cross toolchain, qemu, and the arm64 multiarch packages that can sit
+# beside the amd64 ones; XNNPACK, pthreadpool and cpuinfo cannot, so their arm64
+# packages are unpacked into $(BUILD_AARCH64)/sysroot instead of installed.
+BUILD_AARCH64 ?= build-aarch64
+AARCH64_PACKAGES := g++-aarch64-linux-gnu qemu-user libflatbuffers-dev:arm64 libmimalloc-dev:arm64 libgtest-dev:arm64
+AARCH64_SYSROOT_PACKAGES := libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0
+AARCH64_SMOKE := sg_runtime_tests sg_kernels_tests sg_xnnpack_tests
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
-.PHONY: all deps deps-fuzz build test demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
+.PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
 
@@ -42,19 +49,13 @@ build: deps $(BUILD)/build.ninja
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-# (mimalloc off: the sanitizers bring their own allocator).
 # The eager module on NumPy 2.x (from PyPI, in build/venv-numpy2) beside Debian's 1.24.
 test-numpy2:
-	@missing=""; for p in $(NUMPY2_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(NUMPY2_PACKAGES)"
 	tests/numpy2/run.sh
 
+# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (mimalloc off: the sanitizers bring their own allocator).
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
@@ -104,8 +105,42 @@ fuzz-run: fuzz-build
 fuzz:
 	@$(MAKE) --no-print-directory fuzz-run
 
+# aarch64: cross-build with Debian's toolchain and run the tests under qemu-aarch64.
+deps-aarch64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+	  { $(SUDO) dpkg --add-architecture arm64 && $(SUDO) apt-get update -qq; }
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(AARCH64_PACKAGES)"
+	@if [ ! -f $(BUILD_AARCH64)/sysroot/.unpacked ]; then \
+	  rm -rf $(BUILD_AARCH64)/sysroot && mkdir -p $(BUILD_AARCH64)/sysroot/debs && \
+	  (cd $(BUILD_AARCH64)/sysroot/debs && apt-get download -q $(AARCH64_SYSROOT_PACKAGES:%=%:arm64)) && \
+	  for d in $(BUILD_AARCH64)/sysroot/debs/*.deb; do dpkg -x $$d $(BUILD_AARCH64)/sysroot; done && \
+	  touch $(BUILD_AARCH64)/sysroot/.unpacked; \
+	fi
+
+$(BUILD_AARCH64)/build.ninja: | deps-aarch64
+	cmake -S . -B $(BUILD_AARCH64) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DSG_AARCH64_SYSROOT=$(CURDIR)/$(BUILD_AARCH64)/sysroot \
+	  -DSG_BUILD_BENCH=OFF
+
+build-aarch64: deps-aarch64 $(BUILD_AARCH64)/build.ninja
+	cmake --build $(BUILD_AARCH64) -j $(JOBS)
+
+# Every unit test under qemu (the end-to-end tests drive the tools from Python and
+# stay on the host build).
+test-aarch64: build-aarch64
+	ctest --test-dir $(BUILD_AARCH64) --output-on-failure -j $(JOBS) -E '^e2e[.]'
+
+# CI: the runtime and kernels and their unit tests, cross-built and run under qemu.
+aarch64-smoke: deps-aarch64 $(BUILD_AARCH64)/build.ninja
+	cmake --build $(BUILD_AARCH64) -j $(JOBS) --target graph-run $(AARCH64_SMOKE)
+	@for t in $(AARCH64_SMOKE); do \
+	  echo "== $$t (aarch64, qemu)"; \
+	  qemu-aarch64 -E LD_LIBRARY_PATH=$(CURDIR)/$(BUILD_AARCH64)/sysroot/usr/lib/aarch64-linux-gnu \
+	    $(BUILD_AARCH64)/tests/$$t --gtest_brief=1 || exit 1; \
+	done
+
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=20
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_AARCH64)
