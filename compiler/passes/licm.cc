@@ -38,16 +38,6 @@ bool hoistable_op(const ir::Function& body, const ir::Node& n) {
   }
 }
 
-// How many nodes name each function, module-wide.
-std::vector<int32_t> function_references(const ir::Module& m) {
-  std::vector<int32_t> refs(m.functions.size(), 0);
-  for (const ir::Function& f : m.functions)
-    for (const ir::Node& n : f.nodes)
-      for (int32_t g : n.functions) ++refs[size_t(g)];
-  for (const ir::Entry& e : m.entries) ++refs[size_t(e.function)];
-  return refs;
-}
-
 // Hoists what it can out of the While node at index `w` of function `fi`.
 bool hoist_from(ir::Module& m, size_t fi, size_t w) {
   const ir::Node loop = m.functions[fi].nodes[w];
@@ -124,25 +114,10 @@ bool hoist_from(ir::Module& m, size_t fi, size_t w) {
 }  // namespace
 
 bool hoist_loop_invariants(ir::Module& m) {
-  bool changed = false;
-  for (size_t fi = 0; fi < m.functions.size(); ++fi) {
-    for (size_t w = 0; w < m.functions[fi].nodes.size(); ++w) {
-      const ir::Node& n = m.functions[fi].nodes[w];
-      if (n.kind != ir::NodeKind::kWhile || n.functions.size() != 2) continue;
-      // Changing a signature is safe only when this While is the functions' one user.
-      const std::vector<int32_t> refs = function_references(m);
-      const int32_t cond = n.functions[0], body = n.functions[1];
-      if (cond == body || size_t(cond) == fi || size_t(body) == fi || refs[size_t(cond)] != 1 ||
-          refs[size_t(body)] != 1)
-        continue;
-      const size_t before = m.functions[fi].nodes.size();
-      if (hoist_from(m, fi, w)) {
-        changed = true;
-        w += m.functions[fi].nodes.size() - before;  // past the hoisted nodes, at the While
-      }
-    }
-  }
-  return changed;
+  return rewrite_sole_user_whiles(m, [&](size_t fi, size_t w) -> size_t {
+    const size_t before = m.functions[fi].nodes.size();
+    return hoist_from(m, fi, w) ? m.functions[fi].nodes.size() - before : 0;
+  });
 }
 
 }  // namespace sg::compiler::passes

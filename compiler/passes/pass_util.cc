@@ -101,4 +101,37 @@ void erase_nodes(ir::Function& f, const std::vector<bool>& erase) {
   f.nodes.resize(w);
 }
 
+namespace {
+
+// How many nodes and entries name each function, module-wide.
+std::vector<int32_t> function_references(const ir::Module& m) {
+  std::vector<int32_t> refs(m.functions.size(), 0);
+  for (const ir::Function& f : m.functions)
+    for (const ir::Node& n : f.nodes)
+      for (int32_t g : n.functions) ++refs[size_t(g)];
+  for (const ir::Entry& e : m.entries) ++refs[size_t(e.function)];
+  return refs;
+}
+
+}  // namespace
+
+bool rewrite_sole_user_whiles(ir::Module& m, const std::function<size_t(size_t fi, size_t w)>& rewrite) {
+  bool changed = false;
+  for (size_t fi = 0; fi < m.functions.size(); ++fi) {
+    for (size_t w = 0; w < m.functions[fi].nodes.size(); ++w) {
+      const ir::Node& n = m.functions[fi].nodes[w];
+      if (n.kind != ir::NodeKind::kWhile || n.functions.size() != 2) continue;
+      const std::vector<int32_t> refs = function_references(m);
+      const int32_t cond = n.functions[0], body = n.functions[1];
+      if (cond == body || size_t(cond) == fi || size_t(body) == fi || refs[size_t(cond)] != 1 ||
+          refs[size_t(body)] != 1)
+        continue;
+      const size_t inserted = rewrite(fi, w);
+      changed |= inserted > 0;
+      w += inserted;  // past the inserted nodes, at the While
+    }
+  }
+  return changed;
+}
+
 }  // namespace sg::compiler::passes

@@ -2,7 +2,9 @@
 // reading constants.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -35,5 +37,11 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Type& t);
 
 // Erases the nodes whose flag is set, keeping the order of the rest.
 void erase_nodes(ir::Function& f, const std::vector<bool>& erase);
+
+// Calls rewrite(fi, w) for every While node f.nodes[w] of every function fi whose
+// cond and body functions no other node or entry uses, so that the rewrite may change
+// their signatures. rewrite returns how many nodes it inserted before the While.
+// Returns true when any rewrite inserted nodes.
+bool rewrite_sole_user_whiles(ir::Module& m, const std::function<size_t(size_t fi, size_t w)>& rewrite);
 
 }  // namespace sg::compiler::passes

@@ -250,16 +250,6 @@ size_t rewrite(ir::Module& m, size_t fi, size_t w, const CountedLoop& c, const P
   return count;
 }
 
-// How many nodes name each function, module-wide.
-std::vector<int32_t> function_references(const ir::Module& m) {
-  std::vector<int32_t> refs(m.functions.size(), 0);
-  for (const ir::Function& f : m.functions)
-    for (const ir::Node& n : f.nodes)
-      for (int32_t g : n.functions) ++refs[size_t(g)];
-  for (const ir::Entry& e : m.entries) ++refs[size_t(e.function)];
-  return refs;
-}
-
 // Hoists the projections of the While at f.nodes[w]; returns the nodes inserted.
 size_t hoist_loop(ir::Module& m, size_t fi, size_t w) {
   const ir::Node loop = m.functions[fi].nodes[w];
@@ -288,23 +278,7 @@ size_t hoist_loop(ir::Module& m, size_t fi, size_t w) {
 }  // namespace
 
 bool hoist_row_projections(ir::Module& m) {
-  bool changed = false;
-  for (size_t fi = 0; fi < m.functions.size(); ++fi) {
-    for (size_t w = 0; w < m.functions[fi].nodes.size(); ++w) {
-      const ir::Node& n = m.functions[fi].nodes[w];
-      if (n.kind != ir::NodeKind::kWhile || n.functions.size() != 2) continue;
-      // Changing a signature is safe only when this While is the functions' one user.
-      const std::vector<int32_t> refs = function_references(m);
-      const int32_t cond = n.functions[0], body = n.functions[1];
-      if (cond == body || size_t(cond) == fi || size_t(body) == fi || refs[size_t(cond)] != 1 ||
-          refs[size_t(body)] != 1)
-        continue;
-      const size_t inserted = hoist_loop(m, fi, w);
-      changed |= inserted > 0;
-      w += inserted;  // past the hoisted nodes, at the While
-    }
-  }
-  return changed;
+  return rewrite_sole_user_whiles(m, [&](size_t fi, size_t w) { return hoist_loop(m, fi, w); });
 }
 
 }  // namespace sg::compiler::passes

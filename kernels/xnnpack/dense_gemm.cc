@@ -70,14 +70,8 @@ class PackedGemmKernel final : public PreparedKernel {
   }
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
-    const bool fused = op_ == ops::OpId::FullyConnected;
-    if (in.size() != (fused ? 3u : 2u) || out.size() != 1) return internal_error("matmul: wrong operand count");
+    SG_RETURN_IF_ERROR(check_dense_operands(op_, k_, n_, in, out));
     const TensorRef &a = in[0], &o = out[0];
-    if (!is_f32(a) || !is_f32(o) || a.rank < 1 || a.shape[a.rank - 1] != k_ || o.rank < 1 ||
-        o.shape[o.rank - 1] != n_ || (a.numel() / k_) * n_ != o.numel() ||
-        (fused && (in[2].rank != 1 || in[2].shape[0] != n_)))
-      return internal_error(std::string(fused ? "fully_connected: " : "matmul: ") + describe_shape(a) + " @ f32[" +
-                            std::to_string(k_) + ", " + std::to_string(n_) + "] -> " + describe_shape(o));
     const size_t m = size_t(a.numel() / k_);
     if (m == 0) return Status::Ok();
     if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), simd_)))

@@ -21,6 +21,18 @@
 #include "xnnpack/xnn_common.h"
 
 namespace sg::kernels::xnn {
+Status check_dense_operands(ops::OpId op, int64_t k, int64_t n, std::span<const TensorRef> in,
+                            std::span<TensorRef> out) {
+  const bool fused = op == ops::OpId::FullyConnected;
+  if (in.size() != (fused ? 3u : 2u) || out.size() != 1) return internal_error("matmul: wrong operand count");
+  const TensorRef &a = in[0], &o = out[0];
+  if (!is_f32(a) || !is_f32(o) || a.rank < 1 || a.shape[a.rank - 1] != k || o.rank < 1 || o.shape[o.rank - 1] != n ||
+      (a.numel() / k) * n != o.numel() || (fused && (in[2].rank != 1 || in[2].shape[0] != n)))
+    return internal_error(std::string(fused ? "fully_connected: " : "matmul: ") + describe_shape(a) + " @ f32[" +
+                          std::to_string(k) + ", " + std::to_string(n) + "] -> " + describe_shape(o));
+  return Status::Ok();
+}
+
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -45,14 +57,8 @@ class FullyConnectedKernel final : public PreparedKernel {
         name_(std::move(name)), isa_(simd::best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
-    const bool fused = op_ == ops::OpId::FullyConnected;
-    if (in.size() != (fused ? 3u : 2u) || out.size() != 1) return internal_error("matmul: wrong operand count");
+    SG_RETURN_IF_ERROR(check_dense_operands(op_, k_, n_, in, out));
     const TensorRef &a = in[0], &o = out[0];
-    if (!is_f32(a) || !is_f32(o) || a.rank < 1 || a.shape[a.rank - 1] != k_ || o.rank < 1 ||
-        o.shape[o.rank - 1] != n_ || (a.numel() / k_) * n_ != o.numel() ||
-        (fused && (in[2].rank != 1 || in[2].shape[0] != n_)))
-      return internal_error(std::string(fused ? "fully_connected: " : "matmul: ") + describe_shape(a) + " @ f32[" +
-                            std::to_string(k_) + ", " + std::to_string(n_) + "] -> " + describe_shape(o));
     const size_t batch = size_t(a.numel() / k_);
     if (batch == 0) return Status::Ok();
     if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), isa_)))

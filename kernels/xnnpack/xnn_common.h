@@ -68,6 +68,11 @@ struct OverflowBound {
 // "f32[2, 3]" for messages.
 std::string describe_shape(const TensorRef& t);
 
+// Checks the operands of a prepared dense layer (matmul, or fully_connected with its
+// bias) against the k and n it was prepared for: x [..., k] @ w [k, n] -> [..., n].
+Status check_dense_operands(ops::OpId op, int64_t k, int64_t n, std::span<const TensorRef> in,
+                            std::span<TensorRef> out);
+
 // The kernel families. Each returns null for a node it does not cover.
 // make_fully_connected: matmul (2 inputs) or fully_connected (3: the bias, which
 // must then be constant, like the weights) with `activation` (ops::attr::kAct*).
