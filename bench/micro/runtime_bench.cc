@@ -1,6 +1,7 @@
 // Dispatch cost of the runtime (issue 7: <= 30 ns per node at -O0; issue 4: <= 100 ns
 // per While iteration beyond its body, and the time per step of an RNN with T = 100
-// and hidden 256; a Call about as cheap as a small node).
+// and hidden 256; a Call about as cheap as a small node), and independent nodes run
+// concurrently (issue 7's scheduler: two 256x1024x1024 matmuls on two threads).
 // Graphs are built with the runtime tests' graph builder, so no compiler is needed.
 //   sg_runtime_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -160,14 +161,33 @@ GraphSpec rnn_graph() {
   return g;
 }
 
-std::unique_ptr<Session> session_for(const GraphSpec& g, const std::string& entry) {
+// def two(x: f32[256, 1024]): return x @ w1 + x @ w2     (w1, w2: f32[1024, 1024] constants)
+constexpr int64_t kRows = 256, kDepth = 1024;
+
+GraphSpec two_matmuls_graph() {
+  GraphSpec g;
+  const int32_t w1 = add_bytes(g, weights(size_t(kDepth * kDepth), 0.05f));
+  const int32_t w2 = add_bytes(g, weights(size_t(kDepth * kDepth), -0.05f));
+  FunctionSpec f;
+  f.name = "two";
+  const testing::ShapeSpec sq = shape({kDepth, kDepth}), out = shape({kRows, kDepth});
+  const uint32_t x = f.param(DType::kF32, shape({kRows, kDepth}));
+  const uint32_t a = f.op("matmul", {x, f.value(DType::kF32, sq, w1)}, DType::kF32, out);
+  const uint32_t b = f.op("matmul", {x, f.value(DType::kF32, sq, w2)}, DType::kF32, out);
+  f.results = {f.op("add", {a, b}, DType::kF32, out)};
+  g.add_entry("two", g.add_function(std::move(f)), {"x"}, {"y"});
+  return g;
+}
+
+std::unique_ptr<Session> session_for(const GraphSpec& g, const std::string& entry,
+                                     const SessionOptions& options = {}) {
   const std::vector<uint8_t> bytes = testing::build_sgraph(g);
   // Misaligned on purpose: the Program then keeps its own copy of the bytes.
   std::vector<uint8_t> skewed(bytes.size() + 1);
   std::memcpy(skewed.data() + 1, bytes.data(), bytes.size());
   auto program = Program::load_memory(std::span<const uint8_t>(skewed).subspan(1));
   if (!program.ok()) return nullptr;
-  auto s = Session::create(*program, entry);
+  auto s = Session::create(*program, entry, options);
   return s.ok() ? std::move(s).value() : nullptr;
 }
 
@@ -277,6 +297,28 @@ void BM_CallEmpty(benchmark::State& state) {
   per_item(state, "per_call", kChain);
 }
 BENCHMARK(BM_CallEmpty);
+
+// Two independent matmuls: args are (threads, waves). With waves each matmul runs on
+// one thread, side by side; without, one after the other on all threads.
+void BM_TwoMatmuls(benchmark::State& state) {
+  SessionOptions options;
+  options.num_threads = int(state.range(0));
+  options.concurrent_nodes = state.range(1) != 0;
+  auto s = session_for(two_matmuls_graph(), "two", options);
+  const int64_t dims[2] = {kRows, kDepth};
+  Tensor x = Tensor::empty(DType::kF32, dims).value();
+  const std::vector<float> xs = weights(size_t(kRows * kDepth), 1.0f);
+  std::memcpy(x.data(), xs.data(), xs.size() * sizeof(float));
+  if (s == nullptr || !s->set_input("x", x).ok()) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  run_or_skip(state, *s);
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * 2.0 * double(kRows) * double(kDepth) * double(kDepth) * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["waves"] = double(s->schedule_stats().waves);
+}
+BENCHMARK(BM_TwoMatmuls)->Args({1, 0})->Args({2, 0})->Args({2, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace sg::bench

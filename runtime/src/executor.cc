@@ -43,7 +43,7 @@ std::vector<uint8_t> movable(const FunctionImpl& fn, const std::vector<uint32_t>
 }  // namespace
 
 Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Allocator* allocator, int max_call_depth,
-                   bool profile)
+                   bool profile, bool concurrent)
     : cache_(allocator),
       frame_stack_(allocator),
       program_(program),
@@ -74,6 +74,12 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
   in_refs_.resize(max_arity_);
   out_refs_.resize(max_arity_);
   frames_.reserve(16);
+  direct_ctx_.threadpool = kernels_.threadpool();
+  max_wave_ = concurrent ? kernels_.num_threads() : 1;
+  if (max_wave_ > 1) {
+    wave_status_.resize(size_t(max_wave_));
+    wave_ns_.resize(size_t(max_wave_));
+  }
 }
 
 Executor::~Executor() {
@@ -102,6 +108,7 @@ Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& s
   PlanRequest request;
   request.borrow = borrow;
   request.open = varying_params(cached, f, slots, borrow, kExactPlansBeforeOpen);
+  request.max_wave = max_wave_;
   auto plan = std::make_unique<FramePlan>(make_plan(f, kernels_.of(fn), slots, request));
   if (cached.size() >= kMaxPlansPerFunction) {
     const auto idle = std::find_if(cached.begin(), cached.end(), [](const auto& p) { return p->active_frames == 0; });
@@ -165,8 +172,12 @@ Status Executor::push_frame(uint32_t fn, Role role, std::span<Tensor> args) {
 void Executor::pop_frame() {
   Frame& frame = top();
   // Releases the tensors; the slots stay, empty, for the next frame here.
-  const size_t n = program_.functions[frame.fn].values.size();
-  for (size_t v = 0; v < n; ++v) frame.slots[v].reset();
+  if (frame.plan != nullptr) {
+    for (uint32_t v : frame.plan->held) frame.slots[v].reset();
+  } else {
+    const size_t n = program_.functions[frame.fn].values.size();
+    for (size_t v = 0; v < n; ++v) frame.slots[v].reset();
+  }
   frame.carried.clear();
   unpin_loop(frame);
   leave_plan(frame);
@@ -194,17 +205,18 @@ void Executor::release_inputs(Frame& frame, const NodeInfo& node) {
 Status Executor::loop(std::vector<Tensor>& results) {
   while (true) {
     Frame& frame = top();
-    const FunctionImpl& fn = program_.functions[frame.fn];
-    if (frame.pc < fn.nodes.size()) {
-      const NodeInfo& node = fn.nodes[frame.pc];
-      if (node.kind == NodeKind::kOp) {
-        SG_RETURN_IF_ERROR(run_op(frame, fn, node));
-        ++frame.pc;
-      } else {
-        SG_RETURN_IF_ERROR(start_control(node));  // pushes a frame: `frame` is stale now
+    const FramePlan& plan = *frame.plan;
+    const uint32_t n = uint32_t(plan.steps.size());
+    if (frame.pc < n) {
+      if (plan.steps[frame.pc].mode == StepMode::kControl) {
+        SG_RETURN_IF_ERROR(start_control(program_.functions[frame.fn].nodes[frame.pc]));  // `frame` is stale now
+        continue;
       }
-      continue;
+      // Two copies of the node loop, so that a run without profiling tests no flag per node.
+      SG_RETURN_IF_ERROR(profile_ ? run_steps<true>(frame) : run_steps<false>(frame));
+      if (frame.pc < n) continue;  // it stopped at a control-flow node
     }
+    const FunctionImpl& fn = program_.functions[frame.fn];
     const Role role = frame.role;
     if (role == Role::kWhileCond || role == Role::kWhileBody) {
       SG_RETURN_IF_ERROR(role == Role::kWhileCond ? finish_cond() : finish_body());
@@ -221,6 +233,74 @@ Status Executor::loop(std::vector<Tensor>& results) {
     pop_frame();
     SG_RETURN_IF_ERROR(deliver(role));
   }
+}
+
+template <bool kProfile>
+Status Executor::run_steps(Frame& frame) {
+  FramePlan& plan = *frame.plan;
+  PlanStep* const steps = plan.steps.data();
+  kernels::TensorRef* const refs = plan.refs.data();
+  const OperandBind* const binds = plan.binds.data();
+  const uint32_t* const release = plan.release.data();
+  uint8_t* const arena = frame.arena;
+  Tensor* const slots = frame.slots.data();
+  const uint32_t n = uint32_t(plan.steps.size());
+  const kernels::KernelContext& ctx = direct_ctx_;
+  for (uint32_t pc = frame.pc; pc < n; ++pc) {
+    PlanStep& step = steps[pc];
+    if (step.mode == StepMode::kDirect) [[likely]] {
+      kernels::TensorRef* const ops = refs + step.ref_begin;
+      const OperandBind* b = binds + step.bind_begin;
+      if (step.bound_arena != arena) {
+        for (const OperandBind* e = b + step.n_arena; b != e; ++b) refs[b->ref].data = arena + b->offset;
+        step.bound_arena = arena;
+      } else {
+        b += step.n_arena;
+      }
+      for (const OperandBind* e = b + step.n_slot; b != e; ++b)
+        refs[b->ref].data = const_cast<void*>(slots[b->value].data());
+      if (step.n_owned != 0) {
+        // After the inputs: an output written over a dying input takes its buffer.
+        frame.pc = pc;
+        for (const OperandBind* e = b + step.n_owned; b != e; ++b) {
+          kernels::TensorRef& r = refs[b->ref];
+          SG_RETURN_IF_ERROR(make_owned(frame, program_.functions[frame.fn].nodes[pc], b->value, r.dtype,
+                                        std::span<const int64_t>(r.shape, size_t(r.rank))));
+          r.data = slots[b->value].data();
+        }
+      }
+      const uint64_t start = kProfile ? now_ns() : 0;
+      const std::span<const kernels::TensorRef> in(ops, step.n_in);
+      const std::span<kernels::TensorRef> out(ops + step.n_in, step.n_out);
+      const Status ran = step.prepared != nullptr ? step.prepared->run(ctx, in, out) : step.fn(ctx, *step.attrs, in, out);
+      if (kProfile) record(frame, pc, start);
+      if (!ran.ok()) [[unlikely]] {
+        frame.pc = pc;
+        return at(program_.functions[frame.fn].nodes[pc], ran.code(), ran.message());
+      }
+      for (const uint32_t* r = release + step.release_begin, *e = r + step.n_release; r != e; ++r) slots[*r].reset();
+      continue;
+    }
+    frame.pc = pc;
+    const FunctionImpl& fn = program_.functions[frame.fn];
+    switch (step.mode) {
+      case StepMode::kGeneral:
+        SG_RETURN_IF_ERROR(run_op(frame, fn, fn.nodes[pc]));
+        break;
+      case StepMode::kControl:
+        return Status::Ok();  // the caller starts it
+      case StepMode::kWave:
+        SG_RETURN_IF_ERROR(run_wave(frame, step));
+        [[fallthrough]];
+      case StepMode::kRan:
+        for (const uint32_t* r = release + step.release_begin, *e = r + step.n_release; r != e; ++r) slots[*r].reset();
+        break;
+      case StepMode::kDirect:
+        break;
+    }
+  }
+  frame.pc = n;
+  return Status::Ok();
 }
 
 // Shapes of a node whose inputs were not all known when the frame was planned.

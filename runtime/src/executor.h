@@ -20,7 +20,13 @@
 // allocation: kernels are resolved per Session (NodeKernels), each frame runs on a
 // cached memory plan (memory_plan.h) that fixes shapes and arena offsets, frames and
 // their vectors are reused, arenas come from the FrameStack and escaping values from
-// the BufferCache.
+// the BufferCache. A plan's node whose operands it fully placed is a "direct" step:
+// one cache line holding its kernel, where its TensorRefs lie and where their data
+// pointers come from; arena pointers are rewritten only when the frame's arena moved,
+// so a straight-line node costs a compare, its parameters' pointers and the call.
+//
+// With more than one thread, a plan's waves of independent heavy nodes
+// (plan_waves.h) run as tasks on the Session's thread pool (executor_wave.cc).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +59,9 @@ struct ArenaUse {
 
 class Executor {
  public:
+  // `concurrent`: run waves of independent nodes when the kernels have threads.
   Executor(const ProgramImpl& program, const NodeKernels& kernels, Allocator* allocator, int max_call_depth,
-           bool profile);
+           bool profile, bool concurrent = true);
   ~Executor();
 
   // Runs function `fn` with `args` (moved from) bound to its parameters; on success
@@ -64,6 +71,7 @@ class Executor {
   // Per function, per node; empty unless profiling.
   const std::vector<std::vector<NodeStats>>& stats() const { return stats_; }
   ArenaUse last_arena_use() const { return peak_; }
+  ScheduleStats schedule_stats() const { return wave_stats_; }
   size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
   size_t cached_bytes() const { return cache_.cached_bytes(); }
 
@@ -97,6 +105,12 @@ class Executor {
   };
 
   Status loop(std::vector<Tensor>& results);
+  // Runs the top frame's op nodes from its pc until its end or a control-flow node.
+  template <bool kProfile>
+  Status run_steps(Frame& frame);
+  // Runs the wave `lead` starts (plan_waves.h): binds its nodes' operands here,
+  // then runs their kernels as tasks on the thread pool, each on one thread.
+  Status run_wave(Frame& frame, const PlanStep& lead);
   Status run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node);
   // The append fast path of run_op; `handled` false: run the node the usual way.
   Status run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo& node, bool& handled);
@@ -154,6 +168,8 @@ class Executor {
   std::vector<FramePlan*> last_plan_;
   std::vector<FunctionFacts> facts_;
   ArenaUse live_, peak_;
+  int max_wave_ = 1;  // the most nodes a wave may hold: the pool's threads
+  ScheduleStats wave_stats_;
   std::vector<std::vector<NodeStats>> stats_;
 
   // Per-node scratch, sized once so that a steady-state node allocates nothing.
@@ -165,6 +181,9 @@ class Executor {
   std::vector<ops::TensorType<int64_t>> out_types_;
   std::vector<std::optional<int64_t>> scalars_;
   Tensor kernel_scratch_;
+  kernels::KernelContext direct_ctx_;  // what every direct node's kernel gets
+  std::vector<Status> wave_status_;   // per node of the running wave
+  std::vector<uint64_t> wave_ns_;
   ops::ConcreteInferContext infer_ctx_;
 };
 

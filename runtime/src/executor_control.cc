@@ -132,6 +132,11 @@ Status Executor::finish_body() {
       ++body_plan->active_frames;
       cond.loop_stable = true;
     } else if (!plan_matches(*cond.plan, cf, cond.slots, true)) {
+      // Values the old plan left in slots (owned results) may be arena values
+      // under the next one, which would never release them.
+      const uint8_t* is_param = facts_[cond.fn].is_param.data();
+      for (uint32_t v : cond.plan->held)
+        if (!is_param[v]) cond.slots[v].reset();
       leave_plan(cond);
       SG_RETURN_IF_ERROR(enter_plan(cond, nullptr));
     }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ops/infer.h"
+#include "plan_waves.h"
 
 namespace sg::runtime {
 namespace {
@@ -131,7 +132,60 @@ kernels::TensorRef planned_ref(DType dtype, const PlannedShape& s) {
   return r;
 }
 
-void fill_node_tables(const FunctionImpl& fn, const std::vector<uint8_t>& is_param, bool borrow, FramePlan& plan) {
+// The step of node `i` (its refs, releases and kernel already in the plan).
+PlanStep make_step(const FunctionImpl& fn, const NodeKernel& kernel, FramePlan& plan, size_t i) {
+  const NodeInfo& node = fn.nodes[i];
+  PlanStep step;
+  step.release_begin = plan.release_begin[i];
+  const uint32_t n_release = plan.release_begin[i + 1] - plan.release_begin[i];
+  if (node.kind != NodeKind::kOp) {
+    step.mode = StepMode::kControl;
+    return step;
+  }
+  step.mode = StepMode::kGeneral;
+  const size_t arity = node.inputs.size() + node.outputs.size();
+  if (!plan.static_node[i] || kernel.appends || plan.scratch_bytes[i] != 0 || arity > 0xffff || n_release > 0xffff)
+    return step;
+  step.fn = kernel.fn;
+  step.prepared = kernel.prepared;
+  step.attrs = &node.attrs;
+  step.ref_begin = plan.ref_begin[i];
+  step.release_begin = plan.release_begin[i];
+  step.n_release = uint16_t(n_release);
+  step.n_in = uint16_t(node.inputs.size());
+  step.n_out = uint16_t(node.outputs.size());
+  step.bind_begin = uint32_t(plan.binds.size());
+  const auto operand = [&](size_t k) { return k < node.inputs.size() ? node.inputs[k] : node.outputs[k - node.inputs.size()]; };
+  for (size_t k = 0; k < arity; ++k) {
+    const uint32_t v = operand(k);
+    if (plan.placement[v] == Placement::kArena) {
+      plan.binds.push_back({uint32_t(step.ref_begin + k), v, plan.offset[v]});
+      ++step.n_arena;
+    }
+  }
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const uint32_t v = node.inputs[k];
+    if (fn.values[v].is_constant) {
+      // Constants stay where the Program mapped them: bound once, here.
+      plan.refs[step.ref_begin + k].data = const_cast<void*>(fn.values[v].constant.data());
+    } else if (plan.placement[v] != Placement::kArena) {
+      plan.binds.push_back({uint32_t(step.ref_begin + k), v, 0});
+      ++step.n_slot;
+    }
+  }
+  for (size_t k = node.inputs.size(); k < arity; ++k) {
+    const uint32_t v = operand(k);
+    if (plan.placement[v] != Placement::kArena) {
+      plan.binds.push_back({uint32_t(step.ref_begin + k), v, 0});
+      ++step.n_owned;
+    }
+  }
+  step.mode = StepMode::kDirect;
+  return step;
+}
+
+void fill_node_tables(const FunctionImpl& fn, std::span<const NodeKernel> kernels, const std::vector<uint8_t>& is_param,
+                      bool borrow, const Waves& waves, FramePlan& plan) {
   const size_t nodes = fn.nodes.size();
   plan.ref_begin.assign(nodes, 0);
   plan.scratch_bytes.assign(nodes, 0);
@@ -151,6 +205,19 @@ void fill_node_tables(const FunctionImpl& fn, const std::vector<uint8_t>& is_par
         node.op, node.attrs, std::span<const kernels::TensorRef>(&plan.refs[plan.ref_begin[i]], node.inputs.size()));
   }
   plan.release_begin[nodes] = uint32_t(plan.release.size());
+
+  plan.steps.resize(nodes);
+  for (size_t i = 0; i < nodes; ++i) plan.steps[i] = make_step(fn, kernels[i], plan, i);
+  plan.wave_nodes = waves.nodes;
+  plan.waves = waves.spans;
+  for (size_t w = 0; w < waves.spans.size(); ++w) {
+    const WaveSpan& span = waves.spans[w];
+    const uint32_t end = span.begin + span.n_pre + span.n_parallel;
+    for (uint32_t m = span.begin; m < end; ++m) plan.steps[waves.nodes[m]].mode = StepMode::kRan;
+    PlanStep& lead = plan.steps[waves.nodes[span.begin + span.n_pre]];
+    lead.mode = StepMode::kWave;
+    lead.wave = uint32_t(w);
+  }
 }
 
 }  // namespace
@@ -232,6 +299,18 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
   if (request.borrow && !fn.nodes.empty())
     for (uint32_t r : fn.results)
       if (first[r] >= 0) last[r] = int64_t(fn.nodes.size()) - 1;
+  // A wave's nodes all run where its first heavy node stands: their outputs live
+  // from there, beside each other and beside every input of the wave.
+  const Waves waves = find_waves(fn, kernels, plan, request.max_wave);
+  std::vector<uint8_t> in_wave(fn.nodes.size(), 0);
+  for (const WaveSpan& span : waves.spans) {
+    const int64_t at = waves.nodes[span.begin + span.n_pre];
+    for (uint32_t m = span.begin; m < span.begin + span.n_pre + span.n_parallel; ++m) {
+      const uint32_t i = waves.nodes[m];
+      in_wave[i] = 1;
+      for (uint32_t v : fn.nodes[i].outputs) first[v] = at;
+    }
+  }
 
   plan.placement.assign(n, Placement::kNone);
   plan.offset.assign(n, 0);
@@ -245,7 +324,8 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
       if (!arena) continue;
       const size_t bytes = align_up(*byte_size(fn.values[v].dtype, plan.shape[v]));
       // In place: an input of the same type and shape whose last reader is this node.
-      if (kernels[i].in_place_safe) {
+      // Not for a wave node: it runs early, while other nodes may still read its input.
+      if (kernels[i].in_place_safe && !in_wave[i]) {
         for (uint32_t in : node.inputs) {
           const int64_t b = buffer_of[in];
           if (b < 0 || last[in] != int64_t(i) || buffers[size_t(b)].last != int64_t(i)) continue;
@@ -278,7 +358,9 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
   plan.arena_bytes = place(buffers);
   for (size_t v = 0; v < n; ++v)
     if (buffer_of[v] >= 0) plan.offset[v] = buffers[size_t(buffer_of[v])].offset;
-  fill_node_tables(fn, is_param, request.borrow, plan);
+  fill_node_tables(fn, kernels, is_param, request.borrow, waves, plan);
+  for (uint32_t v = 0; v < n; ++v)
+    if (is_param[v] || plan.placement[v] == Placement::kOwned) plan.held.push_back(v);
   return plan;
 }
 

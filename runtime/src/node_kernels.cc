@@ -44,6 +44,7 @@ std::unique_ptr<kernels::PreparedKernel> prepare(const FunctionImpl& fn, const N
 NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
 #ifdef SG_HAVE_XNNPACK
   threadpool_ = kernels::xnnpack_create_threadpool(num_threads);
+  if (threadpool_ != nullptr) num_threads_ = num_threads;
 #else
   (void)num_threads;
 #endif

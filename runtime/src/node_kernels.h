@@ -38,6 +38,8 @@ class NodeKernels {
   // "reference", a prepared kernel's name, or "control-flow".
   const char* name(uint32_t fn, uint32_t node) const;
   void* threadpool() const { return threadpool_; }
+  // Threads of the pool (1 without one): the most nodes the executor runs at once.
+  int num_threads() const { return num_threads_; }
   // Bytes held by prepared kernels (packed weights): what one more Session costs
   // beyond its arenas.
   size_t memory_bytes() const;
@@ -46,6 +48,7 @@ class NodeKernels {
   std::vector<std::vector<NodeKernel>> table_;
   std::vector<std::unique_ptr<kernels::PreparedKernel>> prepared_;
   void* threadpool_ = nullptr;
+  int num_threads_ = 1;
 };
 
 }  // namespace sg::runtime

@@ -21,7 +21,7 @@ class SessionImpl {
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
         kernels(impl, o.num_threads),
-        executor(impl, kernels, allocator, o.max_call_depth, o.profile) {
+        executor(impl, kernels, allocator, o.max_call_depth, o.profile, o.concurrent_nodes) {
     const size_t n = info().inputs.size();
     inputs.resize(n);
     run_args.reserve(n);
@@ -196,6 +196,7 @@ MemoryReport Session::memory_report() const {
 }
 
 uint64_t Session::tensor_copies() const { return impl_->tensor_copies; }
+ScheduleStats Session::schedule_stats() const { return impl_->executor.schedule_stats(); }
 
 size_t Session::num_outputs() const { return impl_->info().outputs.size(); }
 

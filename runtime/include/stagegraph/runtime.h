@@ -89,6 +89,9 @@ struct SessionOptions {
   int num_threads = 1;
   int max_call_depth = 10000;  // active Call frames (If/While bodies do not count)
   bool profile = false;        // collect per-node timings
+  // With num_threads > 1: run independent heavy nodes concurrently, one thread
+  // each (ScheduleStats); false: nodes one at a time, each kernel on all threads.
+  bool concurrent_nodes = true;
   bool verify_data = false;    // unused by Session; kept with LoadOptions
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
 };
@@ -113,6 +116,15 @@ struct MemoryReport {
   size_t frame_stack_bytes = 0;  // reserved for frame arenas (kept between runs)
   size_t cached_bytes = 0;       // freed tensor buffers kept for reuse
   size_t kernel_bytes = 0;       // prepared kernels (packed weights), = memory_bytes()
+};
+
+// How a Session's runs used its threads (Session::schedule_stats), counted over
+// all runs since creation. With more than one thread, independent nodes that are
+// each heavy enough (a large matmul, convolution...) run concurrently in "waves",
+// one node per thread.
+struct ScheduleStats {
+  uint64_t waves = 0;       // waves run
+  uint64_t wave_nodes = 0;  // nodes those waves ran
 };
 
 class SessionImpl;
@@ -152,6 +164,7 @@ class Session {
   // reference, so the only copies are the entry's results handed to the caller
   // (one per output per run).
   uint64_t tensor_copies() const;
+  ScheduleStats schedule_stats() const;
 
   explicit Session(std::unique_ptr<SessionImpl> impl);
 

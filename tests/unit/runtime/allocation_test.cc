@@ -185,5 +185,39 @@ TEST(Allocation, CarriedValuesMoveWithoutCopiesOrAllocations) {
   EXPECT_EQ(v.back(), 10000.5f);
 }
 
+// def pair(x, y: f32[128, 128]): return x @ x, y @ y
+// With two threads the two matmuls run as a wave, their results in fresh buffers.
+TEST(Allocation, WavesAllocateNothingOnceWarm) {
+  GraphSpec g;
+  FunctionSpec f;
+  f.name = "pair";
+  const ShapeSpec sq = shape({128, 128});
+  const uint32_t x = f.param(DType::kF32, sq);
+  const uint32_t y = f.param(DType::kF32, sq);
+  f.results = {f.op("matmul", {x, x}, DType::kF32, sq), f.op("matmul", {y, y}, DType::kF32, sq)};
+  g.add_entry("pair", g.add_function(std::move(f)), {"x", "y"}, {"a", "b"});
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  CountingAllocator counter;
+  SessionOptions options;
+  options.allocator = &counter;
+  options.num_threads = 2;
+  auto s = Session::create(program, "pair", options);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {128, 128}, std::vector<float>(128 * 128, 1.0f))).ok());
+  ASSERT_TRUE((*s)->set_input("y", make_tensor<float>(DType::kF32, {128, 128}, std::vector<float>(128 * 128, 2.0f))).ok());
+  counted_run(**s, counter);
+  for (int r = 0; r < 3; ++r) {
+    const Counts c = counted_run(**s, counter);
+    EXPECT_EQ(c.allocations, 0u) << "run " << r;
+    EXPECT_EQ(c.news, 0u) << "run " << r;
+  }
+#ifdef SG_HAVE_XNNPACK
+  EXPECT_EQ((*s)->schedule_stats().waves, 4u);
+#endif
+  EXPECT_EQ(values_of<float>((*s)->output(0))[0], 128.0f);
+  EXPECT_EQ(values_of<float>((*s)->output(1))[5], 512.0f);
+}
+
 }  // namespace
 }  // namespace sg::testing
