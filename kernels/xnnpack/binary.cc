@@ -180,7 +180,13 @@ class BinaryKernel final : public PreparedKernel {
     if (o.numel() == 0) return Status::Ok();
     p.op = op_;
     p.isa = isa_;
-    const size_t n = p.dims[p.rank - 1], rows = size_t(o.numel()) / n;
+    const size_t n = p.dims[p.rank - 1];
+    // One row (scalars, equal shapes): no division, no pool (small ops in loops).
+    if (size_t(o.numel()) == n) {
+      run_task(&p, 0, 1);
+      return Status::Ok();
+    }
+    const size_t rows = size_t(o.numel()) / n;
     const size_t rows_per_task = std::max<size_t>(1, kTaskElements / n);
     if (rows <= rows_per_task) run_task(&p, 0, rows);
     else pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), run_task, &p, rows, rows_per_task, 0);
