@@ -82,6 +82,9 @@ class PreparedKernel {
   virtual const char* name() const = 0;
   // Bytes this kernel holds (packed weights), for per-Session memory reports.
   virtual size_t memory_bytes() const { return 0; }
+  // True when the output may be the buffer of an input of the same shape: the kernel
+  // reads each element before writing it and never reads an input after writing.
+  virtual bool runs_in_place() const { return false; }
 };
 
 }  // namespace sg::kernels

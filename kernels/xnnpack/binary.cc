@@ -193,6 +193,8 @@ class BinaryKernel final : public PreparedKernel {
     return Status::Ok();
   }
   const char* name() const override { return name_; }
+  // Elementwise rows read x[j] and y[j] before writing z[j]; the reference fallback too.
+  bool runs_in_place() const override { return true; }
 
  private:
   ops::OpId id_;

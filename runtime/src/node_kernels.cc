@@ -63,9 +63,9 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
         prepared_.push_back(std::move(p));
       }
 #endif
-      // Prepared kernels may recompute from their inputs after writing the output
-      // (NaN handling), so only the reference kernels run in place.
-      k.in_place_safe = k.prepared == nullptr && elementwise(node.op);
+      // Some prepared kernels recompute from their inputs after writing the output
+      // (NaN handling); only those that say otherwise run in place.
+      k.in_place_safe = (k.prepared == nullptr || k.prepared->runs_in_place()) && elementwise(node.op);
       k.appends = appends(fn, node);
     }
   }
