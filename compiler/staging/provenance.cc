@@ -3,12 +3,40 @@
 // is obvious.
 #include <string>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
+namespace {
+
+// ASan clears the stack's redzones when an exception is thrown, but declines to for a
+// stack more than 64 MiB deep, as deep compile-time recursion gets on staging's
+// 512 MiB thread; the frames that unwinding runs would then trip over stale
+// redzones. Under ASan an error clears them itself, from here to the stack's top.
+void clear_stack_redzones_for_unwinding() {
+#if defined(__SANITIZE_ADDRESS__)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* base = nullptr;
+  size_t size = 0;
+  if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+    char* here = static_cast<char*>(__builtin_frame_address(0));
+    char* top = static_cast<char*>(base) + size;
+    if (here < top) __asan_unpoison_memory_region(here, size_t(top - here));
+  }
+  pthread_attr_destroy(&attr);
+#endif
+}
+
+}  // namespace
 
 void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes) {
   if (!speculative()) diags_.error(span, std::move(message), std::move(notes));
+  clear_stack_redzones_for_unwinding();
   throw StageAbort{};
 }
 
