@@ -132,18 +132,12 @@ bool packed_gemm_preferred(int64_t n) {
 std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, int64_t activation, Isa isa) {
   GemmIsa g;
   if (!gemm_isa(isa, g) || int(isa) > int(best_isa())) return nullptr;
-  if (in.size() != 2 && in.size() != 3) return nullptr;
-  const InputInfo &a = in[0], &b = in[1];
-  if (!is_f32(a) || !is_f32(b) || a.rank < 1 || b.rank != 2 || b.constant == nullptr) return nullptr;
-  const int64_t k = b.shape[0], n = b.shape[1];
-  // An empty inner dim gives zeros (plus the bias), which the reference kernel writes.
-  if (k <= 0 || n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
-  const bool fused = in.size() == 3;
-  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != n || in[2].constant == nullptr))
-    return nullptr;
-  if (activation != ops::attr::kActNone && (!fused || activation != ops::attr::kActRelu)) return nullptr;
-  const float* w = static_cast<const float*>(b.constant);
-  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+  const std::optional<DenseLayer> layer = dense_layer_of(in, activation);
+  if (!layer) return nullptr;
+  const int64_t k = layer->k, n = layer->n;
+  const bool fused = layer->bias != nullptr;
+  const float* w = layer->w;
+  const float* bias = layer->bias;
 
   const size_t nr = g.nr, panels = (size_t(n) + nr - 1) / nr;
   AlignedFloats packed = aligned_floats(panels * size_t(k) * nr);
@@ -169,7 +163,7 @@ std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, 
   if (fused) attrs.values = {ops::AttrValue::Int(activation)};
   return std::make_unique<PackedGemmKernel>(g, std::move(packed), std::move(packed_bias),
                                             fused ? ops::OpId::FullyConnected : ops::OpId::MatMul, std::move(attrs),
-                                            k, n, activation == ops::attr::kActRelu,
+                                            k, n, layer->relu,
                                             OverflowBound::of(w, size_t(k), size_t(n), bias), std::move(name));
 }
 

@@ -21,6 +21,26 @@
 #include "xnnpack/xnn_common.h"
 
 namespace sg::kernels::xnn {
+std::optional<DenseLayer> dense_layer_of(std::span<const InputInfo> in, int64_t activation) {
+  if (in.size() != 2 && in.size() != 3) return std::nullopt;
+  const InputInfo &a = in[0], &b = in[1];
+  if (!is_f32(a) || !is_f32(b) || a.rank < 1 || b.rank != 2 || b.constant == nullptr) return std::nullopt;
+  DenseLayer layer;
+  layer.k = b.shape[0];
+  layer.n = b.shape[1];
+  // An empty inner dim gives zeros (plus the bias), which the reference kernel writes.
+  if (layer.k <= 0 || layer.n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != layer.k))
+    return std::nullopt;
+  const bool fused = in.size() == 3;
+  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != layer.n || in[2].constant == nullptr))
+    return std::nullopt;
+  if (activation != ops::attr::kActNone && (!fused || activation != ops::attr::kActRelu)) return std::nullopt;
+  layer.w = static_cast<const float*>(b.constant);
+  layer.bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+  layer.relu = activation == ops::attr::kActRelu;
+  return layer;
+}
+
 Status check_dense_operands(ops::OpId op, int64_t k, int64_t n, std::span<const TensorRef> in,
                             std::span<TensorRef> out) {
   const bool fused = op == ops::OpId::FullyConnected;
@@ -95,20 +115,14 @@ class FullyConnectedKernel final : public PreparedKernel {
 }  // namespace
 
 std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> in, int64_t activation, FcSplit mode) {
-  if (in.size() != 2 && in.size() != 3) return nullptr;
-  const InputInfo &a = in[0], &b = in[1];
-  if (!is_f32(a) || !is_f32(b) || a.rank < 1 || b.rank != 2 || b.constant == nullptr) return nullptr;
-  const int64_t k = b.shape[0], n = b.shape[1];
-  // An empty inner dim gives zeros (plus the bias), which the reference kernel writes.
-  if (k <= 0 || n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
-  const bool fused = in.size() == 3;
-  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != n || in[2].constant == nullptr))
-    return nullptr;
-  if (activation != ops::attr::kActNone && (!fused || activation != ops::attr::kActRelu)) return nullptr;
+  const std::optional<DenseLayer> layer = dense_layer_of(in, activation);
+  if (!layer) return nullptr;
+  const int64_t k = layer->k, n = layer->n;
+  const bool fused = layer->bias != nullptr;
   if (mode == FcSplit::kAuto && packed_gemm_preferred(n))
     if (auto ours = make_packed_gemm(in, activation, simd::Isa::kAvx512)) return ours;
-  const float* w = static_cast<const float*>(b.constant);
-  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+  const float* w = layer->w;
+  const float* bias = layer->bias;
   const float out_min = activation == ops::attr::kActRelu ? 0.0f : -kInf;
 
   std::vector<Operator> ops;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -67,6 +68,18 @@ struct OverflowBound {
 
 // "f32[2, 3]" for messages.
 std::string describe_shape(const TensorRef& t);
+
+// A dense layer a prepared kernel can take: x [..., k] @ w [k, n] (+ bias [n]) with
+// f32 constant weights (and bias) and no activation or relu (relu only with a bias).
+struct DenseLayer {
+  int64_t k = 0, n = 0;
+  const float* w = nullptr;
+  const float* bias = nullptr;  // null for a plain matmul
+  bool relu = false;
+};
+// The layer of a matmul (2 inputs) or fully_connected (3) node; nullopt when the
+// node is not one (the reference kernel then runs it).
+std::optional<DenseLayer> dense_layer_of(std::span<const InputInfo> in, int64_t activation);
 
 // Checks the operands of a prepared dense layer (matmul, or fully_connected with its
 // bias) against the k and n it was prepared for: x [..., k] @ w [k, n] -> [..., n].
