@@ -84,6 +84,27 @@ Status check_right_operand(const TensorRef& b) {
   return Status::Ok();
 }
 
+// Rank-0 operands (loop counters, conditions): one element, no broadcast plan.
+template <class Op>
+Status scalar_binary(const TensorRef& a, const TensorRef& b, TensorRef& o) {
+  return visit_dtype(a.dtype, [&](auto ti) {
+    return visit_dtype(o.dtype, [&](auto to) -> Status {
+      constexpr DType In = decltype(ti)::value;
+      constexpr DType Out = decltype(to)::value;
+      if constexpr (supported<Op, In, Out>()) {
+        using C = typename ComputeOf<Op, In, Out>::type;
+        SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(b)));
+        const C x = convert<C>(load<In>(*a.as<Storage<In>>()));
+        const C y = convert<C>(load<In>(*b.as<Storage<In>>()));
+        *o.as<Storage<Out>>() = store<Out>(Op::apply(x, y));
+        return Status::Ok();
+      } else {
+        return unsupported_dtypes(Op::kName, In, Out);
+      }
+    });
+  });
+}
+
 template <class Op>
 Status binary_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
                      std::span<TensorRef> out) {
@@ -94,6 +115,7 @@ Status binary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Te
   if (a.dtype != b.dtype)
     return internal_error(std::string(Op::kName) + ": operand dtypes differ: " + describe(a) +
                           " and " + describe(b));
+  if ((a.rank | b.rank | o.rank) == 0) return scalar_binary<Op>(a, b, o);
   BroadcastPlan<2> plan;
   if (!make_broadcast_plan<2>(o, {&a, &b}, plan))
     return internal_error(std::string(Op::kName) + ": cannot broadcast " + describe(a) + " and " +

@@ -9,7 +9,9 @@
 // read where it lies in its frame; the body frame, pushed above it, takes them
 // over and moves its results back into the cond's parameters, and the cond runs
 // again from its first node. Once a body's plan maps the carried types onto
-// themselves, the loop pins the body plan and stops checking plans.
+// themselves, the loop pins the body plan and stops checking plans; if the cond
+// pushes no frames itself, the body frame then stays pushed and the cond runs
+// beneath it, so an iteration pushes and pops nothing.
 //
 // A Concatenate on axis 0 whose first input is a parameter dying there (a tensor
 // list, or a relaxed dim grown by concatenation, carried by a loop) appends in
@@ -94,6 +96,9 @@ class Executor {
     // (its cond and body plans fit every later iteration).
     FramePlan* body_plan = nullptr;
     bool loop_stable = false;
+    // A stable loop whose cond has no control-flow node: the body frame stays
+    // pushed between iterations and the cond runs beneath it (next_iteration).
+    bool cond_beneath = false;
   };
   // Per function: what the executor precomputes from the graph.
   struct FunctionFacts {
@@ -125,6 +130,14 @@ class Executor {
   // A finished body frame (on top, its cond below): moves its results into the
   // cond's parameters and restarts the cond.
   Status finish_body();
+  // finish_body of a loop whose cond runs beneath its body: runs cond and body
+  // in turn on their frames until the cond is false (then pops the body) or the
+  // body reaches a control-flow node (left to the main loop).
+  Status next_iteration(Frame& body, Frame& cond);
+  // A finished body's results into its cond's parameters.
+  void move_results(Frame& body, Frame& cond);
+  // The bool a finished cond frame computed, for While `node`.
+  Result<bool> loop_condition(const Frame& cond, const NodeInfo& node) const;
   // Hands a finished If branch's or Call's results (returned_) to the caller, now on top.
   Status deliver(Role role);
   // Pushes a frame with empty slots; it may move the frames.

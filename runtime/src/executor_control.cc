@@ -1,5 +1,6 @@
 // If, While and Call: how the executor enters graph functions and takes their
 // results back. See executor.h for how a While loop moves its carried values.
+#include <algorithm>
 #include <string>
 
 #include "executor.h"
@@ -37,6 +38,7 @@ void Executor::unpin_loop(Frame& frame) {
   if (frame.body_plan != nullptr) --frame.body_plan->active_frames;
   frame.body_plan = nullptr;
   frame.loop_stable = false;
+  frame.cond_beneath = false;
 }
 
 Status Executor::start_control(const NodeInfo& node) {
@@ -73,21 +75,22 @@ Status Executor::start_control(const NodeInfo& node) {
   return internal_error("not a control-flow node");
 }
 
+Result<bool> Executor::loop_condition(const Frame& cond, const NodeInfo& node) const {
+  const FunctionImpl& cf = program_.functions[cond.fn];
+  // The bool is read where it lies (often the cond's arena).
+  const uint32_t r = cf.results[0];
+  const FramePlan& plan = *cond.plan;
+  if (plan.placement[r] == Placement::kArena && fn_declares_bool_scalar(cf, r))
+    return *static_cast<const uint8_t*>(static_cast<const void*>(cond.arena + plan.offset[r])) != 0;
+  return read_condition(operand(cond, cf, r), node, "the condition of 'while'");
+}
+
 Status Executor::finish_cond() {
   Frame& cond = top();
   const FunctionImpl& cf = program_.functions[cond.fn];
   Frame& caller = frames_[depth_ - 2];
   const NodeInfo& node = program_.functions[caller.fn].nodes[caller.pc];
-  // The bool is read where it lies (often the cond's arena).
-  const uint32_t r = cf.results[0];
-  const FramePlan& plan = *cond.plan;
-  const void* at_data = plan.placement[r] == Placement::kArena ? cond.arena + plan.offset[r] : nullptr;
-  bool go_on;
-  if (at_data != nullptr && fn_declares_bool_scalar(cf, r)) {
-    go_on = *static_cast<const uint8_t*>(at_data) != 0;
-  } else {
-    SG_ASSIGN_OR_RETURN(go_on, read_condition(operand(cond, cf, r), node, "the condition of 'while'"));
-  }
+  SG_ASSIGN_OR_RETURN(const bool go_on, loop_condition(cond, node));
   if (!go_on) {
     caller.carried.clear();
     for (uint32_t p : cf.params) caller.carried.push_back(std::move(cond.slots[p]));
@@ -108,20 +111,25 @@ Status Executor::finish_cond() {
   return enter_plan(body, known);
 }
 
-Status Executor::finish_body() {
-  Frame& body = top();
+void Executor::move_results(Frame& body, Frame& cond) {
   const FunctionImpl& bf = program_.functions[body.fn];
-  Frame& cond = frames_[depth_ - 2];
-  const FunctionImpl& cf = program_.functions[cond.fn];
+  const std::vector<uint32_t>& to = program_.functions[cond.fn].params;
   const uint8_t* move = facts_[body.fn].results.data();
   for (size_t k = 0; k < bf.results.size(); ++k) {
     const uint32_t r = bf.results[k];
-    Tensor& to = cond.slots[cf.params[k]];
     if (move[k])
-      to = std::move(body.slots[r]);
+      cond.slots[to[k]] = std::move(body.slots[r]);
     else
-      to = value(body, bf, r);
+      cond.slots[to[k]] = value(body, bf, r);
   }
+}
+
+Status Executor::finish_body() {
+  Frame& body = top();
+  Frame& cond = frames_[depth_ - 2];
+  const FunctionImpl& cf = program_.functions[cond.fn];
+  move_results(body, cond);
+  if (cond.cond_beneath) return next_iteration(body, cond);
   FramePlan* const body_plan = body.plan;
   pop_frame();
   if (!cond.loop_stable) {
@@ -131,6 +139,9 @@ Status Executor::finish_body() {
       cond.body_plan = body_plan;
       ++body_plan->active_frames;
       cond.loop_stable = true;
+      // A cond that pushes no frame of its own can run beneath the body's.
+      cond.cond_beneath = std::none_of(cond.plan->steps.begin(), cond.plan->steps.end(),
+                                       [](const PlanStep& s) { return s.mode == StepMode::kControl; });
     } else if (!plan_matches(*cond.plan, cf, cond.slots, true)) {
       // Values the old plan left in slots (owned results) may be arena values
       // under the next one, which would never release them.
@@ -143,6 +154,45 @@ Status Executor::finish_body() {
   }
   cond.pc = 0;
   return Status::Ok();
+}
+
+Status Executor::next_iteration(Frame& body, Frame& cond) {
+  const FunctionImpl& bf = program_.functions[body.fn];
+  const std::vector<uint32_t>& held_at = program_.functions[cond.fn].params;
+  const Frame& caller = frames_[depth_ - 3];
+  const NodeInfo& node = program_.functions[caller.fn].nodes[caller.pc];
+  const uint32_t n = uint32_t(body.plan->steps.size());
+  // Where the cond's bool lies, when that is its arena (the usual case).
+  const uint32_t r = program_.functions[cond.fn].results[0];
+  const uint8_t* flag = cond.plan->placement[r] == Placement::kArena &&
+                                fn_declares_bool_scalar(program_.functions[cond.fn], r)
+                            ? cond.arena + cond.plan->offset[r]
+                            : nullptr;
+  while (true) {
+    // The body's results are in the cond's parameters. What the body still holds
+    // (shared results, values it never released) goes, as pop_frame would release
+    // it; its arena, plan and bound pointers stay.
+    for (uint32_t v : body.plan->held) body.slots[v].reset();
+    cond.pc = 0;
+    SG_RETURN_IF_ERROR(profile_ ? run_steps<true>(cond) : run_steps<false>(cond));
+    bool go_on;
+    if (flag != nullptr) {
+      go_on = *flag != 0;
+    } else {
+      SG_ASSIGN_OR_RETURN(go_on, loop_condition(cond, node));
+    }
+    if (!go_on) {
+      pop_frame();  // the body; the finished cond, now on top, ends the loop
+      return Status::Ok();
+    }
+    for (size_t k = 0; k < bf.params.size(); ++k) body.slots[bf.params[k]] = std::move(cond.slots[held_at[k]]);
+    body.pc = 0;
+    SG_RETURN_IF_ERROR(profile_ ? run_steps<true>(body) : run_steps<false>(body));
+    // A control-flow node in the body: the main loop runs it, and finish_body
+    // comes back here when the body ends.
+    if (body.pc < n) return Status::Ok();
+    move_results(body, cond);
+  }
 }
 
 Status Executor::deliver(Role role) {

@@ -219,5 +219,63 @@ TEST(WhileLoop, AFailureInTheBodyReleasesTheLoopAndLaterRunsWork) {
   EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
 }
 
+// A stable loop runs its cond beneath the body's frame, which stays pushed; a
+// control-flow node in the body still runs through the main loop and comes back.
+TEST(WhileLoop, ABranchInTheBodyOfAStableLoop) {
+  // then(s, i) = s + i, else(s, i) = i + s: the same sums by either path.
+  std::vector<FunctionSpec> extra;
+  for (const char* name : {"then", "else"}) {
+    FunctionSpec f;
+    f.name = name;
+    const uint32_t a = f.param(DType::kI64, {}), b = f.param(DType::kI64, {});
+    f.results = {std::string(name) == "then" ? f.op("add", {a, b}, DType::kI64, {}) : f.op("add", {b, a}, DType::kI64, {})};
+    extra.push_back(std::move(f));
+  }
+  GraphSpec g = counting_loop(
+      [](FunctionSpec& cond, uint32_t i, uint32_t n) { return cond.op("less", {i, n}, DType::kBool, {}); },
+      std::move(extra));
+  {
+    // Values of count_body: i = 0, s = 1, n = 2, 1 = 3; node 0 makes s + i (value 4).
+    FunctionSpec& body = g.functions[2];
+    const uint32_t k3 = body.value(DType::kI64, {}, g.add_constant<int64_t>({3}));
+    const uint32_t c = body.op("less", {0, k3}, DType::kBool, {});  // i < 3
+    NodeSpec branch = body.nodes[0];
+    branch.kind = fb::NodeKind::If;
+    branch.op = "if";
+    branch.functions = {3, 4};
+    branch.inputs = {c, 1, 0};
+    body.nodes = {body.nodes.back(), branch, body.nodes[1]};
+  }
+  expect_counts(g, {0, 1, 2, 5, 300, 4});
+}
+
+TEST(WhileLoop, AFailureInTheCondBeneathTheBodyNamesItsNode) {
+  // The test is i + (n // (n - 3 - i)) * 0 < n: a division by zero at i = n - 3.
+  GraphSpec g = counting_loop([](FunctionSpec& cond, uint32_t i, uint32_t n) {
+    const uint32_t k3 = cond.value(DType::kI64, {}, 0);  // made 3 below
+    const uint32_t k0 = cond.value(DType::kI64, {}, 0);  // the loop's own 0
+    const uint32_t a = cond.op("sub", {n, k3}, DType::kI64, {});
+    const uint32_t d = cond.op("sub", {a, i}, DType::kI64, {});
+    const uint32_t q = cond.op("floordiv", {n, d}, DType::kI64, {});
+    cond.nodes.back().line = 4;
+    cond.nodes.back().column = 21;
+    const uint32_t t = cond.op("add", {i, cond.op("mul", {q, k0}, DType::kI64, {})}, DType::kI64, {});
+    return cond.op("less", {t, n}, DType::kBool, {});
+  });
+  g.functions[1].values[3].constant = g.add_constant<int64_t>({3});
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "count");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("n", scalar_i64(10)).ok());
+  const Status failed = (*s)->run();
+  EXPECT_EQ(failed.code(), StatusCode::kRuntimeError);
+  EXPECT_NE(failed.message().find("model.py:4:21"), std::string::npos) << failed.message();
+  // n = 2: n - 3 - i never reaches 0.
+  ASSERT_TRUE((*s)->set_input("n", scalar_i64(2)).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
+}
+
 }  // namespace
 }  // namespace sg::testing
