@@ -6,7 +6,9 @@ case in alternation (ours, then each peer, then ours again, ...).
 A round gives each system PER_ROUND runs: ours as one `graph-run --bench PER_ROUND`
 (its median; graph-run warms up first), each peer as one untimed run and then
 PER_ROUND runs timed in process (their median). Rounds repeat until RUNS runs are done; the figure
-is the median of the round medians. The process is pinned to THREADS cores where the
+is the median of the round medians. Between systems the worker pauses (SETTLE_S), so
+that one system's pool threads, still spinning after its runs, do not take the cores
+from the next one. The process is pinned to THREADS cores where the
 machine has more, so that a system whose thread count cannot be set per session (XLA)
 gets no more than the others."""
 import json
@@ -22,6 +24,9 @@ import systems
 from common import case_dir, load_npy_dir
 
 WARMUP_RUNS = 3
+# Thread pools spin for a while after their last task before they sleep (ONNX
+# Runtime's and pthreadpool's do): longer than that, and short beside a round.
+SETTLE_S = 0.05
 
 
 def pin_to(threads):
@@ -76,6 +81,7 @@ def time_case(plan, item, threads, runs, per_round):
     rounds = max(1, -(-runs // per_round))
     for _ in range(rounds):
         for name, sample in list(contenders.items()):
+            time.sleep(SETTLE_S)
             try:
                 medians.setdefault(name, []).append(sample(per_round))
             except Exception as e:  # noqa: BLE001 - e.g. ours failing at run time: reported

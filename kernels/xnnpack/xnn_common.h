@@ -117,6 +117,9 @@ std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<
 // Our own vectorized kernels where XNNPACK lacks the op (f32 tanh, gelu) or
 // differs from NumPy on NaN (relu, binary arithmetic, maximum, minimum).
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in);
+// f32 max, min, argmax and argmin over the last axes (reduce.cc), which this
+// XNNPACK lacks; other layouts go to the reference kernel.
+std::unique_ptr<PreparedKernel> make_reduce(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 // fully_connected and conv2d_bias: one XNNPACK operator with constant weights and
 // bias, else the core's kernel, then bias and activation.
 std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);

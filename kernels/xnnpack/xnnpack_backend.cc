@@ -123,6 +123,10 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
     case OpId::Tanh:
     case OpId::Gelu:
     case OpId::Relu: return xnn::make_activation(op, inputs);
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::ArgMax:
+    case OpId::ArgMin: return xnn::make_reduce(op, attrs, inputs);
     default: return xnn::make_unary(op, inputs);
   }
 }
