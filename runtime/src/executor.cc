@@ -264,6 +264,11 @@ Status Executor::run_steps(Frame& frame) {
         frame.pc = pc;
         for (const OperandBind* e = b + step.n_owned; b != e; ++b) {
           kernels::TensorRef& r = refs[b->ref];
+          if (b->offset != kNoReuse && slots[b->offset].unique()) [[likely]] {
+            slots[b->value] = std::move(slots[b->offset]);
+            r.data = slots[b->value].data();
+            continue;
+          }
           SG_RETURN_IF_ERROR(make_owned(frame, program_.functions[frame.fn].nodes[pc], b->value, r.dtype,
                                         std::span<const int64_t>(r.shape, size_t(r.rank))));
           r.data = slots[b->value].data();

@@ -173,10 +173,27 @@ PlanStep make_step(const FunctionImpl& fn, const NodeKernel& kernel, FramePlan& 
       ++step.n_slot;
     }
   }
+  // An owned output may take over a dying input of its type, decided here once;
+  // whether the frame holds that buffer alone is asked at run time.
+  std::vector<uint32_t> taken;
+  const auto reuse_for = [&](uint32_t v) -> size_t {
+    if (!kernel.in_place_safe || !plan.known[v]) return kNoReuse;
+    for (uint32_t k = plan.release_begin[i]; k < plan.release_begin[i + 1]; ++k) {
+      const uint32_t u = plan.release[k];
+      if (std::find(node.inputs.begin(), node.inputs.end(), u) == node.inputs.end() || fn.values[u].is_constant ||
+          !plan.known[u] || fn.values[u].dtype != fn.values[v].dtype ||
+          !std::ranges::equal(plan.shape[u].span(), plan.shape[v].span()) ||
+          std::find(taken.begin(), taken.end(), u) != taken.end())
+        continue;
+      taken.push_back(u);
+      return u;
+    }
+    return kNoReuse;
+  };
   for (size_t k = node.inputs.size(); k < arity; ++k) {
     const uint32_t v = operand(k);
     if (plan.placement[v] != Placement::kArena) {
-      plan.binds.push_back({uint32_t(step.ref_begin + k), v, 0});
+      plan.binds.push_back({uint32_t(step.ref_begin + k), v, reuse_for(v)});
       ++step.n_owned;
     }
   }

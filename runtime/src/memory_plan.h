@@ -68,8 +68,12 @@ enum class StepMode : uint8_t {
 struct OperandBind {
   uint32_t ref = 0;
   uint32_t value = 0;  // slot binds and owned outputs: the value
-  size_t offset = 0;   // arena binds: the offset in the frame's arena
+  // Arena binds: the offset in the frame's arena. Owned outputs: the dying input
+  // (a value in a slot, of the output's dtype and planned shape) whose buffer the
+  // output takes when the frame holds it alone, or kNoReuse.
+  size_t offset = 0;
 };
+inline constexpr size_t kNoReuse = ~size_t(0);
 
 // A wave (plan_waves.h) in FramePlan::wave_nodes: `n_pre` light nodes that feed
 // its later nodes, run first on the calling thread, then `n_parallel` heavy nodes

@@ -14,12 +14,6 @@ namespace sg {
 
 // The header of an owned buffer. It lives in the first kTensorAlignment bytes of
 // the same allocation as the data, so a tensor costs one allocation.
-struct Tensor::Storage {
-  std::atomic<int64_t> refs{1};
-  Allocator* allocator = nullptr;
-  size_t alloc_bytes = 0;
-};
-
 namespace {
 
 Status checked_numel(std::span<const int64_t> shape, int64_t* numel) {
@@ -120,10 +114,6 @@ void Tensor::release() {
     s->~Storage();
     allocator->deallocate(s, bytes, kTensorAlignment);
   }
-}
-
-bool Tensor::unique() const {
-  return storage_ != nullptr && storage_->refs.load(std::memory_order_acquire) == 1;
 }
 
 size_t Tensor::capacity_bytes() const {

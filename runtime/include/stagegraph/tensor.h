@@ -2,6 +2,7 @@
 // interface behind all host memory of the runtime.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -92,7 +93,7 @@ class Tensor {
   template <class T> T* data_as() { return static_cast<T*>(data_); }
   template <class T> const T* data_as() const { return static_cast<const T*>(data_); }
   // True when no other Tensor shares this storage (the executor may then reuse it).
-  bool unique() const;
+  bool unique() const { return storage_ != nullptr && storage_->refs.load(std::memory_order_acquire) == 1; }
   // Bytes of data the storage has room for (0 for wrapped memory).
   size_t capacity_bytes() const;
   // Gives a tensor that holds its storage alone a new shape whose bytes fit its
@@ -102,7 +103,13 @@ class Tensor {
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
 
  private:
-  struct Storage;
+  // The header in front of an owned buffer's data. Defined here so that unique()
+  // and moves inline: the executor asks on every in-place candidate.
+  struct Storage {
+    std::atomic<int64_t> refs{1};
+    Allocator* allocator = nullptr;
+    size_t alloc_bytes = 0;
+  };
   void release();
   void copy_shape(const Tensor& o) { std::memcpy(shape_, o.shape_, sizeof(shape_)); }
   DType dtype_ = DType::kF32;
