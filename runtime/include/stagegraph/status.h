@@ -42,25 +42,52 @@ inline const char* status_code_name(StatusCode code) {
   return "?";
 }
 
+// One pointer: null when OK, so that returning and dropping an OK status (every
+// kernel call on the hot path) costs a store and a test, not a std::string.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message)
+      : rep_(code == StatusCode::kOk ? nullptr : new Rep{code, std::move(message)}) {}
+  Status(const Status& o) : rep_(o.rep_ == nullptr ? nullptr : new Rep(*o.rep_)) {}
+  Status(Status&& o) noexcept : rep_(std::exchange(o.rep_, nullptr)) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      Rep* copy = o.rep_ == nullptr ? nullptr : new Rep(*o.rep_);
+      delete rep_;
+      rep_ = copy;
+    }
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    if (this != &o) {
+      delete rep_;
+      rep_ = std::exchange(o.rep_, nullptr);
+    }
+    return *this;
+  }
+  ~Status() { delete rep_; }
   static Status Ok() { return Status(); }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return rep_ == nullptr; }
+  StatusCode code() const { return rep_ == nullptr ? StatusCode::kOk : rep_->code; }
+  const std::string& message() const {
+    static const std::string kNone;
+    return rep_ == nullptr ? kNone : rep_->message;
+  }
 
   // Prepends context: "ctx: message".
   Status with_context(const std::string& ctx) const {
     if (ok()) return *this;
-    return Status(code_, ctx + ": " + message_);
+    return Status(rep_->code, ctx + ": " + rep_->message);
   }
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  struct Rep {
+    StatusCode code;
+    std::string message;
+  };
+  Rep* rep_ = nullptr;
 };
 
 inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
