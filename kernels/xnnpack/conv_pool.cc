@@ -199,6 +199,8 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
     if (!fits_u32(v)) return nullptr;  // empty filters give zeros: the reference kernel does that
   if (cout % groups != 0 || (x.shape[3] >= 0 && x.shape[3] != cin_g * groups)) return nullptr;
   const int64_t cout_g = cout / groups;
+  if (auto ours = make_conv_gemm(attrs, in, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.same, groups, activation))
+    return ours;
 
   // HWIO [kh][kw][cin_g][cout] -> OHWI [cout][kh][kw][cin_g]; with groups, output
   // channel o = g*cout_g + j belongs to group g in both layouts.

@@ -19,11 +19,6 @@ namespace {
 using simd::Isa;
 using simd::best_isa;
 
-struct AlignedDelete {
-  void operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
-};
-using AlignedFloats = std::unique_ptr<float[], AlignedDelete>;
-
 AlignedFloats aligned_floats(size_t n) {
   return AlignedFloats(static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t(64), std::nothrow)));
 }
@@ -60,14 +55,10 @@ void run_split(void* context, size_t row, size_t panel, size_t rows, size_t pane
 
 class PackedGemmKernel final : public PreparedKernel {
  public:
-  PackedGemmKernel(GemmIsa isa, AlignedFloats w, AlignedFloats bias, ops::OpId op, ops::Attrs attrs, int64_t k,
-                   int64_t n, bool relu, OverflowBound bound, std::string name)
-      : isa_(isa), w_(std::move(w)), bias_(std::move(bias)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n),
-        relu_(relu), bound_(bound), name_(std::move(name)), simd_(best_isa()) {
-    const size_t kc_max = std::max<size_t>(1, isa_.kc_bytes / (isa_.nr * sizeof(float)));
-    const size_t blocks = (size_t(k_) + kc_max - 1) / kc_max;
-    kc_ = (size_t(k_) + blocks - 1) / blocks;  // equal blocks: no short last block
-  }
+  PackedGemmKernel(PackedPanels packed, ops::OpId op, ops::Attrs attrs, int64_t k, int64_t n, bool relu,
+                   OverflowBound bound, std::string name)
+      : packed_(std::move(packed)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n), relu_(relu), bound_(bound),
+        name_(std::move(name)), simd_(best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     SG_RETURN_IF_ERROR(check_dense_operands(op_, k_, n_, in, out));
@@ -76,37 +67,14 @@ class PackedGemmKernel final : public PreparedKernel {
     if (m == 0) return Status::Ok();
     if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), simd_)))
       return run_reference(op_, attrs_, ctx, in, out);
-    const GemmArgs args{a.as<const float>(), size_t(k_), w_.get(), bias_.get(), o.as<float>(), size_t(n_),
-                        size_t(n_),          size_t(k_), kc_,      relu_};
-    const size_t panels = (size_t(n_) + isa_.nr - 1) / isa_.nr;
-    const pthreadpool_t pool = pool_of(ctx);
-    const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-    // Below about a quarter million FLOPs (a few µs) waking a second thread costs more than it
-    // saves (a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads).
-    constexpr size_t kMinParallelFlops = size_t(1) << 18;
-    if (threads <= 1 || 2 * m * size_t(k_) * size_t(n_) < kMinParallelFlops) {
-      isa_.fn(args, 0, m, 0, panels);
-      return Status::Ok();
-    }
-    // Whole panels per thread, all rows (each weight block is then read by one
-    // thread only); rows are split too when there are fewer panels than threads.
-    const size_t panel_tile = (panels + threads - 1) / threads;
-    const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
-    const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
-    const size_t row_tile = ((m + row_parts - 1) / row_parts + isa_.mr - 1) / isa_.mr * isa_.mr;
-    Split split{&args, isa_.fn};
-    pthreadpool_parallelize_2d_tile_2d(pool, run_split, &split, m, panels, row_tile, panel_tile, 0);
+    run_packed(packed_, a.as<const float>(), size_t(k_), o.as<float>(), size_t(n_), m, relu_, pool_of(ctx));
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
-  size_t memory_bytes() const override {
-    const size_t padded = (size_t(n_) + isa_.nr - 1) / isa_.nr * isa_.nr;
-    return (size_t(k_) + (bias_ ? 1 : 0)) * padded * sizeof(float);
-  }
+  size_t memory_bytes() const override { return packed_.bytes(); }
 
  private:
-  GemmIsa isa_;
-  AlignedFloats w_, bias_;
+  PackedPanels packed_;
   ops::OpId op_;  // matmul or fully_connected, for the reference kernel
   ops::Attrs attrs_;
   int64_t k_, n_;
@@ -114,10 +82,65 @@ class PackedGemmKernel final : public PreparedKernel {
   OverflowBound bound_;
   std::string name_;
   Isa simd_;  // for the overflow bound's scan
-  size_t kc_ = 0;
 };
 
 }  // namespace
+
+void AlignedDelete::operator()(float* p) const { ::operator delete[](p, std::align_val_t(64)); }
+
+size_t PackedPanels::bytes() const {
+  const size_t padded = (n + isa.nr - 1) / isa.nr * isa.nr;
+  return (k + (bias ? 1 : 0)) * padded * sizeof(float);
+}
+
+std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_t n, const float* bias) {
+  PackedPanels p;
+  if (!gemm_isa(isa, p.isa) || int(isa) > int(best_isa())) return std::nullopt;
+  const size_t nr = p.isa.nr, panels = (n + nr - 1) / nr;
+  p.w = aligned_floats(panels * k * nr);
+  if (!p.w) return std::nullopt;
+  for (size_t q = 0; q < panels; ++q) {
+    const size_t c0 = q * nr, cols = std::min(nr, n - c0);
+    float* panel = p.w.get() + q * k * nr;
+    for (size_t r = 0; r < k; ++r) {
+      std::copy_n(w + r * n + c0, cols, panel + r * nr);
+      std::fill(panel + r * nr + cols, panel + (r + 1) * nr, 0.0f);
+    }
+  }
+  if (bias != nullptr) {
+    p.bias = aligned_floats(panels * nr);
+    if (!p.bias) return std::nullopt;
+    std::fill_n(std::copy_n(bias, n, p.bias.get()), panels * nr - n, 0.0f);
+  }
+  p.k = k;
+  p.n = n;
+  const size_t kc_max = std::max<size_t>(1, p.isa.kc_bytes / (nr * sizeof(float)));
+  const size_t blocks = std::max<size_t>(1, (k + kc_max - 1) / kc_max);
+  p.kc = (k + blocks - 1) / blocks;  // equal blocks: no short last block
+  return p;
+}
+
+void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
+                pthreadpool_t pool) {
+  const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
+  const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
+  const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+  // Below about a quarter million FLOPs (a few µs) waking a second thread costs more than it
+  // saves (a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads).
+  constexpr size_t kMinParallelFlops = size_t(1) << 18;
+  if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelFlops) {
+    p.isa.fn(args, 0, m, 0, panels);
+    return;
+  }
+  // Whole panels per thread, all rows (each weight block is then read by one
+  // thread only); rows are split too when there are fewer panels than threads.
+  const size_t panel_tile = (panels + threads - 1) / threads;
+  const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
+  const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
+  const size_t row_tile = ((m + row_parts - 1) / row_parts + p.isa.mr - 1) / p.isa.mr * p.isa.mr;
+  Split split{&args, p.isa.fn};
+  pthreadpool_parallelize_2d_tile_2d(pool, run_split, &split, m, panels, row_tile, panel_tile, 0);
+}
 
 bool packed_gemm_preferred(int64_t n) {
 #ifdef SG_SIMD_X86
@@ -130,8 +153,6 @@ bool packed_gemm_preferred(int64_t n) {
 }
 
 std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, int64_t activation, Isa isa) {
-  GemmIsa g;
-  if (!gemm_isa(isa, g) || int(isa) > int(best_isa())) return nullptr;
   const std::optional<DenseLayer> layer = dense_layer_of(in, activation);
   if (!layer) return nullptr;
   const int64_t k = layer->k, n = layer->n;
@@ -139,31 +160,15 @@ std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, 
   const float* w = layer->w;
   const float* bias = layer->bias;
 
-  const size_t nr = g.nr, panels = (size_t(n) + nr - 1) / nr;
-  AlignedFloats packed = aligned_floats(panels * size_t(k) * nr);
+  std::optional<PackedPanels> packed = pack_panels(isa, w, size_t(k), size_t(n), bias);
   if (!packed) return nullptr;
-  for (size_t p = 0; p < panels; ++p) {
-    const size_t c0 = p * nr, cols = std::min(nr, size_t(n) - c0);
-    float* panel = packed.get() + p * size_t(k) * nr;
-    for (size_t r = 0; r < size_t(k); ++r) {
-      std::copy_n(w + r * size_t(n) + c0, cols, panel + r * nr);
-      std::fill(panel + r * nr + cols, panel + (r + 1) * nr, 0.0f);
-    }
-  }
-  AlignedFloats packed_bias;
-  if (bias != nullptr) {
-    packed_bias = aligned_floats(panels * nr);
-    if (!packed_bias) return nullptr;
-    std::fill_n(std::copy_n(bias, n, packed_bias.get()), panels * nr - size_t(n), 0.0f);
-  }
-  std::string name = std::string("sg:packed_gemm_f32(") + g.name + ")";
+  std::string name = std::string("sg:packed_gemm_f32(") + packed->isa.name + ")";
   if (fused) name += "+bias";
   if (activation == ops::attr::kActRelu) name += "+relu";
   ops::Attrs attrs;
   if (fused) attrs.values = {ops::AttrValue::Int(activation)};
-  return std::make_unique<PackedGemmKernel>(g, std::move(packed), std::move(packed_bias),
-                                            fused ? ops::OpId::FullyConnected : ops::OpId::MatMul, std::move(attrs),
-                                            k, n, layer->relu,
+  return std::make_unique<PackedGemmKernel>(std::move(*packed), fused ? ops::OpId::FullyConnected : ops::OpId::MatMul,
+                                            std::move(attrs), k, n, layer->relu,
                                             OverflowBound::of(w, size_t(k), size_t(n), bias), std::move(name));
 }
 

@@ -14,7 +14,11 @@
 // CPUs (and other architectures) keep XNNPACK's fully connected operator.
 #pragma once
 
+#include <pthreadpool.h>
+
 #include <cstddef>
+#include <memory>
+#include <optional>
 
 #include "xnnpack/simd.h"
 
@@ -52,5 +56,26 @@ inline constexpr size_t kAvx512MR = 8, kAvx512NR = 32;
 void gemm_avx2(const GemmArgs& g, size_t row_begin, size_t row_end, size_t panel_begin, size_t panel_end);
 inline constexpr size_t kAvx2MR = 6, kAvx2NR = 16;
 #endif
+
+struct AlignedDelete {
+  void operator()(float* p) const;
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedDelete>;
+
+// Weights [k][n] (row-major, channel fastest) and their bias [n] packed for one
+// instruction set's micro-kernels, with the K block that keeps a panel in L1.
+struct PackedPanels {
+  GemmIsa isa{};
+  AlignedFloats w, bias;  // bias null: none
+  size_t k = 0, n = 0, kc = 0;
+  size_t bytes() const;
+};
+// Null where `isa` is not ours to run (baseline, or beyond this CPU) or memory ran out.
+std::optional<PackedPanels> pack_panels(simd::Isa isa, const float* w, size_t k, size_t n, const float* bias);
+
+// C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over `pool` (null: this
+// thread) when the product is large enough to pay for waking it.
+void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
+                pthreadpool_t pool);
 
 }  // namespace sg::kernels::xnn

@@ -1,0 +1,161 @@
+// conv2d and conv2d_bias (+ relu) with a constant filter and one group, on our
+// packed-weight GEMM (dense_gemm.h): an HWIO filter [kh][kw][cin][cout] is already
+// the weight matrix [kh*kw*cin][cout] of a dense layer, so each output position
+// is one row of patches (im2col, zeros where the window hangs over a SAME border)
+// times that matrix, with the bias and relu in the GEMM's last store.
+//
+// Chosen over XNNPACK's convolution where our GEMM wins for dense layers
+// (packed_gemm_preferred: AVX-512, output channels filling at least 70% of the
+// 32-wide panels) and there are enough output channels to amortize gathering. The
+// patch rows are built in a buffer the kernel keeps (grown on a first run, reused
+// after); like the dense kernel, an input that could overflow, or holds NaN or
+// infinity, runs the reference kernel.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ops/op_table.h"
+#include "xnnpack/dense_gemm.h"
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels::xnn {
+namespace {
+
+// Gathering copies each patch once per output row, about 1/cout of the GEMM's
+// work per element: with 64 output channels ours ran a 3x3 8x8x32 convolution in
+// well under XNNPACK's time (bench/micro/RESULTS.md); with 32, on 16x16x16, the
+// copy cost more than the GEMM saved. XNNPACK's indirect convolution copies nothing.
+constexpr int64_t kMinChannels = 64;
+// The gathered patches must stay in L2 for the GEMM to stream them from there:
+// on 56x56x64 (7 MiB of patches) XNNPACK was 1.15x faster on one thread, 1.7x on
+// two (the gather runs on one).
+constexpr int64_t kMaxPatchBytes = int64_t(512) << 10;
+
+struct Axis {
+  int64_t in = 0, out = 0, pad = 0;  // pad: leading zeros (SAME puts the odd one after)
+};
+
+// One spatial axis by SPEC §7; false when `out` is not what the padding gives.
+bool axis_of(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same, Axis& a) {
+  const int64_t span = (k - 1) * dilation + 1;
+  const int64_t expected = same ? (in + stride - 1) / stride : (in >= span ? (in - span) / stride + 1 : 0);
+  if (expected != out) return false;
+  const int64_t total = same ? std::max<int64_t>((out - 1) * stride + span - in, 0) : 0;
+  a = {in, out, total / 2};
+  return true;
+}
+
+class ConvGemmKernel final : public PreparedKernel {
+ public:
+  ConvGemmKernel(PackedPanels packed, ops::OpId id, ops::Attrs attrs, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                 int64_t dh, int64_t dw, bool same, int64_t cin, int64_t cout, bool relu, OverflowBound bound,
+                 std::string name)
+      : packed_(std::move(packed)), id_(id), attrs_(std::move(attrs)), kh_(kh), kw_(kw), sh_(sh), sw_(sw), dh_(dh),
+        dw_(dw), same_(same), cin_(cin), cout_(cout), relu_(relu), bound_(bound), name_(std::move(name)),
+        isa_(simd::best_isa()) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    const bool fused = id_ == ops::OpId::Conv2DBias;
+    const char* op_name = fused ? "conv2d_bias" : "conv2d";
+    if (in.size() != (fused ? 3u : 2u) || out.size() != 1)
+      return internal_error(std::string(op_name) + ": wrong operand count");
+    const TensorRef &x = in[0], &o = out[0];
+    Axis ay, ax;
+    if (!is_f32(x) || !is_f32(o) || x.rank != 4 || o.rank != 4 || x.shape[3] != cin_ || o.shape[3] != cout_ ||
+        o.shape[0] != x.shape[0] || !axis_of(x.shape[1], o.shape[1], kh_, sh_, dh_, same_, ay) ||
+        !axis_of(x.shape[2], o.shape[2], kw_, sw_, dw_, same_, ax) ||
+        (fused && (in[2].rank != 1 || in[2].shape[0] != cout_)))
+      return internal_error(std::string(op_name) + ": " + describe_shape(x) + " -> " + describe_shape(o) + " for " +
+                            std::to_string(cin_) + " -> " + std::to_string(cout_) + " channels");
+    const size_t rows = size_t(o.shape[0] * o.shape[1] * o.shape[2]);
+    if (rows == 0) return Status::Ok();
+    if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
+      return run_reference(id_, attrs_, ctx, in, out);
+    const size_t patch = size_t(kh_ * kw_ * cin_);
+    if (patches_.size() < rows * patch) patches_.resize(rows * patch);
+    gather(x.as<const float>(), size_t(x.shape[0]), ay, ax, patches_.data());
+    run_packed(packed_, patches_.data(), patch, o.as<float>(), size_t(cout_), rows, relu_, pool_of(ctx));
+    return Status::Ok();
+  }
+  const char* name() const override { return name_.c_str(); }
+  size_t memory_bytes() const override { return packed_.bytes() + patches_.capacity() * sizeof(float); }
+
+ private:
+  // One row per output position (n, oy, ox): the kh x kw window's cin-channel
+  // pixels in HWIO order, zeros outside the image.
+  void gather(const float* x, size_t batch, const Axis& ay, const Axis& ax, float* dst) const {
+    const size_t c = size_t(cin_), run = size_t(kw_) * c;
+    for (size_t n = 0; n < batch; ++n) {
+      const float* image = x + n * size_t(ay.in * ax.in) * c;
+      for (int64_t oy = 0; oy < ay.out; ++oy)
+        for (int64_t ox = 0; ox < ax.out; ++ox)
+          for (int64_t ky = 0; ky < kh_; ++ky, dst += run) {
+            const int64_t iy = oy * sh_ - ay.pad + ky * dh_;
+            const int64_t ix0 = ox * sw_ - ax.pad;
+            if (iy < 0 || iy >= ay.in) {
+              std::memset(dst, 0, run * sizeof(float));
+            } else if (dw_ == 1 && ix0 >= 0 && ix0 + kw_ <= ax.in) {
+              // The window's row lies inside the image: one contiguous run.
+              std::memcpy(dst, image + size_t(iy * ax.in + ix0) * c, run * sizeof(float));
+            } else {
+              for (int64_t kx = 0; kx < kw_; ++kx) {
+                const int64_t ix = ix0 + kx * dw_;
+                float* to = dst + size_t(kx) * c;
+                if (ix < 0 || ix >= ax.in)
+                  std::memset(to, 0, c * sizeof(float));
+                else
+                  std::memcpy(to, image + size_t(iy * ax.in + ix) * c, c * sizeof(float));
+              }
+            }
+          }
+    }
+  }
+
+  PackedPanels packed_;
+  ops::OpId id_;
+  ops::Attrs attrs_;
+  int64_t kh_, kw_, sh_, sw_, dh_, dw_;
+  bool same_;
+  int64_t cin_, cout_;
+  bool relu_;
+  OverflowBound bound_;
+  std::string name_;
+  simd::Isa isa_;
+  std::vector<float> patches_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in, int64_t kh,
+                                               int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, bool same,
+                                               int64_t groups, int64_t activation) {
+  const bool fused = in.size() == 3;
+  const InputInfo& f = in[1];
+  const int64_t cin = f.shape[2], cout = f.shape[3];
+  if (groups != 1 || cout < kMinChannels || !packed_gemm_preferred(cout) ||
+      (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
+    return nullptr;
+  // Static input dims only: the patch buffer's size is known here.
+  const InputInfo& x = in[0];
+  for (int d = 0; d < 3; ++d)
+    if (x.shape[d] < 0) return nullptr;
+  const int64_t oh = same ? (x.shape[1] + sh - 1) / sh : (x.shape[1] - (kh - 1) * dh + sh - 1) / sh;
+  const int64_t ow = same ? (x.shape[2] + sw - 1) / sw : (x.shape[2] - (kw - 1) * dw + sw - 1) / sw;
+  if (oh <= 0 || ow <= 0 || x.shape[0] * oh * ow * kh * kw * cin * int64_t(sizeof(float)) > kMaxPatchBytes)
+    return nullptr;
+  const float* w = static_cast<const float*>(f.constant);
+  const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
+  const size_t k = size_t(kh * kw * cin);
+  std::optional<PackedPanels> packed = pack_panels(simd::Isa::kAvx512, w, k, size_t(cout), bias);
+  if (!packed) return nullptr;
+  const bool relu = activation == ops::attr::kActRelu;
+  std::string name = std::string("sg:conv_gemm_f32(") + packed->isa.name + ")";
+  if (fused) name += "+bias";
+  if (relu) name += "+relu";
+  return std::make_unique<ConvGemmKernel>(std::move(*packed), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs,
+                                          kh, kw, sh, sw, dh, dw, same, cin, cout, relu,
+                                          OverflowBound::of(w, k, size_t(cout), bias), std::move(name));
+}
+
+}  // namespace sg::kernels::xnn
