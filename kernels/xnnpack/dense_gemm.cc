@@ -125,9 +125,11 @@ void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, siz
   const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
   const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
   const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-  // Below about a quarter million FLOPs (a few µs) waking a second thread costs more than it
-  // saves (a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads).
-  constexpr size_t kMinParallelFlops = size_t(1) << 18;
+  // Below about 200k FLOPs (a few µs) waking a second thread costs more than it
+  // saves: a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads, and the
+  // rnn benchmark's 1 x 256 -> 256 step (131k) 1.15x slower; beam's 1 x 128 -> 1000
+  // logits (256k FLOPs, 512 KB of weights read from L2) ran 1.15x faster split.
+  constexpr size_t kMinParallelFlops = 200000;
   if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelFlops) {
     p.isa.fn(args, 0, m, 0, panels);
     return;
