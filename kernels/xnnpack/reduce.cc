@@ -12,6 +12,8 @@
 // (a NaN, a zero result, an arg reduction) then find their index with a scan.
 // Any other layout, and empty rows (an error), go to the reference kernel.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "ops/op_table.h"
 #include "reference/reduction_plan.h"
@@ -79,6 +81,40 @@ RowExtreme extreme(Isa isa, bool is_max, const float* x, size_t n) {
   }
 }
 
+// The first i with x[i] == value (n if none).
+template <class V>
+SG_SIMD_INLINE size_t find_of(const float* x, size_t n, float value) {
+  const V target = splat<V>(value);
+  size_t i = 0;
+  for (; i + kLanes<V> <= n; i += kLanes<V>) {
+    // Any lane equal: OR the compare's mask as 64-bit words.
+    uint64_t words[sizeof(V) / 8];
+    const IntOf<V> hit = load<V>(x + i) == target;
+    std::memcpy(words, &hit, sizeof(V));
+    uint64_t any = 0;
+    for (size_t w = 0; w < sizeof(V) / 8; ++w) any |= words[w];
+    if (any != 0) break;
+  }
+  while (i < n && x[i] != value) ++i;
+  return i;
+}
+
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX512 size_t find_avx512(const float* x, size_t n, float value) { return find_of<V16>(x, n, value); }
+SG_TARGET_AVX2 size_t find_avx2(const float* x, size_t n, float value) { return find_of<V8>(x, n, value); }
+#endif
+size_t find_baseline(const float* x, size_t n, float value) { return find_of<V4>(x, n, value); }
+
+size_t find(Isa isa, const float* x, size_t n, float value) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return find_avx512(x, n, value);
+    case Isa::kAvx2: return find_avx2(x, n, value);
+#endif
+    default: return find_baseline(x, n, value);
+  }
+}
+
 size_t first_nan(const float* x, size_t n) {
   size_t i = 0;
   while (i < n && !std::isnan(x[i])) ++i;
@@ -99,9 +135,7 @@ float reduce_row(Isa isa, bool is_max, const float* x, size_t n) {
 int64_t arg_row(Isa isa, bool is_max, const float* x, size_t n) {
   const RowExtreme e = extreme(isa, is_max, x, n);
   if (e.nan) return int64_t(first_nan(x, n));
-  size_t i = 0;
-  while (x[i] != e.value) ++i;  // the extreme is in the row: an all-inf row holds inf itself
-  return int64_t(i);
+  return int64_t(find(isa, x, n, e.value));  // the extreme is in the row (an all-inf row holds inf)
 }
 
 class ReduceKernel final : public PreparedKernel {
