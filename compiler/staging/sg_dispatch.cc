@@ -225,6 +225,19 @@ Value staged_arange(Stager& s, Value start, Value stop, Value step, std::optiona
   std::vector<Value> in;
   for (const Value& v : {start, stop, step}) in.push_back(s.cast(s.to_tensor(v, dt, span), dt, span));
   if (is_float(dt)) {
+    // A zero step would make the length below infinite; an integer step is checked
+    // by the Arange node itself, a float one first, by an Assert in program order.
+    if (step.is_number()) {
+      if ((step.is<double>() ? step.as<double>() : double(step.as<int64_t>())) == 0)
+        s.fail(span, "arange: step must not be zero");
+    } else {
+      ir::Node check;
+      check.op = ops::OpId::Assert;
+      check.attrs.values.push_back(ops::AttrValue::String("arange: step cannot be zero"));
+      check.inputs = {s.materialize(s.tensor_binary(ops::OpId::NotEqual, in[2], Value(0.0), span), span)};
+      check.span = span;
+      s.fn().nodes.push_back(std::move(check));
+    }
     // max(ceil((stop - start) / step), 0) elements, as NumPy counts them.
     Value n = s.apply(ops::OpId::Ceil, {}, {s.tensor_binary(ops::OpId::Div, s.tensor_binary(ops::OpId::Sub, in[1], in[0], span), in[2], span)}, span);
     n = s.tensor_binary(ops::OpId::Maximum, s.cast(n, DType::kI64, span), Value(int64_t(0)), span);

@@ -40,6 +40,18 @@ def mod_zero(a: sg.i64["N"], b: sg.i64["N"]):
 
 
 @sg.function
+def arange_zero_step(step: sg.f32):
+    x = sg.arange(0.0, 5.0, step)  # @arange_zero_step
+    return sg.sum(x)
+
+
+@sg.function
+def arange_zero_int_step(step: sg.i64):
+    x = sg.arange(0, 5, step)  # @arange_zero_int_step
+    return sg.sum(x)
+
+
+@sg.function
 def float_div(a: sg.f32["N"], b: sg.f32["N"]):
     return {"q": a // b, "r": a % b, "t": a / b}
 
@@ -293,6 +305,13 @@ CASES = [
       "any": np.bool_(False), "all": np.bool_(True), "mean": np.float32(NAN), "mean_i": np.float32(NAN),
       "sum_b": np.int64(0), "cumsum": f32(), "sort": f32(), "argsort": i64(), "topk_v": f32(), "topk_i": i64(),
       "sum_e0": f32(0, 0, 0), "mean_e0": f32(NAN, NAN, NAN), "max_e1": f32(), "argmax_e1": i64()}),
+    # NumPy: arange with a step of 0 is an error; a staged step is checked at run time.
+    ("arange with a float step of 0 is a run-time error", "arange_zero_step",
+     {"step": np.array(0, np.float32)}, Error(3, ["arange", "step", "zero"], "arange_zero_step", ValueError)),
+    ("arange with an integer step of 0 is a run-time error", "arange_zero_int_step",
+     {"step": np.array(0, np.int64)}, Error(3, ["arange", "step", "zero"], "arange_zero_int_step", ValueError)),
+    ("arange with a staged float step", "arange_zero_step",
+     {"step": np.array(0.5, np.float32)}, np.float32(22.5)),
     ("max of an empty axis is a run-time error", "empty_max",
      {"x": f32()}, Error(3, ["max", "zero-size"], "empty_max", ValueError)),
     ("argmin of an empty axis is a run-time error", "empty_argmin",
