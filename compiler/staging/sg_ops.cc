@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "staging/arg_binding.h"
+#include "staging/control_state.h"
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
@@ -41,9 +42,21 @@ DType dtype_arg(Stager& s, const Value& v, SourceSpan span) {
   s.fail(span, "expected a dtype (sg.f32, sg.f16, sg.i32, sg.i64, sg.bool), got " + py_repr(v));
 }
 
+// max, min, argmax and argmin of an empty axis are errors (NumPy's too): warn
+// when a reduced axis is one a staged loop that may run zero times grows.
+void warn_empty_extreme(Stager& s, ops::OpId op, const Value& x, const Value& axis, SourceSpan span) {
+  if (op != ops::OpId::Max && op != ops::OpId::Min && op != ops::OpId::ArgMax && op != ops::OpId::ArgMin) return;
+  const ir::Type t = s.tensor_type(x);
+  const std::string name = ops::op_def(op).name;
+  for (int64_t a : normalize_axes(s, axis, t.rank(), span))
+    warn_zero_trip_read(s, t.shape[size_t(a)], "sg." + name + " over",
+                        "sg." + name + " of an empty axis is then a run-time error (in eager mode too)", span);
+}
+
 Value reduce(Stager& s, ops::OpId op, const Value& x_in, const Value& axis, bool keepdims, SourceSpan span) {
   Value x = s.to_tensor(x_in, std::nullopt, span);
   const size_t rank = s.tensor_rank(x);
+  warn_empty_extreme(s, op, x, axis, span);
   if (op == ops::OpId::ArgMax || op == ops::OpId::ArgMin) {
     int64_t a = 0;
     if (axis.is<NoneV>()) {  // NumPy: the index into the flattened tensor
