@@ -54,6 +54,7 @@ struct Div {
     // Integer operands give a float result (SPEC §3), so C is floating here;
     // an integer C only arises for a malformed graph and must not trap.
     if constexpr (std::is_floating_point_v<C>) return a / b;
+    else if constexpr (kIsInt<C>) return b == 0 ? C(0) : b == C(-1) ? wrap_sub(C(0), a) : C(a / b);
     else return b ? C(a / b) : C(0);
   }
 };

@@ -136,7 +136,58 @@ Status binary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Te
   });
 }
 
+// The rank-0 kernel of one op and dtype pair: the node's declared types fixed
+// them, so it checks only that it got scalars of those dtypes.
+template <class Op, DType In, DType Out>
+Status fixed_scalar(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in, std::span<TensorRef> out) {
+  if (in.size() != 2 || out.size() != 1 || ((in[0].rank | in[1].rank | out[0].rank) != 0) || in[0].dtype != In ||
+      in[1].dtype != In || out[0].dtype != Out) [[unlikely]]
+    return internal_error(std::string(Op::kName) + ": the scalar kernel got other operands");
+  using C = typename ComputeOf<Op, In, Out>::type;
+  SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(in[1])));
+  const C x = convert<C>(load<In>(*in[0].as<Storage<In>>()));
+  const C y = convert<C>(load<In>(*in[1].as<Storage<In>>()));
+  *out[0].as<Storage<Out>>() = store<Out>(Op::apply(x, y));
+  return Status::Ok();
+}
+
+template <class Op>
+KernelFn fixed_scalar_for(DType in, DType out) {
+  return visit_dtype(in, [&](auto ti) {
+    return visit_dtype(out, [&](auto to) -> KernelFn {
+      constexpr DType In = decltype(ti)::value;
+      constexpr DType Out = decltype(to)::value;
+      if constexpr (supported<Op, In, Out>()) return &fixed_scalar<Op, In, Out>;
+      else return nullptr;
+    });
+  });
+}
+
 }  // namespace
+
+KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
+  using ops::OpId;
+  switch (op) {
+    case OpId::Add: return fixed_scalar_for<binary::Add>(in, out);
+    case OpId::Sub: return fixed_scalar_for<binary::Sub>(in, out);
+    case OpId::Mul: return fixed_scalar_for<binary::Mul>(in, out);
+    case OpId::Div: return fixed_scalar_for<binary::Div>(in, out);
+    case OpId::FloorDiv: return fixed_scalar_for<binary::FloorDiv>(in, out);
+    case OpId::Mod: return fixed_scalar_for<binary::Mod>(in, out);
+    case OpId::Pow: return fixed_scalar_for<binary::Pow>(in, out);
+    case OpId::Maximum: return fixed_scalar_for<binary::Maximum>(in, out);
+    case OpId::Minimum: return fixed_scalar_for<binary::Minimum>(in, out);
+    case OpId::Less: return fixed_scalar_for<binary::Less>(in, out);
+    case OpId::LessEqual: return fixed_scalar_for<binary::LessEqual>(in, out);
+    case OpId::Greater: return fixed_scalar_for<binary::Greater>(in, out);
+    case OpId::GreaterEqual: return fixed_scalar_for<binary::GreaterEqual>(in, out);
+    case OpId::Equal: return fixed_scalar_for<binary::Equal>(in, out);
+    case OpId::NotEqual: return fixed_scalar_for<binary::NotEqual>(in, out);
+    case OpId::LogicalAnd: return fixed_scalar_for<binary::LogicalAnd>(in, out);
+    case OpId::LogicalOr: return fixed_scalar_for<binary::LogicalOr>(in, out);
+    default: return nullptr;
+  }
+}
 
 KernelFn elementwise_binary_kernel(ops::OpId op) {
   using ops::OpId;

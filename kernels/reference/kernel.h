@@ -53,6 +53,11 @@ using KernelFn = Status (*)(const KernelContext& ctx, const ops::Attrs& attrs,
 // The portable reference kernel of every op in the table (never null).
 KernelFn reference_kernel(ops::OpId op);
 
+// For an elementwise binary op whose operands are declared rank 0 with these
+// dtypes: the same arithmetic without broadcasting or dtype dispatch (loop
+// counters and tests run it every iteration). Null for other ops and dtypes.
+KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out);
+
 // Scratch bytes the reference kernel of `op` needs for these operands (usually 0).
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
 

@@ -71,6 +71,9 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
     for (const FunctionImpl& fn : program_.functions) stats_.emplace_back(fn.nodes.size());
   args_.reserve(max_arity_);
   returned_.reserve(max_arity_);
+  loop_back_.reserve(max_arity_);
+  loop_forth_.reserve(max_arity_);
+  loop_drop_.reserve(max_values_);
   in_refs_.resize(max_arity_);
   out_refs_.resize(max_arity_);
   frames_.reserve(16);

@@ -185,6 +185,16 @@ class Executor {
   ScheduleStats wave_stats_;
   std::vector<std::vector<NodeStats>> stats_;
 
+  // A loop running its cond beneath its body (next_iteration): the slots each
+  // iteration moves results back from and carried values forth to, and drops.
+  struct CarriedMove {
+    const Tensor* from;  // a constant when `move` is false
+    Tensor* to;
+    bool move;
+  };
+  std::vector<CarriedMove> loop_back_, loop_forth_;
+  std::vector<Tensor*> loop_drop_;
+
   // Per-node scratch, sized once so that a steady-state node allocates nothing.
   std::vector<Tensor> args_;
   std::vector<Tensor> returned_;

@@ -158,21 +158,31 @@ Status Executor::finish_body() {
 
 Status Executor::next_iteration(Frame& body, Frame& cond) {
   const FunctionImpl& bf = program_.functions[body.fn];
-  const std::vector<uint32_t>& held_at = program_.functions[cond.fn].params;
+  const FunctionImpl& cf = program_.functions[cond.fn];
   const Frame& caller = frames_[depth_ - 3];
   const NodeInfo& node = program_.functions[caller.fn].nodes[caller.pc];
   const uint32_t n = uint32_t(body.plan->steps.size());
   // Where the cond's bool lies, when that is its arena (the usual case).
-  const uint32_t r = program_.functions[cond.fn].results[0];
-  const uint8_t* flag = cond.plan->placement[r] == Placement::kArena &&
-                                fn_declares_bool_scalar(program_.functions[cond.fn], r)
+  const uint32_t r = cf.results[0];
+  const uint8_t* flag = cond.plan->placement[r] == Placement::kArena && fn_declares_bool_scalar(cf, r)
                             ? cond.arena + cond.plan->offset[r]
                             : nullptr;
+  // The slots an iteration moves between, resolved once: frames and their slot
+  // vectors stay where they are while this loop runs (nothing is pushed).
+  const uint8_t* move = facts_[body.fn].results.data();
+  loop_back_.clear();
+  for (size_t k = 0; k < bf.results.size(); ++k)
+    loop_back_.push_back({&value(body, bf, bf.results[k]), &cond.slots[cf.params[k]], move[k] != 0});
+  loop_forth_.clear();
+  for (size_t k = 0; k < bf.params.size(); ++k)
+    loop_forth_.push_back({&cond.slots[cf.params[k]], &body.slots[bf.params[k]], true});
+  loop_drop_.clear();
+  for (uint32_t v : body.plan->held) loop_drop_.push_back(&body.slots[v]);
   while (true) {
     // The body's results are in the cond's parameters. What the body still holds
     // (shared results, values it never released) goes, as pop_frame would release
     // it; its arena, plan and bound pointers stay.
-    for (uint32_t v : body.plan->held) body.slots[v].reset();
+    for (Tensor* t : loop_drop_) t->reset();
     cond.pc = 0;
     SG_RETURN_IF_ERROR(profile_ ? run_steps<true>(cond) : run_steps<false>(cond));
     bool go_on;
@@ -185,13 +195,18 @@ Status Executor::next_iteration(Frame& body, Frame& cond) {
       pop_frame();  // the body; the finished cond, now on top, ends the loop
       return Status::Ok();
     }
-    for (size_t k = 0; k < bf.params.size(); ++k) body.slots[bf.params[k]] = std::move(cond.slots[held_at[k]]);
+    for (const CarriedMove& m : loop_forth_) *m.to = std::move(*const_cast<Tensor*>(m.from));
     body.pc = 0;
     SG_RETURN_IF_ERROR(profile_ ? run_steps<true>(body) : run_steps<false>(body));
     // A control-flow node in the body: the main loop runs it, and finish_body
     // comes back here when the body ends.
     if (body.pc < n) return Status::Ok();
-    move_results(body, cond);
+    for (const CarriedMove& m : loop_back_) {
+      if (m.move)
+        *m.to = std::move(*const_cast<Tensor*>(m.from));
+      else
+        *m.to = *m.from;
+    }
   }
 }
 

@@ -13,6 +13,18 @@ bool elementwise(ops::OpId op) {
   return ops::has_flag(op, ops::kElementwiseUnary) || ops::has_flag(op, ops::kElementwiseBinary);
 }
 
+// An elementwise binary node whose operands are all declared rank 0 (counters,
+// tests): its scalar kernel, or null.
+kernels::KernelFn scalar_kernel(const FunctionImpl& fn, const NodeInfo& node) {
+  if (!ops::has_flag(node.op, ops::kElementwiseBinary) || node.inputs.size() != 2 || node.outputs.size() != 1)
+    return nullptr;
+  for (uint32_t v : {node.inputs[0], node.inputs[1], node.outputs[0]})
+    if (!fn.values[v].dims.empty()) return nullptr;
+  const DType in = fn.values[node.inputs[0]].dtype;
+  if (fn.values[node.inputs[1]].dtype != in) return nullptr;
+  return kernels::scalar_binary_kernel(node.op, in, fn.values[node.outputs[0]].dtype);
+}
+
 bool appends(const FunctionImpl& fn, const NodeInfo& node) {
   if (node.op != ops::OpId::Concatenate || node.inputs.size() < 2 || node.outputs.size() != 1 ||
       node.attrs.values.empty() || node.attrs.i(ops::attr::kAxisValue) != 0)
@@ -57,8 +69,14 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
       if (node.kind != NodeKind::kOp) continue;
       NodeKernel& k = table_[f][n];
       k.fn = node.kernel;
+      if (kernels::KernelFn one = scalar_kernel(fn, node)) {
+        k.fn = one;
+        k.scalar = true;
+      }
 #ifdef SG_HAVE_XNNPACK
-      if (std::unique_ptr<kernels::PreparedKernel> p = prepare(fn, node)) {
+      if (k.scalar) {
+        // One element: nothing for a backend to do faster.
+      } else if (std::unique_ptr<kernels::PreparedKernel> p = prepare(fn, node)) {
         k.prepared = p.get();
         prepared_.push_back(std::move(p));
       }
@@ -81,7 +99,8 @@ NodeKernels::~NodeKernels() {
 const char* NodeKernels::name(uint32_t fn, uint32_t node) const {
   const NodeKernel& k = table_[fn][node];
   if (k.prepared != nullptr) return k.prepared->name();
-  return k.fn != nullptr ? "reference" : "control-flow";
+  if (k.fn == nullptr) return "control-flow";
+  return k.scalar ? "reference:scalar" : "reference";
 }
 
 size_t NodeKernels::memory_bytes() const {

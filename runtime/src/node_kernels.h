@@ -24,6 +24,8 @@ struct NodeKernel {
   // tensor list growing in a loop): the executor appends to that buffer in place
   // when it can, without calling the kernel.
   bool appends = false;
+  // `fn` is the rank-0 kernel of an elementwise binary op (scalar_binary_kernel).
+  bool scalar = false;
 };
 
 class NodeKernels {
@@ -35,7 +37,7 @@ class NodeKernels {
 
   const NodeKernel& at(uint32_t fn, uint32_t node) const { return table_[fn][node]; }
   const std::vector<NodeKernel>& of(uint32_t fn) const { return table_[fn]; }
-  // "reference", a prepared kernel's name, or "control-flow".
+  // "reference", "reference:scalar", a prepared kernel's name, or "control-flow".
   const char* name(uint32_t fn, uint32_t node) const;
   void* threadpool() const { return threadpool_; }
   // Threads of the pool (1 without one): the most nodes the executor runs at once.
