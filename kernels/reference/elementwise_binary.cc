@@ -84,6 +84,17 @@ Status check_right_operand(const TensorRef& b) {
   return Status::Ok();
 }
 
+// One element of a supported op and dtype pair.
+template <class Op, DType In, DType Out>
+Status apply_one(const TensorRef& a, const TensorRef& b, TensorRef& o) {
+  using C = typename ComputeOf<Op, In, Out>::type;
+  SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(b)));
+  const C x = convert<C>(load<In>(*a.as<Storage<In>>()));
+  const C y = convert<C>(load<In>(*b.as<Storage<In>>()));
+  *o.as<Storage<Out>>() = store<Out>(Op::apply(x, y));
+  return Status::Ok();
+}
+
 // Rank-0 operands (loop counters, conditions): one element, no broadcast plan.
 template <class Op>
 Status scalar_binary(const TensorRef& a, const TensorRef& b, TensorRef& o) {
@@ -91,16 +102,8 @@ Status scalar_binary(const TensorRef& a, const TensorRef& b, TensorRef& o) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) {
-        using C = typename ComputeOf<Op, In, Out>::type;
-        SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(b)));
-        const C x = convert<C>(load<In>(*a.as<Storage<In>>()));
-        const C y = convert<C>(load<In>(*b.as<Storage<In>>()));
-        *o.as<Storage<Out>>() = store<Out>(Op::apply(x, y));
-        return Status::Ok();
-      } else {
-        return unsupported_dtypes(Op::kName, In, Out);
-      }
+      if constexpr (supported<Op, In, Out>()) return apply_one<Op, In, Out>(a, b, o);
+      else return unsupported_dtypes(Op::kName, In, Out);
     });
   });
 }
@@ -143,12 +146,7 @@ Status fixed_scalar(const KernelContext&, const ops::Attrs&, std::span<const Ten
   if (in.size() != 2 || out.size() != 1 || ((in[0].rank | in[1].rank | out[0].rank) != 0) || in[0].dtype != In ||
       in[1].dtype != In || out[0].dtype != Out) [[unlikely]]
     return internal_error(std::string(Op::kName) + ": the scalar kernel got other operands");
-  using C = typename ComputeOf<Op, In, Out>::type;
-  SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(in[1])));
-  const C x = convert<C>(load<In>(*in[0].as<Storage<In>>()));
-  const C y = convert<C>(load<In>(*in[1].as<Storage<In>>()));
-  *out[0].as<Storage<Out>>() = store<Out>(Op::apply(x, y));
-  return Status::Ok();
+  return apply_one<Op, In, Out>(in[0], in[1], out[0]);
 }
 
 template <class Op>

@@ -36,11 +36,10 @@ struct Axis {
   int64_t in = 0, out = 0, pad = 0;  // pad: leading zeros (SAME puts the odd one after)
 };
 
-// One spatial axis by SPEC §7; false when `out` is not what the padding gives.
+// One spatial axis; false when `out` is not the size SPEC §7 gives.
 bool axis_of(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same, Axis& a) {
+  if (output_size(in, k, stride, dilation, same) != out) return false;
   const int64_t span = (k - 1) * dilation + 1;
-  const int64_t expected = same ? (in + stride - 1) / stride : (in >= span ? (in - span) / stride + 1 : 0);
-  if (expected != out) return false;
   const int64_t total = same ? std::max<int64_t>((out - 1) * stride + span - in, 0) : 0;
   a = {in, out, total / 2};
   return true;
@@ -48,12 +47,10 @@ bool axis_of(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilatio
 
 class ConvGemmKernel final : public PreparedKernel {
  public:
-  ConvGemmKernel(PackedPanels packed, ops::OpId id, ops::Attrs attrs, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                 int64_t dh, int64_t dw, bool same, int64_t cin, int64_t cout, bool relu, OverflowBound bound,
-                 std::string name)
-      : packed_(std::move(packed)), id_(id), attrs_(std::move(attrs)), kh_(kh), kw_(kw), sh_(sh), sw_(sw), dh_(dh),
-        dw_(dw), same_(same), cin_(cin), cout_(cout), relu_(relu), bound_(bound), name_(std::move(name)),
-        isa_(simd::best_isa()) {}
+  ConvGemmKernel(PackedPanels packed, ops::OpId id, ops::Attrs attrs, const Window2D& w, int64_t cin, int64_t cout,
+                 bool relu, OverflowBound bound, std::string name)
+      : packed_(std::move(packed)), id_(id), attrs_(std::move(attrs)), w_(w), cin_(cin), cout_(cout), relu_(relu),
+        bound_(bound), name_(std::move(name)), isa_(simd::best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     const bool fused = id_ == ops::OpId::Conv2DBias;
@@ -63,8 +60,8 @@ class ConvGemmKernel final : public PreparedKernel {
     const TensorRef &x = in[0], &o = out[0];
     Axis ay, ax;
     if (!is_f32(x) || !is_f32(o) || x.rank != 4 || o.rank != 4 || x.shape[3] != cin_ || o.shape[3] != cout_ ||
-        o.shape[0] != x.shape[0] || !axis_of(x.shape[1], o.shape[1], kh_, sh_, dh_, same_, ay) ||
-        !axis_of(x.shape[2], o.shape[2], kw_, sw_, dw_, same_, ax) ||
+        o.shape[0] != x.shape[0] || !axis_of(x.shape[1], o.shape[1], w_.kh, w_.sh, w_.dh, w_.same, ay) ||
+        !axis_of(x.shape[2], o.shape[2], w_.kw, w_.sw, w_.dw, w_.same, ax) ||
         (fused && (in[2].rank != 1 || in[2].shape[0] != cout_)))
       return internal_error(std::string(op_name) + ": " + describe_shape(x) + " -> " + describe_shape(o) + " for " +
                             std::to_string(cin_) + " -> " + std::to_string(cout_) + " channels");
@@ -72,7 +69,7 @@ class ConvGemmKernel final : public PreparedKernel {
     if (rows == 0) return Status::Ok();
     if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
       return run_reference(id_, attrs_, ctx, in, out);
-    const size_t patch = size_t(kh_ * kw_ * cin_);
+    const size_t patch = size_t(w_.kh * w_.kw * cin_);
     if (patches_.size() < rows * patch) patches_.resize(rows * patch);
     gather(x.as<const float>(), size_t(x.shape[0]), ay, ax, patches_.data());
     run_packed(packed_, patches_.data(), patch, o.as<float>(), size_t(cout_), rows, relu_, pool_of(ctx));
@@ -85,22 +82,22 @@ class ConvGemmKernel final : public PreparedKernel {
   // One row per output position (n, oy, ox): the kh x kw window's cin-channel
   // pixels in HWIO order, zeros outside the image.
   void gather(const float* x, size_t batch, const Axis& ay, const Axis& ax, float* dst) const {
-    const size_t c = size_t(cin_), run = size_t(kw_) * c;
+    const size_t c = size_t(cin_), run = size_t(w_.kw) * c;
     for (size_t n = 0; n < batch; ++n) {
       const float* image = x + n * size_t(ay.in * ax.in) * c;
       for (int64_t oy = 0; oy < ay.out; ++oy)
         for (int64_t ox = 0; ox < ax.out; ++ox)
-          for (int64_t ky = 0; ky < kh_; ++ky, dst += run) {
-            const int64_t iy = oy * sh_ - ay.pad + ky * dh_;
-            const int64_t ix0 = ox * sw_ - ax.pad;
+          for (int64_t ky = 0; ky < w_.kh; ++ky, dst += run) {
+            const int64_t iy = oy * w_.sh - ay.pad + ky * w_.dh;
+            const int64_t ix0 = ox * w_.sw - ax.pad;
             if (iy < 0 || iy >= ay.in) {
               std::memset(dst, 0, run * sizeof(float));
-            } else if (dw_ == 1 && ix0 >= 0 && ix0 + kw_ <= ax.in) {
+            } else if (w_.dw == 1 && ix0 >= 0 && ix0 + w_.kw <= ax.in) {
               // The window's row lies inside the image: one contiguous run.
               std::memcpy(dst, image + size_t(iy * ax.in + ix0) * c, run * sizeof(float));
             } else {
-              for (int64_t kx = 0; kx < kw_; ++kx) {
-                const int64_t ix = ix0 + kx * dw_;
+              for (int64_t kx = 0; kx < w_.kw; ++kx) {
+                const int64_t ix = ix0 + kx * w_.dw;
                 float* to = dst + size_t(kx) * c;
                 if (ix < 0 || ix >= ax.in)
                   std::memset(to, 0, c * sizeof(float));
@@ -115,8 +112,7 @@ class ConvGemmKernel final : public PreparedKernel {
   PackedPanels packed_;
   ops::OpId id_;
   ops::Attrs attrs_;
-  int64_t kh_, kw_, sh_, sw_, dh_, dw_;
-  bool same_;
+  Window2D w_;
   int64_t cin_, cout_;
   bool relu_;
   OverflowBound bound_;
@@ -127,9 +123,8 @@ class ConvGemmKernel final : public PreparedKernel {
 
 }  // namespace
 
-std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in, int64_t kh,
-                                               int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, bool same,
-                                               int64_t groups, int64_t activation) {
+std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in,
+                                               const Window2D& win, int64_t groups, int64_t activation) {
   const bool fused = in.size() == 3;
   const InputInfo& f = in[1];
   const int64_t cin = f.shape[2], cout = f.shape[3];
@@ -140,22 +135,21 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   const InputInfo& x = in[0];
   for (int d = 0; d < 3; ++d)
     if (x.shape[d] < 0) return nullptr;
-  const int64_t oh = same ? (x.shape[1] + sh - 1) / sh : (x.shape[1] - (kh - 1) * dh + sh - 1) / sh;
-  const int64_t ow = same ? (x.shape[2] + sw - 1) / sw : (x.shape[2] - (kw - 1) * dw + sw - 1) / sw;
-  if (oh <= 0 || ow <= 0 || x.shape[0] * oh * ow * kh * kw * cin * int64_t(sizeof(float)) > kMaxPatchBytes)
-    return nullptr;
+  const int64_t oh = output_size(x.shape[1], win.kh, win.sh, win.dh, win.same);
+  const int64_t ow = output_size(x.shape[2], win.kw, win.sw, win.dw, win.same);
+  const int64_t k = win.kh * win.kw * cin;
+  if (oh <= 0 || ow <= 0 || x.shape[0] * oh * ow * k * int64_t(sizeof(float)) > kMaxPatchBytes) return nullptr;
   const float* w = static_cast<const float*>(f.constant);
   const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
-  const size_t k = size_t(kh * kw * cin);
-  std::optional<PackedPanels> packed = pack_panels(simd::Isa::kAvx512, w, k, size_t(cout), bias);
+  std::optional<PackedPanels> packed = pack_panels(simd::Isa::kAvx512, w, size_t(k), size_t(cout), bias);
   if (!packed) return nullptr;
   const bool relu = activation == ops::attr::kActRelu;
   std::string name = std::string("sg:conv_gemm_f32(") + packed->isa.name + ")";
   if (fused) name += "+bias";
   if (relu) name += "+relu";
   return std::make_unique<ConvGemmKernel>(std::move(*packed), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs,
-                                          kh, kw, sh, sw, dh, dw, same, cin, cout, relu,
-                                          OverflowBound::of(w, k, size_t(cout), bias), std::move(name));
+                                          win, cin, cout, relu, OverflowBound::of(w, size_t(k), size_t(cout), bias),
+                                          std::move(name));
 }
 
 }  // namespace sg::kernels::xnn

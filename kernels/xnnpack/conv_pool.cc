@@ -24,18 +24,6 @@ int64_t attr_pair(const ops::Attrs& attrs, size_t k, int i) {
   return v.empty() ? 1 : v[size_t(i) < v.size() ? size_t(i) : 0];
 }
 
-struct Window2D {
-  int64_t kh, kw, sh, sw, dh, dw;
-  bool same;
-};
-
-// The output size of one spatial axis by SPEC §7.
-int64_t output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
-  if (same) return (in + stride - 1) / stride;
-  const int64_t span = (k - 1) * dilation + 1;
-  return in >= span ? (in - span) / stride + 1 : 0;
-}
-
 bool fits_u32(int64_t v) { return v >= 1 && v <= int64_t(std::numeric_limits<uint32_t>::max()); }
 
 // Checks the NHWC operands against the window; true when there is work to do.
@@ -199,7 +187,7 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
     if (!fits_u32(v)) return nullptr;  // empty filters give zeros: the reference kernel does that
   if (cout % groups != 0 || (x.shape[3] >= 0 && x.shape[3] != cin_g * groups)) return nullptr;
   const int64_t cout_g = cout / groups;
-  if (auto ours = make_conv_gemm(attrs, in, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.same, groups, activation))
+  if (auto ours = make_conv_gemm(attrs, in, w, groups, activation))
     return ours;
 
   // HWIO [kh][kw][cin_g][cout] -> OHWI [cout][kh][kw][cin_g]; with groups, output

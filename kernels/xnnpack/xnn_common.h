@@ -110,12 +110,24 @@ std::unique_ptr<PreparedKernel> make_batch_matmul(std::span<const InputInfo> in)
 // conv2d (2 inputs, conv2d's attributes) or conv2d_bias (3 inputs, a constant
 // bias, conv2d_bias's attributes), with a constant filter.
 std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<const InputInfo> in);
+// A 2-D window (conv2d, pooling): size, stride, dilation, SAME or VALID padding.
+struct Window2D {
+  int64_t kh, kw, sh, sw, dh, dw;
+  bool same;
+};
+
+// The output size of one spatial axis by SPEC §7.
+inline int64_t output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
+  if (same) return (in + stride - 1) / stride;
+  const int64_t span = (k - 1) * dilation + 1;
+  return in >= span ? (in - span) / stride + 1 : 0;
+}
+
 // The same conv2d / conv2d_bias on our packed GEMM over gathered patches
 // (conv_gemm.cc), for a validated window; null where XNNPACK's operator is the
 // better choice (see conv_gemm.cc) or the CPU lacks AVX-512.
-std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in, int64_t kh,
-                                               int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, bool same,
-                                               int64_t groups, int64_t activation);
+std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in,
+                                               const Window2D& w, int64_t groups, int64_t activation);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in);

@@ -185,6 +185,22 @@ TEST(WhileLoop, CarriedShapesThatChangeEveryIterationArePlannedAgain) {
   }
 }
 
+// Runs counting_loop graph `g` whose loop divides by n - 3 - i: with n = 10 the
+// run fails at `where`; the Session then runs n = 2 (no zero divisor) to the end.
+void expect_failure_at_i_7(const GraphSpec& g, const std::string& where) {
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "count");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("n", scalar_i64(10)).ok());
+  const Status failed = (*s)->run();
+  EXPECT_EQ(failed.code(), StatusCode::kRuntimeError);
+  EXPECT_NE(failed.message().find(where), std::string::npos) << failed.message();
+  ASSERT_TRUE((*s)->set_input("n", scalar_i64(2)).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
+}
+
 TEST(WhileLoop, AFailureInTheBodyReleasesTheLoopAndLaterRunsWork) {
   // s = s + i is replaced by s = s // (n - 3 - i): a division by zero at i = n - 3.
   GraphSpec g = counting_loop([](FunctionSpec& cond, uint32_t i, uint32_t n) {
@@ -205,18 +221,7 @@ TEST(WhileLoop, AFailureInTheBodyReleasesTheLoopAndLaterRunsWork) {
     std::vector<NodeSpec> nodes = {body.nodes[body.nodes.size() - 2], body.nodes.back(), div, body.nodes[1]};
     body.nodes = std::move(nodes);
   }
-  auto program = load_ok(g);
-  ASSERT_NE(program, nullptr);
-  auto s = Session::create(program, "count");
-  ASSERT_TRUE(s.ok());
-  ASSERT_TRUE((*s)->set_input("n", scalar_i64(10)).ok());
-  const Status failed = (*s)->run();
-  EXPECT_EQ(failed.code(), StatusCode::kRuntimeError);
-  EXPECT_NE(failed.message().find("model.py:9:13"), std::string::npos) << failed.message();
-  // n = 2: n - 3 - i never reaches 0.
-  ASSERT_TRUE((*s)->set_input("n", scalar_i64(2)).ok());
-  ASSERT_TRUE((*s)->run().ok());
-  EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
+  expect_failure_at_i_7(g, "model.py:9:13");
 }
 
 // A stable loop runs its cond beneath the body's frame, which stays pushed; a
@@ -263,18 +268,7 @@ TEST(WhileLoop, AFailureInTheCondBeneathTheBodyNamesItsNode) {
     return cond.op("less", {t, n}, DType::kBool, {});
   });
   g.functions[1].values[3].constant = g.add_constant<int64_t>({3});
-  auto program = load_ok(g);
-  ASSERT_NE(program, nullptr);
-  auto s = Session::create(program, "count");
-  ASSERT_TRUE(s.ok());
-  ASSERT_TRUE((*s)->set_input("n", scalar_i64(10)).ok());
-  const Status failed = (*s)->run();
-  EXPECT_EQ(failed.code(), StatusCode::kRuntimeError);
-  EXPECT_NE(failed.message().find("model.py:4:21"), std::string::npos) << failed.message();
-  // n = 2: n - 3 - i never reaches 0.
-  ASSERT_TRUE((*s)->set_input("n", scalar_i64(2)).ok());
-  ASSERT_TRUE((*s)->run().ok());
-  EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
+  expect_failure_at_i_7(g, "model.py:4:21");
 }
 
 }  // namespace
