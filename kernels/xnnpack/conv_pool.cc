@@ -70,16 +70,16 @@ class Conv2DKernel final : public PreparedKernel {
     if (!has_work) return Status::Ok();
     if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
       return run_reference(id_, attrs_, ctx, in, out);
+    const pthreadpool_t pool = pool_for(ctx, 2.0 * double(o.numel()) * double(w_.kh * w_.kw * cin_));
     const ConvSetup now{size_t(x.shape[0]), size_t(x.shape[1]), size_t(x.shape[2]), x.as<const float>(), o.as<float>(),
-                        ctx.threadpool};
+                        pool};
     if (!(now == setup_)) {
       setup_ = ConvSetup{};
-      SG_RETURN_IF_ERROR(check(xnn_setup_convolution2d_nhwc_f32(op_.get(), now.n, now.h, now.w, now.input, now.output,
-                                                                pool_of(ctx)),
-                               "conv2d setup"));
+      SG_RETURN_IF_ERROR(check(
+          xnn_setup_convolution2d_nhwc_f32(op_.get(), now.n, now.h, now.w, now.input, now.output, pool), "conv2d setup"));
       setup_ = now;
     }
-    return check(xnn_run_operator(op_.get(), pool_of(ctx)), op_name);
+    return check(xnn_run_operator(op_.get(), pool), op_name);
   }
   const char* name() const override { return name_.c_str(); }
   size_t memory_bytes() const override { return bytes_; }
@@ -139,11 +139,12 @@ class PoolKernel final : public PreparedKernel {
     const size_t channels = size_t(x.shape[3]);
     if (op_ == nullptr || channels != channels_) SG_RETURN_IF_ERROR(create(channels));
     const size_t n = size_t(x.shape[0]), h = size_t(x.shape[1]), wd = size_t(x.shape[2]);
+    const pthreadpool_t pool = pool_for(ctx, double(o.numel()) * double(w_.kh * w_.kw));
     const xnn_status s =
-        avg_ ? xnn_setup_average_pooling2d_nhwc_f32(op_.get(), n, h, wd, x.as<const float>(), o.as<float>(), pool_of(ctx))
-             : xnn_setup_max_pooling2d_nhwc_f32(op_.get(), n, h, wd, x.as<const float>(), o.as<float>(), pool_of(ctx));
+        avg_ ? xnn_setup_average_pooling2d_nhwc_f32(op_.get(), n, h, wd, x.as<const float>(), o.as<float>(), pool)
+             : xnn_setup_max_pooling2d_nhwc_f32(op_.get(), n, h, wd, x.as<const float>(), o.as<float>(), pool);
     SG_RETURN_IF_ERROR(check(s, avg_ ? "avg_pool2d setup" : "max_pool2d setup"));
-    SG_RETURN_IF_ERROR(check(xnn_run_operator(op_.get(), pool_of(ctx)), op_name));
+    SG_RETURN_IF_ERROR(check(xnn_run_operator(op_.get(), pool), op_name));
     if (avg_ && has_nan_or_neg_inf(o.as<const float>(), size_t(o.numel()))) return run_reference(id, attrs_, ctx, in, out);
     return Status::Ok();
   }
