@@ -47,10 +47,11 @@ bool axis_of(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilatio
 
 class ConvGemmKernel final : public PreparedKernel {
  public:
+  // `run_time_filter`: the filter (and bias) are inputs, packed again on every run.
   ConvGemmKernel(PackedPanels packed, ops::OpId id, ops::Attrs attrs, const Window2D& w, int64_t cin, int64_t cout,
-                 bool relu, OverflowBound bound, std::string name)
+                 bool relu, OverflowBound bound, bool run_time_filter, std::string name)
       : packed_(std::move(packed)), id_(id), attrs_(std::move(attrs)), w_(w), cin_(cin), cout_(cout), relu_(relu),
-        bound_(bound), name_(std::move(name)), isa_(simd::best_isa()) {}
+        bound_(bound), run_time_filter_(run_time_filter), name_(std::move(name)), isa_(simd::best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     const bool fused = id_ == ops::OpId::Conv2DBias;
@@ -67,12 +68,22 @@ class ConvGemmKernel final : public PreparedKernel {
                             std::to_string(cin_) + " -> " + std::to_string(cout_) + " channels");
     const size_t rows = size_t(o.shape[0] * o.shape[1] * o.shape[2]);
     if (rows == 0) return Status::Ok();
+    const size_t k = size_t(w_.kh * w_.kw * cin_);
+    if (run_time_filter_) {
+      const TensorRef& f = in[1];
+      if (!is_f32(f) || f.rank != 4 || f.shape[0] != w_.kh || f.shape[1] != w_.kw || f.shape[2] != cin_ ||
+          f.shape[3] != cout_ || (fused && !is_f32(in[2])))
+        return internal_error(std::string(op_name) + ": filter " + describe_shape(f) + " for a " +
+                              std::to_string(w_.kh) + "x" + std::to_string(w_.kw) + " window");
+      const float* bias = fused ? in[2].as<const float>() : nullptr;
+      bound_ = OverflowBound::of(f.as<const float>(), k, size_t(cout_), bias);
+      repack_panels(packed_, f.as<const float>(), bias);
+    }
     if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
       return run_reference(id_, attrs_, ctx, in, out);
-    const size_t patch = size_t(w_.kh * w_.kw * cin_);
-    if (patches_.size() < rows * patch) patches_.resize(rows * patch);
+    if (patches_.size() < rows * k) patches_.resize(rows * k);
     gather(x.as<const float>(), size_t(x.shape[0]), ay, ax, patches_.data());
-    run_packed(packed_, patches_.data(), patch, o.as<float>(), size_t(cout_), rows, relu_, pool_of(ctx));
+    run_packed(packed_, patches_.data(), k, o.as<float>(), size_t(cout_), rows, relu_, pool_of(ctx));
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
@@ -116,6 +127,7 @@ class ConvGemmKernel final : public PreparedKernel {
   int64_t cin_, cout_;
   bool relu_;
   OverflowBound bound_;
+  bool run_time_filter_;
   std::string name_;
   simd::Isa isa_;
   std::vector<float> patches_;
@@ -149,7 +161,30 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   if (relu) name += "+relu";
   return std::make_unique<ConvGemmKernel>(std::move(*packed), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs,
                                           win, cin, cout, relu, OverflowBound::of(w, size_t(k), size_t(cout), bias),
-                                          std::move(name));
+                                          false, std::move(name));
+}
+
+std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs, std::span<const InputInfo> in,
+                                                        const Window2D& win, int64_t groups, int64_t activation) {
+  const bool fused = in.size() == 3;
+  const InputInfo& f = in[1];
+  if (groups != 1) return nullptr;
+  for (int d = 0; d < 4; ++d)
+    if (f.shape[d] <= 0) return nullptr;  // static, non-empty filters only
+  const int64_t cin = f.shape[2], cout = f.shape[3], k = win.kh * win.kw * cin;
+  if (in[0].shape[3] >= 0 && in[0].shape[3] != cin) return nullptr;
+  if (fused && (in[2].rank != 1 || (in[2].shape[0] >= 0 && in[2].shape[0] != cout))) return nullptr;
+  // Any of our instruction sets beats the reference kernel, the alternative here.
+  const simd::Isa isa = simd::best_isa();
+  const std::vector<float> zeros(size_t(k * cout), 0.0f), no_bias(size_t(cout), 0.0f);
+  std::optional<PackedPanels> packed = pack_panels(isa, zeros.data(), size_t(k), size_t(cout), fused ? no_bias.data() : nullptr);
+  if (!packed) return nullptr;
+  const bool relu = activation == ops::attr::kActRelu;
+  std::string name = std::string("sg:conv_gemm_f32(") + packed->isa.name + ",run-time filter)";
+  if (fused) name += "+bias";
+  if (relu) name += "+relu";
+  return std::make_unique<ConvGemmKernel>(std::move(*packed), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs,
+                                          win, cin, cout, relu, OverflowBound{}, true, std::move(name));
 }
 
 }  // namespace sg::kernels::xnn

@@ -175,7 +175,7 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   const bool fused = in.size() == 3;
   if ((in.size() != 2 && !fused) || attrs.values.size() != (fused ? 5u : 4u)) return nullptr;
   const InputInfo &x = in[0], &f = in[1];
-  if (!is_f32(x) || !is_f32(f) || x.rank != 4 || f.rank != 4 || f.constant == nullptr) return nullptr;
+  if (!is_f32(x) || !is_f32(f) || x.rank != 4 || f.rank != 4) return nullptr;
   const int64_t activation = fused ? attrs.i(kConvActivation) : kActNone;
   if (activation != kActNone && activation != kActRelu) return nullptr;
   if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != f.shape[3] || in[2].constant == nullptr))
@@ -188,8 +188,9 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
     if (!fits_u32(v)) return nullptr;  // empty filters give zeros: the reference kernel does that
   if (cout % groups != 0 || (x.shape[3] >= 0 && x.shape[3] != cin_g * groups)) return nullptr;
   const int64_t cout_g = cout / groups;
-  if (auto ours = make_conv_gemm(attrs, in, w, groups, activation))
-    return ours;
+  // XNNPACK's operator packs its filter once: a run-time filter goes to our GEMM.
+  if (f.constant == nullptr) return make_conv_gemm_run_time(attrs, in, w, groups, activation);
+  if (auto ours = make_conv_gemm(attrs, in, w, groups, activation)) return ours;
 
   // HWIO [kh][kw][cin_g][cout] -> OHWI [cout][kh][kw][cin_g]; with groups, output
   // channel o = g*cout_g + j belongs to group g in both layouts.

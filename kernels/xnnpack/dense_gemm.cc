@@ -99,6 +99,21 @@ std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_
   const size_t nr = p.isa.nr, panels = (n + nr - 1) / nr;
   p.w = aligned_floats(panels * k * nr);
   if (!p.w) return std::nullopt;
+  if (bias != nullptr) {
+    p.bias = aligned_floats(panels * nr);
+    if (!p.bias) return std::nullopt;
+  }
+  p.k = k;
+  p.n = n;
+  const size_t kc_max = std::max<size_t>(1, p.isa.kc_bytes / (nr * sizeof(float)));
+  const size_t blocks = std::max<size_t>(1, (k + kc_max - 1) / kc_max);
+  p.kc = (k + blocks - 1) / blocks;  // equal blocks: no short last block
+  repack_panels(p, w, bias);
+  return p;
+}
+
+void repack_panels(PackedPanels& p, const float* w, const float* bias) {
+  const size_t nr = p.isa.nr, k = p.k, n = p.n, panels = (n + nr - 1) / nr;
   for (size_t q = 0; q < panels; ++q) {
     const size_t c0 = q * nr, cols = std::min(nr, n - c0);
     float* panel = p.w.get() + q * k * nr;
@@ -107,17 +122,7 @@ std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_
       std::fill(panel + r * nr + cols, panel + (r + 1) * nr, 0.0f);
     }
   }
-  if (bias != nullptr) {
-    p.bias = aligned_floats(panels * nr);
-    if (!p.bias) return std::nullopt;
-    std::fill_n(std::copy_n(bias, n, p.bias.get()), panels * nr - n, 0.0f);
-  }
-  p.k = k;
-  p.n = n;
-  const size_t kc_max = std::max<size_t>(1, p.isa.kc_bytes / (nr * sizeof(float)));
-  const size_t blocks = std::max<size_t>(1, (k + kc_max - 1) / kc_max);
-  p.kc = (k + blocks - 1) / blocks;  // equal blocks: no short last block
-  return p;
+  if (bias != nullptr && p.bias) std::fill_n(std::copy_n(bias, n, p.bias.get()), panels * nr - n, 0.0f);
 }
 
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,

@@ -72,6 +72,9 @@ struct PackedPanels {
 };
 // Null where `isa` is not ours to run (baseline, or beyond this CPU) or memory ran out.
 std::optional<PackedPanels> pack_panels(simd::Isa isa, const float* w, size_t k, size_t n, const float* bias);
+// Packs new weights (and bias, where `p` was made with one) of the same k and n
+// into `p`'s buffers: a layer whose weights are run-time inputs.
+void repack_panels(PackedPanels& p, const float* w, const float* bias);
 
 // C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over `pool` (null: this
 // thread) when the product is large enough to pay for waking it.

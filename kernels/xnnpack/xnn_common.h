@@ -134,6 +134,10 @@ inline int64_t output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
 // better choice (see conv_gemm.cc) or the CPU lacks AVX-512.
 std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in,
                                                const Window2D& w, int64_t groups, int64_t activation);
+// The same with the filter (and bias) run-time inputs of static shape, packed on
+// every run; null without one of our GEMM's instruction sets (AVX-512, AVX2).
+std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs, std::span<const InputInfo> in,
+                                                        const Window2D& w, int64_t groups, int64_t activation);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in);

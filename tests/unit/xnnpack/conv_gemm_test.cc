@@ -81,6 +81,33 @@ TEST(ConvGemm, NanAndHugeInputsRunTheReference) {
   expect_ours(OpId::Conv2DBias, attrs, {big, f, b}, "overflow");
 }
 
+TEST(ConvGemm, RunTimeFiltersArePackedEveryRun) {
+  if (simd::best_isa() == simd::Isa::kBaseline) GTEST_SKIP() << "our GEMM needs AVX-512 or AVX2";
+  const Window windows[] = {{"3x3 same", 3, 3, {1, 1}, {1, 1}, "SAME"},
+                            {"3x3 same stride 2", 3, 3, {2, 2}, {1, 1}, "SAME"},
+                            {"2x4 valid dilation 2x1", 2, 4, {1, 1}, {2, 1}, "VALID"}};
+  uint32_t seed = 500;
+  for (const Window& w : windows) {
+    SCOPED_TRACE(w.name);
+    const ops::Attrs attrs = conv_attrs(w.stride, w.dilation, w.padding, 1);
+    // Input sizes change between runs (symbolic dims), and so do the filter's values;
+    // a NaN in the last filter sends that run to the reference kernel.
+    std::vector<std::vector<HostTensor>> cases;
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 9, 9, 6}, {2, 7, 12, 6}, {1, 16, 16, 6}}) {
+      HostTensor f = HostTensor::random(DType::kF32, {w.kh, w.kw, 6, 10}, seed++, -1, 1);
+      cases.push_back({HostTensor::random(DType::kF32, shape, seed++, -1, 1), f});
+    }
+    cases.back()[1].set(7, std::numeric_limits<double>::quiet_NaN());
+    InputInfo x = info_of(cases[0][0], false, true);
+    x.shape[3] = 6;
+    const std::vector<InputInfo> infos = {x, info_of(cases[0][1], false)};
+    auto kernel = xnnpack_prepare(OpId::Conv2D, attrs, infos);
+    ASSERT_NE(kernel, nullptr);
+    EXPECT_NE(std::string(kernel->name()).find("run-time filter"), std::string::npos) << kernel->name();
+    compare_cases(OpId::Conv2D, attrs, infos, cases);
+  }
+}
+
 TEST(ConvGemm, LeavesOtherConvolutionsToXnnpack) {
   const auto name_for = [](std::vector<int64_t> x_shape, int64_t cout, bool symbolic, int64_t groups = 1) {
     HostTensor x(DType::kF32, x_shape);
