@@ -145,6 +145,8 @@ std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<
 // Our own vectorized kernels where XNNPACK lacks the op (f32 tanh, gelu) or
 // differs from NumPy on NaN (relu, binary arithmetic, maximum, minimum).
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in);
+// f32 layer_norm over the last axis (layer_norm.cc), which this XNNPACK lacks.
+std::unique_ptr<PreparedKernel> make_layer_norm(const ops::Attrs& attrs, std::span<const InputInfo> in);
 // f32 max, min, argmax and argmin over the last axes (reduce.cc), which this
 // XNNPACK lacks; other layouts go to the reference kernel.
 std::unique_ptr<PreparedKernel> make_reduce(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
