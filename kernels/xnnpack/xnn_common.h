@@ -148,6 +148,9 @@ std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const In
 // transpose of any dtype as a cache-blocked copy (transpose.cc), which this XNNPACK
 // lacks; permutations that keep rows contiguous go to the reference kernel.
 std::unique_ptr<PreparedKernel> make_transpose(const ops::Attrs& attrs, std::span<const InputInfo> in);
+// concatenate of any dtype, its rows split over the threads when large
+// (concatenate.cc); small outputs go to the reference kernel.
+std::unique_ptr<PreparedKernel> make_concatenate(const ops::Attrs& attrs, std::span<const InputInfo> in);
 // f32 layer_norm over the last axis (layer_norm.cc), which this XNNPACK lacks.
 std::unique_ptr<PreparedKernel> make_layer_norm(const ops::Attrs& attrs, std::span<const InputInfo> in);
 // f32 max, min, argmax and argmin over the last axes (reduce.cc), which this

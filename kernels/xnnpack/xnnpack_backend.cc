@@ -129,6 +129,7 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
     case OpId::ArgMin: return xnn::make_reduce(op, attrs, inputs);
     case OpId::LayerNorm: return xnn::make_layer_norm(attrs, inputs);
     case OpId::Transpose: return xnn::make_transpose(attrs, inputs);
+    case OpId::Concatenate: return xnn::make_concatenate(attrs, inputs);
     default: return xnn::make_unary(op, inputs);
   }
 }
