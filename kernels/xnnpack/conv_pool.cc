@@ -229,6 +229,8 @@ std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs,
   if (!padding_mode(attrs.s(kPoolPadding), w.same)) return nullptr;
   for (int64_t v : {w.kh, w.kw, w.sh, w.sw})
     if (!fits_u32(v)) return nullptr;
+  if (op == ops::OpId::MaxPool2D)
+    if (auto ours = make_max_pool(w)) return ours;
   auto kernel = std::make_unique<PoolKernel>(op == ops::OpId::AvgPool2D, attrs, w);
   // XNNPACK refuses some windows (1x1); learn it now, with the real channel
   // count when it is static.

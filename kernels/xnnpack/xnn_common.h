@@ -138,6 +138,9 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
 // every run; null without one of our GEMM's instruction sets (AVX-512, AVX2).
 std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs, std::span<const InputInfo> in,
                                                         const Window2D& w, int64_t groups, int64_t activation);
+// f32 max pooling over a validated window with AVX-512 (max_pool.cc), bit-identical
+// to the reference kernel, NaN included; null without AVX-512F.
+std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in);

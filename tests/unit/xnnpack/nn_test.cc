@@ -1,5 +1,6 @@
 // conv2d and pooling kernels of the XNNPACK backend against the reference kernels,
 // with input sizes that change between runs (the SAME padding is recomputed).
+#include <cstring>
 #include <limits>
 
 #include "xnnpack/xnn_tester.h"
@@ -116,6 +117,29 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& p) {
       return std::string(ops::op_def(std::get<0>(p.param)).name) + "_" + std::get<1>(p.param).name;
     });
+
+// Max pooling keeps the reference kernel's fold exactly: the later of equal values
+// (so the sign of zeros), the first NaN of a window, -inf windows.
+TEST(XnnpackPool, MaxPoolingIsBitIdenticalToTheReference) {
+  const ops::Attrs attrs = pool_attrs({2, 2}, {2, 2}, "VALID");
+  HostTensor x(DType::kF32, {1, 2, 4, 17});
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t k = i % 7;
+    x.set(i, k == 0 ? 0.0 : k == 1 ? -0.0 : k == 2 ? -inf : k == 3 && i % 5 == 0 ? nan : -double(i % 3));
+  }
+  auto kernel = xnnpack_prepare(OpId::MaxPool2D, attrs, std::vector<InputInfo>{info_of(x, false)});
+  ASSERT_NE(kernel, nullptr);
+  const std::vector<int64_t> shape = infer_shape(OpId::MaxPool2D, attrs, {x});
+  HostTensor want(DType::kF32, shape), got(DType::kF32, shape);
+  const TensorRef in = x.ref();
+  TensorRef w = want.ref(), g = got.ref();
+  ASSERT_TRUE(reference_kernel(OpId::MaxPool2D)(KernelContext{}, attrs, std::span<const TensorRef>(&in, 1),
+                                                std::span<TensorRef>(&w, 1))
+                  .ok());
+  ASSERT_TRUE(kernel->run(KernelContext{}, std::span<const TensorRef>(&in, 1), std::span<TensorRef>(&g, 1)).ok());
+  EXPECT_EQ(std::memcmp(g.data, w.data, size_t(want.numel()) * sizeof(float)), 0) << kernel->name();
+}
 
 // NaN and infinities as in NumPy: XNNPACK alone would give -inf for NaN (conv,
 // average) or skip it (max).

@@ -1,0 +1,110 @@
+// f32 max pooling (NHWC) with AVX-512, channels 16 to a vector. XNNPACK's max
+// pooling skips NaN, so every input had to be scanned for NaN first and such
+// inputs sent to the reference kernel; this kernel keeps NumPy's semantics itself,
+// with the reference kernel's fold over the window's taps in order,
+//     acc = (x >= acc || x is NaN) ? x : acc,  from -inf, padding cells never read,
+// as one compare mask each and a masked move, so its results are bit-identical to
+// the reference's, signed zeros included. Only built for x86 and chosen where the
+// CPU has AVX-512F; elsewhere XNNPACK's operator (and its NaN scan) stays.
+#include "xnnpack/xnn_common.h"
+
+#ifdef SG_SIMD_X86
+
+#include <immintrin.h>
+#include <pthreadpool.h>
+
+#include <algorithm>
+
+namespace sg::kernels::xnn {
+namespace {
+
+struct Geometry {
+  const float* x;
+  float* y;
+  int64_t h, w, c;  // input
+  int64_t oh, ow;   // output
+  int64_t pad_top, pad_left;
+  Window2D win;
+};
+
+// Output rows [begin, end) of the flattened (n, oy).
+SG_TARGET_AVX512 void pool_rows(const Geometry& g, size_t begin, size_t end) {
+  const int64_t c = g.c;
+  const __m512 lowest = _mm512_set1_ps(-__builtin_inff());
+  for (size_t row = begin; row < end; ++row) {
+    const int64_t n = int64_t(row) / g.oh, oy = int64_t(row) % g.oh;
+    const int64_t y0 = oy * g.win.sh - g.pad_top;
+    const int64_t ylo = std::max<int64_t>(y0, 0), yhi = std::min(y0 + g.win.kh, g.h);
+    const float* image = g.x + n * g.h * g.w * c;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t x0 = ox * g.win.sw - g.pad_left;
+      const int64_t xlo = std::max<int64_t>(x0, 0), xhi = std::min(x0 + g.win.kw, g.w);
+      float* out = g.y + ((n * g.oh + oy) * g.ow + ox) * c;
+      for (int64_t j = 0; j < c; j += 16) {
+        const __mmask16 lanes = c - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (c - j)) - 1);
+        __m512 acc = lowest;
+        for (int64_t iy = ylo; iy < yhi; ++iy)
+          for (int64_t ix = xlo; ix < xhi; ++ix) {
+            const __m512 v = _mm512_maskz_loadu_ps(lanes, image + (iy * g.w + ix) * c + j);
+            const __mmask16 take = _mm512_cmp_ps_mask(v, acc, _CMP_GE_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            acc = _mm512_mask_mov_ps(acc, take, v);
+          }
+        _mm512_mask_storeu_ps(out + j, lanes, acc);
+      }
+    }
+  }
+}
+
+void run_rows(void* arg, size_t begin, size_t count) {
+  pool_rows(*static_cast<const Geometry*>(arg), begin, begin + count);
+}
+
+class MaxPoolKernel final : public PreparedKernel {
+ public:
+  explicit MaxPoolKernel(const Window2D& w) : w_(w) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    if (in.size() != 1 || out.size() != 1) return internal_error("max_pool2d: wrong operand count");
+    const TensorRef &x = in[0], &o = out[0];
+    if (!is_f32(x) || !is_f32(o) || x.rank != 4 || o.rank != 4 || o.shape[0] != x.shape[0] ||
+        o.shape[3] != x.shape[3] || o.shape[1] != output_size(x.shape[1], w_.kh, w_.sh, 1, w_.same) ||
+        o.shape[2] != output_size(x.shape[2], w_.kw, w_.sw, 1, w_.same))
+      return internal_error("max_pool2d: " + describe_shape(x) + " -> " + describe_shape(o));
+    if (o.numel() == 0) return Status::Ok();
+    // SAME puts the odd padding cell after (SPEC §7).
+    const auto pad_before = [](int64_t in_size, int64_t out_size, int64_t k, int64_t s, bool same) {
+      return same ? std::max<int64_t>((out_size - 1) * s + k - in_size, 0) / 2 : int64_t(0);
+    };
+    const Geometry g{x.as<const float>(), o.as<float>(), x.shape[1], x.shape[2], x.shape[3], o.shape[1], o.shape[2],
+                     pad_before(x.shape[1], o.shape[1], w_.kh, w_.sh, w_.same),
+                     pad_before(x.shape[2], o.shape[2], w_.kw, w_.sw, w_.same), w_};
+    const size_t rows = size_t(o.shape[0] * o.shape[1]);
+    const pthreadpool_t pool = pool_for(ctx, double(o.numel()) * double(w_.kh * w_.kw));
+    if (pool == nullptr) pool_rows(g, 0, rows);
+    else pthreadpool_parallelize_1d_tile_1d(pool, run_rows, const_cast<Geometry*>(&g), rows, 1, 0);
+    return Status::Ok();
+  }
+  const char* name() const override { return "sg:max_pool_f32(avx512)"; }
+
+ private:
+  Window2D w_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w) {
+  if (simd::best_isa() != simd::Isa::kAvx512) return nullptr;
+  return std::make_unique<MaxPoolKernel>(w);
+}
+
+}  // namespace sg::kernels::xnn
+
+#else
+
+namespace sg::kernels::xnn {
+
+std::unique_ptr<PreparedKernel> make_max_pool(const Window2D&) { return nullptr; }
+
+}  // namespace sg::kernels::xnn
+
+#endif
