@@ -6,10 +6,12 @@
 //
 // Chosen over XNNPACK's convolution where our GEMM wins for dense layers
 // (packed_gemm_preferred: AVX-512, output channels filling at least 70% of the
-// 32-wide panels) and there are enough output channels to amortize gathering. The
-// patch rows are built in a buffer the kernel keeps (grown on a first run, reused
-// after); like the dense kernel, an input that could overflow, or holds NaN or
-// infinity, runs the reference kernel.
+// 32-wide panels) and there are enough output channels to amortize gathering; and
+// for a filter that is a run-time input, which XNNPACK's operators cannot take,
+// packed again on every run (make_conv_gemm_run_time). The patch rows are built in
+// a buffer the kernel keeps (grown on a first run, reused after); like the dense
+// kernel, an input that could overflow, or holds NaN or infinity, runs the
+// reference kernel.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -24,8 +26,8 @@ namespace {
 
 // Gathering copies each patch once per output row, about 1/cout of the GEMM's
 // work per element: with 64 output channels ours ran a 3x3 8x8x32 convolution in
-// well under XNNPACK's time (bench/micro/RESULTS.md); with 32, on 16x16x16, the
-// copy cost more than the GEMM saved. XNNPACK's indirect convolution copies nothing.
+// 18.4 µs against XNNPACK's 20.1 (bench/micro/RESULTS.md); with 32, on 16x16x16,
+// the copy cost more than the GEMM saved (24.8 against 18.7 µs). XNNPACK's indirect convolution copies nothing.
 constexpr int64_t kMinChannels = 64;
 // The gathered patches must stay in L2 for the GEMM to stream them from there:
 // on 56x56x64 (7 MiB of patches) XNNPACK was 1.15x faster on one thread, 1.7x on
