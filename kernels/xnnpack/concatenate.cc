@@ -57,10 +57,10 @@ class ConcatenateKernel final : public PreparedKernel {
         return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);  // it names the problem
       total += v.n;
     }
-    if (total != ov.n) return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);
+    // One row (or a malformed operand, which the reference names): one memcpy per input.
+    if (total != ov.n || ov.outer == 1) return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);
     Task t{in, static_cast<uint8_t*>(o.data), size_t(ov.n * ov.inner) * dtype_size(o.dtype), dtype_size(o.dtype),
            ov.inner, int(axis)};
-    if (ov.outer == 1) return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);  // one row: one memcpy each
     pthreadpool_parallelize_1d(pool_of(ctx), run_row, &t, size_t(ov.outer), 0);
     return Status::Ok();
   }

@@ -41,9 +41,7 @@ struct Axis {
 // One spatial axis; false when `out` is not the size SPEC §7 gives.
 bool axis_of(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same, Axis& a) {
   if (output_size(in, k, stride, dilation, same) != out) return false;
-  const int64_t span = (k - 1) * dilation + 1;
-  const int64_t total = same ? std::max<int64_t>((out - 1) * stride + span - in, 0) : 0;
-  a = {in, out, total / 2};
+  a = {in, out, padding_before(in, out, k, stride, dilation, same)};
   return true;
 }
 
@@ -178,8 +176,7 @@ std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs,
   if (fused && (in[2].rank != 1 || (in[2].shape[0] >= 0 && in[2].shape[0] != cout))) return nullptr;
   // Any of our instruction sets beats the reference kernel, the alternative here.
   const simd::Isa isa = simd::best_isa();
-  const std::vector<float> zeros(size_t(k * cout), 0.0f), no_bias(size_t(cout), 0.0f);
-  std::optional<PackedPanels> packed = pack_panels(isa, zeros.data(), size_t(k), size_t(cout), fused ? no_bias.data() : nullptr);
+  std::optional<PackedPanels> packed = allocate_panels(isa, size_t(k), size_t(cout), fused);
   if (!packed) return nullptr;
   const bool relu = activation == ops::attr::kActRelu;
   std::string name = std::string("sg:conv_gemm_f32(") + packed->isa.name + ",run-time filter)";

@@ -93,13 +93,13 @@ size_t PackedPanels::bytes() const {
   return (k + (bias ? 1 : 0)) * padded * sizeof(float);
 }
 
-std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_t n, const float* bias) {
+std::optional<PackedPanels> allocate_panels(Isa isa, size_t k, size_t n, bool with_bias) {
   PackedPanels p;
   if (!gemm_isa(isa, p.isa) || int(isa) > int(best_isa())) return std::nullopt;
   const size_t nr = p.isa.nr, panels = (n + nr - 1) / nr;
   p.w = aligned_floats(panels * k * nr);
   if (!p.w) return std::nullopt;
-  if (bias != nullptr) {
+  if (with_bias) {
     p.bias = aligned_floats(panels * nr);
     if (!p.bias) return std::nullopt;
   }
@@ -108,7 +108,12 @@ std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_
   const size_t kc_max = std::max<size_t>(1, p.isa.kc_bytes / (nr * sizeof(float)));
   const size_t blocks = std::max<size_t>(1, (k + kc_max - 1) / kc_max);
   p.kc = (k + blocks - 1) / blocks;  // equal blocks: no short last block
-  repack_panels(p, w, bias);
+  return p;
+}
+
+std::optional<PackedPanels> pack_panels(Isa isa, const float* w, size_t k, size_t n, const float* bias) {
+  std::optional<PackedPanels> p = allocate_panels(isa, k, n, bias != nullptr);
+  if (p) repack_panels(*p, w, bias);
   return p;
 }
 

@@ -72,6 +72,9 @@ struct PackedPanels {
 };
 // Null where `isa` is not ours to run (baseline, or beyond this CPU) or memory ran out.
 std::optional<PackedPanels> pack_panels(simd::Isa isa, const float* w, size_t k, size_t n, const float* bias);
+// The same buffers, unfilled (with room for a bias when `with_bias`), for weights
+// that arrive at run time through repack_panels.
+std::optional<PackedPanels> allocate_panels(simd::Isa isa, size_t k, size_t n, bool with_bias);
 // Packs new weights (and bias, where `p` was made with one) of the same k and n
 // into `p`'s buffers: a layer whose weights are run-time inputs.
 void repack_panels(PackedPanels& p, const float* w, const float* bias);

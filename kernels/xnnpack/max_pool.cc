@@ -71,13 +71,9 @@ class MaxPoolKernel final : public PreparedKernel {
         o.shape[2] != output_size(x.shape[2], w_.kw, w_.sw, 1, w_.same))
       return internal_error("max_pool2d: " + describe_shape(x) + " -> " + describe_shape(o));
     if (o.numel() == 0) return Status::Ok();
-    // SAME puts the odd padding cell after (SPEC §7).
-    const auto pad_before = [](int64_t in_size, int64_t out_size, int64_t k, int64_t s, bool same) {
-      return same ? std::max<int64_t>((out_size - 1) * s + k - in_size, 0) / 2 : int64_t(0);
-    };
     const Geometry g{x.as<const float>(), o.as<float>(), x.shape[1], x.shape[2], x.shape[3], o.shape[1], o.shape[2],
-                     pad_before(x.shape[1], o.shape[1], w_.kh, w_.sh, w_.same),
-                     pad_before(x.shape[2], o.shape[2], w_.kw, w_.sw, w_.same), w_};
+                     padding_before(x.shape[1], o.shape[1], w_.kh, w_.sh, 1, w_.same),
+                     padding_before(x.shape[2], o.shape[2], w_.kw, w_.sw, 1, w_.same), w_};
     const size_t rows = size_t(o.shape[0] * o.shape[1]);
     const pthreadpool_t pool = pool_for(ctx, double(o.numel()) * double(w_.kh * w_.kw));
     if (pool == nullptr) pool_rows(g, 0, rows);

@@ -129,6 +129,14 @@ inline int64_t output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
   return in >= span ? (in - span) / stride + 1 : 0;
 }
 
+// The padding before one spatial axis for an output of `out`: SAME splits the total
+// with the odd cell after (SPEC §7); VALID pads nothing.
+inline int64_t padding_before(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation, bool same) {
+  if (!same) return 0;
+  const int64_t total = (out - 1) * stride + (k - 1) * dilation + 1 - in;
+  return total > 0 ? total / 2 : 0;
+}
+
 // The same conv2d / conv2d_bias on our packed GEMM over gathered patches
 // (conv_gemm.cc), for a validated window; null where XNNPACK's operator is the
 // better choice (see conv_gemm.cc) or the CPU lacks AVX-512.

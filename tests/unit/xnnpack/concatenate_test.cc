@@ -13,8 +13,7 @@ using ops::OpId;
 void expect_same(DType dtype, std::vector<std::vector<int64_t>> shapes, int64_t axis, int threads) {
   SCOPED_TRACE(std::string(dtype_name(dtype)) + " axis " + std::to_string(axis) + " on " + std::to_string(threads) +
                " threads, first " + shape_string(shapes[0]));
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Int(axis)};
+  const ops::Attrs attrs = axis_attrs(axis);
   std::vector<HostTensor> in;
   std::vector<InputInfo> infos;
   uint32_t seed = 1;
