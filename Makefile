@@ -84,9 +84,12 @@ demo: build
 # them, and .npy files. `fuzz` runs each target FUZZ_TIME seconds; `fuzz-smoke` a few.
 BUILD_FUZZ ?= build-fuzz
 FUZZ_TIME ?= 300
+# One input running longer than this is a finding (a hang), reported at once.
+FUZZ_UNIT_TIMEOUT ?= 30
 FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy
 fuzz-build: deps deps-fuzz build
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
 	  -DSG_BUILD_FUZZ=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_TESTS=OFF
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(FUZZ_TARGETS)
 	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
@@ -98,8 +101,13 @@ fuzz-run: fuzz-build
 	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
-	  $(BUILD_FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
-	    $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/seeds/$$t 2>&1 | tail -n 4 || exit 1; \
+	  if $(BUILD_FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=$(FUZZ_UNIT_TIMEOUT) -print_final_stats=1 \
+	       -artifact_prefix=$(BUILD_FUZZ)/$$t- \
+	       $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/seeds/$$t > $(BUILD_FUZZ)/$$t.log 2>&1; then \
+	    tail -n 4 $(BUILD_FUZZ)/$$t.log; \
+	  else \
+	    tail -n 80 $(BUILD_FUZZ)/$$t.log; echo "fuzz: $$t failed; the input is named above, the whole log is $(BUILD_FUZZ)/$$t.log"; exit 1; \
+	  fi; \
 	done
 
 fuzz:

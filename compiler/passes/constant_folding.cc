@@ -67,13 +67,19 @@ std::optional<Folded> evaluate(const ir::Module& m, const ir::Function& f, const
     ir::Constant k;
     k.dtype = declared.dtype;
     k.shape = *shape;
-    size_t elements = 1;
-    for (int64_t d : k.shape) elements *= size_t(d);
-    k.bytes.assign(elements * dtype_size(k.dtype), 0);
-    out_bytes += k.bytes.size();
+    size_t bytes = dtype_size(k.dtype);
+    for (int64_t d : k.shape)
+      if (__builtin_mul_overflow(bytes, size_t(d), &bytes)) return std::nullopt;
+    if (__builtin_add_overflow(out_bytes, bytes, &out_bytes)) return std::nullopt;
     folded.outputs.push_back(std::move(k));
   }
+  // Sized before anything is allocated: a Full of a huge shape stays a node.
   if (out_bytes > freed_bytes && out_bytes > kAlwaysFoldBytes) return std::nullopt;
+  for (ir::Constant& k : folded.outputs) {
+    size_t bytes = dtype_size(k.dtype);
+    for (int64_t d : k.shape) bytes *= size_t(d);
+    k.bytes.assign(bytes, 0);
+  }
 
   std::vector<kernels::TensorRef> outs(folded.outputs.size());
   for (size_t o = 0; o < outs.size(); ++o) {

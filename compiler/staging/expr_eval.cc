@@ -346,6 +346,7 @@ Value Stager::eval(const Expr& e) {
         iterate(iterable, c.iter->span, "a list comprehension", [&](const Value& item) {
           if (++count > kMaxUnrolledIterations)
             fail(e.span, "list comprehension runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
+          count_step(e.span);
           assign(*c.target, item, c.target->span);
           for (const ExprPtr& cond : c.ifs) {
             Value t = eval(*cond);

@@ -3,22 +3,22 @@
 // is obvious.
 #include <string>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "staging/stager.h"
+
+#if SG_ADDRESS_SANITIZER
 #include <pthread.h>
 #include <sanitizer/asan_interface.h>
 #endif
-
-#include "staging/stager.h"
 
 namespace sg::compiler::staging {
 namespace {
 
 // ASan clears the stack's redzones when an exception is thrown, but declines to for a
 // stack more than 64 MiB deep, as deep compile-time recursion gets on staging's
-// 512 MiB thread; the frames that unwinding runs would then trip over stale
+// large thread; the frames that unwinding runs would then trip over stale
 // redzones. Under ASan an error clears them itself, from here to the stack's top.
 void clear_stack_redzones_for_unwinding() {
-#if defined(__SANITIZE_ADDRESS__)
+#if SG_ADDRESS_SANITIZER
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
   void* base = nullptr;
@@ -38,6 +38,12 @@ void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes)
   if (!speculative()) diags_.error(span, std::move(message), std::move(notes));
   clear_stack_redzones_for_unwinding();
   throw StageAbort{};
+}
+
+void Stager::steps_spent(SourceSpan span) {
+  fail(span, "compile-time evaluation runs past " + std::to_string(options_.max_compile_time_steps) +
+                 " steps (unrolled loop iterations and Python-level calls, in all); keep the loops in the "
+                 "graph with sg.range or tensor loop variables");
 }
 
 void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {

@@ -24,6 +24,10 @@ struct StageOptions {
   std::ostream* explain_staging = nullptr;
   // Where static print(...) writes at compile time.
   std::ostream* compile_time_stdout = nullptr;
+  // Work done at compile time, in all: unrolled loop iterations, comprehension
+  // items and calls evaluated in Python. Past it staging stops with an error rather
+  // than running on (nested unrolled loops multiply).
+  int64_t max_compile_time_steps = 10'000'000;
 };
 
 // Stages `module` into IR. Returns null when errors were reported to `diags`.

@@ -107,6 +107,7 @@ Flow Stager::exec_while(const Stmt& s) {
     }
     if (!truth(test, s.test->span, "a while loop")) break;
     if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
+    count_step(s.span);
     if (iterations > 1 && flag_staged(scope().find_local(kBreakFlag)) && s.test->kind == ExprKind::kBool)
       fail(s.span, "this `while True` loop is unrolled at compile time, but its break depends on a value known only "
                    "at run time; keep a staged flag in the test instead (done = sg.zeros((), dtype=sg.bool); "
@@ -215,6 +216,7 @@ Flow Stager::exec_for(const Stmt& s) {
   Flow result = Flow::kNormal;
   iterate(iterable, s.iter->span, "a for loop", [&](const Value& item) {
     if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
+    count_step(s.span);
     return static_iteration(
         *this, s,
         [&] {

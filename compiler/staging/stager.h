@@ -85,6 +85,18 @@ struct ShapeArg {
   bool all_static() const { return dynamic.empty(); }
 };
 
+// Built with AddressSanitizer (GCC's macro or clang's feature test).
+#if defined(__SANITIZE_ADDRESS__)
+#define SG_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SG_ADDRESS_SANITIZER 1
+#endif
+#endif
+#ifndef SG_ADDRESS_SANITIZER
+#define SG_ADDRESS_SANITIZER 0
+#endif
+
 inline constexpr int kMaxCompileTimeDepth = 10000;
 inline constexpr int64_t kMaxUnrolledIterations = 100000;
 
@@ -99,6 +111,12 @@ class Stager {
 
   // ---- diagnostics and provenance (provenance.cc) ------------------------------
   [[noreturn]] void fail(SourceSpan span, std::string message, std::vector<Note> notes = {});
+  // One unit of compile-time work (an unrolled iteration, a comprehension item, a
+  // Python-level call) at `span`; fails once StageOptions::max_compile_time_steps
+  // are spent.
+  void count_step(SourceSpan span) {
+    if (++compile_time_steps_ > options_.max_compile_time_steps) steps_spent(span);
+  }
   void warn(SourceSpan span, std::string message, std::vector<Note> notes = {});
   std::string source_text(SourceSpan span) const;
   std::optional<Note> provenance_note(const Value& tensor) const;
@@ -247,6 +265,8 @@ class Stager {
   FnBuilder* cur_ = nullptr;
   CallFrame* frame_ = nullptr;
   int call_depth_ = 0;
+  int64_t compile_time_steps_ = 0;
+  [[noreturn]] void steps_spent(SourceSpan span);
 
   std::map<std::pair<int32_t, int32_t>, Origin> origins_;
   // Values produced by a reduction without keepdims: (fn, id) -> reduced axes,

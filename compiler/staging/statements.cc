@@ -139,6 +139,7 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   if (call_depth_ >= kMaxCompileTimeDepth)
     fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
                         " calls at compile time");
+  count_step(args.span);
   CallFrame frame{scope_ptr, Value()};
   CallFrame* outer = frame_;
   frame_ = &frame;

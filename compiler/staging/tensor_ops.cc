@@ -141,7 +141,9 @@ Status run_reference(ops::OpId op, const ops::Attrs& attrs, const std::vector<St
 
 // Folds an op on static operands; nullopt when the result would be large and
 // larger than its operands (a transposed or broadcast weight): constant folding
-// must never make the file bigger, so such an op stays a node.
+// must never make the file bigger, so such an op stays a node. Nor does it fold
+// past kMaxFoldBytes of dense operands and results (a reduction of a huge splat).
+constexpr uint64_t kMaxFoldBytes = uint64_t(256) << 20;
 static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops::Attrs& attrs,
                                  const std::vector<Value>& inputs, SourceSpan span, bool can_stage) {
   std::vector<ops::TensorType<int64_t>> types;
@@ -177,9 +179,27 @@ static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops
     result->splat = true;
     return std::vector<Value>{Value(StaticTensorPtr(result))};
   }
+  const bool splat_result = all_splat && big && elementwise(op);
+  if (!splat_result) {  // the reference kernels run on dense operands and results
+    uint64_t dense_bytes = 0;
+    auto add = [&](DType dt, const std::vector<int64_t>& shape) {
+      uint64_t n = dtype_size(dt);
+      for (int64_t d : shape)
+        if (__builtin_mul_overflow(n, uint64_t(d), &n)) n = UINT64_MAX;
+      if (__builtin_add_overflow(dense_bytes, n, &dense_bytes)) dense_bytes = UINT64_MAX;
+    };
+    for (const Value& v : inputs) add(v.as<StaticTensorPtr>()->dtype, v.as<StaticTensorPtr>()->shape);
+    for (const auto& t : out_types) add(t.dtype, t.shape);
+    if (dense_bytes > kMaxFoldBytes) {
+      if (can_stage) return std::nullopt;
+      s.fail(span, std::string(ops::op_def(op).name) + " on these static tensors needs " +
+                       std::to_string(dense_bytes) + " bytes at compile time, more than the " +
+                       std::to_string(kMaxFoldBytes >> 20) + " MiB limit; compute it inside a function",
+             s.provenance_notes(inputs));
+    }
+  }
   std::vector<StaticTensor> dense;
   std::vector<ops::TensorType<int64_t>> run_types = out_types;
-  const bool splat_result = all_splat && big && elementwise(op);
   for (const Value& v : inputs) {
     const StaticTensor& t = *v.as<StaticTensorPtr>();
     StaticTensor d;

@@ -48,6 +48,25 @@ TEST(FoldConstants, LeavesABroadcastThatWouldGrowTheFile) {
   EXPECT_EQ(run_pass(passes::fold_constants, m, false), before);
 }
 
+// Sized before anything is allocated: a fill of 10^10 elements (40 GB), or one
+// whose size overflows, stays a node and costs the compiler nothing.
+TEST(FoldConstants, LeavesAHugeFillUnallocated) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{100000, 100000},
+                                            std::vector<int64_t>{int64_t(1) << 40, int64_t(1) << 40}}) {
+    auto tm = make_single({{"x", t(DType::kF32, {})}});
+    ir::Module& m = tm->module;
+    ir::Function& f = m.functions[0];
+    const int32_t one = add_constant_value(m, f, make_constant<float>(DType::kF32, {}, {1}), "one");
+    const int32_t big = f.add_value(t(DType::kF32, {shape[0], shape[1]}), "big");
+    const int32_t y = f.add_value(t(DType::kF32, {}), "y");
+    f.nodes.push_back(op_node(OpId::Full, {one}, {big}, {}, attrs_of({ops::AttrValue::Ints(shape)})));
+    f.nodes.push_back(op_node(OpId::Sum, {big}, {y}, {}, attrs_of({ops::AttrValue::Ints({0, 1}), ops::AttrValue::Int(0)})));
+    set_results(m, {y});
+    const std::string before = ir::print(m);
+    EXPECT_EQ(run_pass(passes::fold_constants, m, false), before);
+  }
+}
+
 TEST(FoldConstants, FoldsATransposeOfAWeightUsedOnce) {
   // The result is the size of the weight it replaces: the file does not grow.
   auto tm = make_single({{"x", t(DType::kF32, {2, 3})}});

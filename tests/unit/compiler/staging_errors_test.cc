@@ -159,6 +159,59 @@ def f(x: sg.f32[2]):
             std::string::npos) << r.locations();
 }
 
+// Each loop stays under its own limit; together they multiply. The budget of
+// compile-time work in all stops them where it runs out: here at a call.
+TEST(StagingErrors, CompileTimeStepBudgetStopsNestedLoops) {
+  const std::string program = R"(import stagegraph as sg
+
+def count(n):
+    return n + 1
+
+@sg.function
+def f(x: sg.f32[2]):
+    s = 0
+    for i in range(100):
+        for j in range(100):
+            s = count(s)
+    return x + s
+)";
+  StageOptions options;
+  options.max_compile_time_steps = 5000;
+  auto r = stage_source(program, options);
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("11:17: error: compile-time evaluation runs past 5000 steps (unrolled loop iterations "
+                               "and Python-level calls, in all)"),
+            std::string::npos)
+      << r.locations();
+  options.max_compile_time_steps = 100 + 100 * 100 * 2;  // the loops' iterations and the calls
+  EXPECT_TRUE(stage_source(program, options).ir);
+}
+
+// A reduction of a huge static tensor is not evaluated at compile time: inside a
+// function it stays a node; at module level, where it cannot, it is an error.
+TEST(StagingErrors, HugeStaticTensorsAreNotFolded) {
+  auto staged = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2]):
+    return x + sg.sum(sg.zeros((100000, 100000)))
+)");
+  EXPECT_TRUE(staged.ir) << staged.locations();
+  auto r = stage_source(R"(import stagegraph as sg
+
+TOTAL = sg.sum(sg.ones((100000, 100000)))
+
+@sg.function
+def f(x: sg.f32[2]):
+    return x + TOTAL
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("3:9: error: sum on these static tensors needs 40000000004 bytes at compile time, "
+                               "more than the 256 MiB limit"),
+            std::string::npos)
+      << r.locations();
+}
+
 TEST(StagingErrors, ErrorsInSeveralEntriesAreAllReported) {
   auto r = stage_source(R"(import stagegraph as sg
 

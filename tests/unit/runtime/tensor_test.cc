@@ -108,5 +108,15 @@ TEST(Tensor, RejectsBadShapes) {
   EXPECT_EQ(Tensor::empty(DType::kF32, huge).status().code(), StatusCode::kOutOfMemory);
 }
 
+// More than the machine's memory (1 TiB here) is refused when asked for, not
+// granted by overcommit and fatal when touched.
+TEST(Tensor, MoreThanPhysicalMemoryIsOutOfMemory) {
+  const int64_t terabyte[] = {int64_t(1) << 38};
+  Result<Tensor> t = Tensor::empty(DType::kF32, terabyte);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_EQ(default_allocator()->allocate(size_t(1) << 40, 64), nullptr);
+}
+
 }  // namespace
 }  // namespace sg
