@@ -1,5 +1,5 @@
 """Stagegraph, driven through its tools: graph-compile for the file, graph-run for
-results and timing (`--bench N` prints min/median/max after a warm-up run). The
+results and timing (`--bench N` prints min/median/max after its warm-up runs). The
 compiler and runtime may not handle every workload yet; each step returns either its
 result or the tool's own error message."""
 import os
@@ -73,7 +73,7 @@ def run_once(build_dir, graph, case_dir, threads=1):
 
 
 def bench(build_dir, graph, case_dir, threads, runs):
-    """graph-run's median latency in ms over `runs` runs (after its warm-up run)."""
+    """graph-run's median latency in ms over `runs` runs (after its warm-up runs)."""
     out = _call(run_cmd(build_dir, graph, case_dir, threads, ["--bench", str(runs)]))
     m = BENCH_LINE.search(out)
     if not m:
