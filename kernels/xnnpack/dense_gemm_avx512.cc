@@ -82,50 +82,26 @@ void tile(const float* a, size_t lda, const float* w, size_t kc, float* c, size_
   store_tile<MR>(lo, hi, c, ldc, s);
 }
 
-// One row: two accumulators alone would wait on the FMA latency at every k, so
-// four interleaved sums over k run side by side and are added at the end.
+// One row of C: two accumulators alone would wait on the FMA latency at every k,
+// so four interleaved sums over k run side by side and are added at the end. A
+// single-row product (a matrix-vector step of a recurrent cell) calls it with the
+// panel's whole K: with no other row to reuse a K block, the weights stream once
+// from L2. Each iteration reads 8 cache lines and asks for those kAhead bytes on,
+// which cross into the next block or panel (they are contiguous), so the stream
+// does not stall at their ends: 1 x 128 -> 1000 from L2 went 6.3 -> 5.8 us.
 __attribute__((noinline)) SG_TARGET_AVX512
-void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s) {
-  __m512 lo[1], hi[1];
-  load_tile<1>(lo, hi, c, 0, s);
-  __m512 l1 = _mm512_setzero_ps(), h1 = l1, l2 = l1, h2 = l1, l3 = l1, h3 = l1;
-  size_t p = 0;
-  for (; p + 4 <= kc; p += 4) {
-    const float* q = w + p * kNR;
-    lo[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q), lo[0]);
-    hi[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q + 16), hi[0]);
-    l1 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 1]), _mm512_load_ps(q + 32), l1);
-    h1 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 1]), _mm512_load_ps(q + 48), h1);
-    l2 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 2]), _mm512_load_ps(q + 64), l2);
-    h2 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 2]), _mm512_load_ps(q + 80), h2);
-    l3 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 3]), _mm512_load_ps(q + 96), l3);
-    h3 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 3]), _mm512_load_ps(q + 112), h3);
-  }
-  for (; p < kc; ++p) {
-    lo[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR), lo[0]);
-    hi[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR + 16), hi[0]);
-  }
-  lo[0] = _mm512_add_ps(_mm512_add_ps(lo[0], l1), _mm512_add_ps(l2, l3));
-  hi[0] = _mm512_add_ps(_mm512_add_ps(hi[0], h1), _mm512_add_ps(h2, h3));
-  store_tile<1>(lo, hi, c, 0, s);
-}
-
-// One row over the whole K of a panel, for a single-row product (a matrix-vector
-// step of a recurrent cell): with no other row to reuse a K block there is nothing
-// to gain from blocking K, and the weights stream once, from L2. Each iteration
-// reads 8 cache lines and asks for the lines kAhead bytes on, which cross into the
-// next panel (panels are contiguous), so the stream does not stall at panel ends.
-__attribute__((noinline)) SG_TARGET_AVX512
-void row_stream(const float* a, const float* w, size_t k, float* c, const TileStore& s) {
+void row(const float* a, const float* w, size_t k, float* c, const TileStore& s) {
   constexpr size_t kAhead = 2048 / sizeof(float);
-  __m512 l0 = _mm512_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+  __m512 l0[1], h0[1];
+  load_tile<1>(l0, h0, c, 0, s);
+  __m512 l1 = _mm512_setzero_ps(), h1 = l1, l2 = l1, h2 = l1, l3 = l1, h3 = l1;
   size_t p = 0;
   for (; p + 4 <= k; p += 4) {
     const float* q = w + p * kNR;
 #pragma GCC unroll 8
     for (int line = 0; line < 8; ++line) _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
-    l0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q), l0);
-    h0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q + 16), h0);
+    l0[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q), l0[0]);
+    h0[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q + 16), h0[0]);
     l1 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 1]), _mm512_load_ps(q + 32), l1);
     h1 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 1]), _mm512_load_ps(q + 48), h1);
     l2 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 2]), _mm512_load_ps(q + 64), l2);
@@ -134,12 +110,12 @@ void row_stream(const float* a, const float* w, size_t k, float* c, const TileSt
     h3 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 3]), _mm512_load_ps(q + 112), h3);
   }
   for (; p < k; ++p) {
-    l0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR), l0);
-    h0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR + 16), h0);
+    l0[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR), l0[0]);
+    h0[0] = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(w + p * kNR + 16), h0[0]);
   }
-  __m512 lo[1] = {_mm512_add_ps(_mm512_add_ps(l0, l1), _mm512_add_ps(l2, l3))};
-  __m512 hi[1] = {_mm512_add_ps(_mm512_add_ps(h0, h1), _mm512_add_ps(h2, h3))};
-  store_tile<1>(lo, hi, c, 0, s);
+  l0[0] = _mm512_add_ps(_mm512_add_ps(l0[0], l1), _mm512_add_ps(l2, l3));
+  h0[0] = _mm512_add_ps(_mm512_add_ps(h0[0], h1), _mm512_add_ps(h2, h3));
+  store_tile<1>(l0, h0, c, 0, s);
 }
 
 SG_TARGET_AVX512 void rows(size_t m, const float* a, size_t lda, const float* w, size_t kc, float* c, size_t ldc,
@@ -173,7 +149,7 @@ SG_TARGET_AVX512 void gemm_avx512(const GemmArgs& g, size_t row_begin, size_t ro
     const float* panel = g.w + p * g.k * kNR;
     if (row_end - row_begin == 1) {
       s.first = s.last = true;
-      row_stream(g.a + row_begin * g.lda, panel, g.k, g.c + row_begin * g.ldc + col, s);
+      row(g.a + row_begin * g.lda, panel, g.k, g.c + row_begin * g.ldc + col, s);
       continue;
     }
     // K blocks outside, rows inside: one block of the panel stays in L1 while every
