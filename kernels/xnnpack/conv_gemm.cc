@@ -171,7 +171,16 @@ std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs,
   if (groups != 1) return nullptr;
   for (int d = 0; d < 4; ++d)
     if (f.shape[d] <= 0) return nullptr;  // static, non-empty filters only
-  const int64_t cin = f.shape[2], cout = f.shape[3], k = win.kh * win.kw * cin;
+  const int64_t cin = f.shape[2], cout = f.shape[3];
+  // The panels are allocated here, before any filter arrives: only for a filter
+  // of a conv's usual size (the declared shape is the graph's word, not data).
+  constexpr int64_t kMaxRunTimeFilterBytes = int64_t(64) << 20;
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(f.shape[0], f.shape[1], &bytes) || __builtin_mul_overflow(bytes, cin, &bytes) ||
+      __builtin_mul_overflow(bytes, cout, &bytes) ||
+      bytes > kMaxRunTimeFilterBytes / int64_t(sizeof(float)))
+    return nullptr;
+  const int64_t k = win.kh * win.kw * cin;
   if (in[0].shape[3] >= 0 && in[0].shape[3] != cin) return nullptr;
   if (fused && (in[2].rank != 1 || (in[2].shape[0] >= 0 && in[2].shape[0] != cout))) return nullptr;
   // Any of our instruction sets beats the reference kernel, the alternative here.

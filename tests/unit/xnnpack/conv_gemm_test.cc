@@ -108,6 +108,24 @@ TEST(ConvGemm, RunTimeFiltersArePackedEveryRun) {
   }
 }
 
+// A run-time filter's panels are allocated at prepare, from the declared shape
+// alone: a declared filter of 3x3x65536x65536 (144 GiB) gets no kernel of ours,
+// and nothing is allocated for it (the graph loader's fuzzer found this).
+TEST(ConvGemm, HugeDeclaredRunTimeFiltersAllocateNothing) {
+  InputInfo x;
+  x.dtype = DType::kF32;
+  x.rank = 4;
+  const int64_t x_shape[] = {1, 8, 8, 65536}, f_shape[] = {3, 3, 65536, 65536};
+  std::copy(std::begin(x_shape), std::end(x_shape), x.shape);
+  InputInfo f;
+  f.dtype = DType::kF32;
+  f.rank = 4;
+  std::copy(std::begin(f_shape), std::end(f_shape), f.shape);
+  auto kernel = xnnpack_prepare(OpId::Conv2D, conv_attrs({1, 1}, {1, 1}, "SAME", 1), std::vector<InputInfo>{x, f});
+  const std::string name = kernel != nullptr ? std::string(kernel->name()) : "none";
+  EXPECT_EQ(name.find("conv_gemm"), std::string::npos) << name;
+}
+
 TEST(ConvGemm, LeavesOtherConvolutionsToXnnpack) {
   const auto name_for = [](std::vector<int64_t> x_shape, int64_t cout, bool symbolic, int64_t groups = 1) {
     HostTensor x(DType::kF32, x_shape);
