@@ -19,6 +19,10 @@ namespace {
 // A result this small folds even when it frees nothing: the node it replaces
 // takes more room in the file than the constant does.
 constexpr size_t kAlwaysFoldBytes = 16;
+// Nor does a node fold whose evaluation takes more multiply-adds than this
+// (ops::op_work): a matmul of two 2048 x 2048 weights (2^33) is left to the run
+// rather than costing the compiler seconds.
+constexpr uint64_t kMaxFoldWork = uint64_t(1) << 28;
 
 struct Folded {
   std::vector<ir::Constant> outputs;
@@ -55,6 +59,7 @@ std::optional<Folded> evaluate(const ir::Module& m, const ir::Function& f, const
   ops::ConcreteInferContext ctx;
   if (!ops::infer<int64_t>(n.op, n.attrs, types, scalars, out_types, ctx).ok()) return std::nullopt;
   if (out_types.size() != n.outputs.size()) return std::nullopt;
+  if (ops::op_work(n.op, types, out_types) > kMaxFoldWork) return std::nullopt;
 
   Folded folded;
   size_t out_bytes = 0;

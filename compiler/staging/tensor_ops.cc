@@ -144,6 +144,9 @@ Status run_reference(ops::OpId op, const ops::Attrs& attrs, const std::vector<St
 // must never make the file bigger, so such an op stays a node. Nor does it fold
 // past kMaxFoldBytes of dense operands and results (a reduction of a huge splat).
 constexpr uint64_t kMaxFoldBytes = uint64_t(256) << 20;
+// Nor past kMaxFoldWork multiply-adds (ops::op_work; a matmul of two 4096 x 4096
+// ones is 2^36): about a quarter of a second of the reference kernels.
+constexpr uint64_t kMaxFoldWork = uint64_t(1) << 28;
 static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops::Attrs& attrs,
                                  const std::vector<Value>& inputs, SourceSpan span, bool can_stage) {
   std::vector<ops::TensorType<int64_t>> types;
@@ -195,6 +198,14 @@ static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops
       s.fail(span, std::string(ops::op_def(op).name) + " on these static tensors needs " +
                        std::to_string(dense_bytes) + " bytes at compile time, more than the " +
                        std::to_string(kMaxFoldBytes >> 20) + " MiB limit; compute it inside a function",
+             s.provenance_notes(inputs));
+    }
+    const uint64_t work = ops::op_work(op, types, out_types);
+    if (work > kMaxFoldWork) {
+      if (can_stage) return std::nullopt;
+      s.fail(span, std::string(ops::op_def(op).name) + " on these static tensors takes " + std::to_string(work) +
+                       " multiply-adds at compile time, more than the limit of " + std::to_string(kMaxFoldWork) +
+                       "; compute it inside a function",
              s.provenance_notes(inputs));
     }
   }

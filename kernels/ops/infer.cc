@@ -2,9 +2,44 @@
 // the dtype table of SPEC §3; helpers shared by the rule files.
 #include "ops/infer.h"
 
+#include <algorithm>
+
 #include "ops/infer_rules.h"
 
 namespace sg::ops {
+
+uint64_t op_work(OpId op, std::span<const TensorType<int64_t>> in, std::span<const TensorType<int64_t>> out) {
+  const auto saturating_mul = [](uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+  };
+  const auto elements = [&](const std::vector<int64_t>& shape) {
+    uint64_t n = 1;
+    for (int64_t d : shape) n = saturating_mul(n, uint64_t(d < 0 ? 0 : d));
+    return n;
+  };
+  // dim d of input i (negative d from the end); 1 where it does not exist.
+  const auto dim = [&](size_t i, int d) -> uint64_t {
+    if (i >= in.size()) return 1;
+    const std::vector<int64_t>& shape = in[i].shape;
+    const int r = int(shape.size()), at = d < 0 ? r + d : d;
+    return at >= 0 && at < r && shape[size_t(at)] > 0 ? uint64_t(shape[size_t(at)]) : 1;
+  };
+  uint64_t per_output = 1;
+  switch (op) {
+    case OpId::MatMul:
+    case OpId::FullyConnected: per_output = dim(0, -1); break;
+    case OpId::Conv2D:
+    case OpId::Conv2DBias: per_output = saturating_mul(saturating_mul(dim(1, 0), dim(1, 1)), dim(1, 2)); break;
+    case OpId::MaxPool2D:
+    case OpId::AvgPool2D: per_output = saturating_mul(dim(0, 1), dim(0, 2)); break;
+    default: break;
+  }
+  uint64_t work = 0;
+  for (const TensorType<int64_t>& t : out) work = std::max(work, saturating_mul(elements(t.shape), per_output));
+  for (const TensorType<int64_t>& t : in) work = std::max(work, elements(t.shape));
+  return work;
+}
 
 DType binary_result_dtype(OpId op, DType t) {
   if (has_flag(op, kComparison) || op == OpId::LogicalAnd || op == OpId::LogicalOr) return DType::kBool;

@@ -72,6 +72,13 @@ class ConcreteInferContext final : public InferContext<int64_t> {
   std::string format(const std::vector<int64_t>& shape) const override { return shape_to_string(shape); }
 };
 
+// Multiply-adds (or comparisons) a straightforward kernel spends on `op` with these
+// concrete operand and result types, saturating at UINT64_MAX: the reduced length
+// times the output for a matmul, dense layer, convolution or pooling (whose window
+// is bounded by the input's plane), the larger of operands and results otherwise.
+// The compiler uses it to bound what it evaluates at compile time.
+uint64_t op_work(OpId op, std::span<const TensorType<int64_t>> in, std::span<const TensorType<int64_t>> out);
+
 // SPEC §3 helpers shared by the compiler and the eager-mode tests.
 // Result dtype of an elementwise binary op on two tensors of dtype `t` (operands
 // must already agree; the compiler casts Python scalars first).

@@ -67,6 +67,25 @@ TEST(FoldConstants, LeavesAHugeFillUnallocated) {
   }
 }
 
+// A product of two 1024 x 1024 weights (2^30 multiply-adds) is left to the run;
+// a small one folds.
+TEST(FoldConstants, LeavesCostlyProductsToTheRun) {
+  for (const int64_t n : {int64_t(1024), int64_t(8)}) {
+    auto tm = make_single({{"x", t(DType::kF32, {n, n})}});
+    ir::Module& m = tm->module;
+    ir::Function& f = m.functions[0];
+    const std::vector<float> ones(size_t(n * n), 1.0f);
+    const int32_t a = add_constant_value(m, f, make_constant<float>(DType::kF32, {n, n}, ones), "a");
+    const int32_t b = add_constant_value(m, f, make_constant<float>(DType::kF32, {n, n}, ones), "b");
+    const int32_t p = f.add_value(t(DType::kF32, {n, n}), "p");
+    const int32_t y = f.add_value(t(DType::kF32, {n, n}), "y");
+    f.nodes.push_back(op_node(OpId::MatMul, {a, b}, {p}));
+    f.nodes.push_back(op_node(OpId::Add, {f.params[0], p}, {y}));
+    set_results(m, {y});
+    EXPECT_EQ(passes::fold_constants(m), n == 8) << n;
+  }
+}
+
 TEST(FoldConstants, FoldsATransposeOfAWeightUsedOnce) {
   // The result is the size of the weight it replaces: the file does not grow.
   auto tm = make_single({{"x", t(DType::kF32, {2, 3})}});

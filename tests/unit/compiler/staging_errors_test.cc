@@ -212,6 +212,34 @@ def f(x: sg.f32[2]):
       << r.locations();
 }
 
+// Nor is a static product that would take the compiler seconds: 2^36 multiply-adds
+// at module level are an error; inside a function the matmul stays a node.
+TEST(StagingErrors, CostlyStaticProductsAreNotFolded) {
+  auto staged = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2]):
+    return x + sg.sum(sg.ones((4096, 4096)) @ sg.ones((4096, 4096)))
+)");
+  ASSERT_TRUE(staged.ir) << staged.locations();
+  bool matmul = false;
+  for (const ir::Node& n : staged.ir->functions[0].nodes) matmul = matmul || n.op == ops::OpId::MatMul;
+  EXPECT_TRUE(matmul);
+  auto r = stage_source(R"(import stagegraph as sg
+
+P = sg.ones((4096, 4096)) @ sg.ones((4096, 4096))
+
+@sg.function
+def f(x: sg.f32[2]):
+    return x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("3:27: error: matmul on these static tensors takes 68719476736 multiply-adds at "
+                               "compile time, more than the limit of 268435456"),
+            std::string::npos)
+      << r.locations();
+}
+
 TEST(StagingErrors, ErrorsInSeveralEntriesAreAllReported) {
   auto r = stage_source(R"(import stagegraph as sg
 

@@ -112,5 +112,25 @@ TEST(LayerNorm, Errors) {
             StatusCode::kInvalidGraph);
 }
 
+// The work estimate that bounds compile-time evaluation: reduced length times the
+// output for the contracting ops, the largest operand or result otherwise.
+TEST(OpWork, CountsMultiplyAddsAndSaturates) {
+  using TT = TensorType<int64_t>;
+  const auto work = [](OpId op, std::vector<TT> in, std::vector<TT> out) { return op_work(op, in, out); };
+  EXPECT_EQ(work(OpId::MatMul, {{DType::kF32, {2, 3}}, {DType::kF32, {3, 4}}}, {{DType::kF32, {2, 4}}}), 24u);
+  EXPECT_EQ(work(OpId::MatMul, {{DType::kF32, {5, 2, 3}}, {DType::kF32, {5, 3, 4}}}, {{DType::kF32, {5, 2, 4}}}),
+            120u);
+  // 1x8x8x4 -> 1x8x8x6 through a 3x3x4x6 filter: 384 outputs x 36.
+  EXPECT_EQ(work(OpId::Conv2D, {{DType::kF32, {1, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 6}}}, {{DType::kF32, {1, 8, 8, 6}}}),
+            384u * 36u);
+  // Pooling: each output is bounded by the input's plane.
+  EXPECT_EQ(work(OpId::MaxPool2D, {{DType::kF32, {1, 4, 4, 2}}}, {{DType::kF32, {1, 2, 2, 2}}}), 8u * 16u);
+  EXPECT_EQ(work(OpId::Add, {{DType::kF32, {7, 1}}, {DType::kF32, {1, 9}}}, {{DType::kF32, {7, 9}}}), 63u);
+  EXPECT_EQ(work(OpId::Sum, {{DType::kF32, {100, 10}}}, {{DType::kF32, {}}}), 1000u);
+  const int64_t big = int64_t(1) << 40;
+  EXPECT_EQ(work(OpId::MatMul, {{DType::kF32, {big, big}}, {DType::kF32, {big, big}}}, {{DType::kF32, {big, big}}}),
+            UINT64_MAX);
+}
+
 }  // namespace
 }  // namespace sg::ops
