@@ -191,6 +191,8 @@ Value creation(Stager& s, const Args& a, const std::string& name) {
   if (b.has(dtype_slot)) dt = dtype_arg(s, b[dtype_slot], b.span(dtype_slot));
   Value fill = full ? b[1] : Value(int64_t(name.rfind("ones", 0) == 0 ? 1 : 0));
   if (fill.is_tensor() && s.tensor_rank(fill) != 0) s.fail(a.span, name + ": the fill value must be a scalar");
+  if (fill.is<double>() && !is_float(dt))  // as eager mode (_creation.py)
+    s.fail(a.span, name + ": a float fill value for a " + dtype_name(dt) + " tensor; pass dtype=sg.f32 or an int");
   return make_full(s, shape, s.to_tensor(fill, dt, a.span), a.span);
 }
 
@@ -200,7 +202,7 @@ StaticTensorPtr dense_tensor(DType dt, std::vector<int64_t> shape, const std::ve
   t->shape = std::move(shape);
   t->origin = Origin{span, ""};
   for (double v : values) {
-    StaticTensorPtr e = scalar_tensor(dt, v, int64_t(v));
+    StaticTensorPtr e = scalar_tensor(dt, v, is_int(dt) ? saturating_int64(v) : int64_t(v != 0));
     t->bytes.insert(t->bytes.end(), e->bytes.begin(), e->bytes.end());
   }
   return t;

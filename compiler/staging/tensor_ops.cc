@@ -77,7 +77,13 @@ Value Stager::to_tensor(const Value& v, std::optional<DType> dtype, SourceSpan s
   if (v.is<int64_t>()) d = double(i = v.as<int64_t>());
   if (v.is<double>()) {
     d = v.as<double>();
-    i = int64_t(d);
+    if (is_int(dt)) {  // truncation, as NumPy's cast; a float beyond int64 has no value there
+      if (!(d >= -0x1p63 && d < 0x1p63))
+        fail(span, "the number " + py_repr(v) + " does not fit " + dtype_name(dt));
+      i = int64_t(d);
+    } else {
+      i = d != 0;  // bool(x), which is True for NaN
+    }
   }
   // Python scalars get no origin: they never explain a shape.
   return Value(scalar_tensor(dt, d, i));

@@ -44,7 +44,7 @@ int64_t StaticTensor::element_as_int(int64_t i) const {
     case DType::kI64: { int64_t v; std::memcpy(&v, p + k * 8, 8); return v; }
     case DType::kBool: return p[k] ? 1 : 0;
     case DType::kF32:
-    case DType::kF16: return int64_t(std::trunc(element_as_double(i)));
+    case DType::kF16: return saturating_int64(element_as_double(i));
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 // seen through every other); tuples, numbers and strings are plain values.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -134,6 +135,16 @@ Value make_list(std::vector<Value> items);
 
 // "int", "tuple", "tensor", ... for messages.
 std::string type_name(const Value& v);
+
+// A double truncated toward zero to int64, clamped at its ends and 0 for NaN: no
+// undefined conversion for values beyond int64 (callers that must refuse them
+// check first).
+inline int64_t saturating_int64(double d) {
+  if (std::isnan(d)) return 0;
+  if (d >= 0x1p63) return INT64_MAX;
+  if (d < -0x1p63) return INT64_MIN;
+  return int64_t(d);
+}
 
 // Python's str()/repr() of a static value (static print, messages). Tensors
 // print as NumPy does for small ones ("[1. 2.]") and as their type otherwise.

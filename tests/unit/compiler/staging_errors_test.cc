@@ -240,6 +240,32 @@ def f(x: sg.f32[2]):
       << r.locations();
 }
 
+// A float fill for an integer or bool tensor is refused, as eager mode refuses it
+// (it used to truncate 0.5 to False); a float beyond int64 given to an f32
+// parameter converts without touching int64 (UBSan flagged the old conversion).
+TEST(StagingErrors, FloatFillsOfIntegerTensorsAndHugeFloats) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.bool[3], y: sg.i64[3]):
+    return sg.logical_and(x, sg.full((3,), 0.5, dtype=sg.bool)), y + sg.full((3,), 2.5e85, dtype=sg.i64)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string l = r.locations();
+  EXPECT_NE(l.find("5:30: error: full: a float fill value for a bool tensor; pass dtype=sg.f32 or an int"),
+            std::string::npos) << l;
+  auto ok = stage_source(R"(import stagegraph as sg
+
+def scale(x, k: sg.f32):
+    return x * k
+
+@sg.function
+def f(x: sg.f32[3]):
+    return scale(x, 2.5e85) + sg.full((3,), 7, dtype=sg.i64).astype(sg.f32)
+)");
+  EXPECT_TRUE(ok.ir) << ok.locations();
+}
+
 TEST(StagingErrors, ErrorsInSeveralEntriesAreAllReported) {
   auto r = stage_source(R"(import stagegraph as sg
 
