@@ -89,8 +89,9 @@ Value Stager::eval_if_exp(const Expr& e) {
   Value test = eval(*e.a);
   if (!test.is<Staged>()) return truth(test, e.a->span, "a conditional expression") ? eval(*e.b) : eval(*e.c);
   const Value cond = staged_truth(*this, test, e.a->span, "a conditional expression");
-  explain(e.span, "conditional expression", "staged (the test `" + source_text(e.a->span) + "` " +
-                                                staged_reason(*this, test) + ")");
+  if (explaining())
+    explain(e.span, "conditional expression", "staged (the test `" + source_text(e.a->span) + "` " +
+                                                  staged_reason(*this, test) + ")");
   return select(*this, e.span, cond, "ifexp", [&] { return eval(*e.b); }, [&] { return eval(*e.c); });
 }
 

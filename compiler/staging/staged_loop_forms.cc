@@ -3,6 +3,9 @@
 // inside it depends on a run-time value (a staged flag), each later iteration
 // runs under an If on the flags. A staged one becomes a While node
 // (staged_loop.cc).
+#include <map>
+#include <set>
+
 #include "staging/liveness.h"
 #include "staging/staged_loop.h"
 
@@ -88,7 +91,8 @@ std::string counter_name(const Stmt& s) {
 Flow Stager::exec_while(const Stmt& s) {
   Value test = eval(*s.test);
   if (test.is<Staged>()) {
-    explain(s.span, "while", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
+    if (explaining())
+      explain(s.span, "while", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
     StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
     return run_staged_loop(*this, spec);
   }
@@ -155,11 +159,13 @@ Flow Stager::exec_for(const Stmt& s) {
           static_step = step.as<StaticTensorPtr>()->element_as_int(0);
           if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
         }
-        std::string why = sg_range ? "sg.range always stages" : "";
-        for (size_t i = 0; i < a.pos.size() && why.empty(); ++i)
-          if (a.pos[i].is<Staged>())
-            why = "bound `" + source_text(a.pos_spans[i]) + "` " + staged_reason(*this, a.pos[i]);
-        explain(s.span, "for", "staged (" + why + ")");
+        if (explaining()) {
+          std::string why = sg_range ? "sg.range always stages" : "";
+          for (size_t i = 0; i < a.pos.size() && why.empty(); ++i)
+            if (a.pos[i].is<Staged>())
+              why = "bound `" + source_text(a.pos_spans[i]) + "` " + staged_reason(*this, a.pos[i]);
+          explain(s.span, "for", "staged (" + why + ")");
+        }
         const std::string counter = counter_name(s);
         const SourceSpan span = s.iter->span;
         StagedLoopSpec spec{
@@ -254,6 +260,19 @@ std::string staged_reason(Stager& st, const Value& v) {
   std::set<std::string> inputs, carried;
   std::vector<std::pair<FnBuilder*, int32_t>> work{{st.builder(), st.local(v.as<Staged>())}};
   std::set<std::pair<int32_t, int32_t>> seen;
+  // Per function visited, the node that defines each value (-1: none), built once:
+  // scanning the nodes per value made an unrolled loop of staged ifs cubic.
+  std::map<int32_t, std::vector<int32_t>> defined_by;
+  const auto defining_node = [&](int32_t fn, const ir::Function& f, int32_t id) {
+    auto [it, fresh] = defined_by.try_emplace(fn);
+    if (fresh) {
+      it->second.assign(f.values.size(), -1);
+      for (size_t n = 0; n < f.nodes.size(); ++n)
+        for (int32_t o : f.nodes[n].outputs)
+          if (o >= 0 && size_t(o) < it->second.size()) it->second[size_t(o)] = int32_t(n);
+    }
+    return size_t(id) < it->second.size() ? it->second[size_t(id)] : -1;
+  };
   while (!work.empty() && seen.size() < 4096) {
     auto [b, id] = work.back();
     work.pop_back();
@@ -261,9 +280,8 @@ std::string staged_reason(Stager& st, const Value& v) {
     const ir::Function& f = st.module().functions[size_t(b->fn)];
     // Parameters of a function under construction may not be listed yet: a
     // value no node defines is a parameter.
-    bool param = f.values[size_t(id)].constant < 0;
-    for (const ir::Node& n : f.nodes)
-      for (int32_t o : n.outputs) param = param && o != id;
+    const int32_t def = defining_node(b->fn, f, id);
+    const bool param = f.values[size_t(id)].constant < 0 && def < 0;
     if (param) {
       bool capture = false;
       for (const auto& c : b->captures)
@@ -274,10 +292,8 @@ std::string staged_reason(Stager& st, const Value& v) {
       if (!capture) (b->parent ? carried : inputs).insert(f.values[size_t(id)].name);
       continue;
     }
-    for (const ir::Node& n : f.nodes)
-      for (int32_t o : n.outputs)
-        if (o == id)
-          for (int32_t i : n.inputs) work.emplace_back(b, i);
+    if (def >= 0)
+      for (int32_t i : f.nodes[size_t(def)].inputs) work.emplace_back(b, i);
   }
   auto list = [](const std::set<std::string>& names) {
     std::string out;

@@ -125,6 +125,8 @@ class Stager {
   [[noreturn]] void fail_op(ops::OpId op, const Status& status, const std::vector<Value>& inputs,
                             SourceSpan span);
   void explain(SourceSpan span, const std::string& construct, const std::string& how);
+  // Whether explain() prints: callers skip building costly explanations otherwise.
+  bool explaining() const { return options_.explain_staging != nullptr && !speculative(); }
   // Remembers that `result` came from a reduction that dropped `axes`, for the
   // keepdims=True suggestion when it later fails to broadcast.
   void note_reduction(const Value& result, std::vector<int64_t> axes);

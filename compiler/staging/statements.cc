@@ -200,7 +200,8 @@ Flow Stager::exec(const Stmt& s) {
     case StmtKind::kIf: {
       Value test = eval(*s.test);
       if (test.is<Staged>()) {
-        explain(s.span, "if", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
+        if (explaining())
+          explain(s.span, "if", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
         return exec_staged_if(s, test);
       }
       const bool taken = truth(test, s.test->span, "an if statement");

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.compile_time_stdout = &sink;
     // Mutated loop bounds multiply; a smaller budget keeps every input fast under
     // the sanitizers and still reaches the error path that ends them.
-    options.max_compile_time_steps = 50'000;
+    options.max_compile_time_steps = 10'000;
     (void)sg::compiler::stage_module(*module, sources, diags, options);
   }
   std::ostringstream out;
