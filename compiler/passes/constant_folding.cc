@@ -63,6 +63,7 @@ std::optional<Folded> evaluate(const ir::Module& m, const ir::Function& f, const
 
   Folded folded;
   size_t out_bytes = 0;
+  std::vector<size_t> output_bytes;
   for (size_t o = 0; o < out_types.size(); ++o) {
     // The IR's type must be this static type, or later nodes' types would not match.
     const ir::Type& declared = f.values[size_t(n.outputs[o])].type;
@@ -76,15 +77,12 @@ std::optional<Folded> evaluate(const ir::Module& m, const ir::Function& f, const
     for (int64_t d : k.shape)
       if (__builtin_mul_overflow(bytes, size_t(d), &bytes)) return std::nullopt;
     if (__builtin_add_overflow(out_bytes, bytes, &out_bytes)) return std::nullopt;
+    output_bytes.push_back(bytes);
     folded.outputs.push_back(std::move(k));
   }
   // Sized before anything is allocated: a Full of a huge shape stays a node.
   if (out_bytes > freed_bytes && out_bytes > kAlwaysFoldBytes) return std::nullopt;
-  for (ir::Constant& k : folded.outputs) {
-    size_t bytes = dtype_size(k.dtype);
-    for (int64_t d : k.shape) bytes *= size_t(d);
-    k.bytes.assign(bytes, 0);
-  }
+  for (size_t o = 0; o < folded.outputs.size(); ++o) folded.outputs[o].bytes.assign(output_bytes[o], 0);
 
   std::vector<kernels::TensorRef> outs(folded.outputs.size());
   for (size_t o = 0; o < outs.size(); ++o) {
