@@ -149,7 +149,8 @@ Result<std::optional<D>> dynamic_scalar(const Rule<D>& r, size_t input) {
   }
   if (input < r.scalars.size() && r.scalars[input]) return std::optional<D>(*r.scalars[input]);
   if constexpr (kConcrete<D>) {
-    return internal_error(name + ": the value of input " + std::to_string(input) + " is not known");
+    if (!r.ctx.scalars_may_be_unknown())
+      return internal_error(name + ": the value of input " + std::to_string(input) + " is not known");
   }
   return std::optional<D>();
 }

@@ -41,6 +41,9 @@ class InferContext {
   virtual void warn(std::string message) { (void)message; }
   // Formats a shape for messages.
   virtual std::string format(const std::vector<D>& shape) const = 0;
+  // Whether a concrete rule may meet a dynamic scalar whose value is not given
+  // (see ConcreteInferContext::unknown_scalars); at compile time they always may.
+  virtual bool scalars_may_be_unknown() const { return false; }
 };
 
 // Infers the output types of `op` from its attributes, input types and, for ops
@@ -68,6 +71,12 @@ Status check_attrs(OpId op, const Attrs& attrs, std::span<const size_t> input_ra
 // The run-time context: concrete dims only; fresh_dim is never needed.
 class ConcreteInferContext final : public InferContext<int64_t> {
  public:
+  // Set by the memory planner: a scalar input whose value is not known yet reads
+  // as unknown instead of being an error, so a rule whose output shape does not
+  // depend on it (an index drops its axis whatever its value) still gives a shape.
+  // A rule that needs the value fails, and the node is left to the run.
+  bool unknown_scalars = false;
+  bool scalars_may_be_unknown() const override { return unknown_scalars; }
   int64_t fresh_dim(std::string_view) override { return 0; }
   std::string format(const std::vector<int64_t>& shape) const override { return shape_to_string(shape); }
 };

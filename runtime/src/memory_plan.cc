@@ -49,6 +49,7 @@ void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, cons
     if (!is_open(request, k)) set_known(fn.params[k], slots[fn.params[k]].shape());
 
   ops::ConcreteInferContext ctx;
+  ctx.unknown_scalars = true;
   std::vector<ops::TensorType<int64_t>> in, out;
   std::vector<std::optional<int64_t>> scalars;
   plan.static_node.assign(fn.nodes.size(), 0);
@@ -66,9 +67,10 @@ void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, cons
       in[k].dtype = info.dtype;
       in[k].shape.assign(plan.shape[v].span().begin(), plan.shape[v].span().end());
       if (node.value_dependent_shape && plan.shape[v].rank == 0) {
-        // Scalars that size the output are known now only when they are constants.
-        if (!info.is_constant) ready = false;
-        else if (info.dtype == DType::kI64) scalars[k] = *info.constant.data_as<int64_t>();
+        // Scalars that may size the output are known now only when they are
+        // constants; the rule says whether the shape needs the others.
+        if (!info.is_constant) continue;
+        if (info.dtype == DType::kI64) scalars[k] = *info.constant.data_as<int64_t>();
         else if (info.dtype == DType::kI32) scalars[k] = *info.constant.data_as<int32_t>();
       }
     }
