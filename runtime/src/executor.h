@@ -150,7 +150,7 @@ class Executor {
   void pop_frame();
   Result<FramePlan*> find_plan(uint32_t fn, const std::vector<Tensor>& slots, bool borrow);
   static void unpin_loop(Frame& frame);
-  void finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs);
+  Status finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs);
   Result<bool> read_condition(const kernels::TensorRef& t, const NodeInfo& node, const char* what) const;
   // Appends the values `begin..end` of `frame` to `out`: moved where `movable`
   // says the slot dies with this use (and a borrowing frame does not merely

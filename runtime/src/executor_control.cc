@@ -21,10 +21,29 @@ bool fn_declares_bool_scalar(const FunctionImpl& fn, uint32_t v) {
 
 }  // namespace
 
-void Executor::finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs) {
+Status Executor::finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs) {
+  const FunctionImpl& fn = program_.functions[frame.fn];
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    // The plan takes a result's static declared dims as its shape (what follows
+    // the node runs without inference), so they are checked as it arrives.
+    const ValueInfo& declared = fn.values[node.outputs[k]];
+    const Tensor& t = outputs[k];
+    bool agrees = t.dtype() == declared.dtype && t.shape().size() == declared.dims.size();
+    for (size_t d = 0; agrees && d < declared.dims.size(); ++d)
+      agrees = declared.dims[d] < 0 || declared.dims[d] == t.shape()[d];
+    if (!agrees) [[unlikely]] {
+      const Status error = at(node, StatusCode::kRuntimeError,
+                              "'" + node.op_name + "' produced " + type_string(t.dtype(), t.shape()) + " as result " +
+                                  std::to_string(k) + " but the graph declares " +
+                                  type_string(declared.dtype, declared.dims));
+      outputs.clear();
+      return error;
+    }
+  }
   for (size_t k = 0; k < node.outputs.size(); ++k) frame.slots[node.outputs[k]] = std::move(outputs[k]);
   outputs.clear();
   for (uint32_t v : node.dead_outputs) frame.slots[v].reset();
+  return Status::Ok();
 }
 
 Result<bool> Executor::read_condition(const kernels::TensorRef& t, const NodeInfo& node, const char* what) const {
@@ -95,7 +114,7 @@ Status Executor::finish_cond() {
     caller.carried.clear();
     for (uint32_t p : cf.params) caller.carried.push_back(std::move(cond.slots[p]));
     pop_frame();
-    finish_node(caller, node, caller.carried);
+    SG_RETURN_IF_ERROR(finish_node(caller, node, caller.carried));
     if (profile_) record(caller, caller.pc, caller.start_ns);
     ++caller.pc;
     return Status::Ok();
@@ -218,7 +237,7 @@ Status Executor::deliver(Role role) {
       --active_calls_;
       [[fallthrough]];
     case Role::kIfBranch:
-      finish_node(frame, node, returned_);
+      SG_RETURN_IF_ERROR(finish_node(frame, node, returned_));
       break;
     case Role::kWhileCond:
     case Role::kWhileBody:

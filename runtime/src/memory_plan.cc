@@ -55,7 +55,13 @@ void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, cons
   plan.static_node.assign(fn.nodes.size(), 0);
   for (size_t i = 0; i < fn.nodes.size(); ++i) {
     const NodeInfo& node = fn.nodes[i];
-    if (node.kind != NodeKind::kOp) continue;  // results of control flow: known when they arrive
+    if (node.kind != NodeKind::kOp) {
+      // Results of control flow: known now where their declared dims are all
+      // static (the executor checks them as they arrive), else when they arrive.
+      for (uint32_t v : node.outputs)
+        if (std::ranges::all_of(fn.values[v].dims, [](int64_t d) { return d >= 0; })) set_known(v, fn.values[v].dims);
+      continue;
+    }
     in.assign(node.inputs.size(), {});
     scalars.assign(node.inputs.size(), std::nullopt);
     bool ready = true;
