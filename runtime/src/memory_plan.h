@@ -6,7 +6,10 @@
 //   - a place for every value an op produces: an offset in the frame's arena, or
 //     "owned" for values that leave the frame (results, arguments of If/While/Call:
 //     they move by reference-counted ownership) and values whose shape is known only
-//     mid-run (value-dependent shapes, results of control flow);
+//     mid-run (a shape sized by a run-time scalar, results of control flow whose
+//     declared dims are symbolic); an index known only at run time does not count
+//     (it drops its axis whatever its value, and the kernel checks it), nor does a
+//     control-flow result with static declared dims (checked as it arrives);
 //   - offsets chosen greedily by size over the values' lifetimes, an elementwise
 //     output taking the buffer of an input of its shape that dies at its node.
 // Two kinds of request change the plan:
