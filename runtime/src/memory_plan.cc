@@ -20,6 +20,10 @@ void append_key(std::vector<int64_t>& key, const Tensor& t, bool open) {
 
 bool is_open(const PlanRequest& r, size_t k) { return k < r.open.size() && r.open[k] != 0; }
 
+// The most elements a control-flow result's declared shape may give the plan
+// (2^40: beyond any memory; a larger declaration is checked at run time).
+constexpr size_t kMaxKnownElements = size_t(1) << 40;
+
 // Bytes of a value of this type, or nullopt when they do not fit a size_t.
 std::optional<size_t> byte_size(DType dtype, const PlannedShape& s) {
   size_t n = dtype_size(dtype);
@@ -58,8 +62,16 @@ void infer_shapes(const FunctionImpl& fn, const std::vector<Tensor>& slots, cons
     if (node.kind != NodeKind::kOp) {
       // Results of control flow: known now where their declared dims are all
       // static (the executor checks them as they arrive), else when they arrive.
-      for (uint32_t v : node.outputs)
-        if (std::ranges::all_of(fn.values[v].dims, [](int64_t d) { return d >= 0; })) set_known(v, fn.values[v].dims);
+      // A declaration larger than any tensor could be is left to the run, which
+      // refuses it: the shape rules below see no more elements than memory holds.
+      for (uint32_t v : node.outputs) {
+        const std::vector<int64_t>& dims = fn.values[v].dims;
+        size_t elements = 1;
+        const bool plausible = std::ranges::all_of(dims, [&](int64_t d) {
+          return d >= 0 && !__builtin_mul_overflow(elements, size_t(d), &elements) && elements <= kMaxKnownElements;
+        });
+        if (plausible) set_known(v, dims);
+      }
       continue;
     }
     in.assign(node.inputs.size(), {});
