@@ -146,29 +146,11 @@ TEST(ControlFlow, FunctionInfoForInspection) {
   EXPECT_EQ(program->constant_bytes(), 24u);
 }
 
-// def pick(c: bool, x: f32["N"]) -> f32[4]: y = x if c else x; return neg(y)
-// The graph declares the If's result f32[4], so neg is planned for [4] before the
-// If runs; a branch that returns another shape is an error naming the If, not a
+// pick_graph() declares its If's result f32[4], so neg is planned for [4] before
+// the If runs; a branch that returns another shape is an error naming the If, not a
 // read past the end of the row.
 TEST(ControlFlow, ResultOfAnotherShapeThanDeclaredIsAnError) {
-  GraphSpec g;
-  g.symbols = {"N"};
-  const ShapeSpec n = {sym(0)};
-  FunctionSpec f;
-  f.name = "pick";
-  {
-    const uint32_t c = f.param(DType::kBool, {});
-    const uint32_t x = f.param(DType::kF32, n);
-    const uint32_t y = f.control(fb::NodeKind::If, {1, 1}, {c, x}, {{DType::kF32, shape({4})}}, 7)[0];
-    f.results = {f.op("neg", {y}, DType::kF32, shape({4}), 8)};
-  }
-  FunctionSpec same;
-  same.name = "pick_same";
-  same.results = {same.param(DType::kF32, n)};
-  g.add_function(std::move(f));
-  g.add_function(std::move(same));
-  g.add_entry("pick", 0, {"c", "x"}, {"y"});
-  auto program = load_ok(g);
+  auto program = load_ok(pick_graph());
   ASSERT_NE(program, nullptr);
   auto s = Session::create(program, "pick");
   ASSERT_TRUE(s.ok());

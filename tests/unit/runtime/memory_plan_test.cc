@@ -132,24 +132,11 @@ TEST(MemoryPlan, ArenaStaysNearItsLowerBoundOnALongChain) {
   EXPECT_LE(double(m.arena_bytes), 1.05 * double(m.lower_bound_bytes));
 }
 
-// def row(x: f32[8, 16], t: i64): return neg(x[t])
-// The index is known only at run time, but an index drops its axis whatever its
+// row_graph(): neg(x[t]) with t a run-time index. An index drops its axis whatever its
 // value: the row has a planned shape and lives in the arena (the rnn benchmark's
 // xs[t] in its loop body), and the kernel still checks the bound on every run.
 TEST(MemoryPlan, RowAtARunTimeIndexHasAPlannedShape) {
-  GraphSpec g;
-  FunctionSpec f;
-  f.name = "row";
-  const uint32_t x = f.param(DType::kF32, shape({8, 16}));
-  const uint32_t t = f.param(DType::kI64, {});
-  const uint32_t r = f.op("slice", {x, t}, DType::kF32, shape({16}), 3, 9);
-  f.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
-                          {"end", ops::AttrValue::Ints({0, 0})},
-                          {"step", ops::AttrValue::Ints({1, 1})},
-                          {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
-  f.results = {f.op("neg", {r}, DType::kF32, shape({16}))};
-  g.add_entry("row", g.add_function(std::move(f)), {"x", "t"}, {"y"});
-  auto program = load_ok(g);
+  auto program = load_ok(row_graph());
   ASSERT_NE(program, nullptr);
 
   const runtime::FunctionImpl& fn = program->impl().functions[0];
@@ -160,6 +147,7 @@ TEST(MemoryPlan, RowAtARunTimeIndexHasAPlannedShape) {
   slots[fn.params[0]] = make_tensor<float>(DType::kF32, {8, 16}, xs);
   slots[fn.params[1]] = scalar_i64(5);
   const runtime::FramePlan plan = runtime::make_plan(fn, kernels.of(0), slots);
+  const uint32_t r = fn.nodes[0].outputs[0];
   EXPECT_TRUE(plan.static_node[0]);
   EXPECT_EQ(plan.placement[r], runtime::Placement::kArena);
   EXPECT_EQ(plan.shape[r].rank, 1);

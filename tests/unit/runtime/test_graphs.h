@@ -3,6 +3,7 @@
 #pragma once
 
 #include "graph_builder.h"
+#include "ops/op_table.h"
 
 namespace sg::testing {
 
@@ -117,6 +118,47 @@ inline GraphSpec recursive_graph(const std::string& combine, int64_t limit, int6
   g.add_function(std::move(base_fn));
   g.add_function(std::move(step));
   g.add_entry("rec", kRec, {"n"}, {"output_0"});
+  return g;
+}
+
+// def row(x: f32[8, 16], t: i64): return neg(x[t])
+// The index is a run-time value; the slice node reads it as a dynamic begin.
+inline GraphSpec row_graph() {
+  GraphSpec g;
+  FunctionSpec f;
+  f.name = "row";
+  const uint32_t x = f.param(DType::kF32, shape({8, 16}));
+  const uint32_t t = f.param(DType::kI64, {});
+  const uint32_t r = f.op("slice", {x, t}, DType::kF32, shape({16}), 3, 9);
+  f.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
+                          {"end", ops::AttrValue::Ints({0, 0})},
+                          {"step", ops::AttrValue::Ints({1, 1})},
+                          {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+  f.results = {f.op("neg", {r}, DType::kF32, shape({16}))};
+  g.add_entry("row", g.add_function(std::move(f)), {"x", "t"}, {"y"});
+  return g;
+}
+
+// def pick(c: bool, x: f32["N"]) -> f32[4]: y = x if c else x; return neg(y)
+// The If's result is declared f32[4] whatever N is: right only for N = 4.
+inline GraphSpec pick_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  const ShapeSpec n = {sym(0)};
+  FunctionSpec f;
+  f.name = "pick";
+  {
+    const uint32_t c = f.param(DType::kBool, {});
+    const uint32_t x = f.param(DType::kF32, n);
+    const uint32_t y = f.control(fb::NodeKind::If, {1, 1}, {c, x}, {{DType::kF32, shape({4})}}, 7)[0];
+    f.results = {f.op("neg", {y}, DType::kF32, shape({4}), 8)};
+  }
+  FunctionSpec same;
+  same.name = "pick_same";
+  same.results = {same.param(DType::kF32, n)};
+  g.add_function(std::move(f));
+  g.add_function(std::move(same));
+  g.add_entry("pick", 0, {"c", "x"}, {"y"});
   return g;
 }
 
