@@ -219,5 +219,70 @@ TEST(Allocation, WavesAllocateNothingOnceWarm) {
   EXPECT_EQ(values_of<float>((*s)->output(1))[5], 512.0f);
 }
 
+// def rows(xs: f32[8, 16]):
+//     acc = zeros(16); i = 0
+//     while i < 8: acc = acc + neg(xs[i]); i = i + 1
+//     return acc
+// The body reads a row at the loop counter, a run-time index: the row and what
+// follows it are planned, so a warm run allocates nothing (the rnn benchmark's body).
+TEST(Allocation, RowsReadAtTheLoopCounterAllocateNothingOnceWarm) {
+  GraphSpec g;
+  const int32_t zero = g.add_constant<int64_t>({0});
+  const int32_t one = g.add_constant<int64_t>({1});
+  const int32_t eight = g.add_constant<int64_t>({8});
+  const int32_t zeros = g.add_constant<float>({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  const ShapeSpec mat = shape({8, 16}), vec = shape({16});
+  FunctionSpec cond;  // (i, acc, xs) -> i < 8
+  cond.name = "rows_cond";
+  {
+    const uint32_t i = cond.param(DType::kI64, {});
+    cond.param(DType::kF32, vec);
+    cond.param(DType::kF32, mat);
+    cond.results = {cond.op("less", {i, cond.value(DType::kI64, {}, eight)}, DType::kBool, {})};
+  }
+  FunctionSpec body;  // (i, acc, xs) -> (i + 1, acc + neg(xs[i]), xs)
+  body.name = "rows_body";
+  {
+    const uint32_t i = body.param(DType::kI64, {});
+    const uint32_t acc = body.param(DType::kF32, vec);
+    const uint32_t xs = body.param(DType::kF32, mat);
+    const uint32_t row = body.op("slice", {xs, i}, DType::kF32, vec);
+    body.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
+                               {"end", ops::AttrValue::Ints({0, 0})},
+                               {"step", ops::AttrValue::Ints({1, 1})},
+                               {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+    const uint32_t acc2 = body.op("add", {acc, body.op("neg", {row}, DType::kF32, vec)}, DType::kF32, vec);
+    body.results = {body.op("add", {i, body.value(DType::kI64, {}, one)}, DType::kI64, {}), acc2, xs};
+  }
+  FunctionSpec main;
+  main.name = "rows";
+  const uint32_t xs = main.param(DType::kF32, mat);
+  main.results = {main.control(fb::NodeKind::While, {1, 2},
+                               {main.value(DType::kI64, {}, zero), main.value(DType::kF32, vec, zeros), xs},
+                               {{DType::kI64, {}}, {DType::kF32, vec}, {DType::kF32, mat}})[1]};
+  g.add_function(std::move(main));
+  g.add_function(std::move(cond));
+  g.add_function(std::move(body));
+  g.add_entry("rows", 0, {"xs"}, {"acc"});
+
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  CountingAllocator counter;
+  SessionOptions options;
+  options.allocator = &counter;
+  auto s = Session::create(program, "rows", options);
+  ASSERT_TRUE(s.ok());
+  std::vector<float> x(8 * 16);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = float(k % 16);
+  ASSERT_TRUE((*s)->set_input("xs", make_tensor<float>(DType::kF32, {8, 16}, x)).ok());
+  counted_run(**s, counter);
+  const Counts warm = counted_run(**s, counter);
+  EXPECT_EQ(warm.allocations, 0u);
+  EXPECT_EQ(warm.news, 0u);
+  const std::vector<float> acc = values_of<float>((*s)->output(0));
+  EXPECT_EQ(acc[0], 0.0f);
+  EXPECT_EQ(acc[15], -120.0f);  // eight rows of -15
+}
+
 }  // namespace
 }  // namespace sg::testing
