@@ -135,12 +135,7 @@ void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, siz
   const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
   const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
   const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-  // Below about 200k FLOPs (a few µs) waking a second thread costs more than it
-  // saves: a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads, and the
-  // rnn benchmark's 1 x 256 -> 256 step (131k) 1.15x slower; beam's 1 x 128 -> 1000
-  // logits (256k FLOPs, 512 KB of weights read from L2) ran 1.15x faster split.
-  constexpr size_t kMinParallelFlops = 200000;
-  if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelFlops) {
+  if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelGemmFlops) {
     p.isa.fn(args, 0, m, 0, panels);
     return;
   }
@@ -152,6 +147,12 @@ void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, siz
   const size_t row_tile = ((m + row_parts - 1) / row_parts + p.isa.mr - 1) / p.isa.mr * p.isa.mr;
   Split split{&args, p.isa.fn};
   pthreadpool_parallelize_2d_tile_2d(pool, run_split, &split, m, panels, row_tile, panel_tile, 0);
+}
+
+void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,
+                     size_t row_end, bool relu) {
+  const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
+  p.isa.fn(args, row_begin, row_end, 0, (p.n + p.isa.nr - 1) / p.isa.nr);
 }
 
 bool packed_gemm_preferred(int64_t n) {

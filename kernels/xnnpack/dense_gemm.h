@@ -79,9 +79,18 @@ std::optional<PackedPanels> allocate_panels(simd::Isa isa, size_t k, size_t n, b
 // into `p`'s buffers: a layer whose weights are run-time inputs.
 void repack_panels(PackedPanels& p, const float* w, const float* bias);
 
+// Below about 200k FLOPs (a few µs) waking a second thread costs more than it
+// saves: a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads, and the
+// rnn benchmark's 1 x 256 -> 256 step (131k) 1.15x slower; beam's 1 x 128 -> 1000
+// logits (256k FLOPs, 512 KB of weights read from L2) ran 1.15x faster split.
+inline constexpr size_t kMinParallelGemmFlops = 200000;
+
 // C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over `pool` (null: this
 // thread) when the product is large enough to pay for waking it.
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
                 pthreadpool_t pool);
+// Rows [row_begin, row_end) of the same product, all columns, on this thread.
+void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,
+                     size_t row_end, bool relu);
 
 }  // namespace sg::kernels::xnn
