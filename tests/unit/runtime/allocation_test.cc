@@ -247,10 +247,7 @@ TEST(Allocation, RowsReadAtTheLoopCounterAllocateNothingOnceWarm) {
     const uint32_t acc = body.param(DType::kF32, vec);
     const uint32_t xs = body.param(DType::kF32, mat);
     const uint32_t row = body.op("slice", {xs, i}, DType::kF32, vec);
-    body.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
-                               {"end", ops::AttrValue::Ints({0, 0})},
-                               {"step", ops::AttrValue::Ints({1, 1})},
-                               {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+    body.nodes.back().attrs = row_at_input_index();
     const uint32_t acc2 = body.op("add", {acc, body.op("neg", {row}, DType::kF32, vec)}, DType::kF32, vec);
     body.results = {body.op("add", {i, body.value(DType::kI64, {}, one)}, DType::kI64, {}), acc2, xs};
   }

@@ -121,6 +121,15 @@ inline GraphSpec recursive_graph(const std::string& combine, int64_t limit, int6
   return g;
 }
 
+// The attributes of x[t] for a matrix x and a run-time index t (the slice's
+// second input): an index on axis 0, axis 1 whole.
+inline std::vector<std::pair<std::string, ops::AttrValue>> row_at_input_index() {
+  return {{"begin", ops::AttrValue::Ints({0, 0})},
+          {"end", ops::AttrValue::Ints({0, 0})},
+          {"step", ops::AttrValue::Ints({1, 1})},
+          {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+}
+
 // def row(x: f32[8, 16], t: i64): return neg(x[t])
 // The index is a run-time value; the slice node reads it as a dynamic begin.
 inline GraphSpec row_graph() {
@@ -130,10 +139,7 @@ inline GraphSpec row_graph() {
   const uint32_t x = f.param(DType::kF32, shape({8, 16}));
   const uint32_t t = f.param(DType::kI64, {});
   const uint32_t r = f.op("slice", {x, t}, DType::kF32, shape({16}), 3, 9);
-  f.nodes.back().attrs = {{"begin", ops::AttrValue::Ints({0, 0})},
-                          {"end", ops::AttrValue::Ints({0, 0})},
-                          {"step", ops::AttrValue::Ints({1, 1})},
-                          {"flags", ops::AttrValue::Ints({ops::attr::kIndex | ops::attr::kDynBegin, 0})}};
+  f.nodes.back().attrs = row_at_input_index();
   f.results = {f.op("neg", {r}, DType::kF32, shape({16}))};
   g.add_entry("row", g.add_function(std::move(f)), {"x", "t"}, {"y"});
   return g;
