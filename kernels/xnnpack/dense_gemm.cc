@@ -132,13 +132,13 @@ void repack_panels(PackedPanels& p, const float* w, const float* bias) {
 
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
                 pthreadpool_t pool) {
-  const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
-  const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
   const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
   if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelGemmFlops) {
-    p.isa.fn(args, 0, m, 0, panels);
+    run_packed_rows(p, a, lda, c, ldc, 0, m, relu);
     return;
   }
+  const GemmArgs args{a, lda, p.w.get(), p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
+  const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
   // Whole panels per thread, all rows (each weight block is then read by one
   // thread only); rows are split too when there are fewer panels than threads.
   const size_t panel_tile = (panels + threads - 1) / threads;
