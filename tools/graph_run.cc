@@ -315,6 +315,10 @@ void print_profile(const Session& session) {
     std::printf("  %-16s %5u %-14s %-30s %-28s %8llu %12.3f\n", p.function.c_str(), p.node, p.op.c_str(),
                 p.kernel.c_str(), p.location.c_str(), static_cast<unsigned long long>(p.calls),
                 double(p.total_ns) / 1e6);
+  const ScheduleStats sched = session.schedule_stats();
+  std::printf("profile: threads\n  %d%s; %llu waves ran %llu nodes\n", sched.threads,
+              sched.threads == 1 ? "" : sched.team ? " (team)" : " (pool)",
+              static_cast<unsigned long long>(sched.waves), static_cast<unsigned long long>(sched.wave_nodes));
   const MemoryReport m = session.memory_report();
   const double ratio = m.lower_bound_bytes ? double(m.arena_bytes) / double(m.lower_bound_bytes) : 1.0;
   std::printf("profile: memory\n  arena %zu bytes, lower bound %zu bytes (%.3fx); frame stack %zu bytes; "

@@ -160,7 +160,7 @@ class ActivationKernel final : public PreparedKernel {
     MapTask task{fn_, isa_, x.as<const float>(), o.as<float>()};
     const size_t n = size_t(o.numel());
     if (n <= kTile) run_tile(&task, 0, n);
-    else pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), run_tile, &task, n, kTile, 0);
+    else parallelize_tiles(ctx, run_tile, &task, n, kTile);
     return Status::Ok();
   }
   const char* name() const override {

@@ -144,7 +144,7 @@ class BatchMatMulKernel final : public PreparedKernel {
     }
     size_t batches = 1;
     for (int d = 0; d < p.batch_rank; ++d) batches *= p.batch_dims[d];
-    pthreadpool_parallelize_1d(pool_of(ctx), run_task, &p, batches * p.row_blocks * p.col_blocks, 0);
+    parallelize(ctx, run_task, &p, batches * p.row_blocks * p.col_blocks);
     return Status::Ok();
   }
   const char* name() const override { return "sg:batch_matmul_f32"; }

@@ -189,7 +189,7 @@ class BinaryKernel final : public PreparedKernel {
     const size_t rows = size_t(o.numel()) / n;
     const size_t rows_per_task = std::max<size_t>(1, kTaskElements / n);
     if (rows <= rows_per_task) run_task(&p, 0, rows);
-    else pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), run_task, &p, rows, rows_per_task, 0);
+    else parallelize_tiles(ctx, run_task, &p, rows, rows_per_task);
     return Status::Ok();
   }
   const char* name() const override { return name_; }

@@ -47,7 +47,7 @@ class ConcatenateKernel final : public PreparedKernel {
     const TensorRef& o = out[0];
     const int64_t axis = attrs_.i(ops::attr::kAxisValue);
     const size_t bytes = size_t(o.numel()) * dtype_size(o.dtype);
-    if (pool_of(ctx) == nullptr || bytes < kMinParallelBytes || axis < 0 || axis >= o.rank)
+    if (threads_of(ctx) <= 1 || bytes < kMinParallelBytes || axis < 0 || axis >= o.rank)
       return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);
     const AxisView ov = axis_view(o, int(axis));
     int64_t total = 0;
@@ -61,7 +61,7 @@ class ConcatenateKernel final : public PreparedKernel {
     if (total != ov.n || ov.outer == 1) return run_reference(ops::OpId::Concatenate, attrs_, ctx, in, out);
     Task t{in, static_cast<uint8_t*>(o.data), size_t(ov.n * ov.inner) * dtype_size(o.dtype), dtype_size(o.dtype),
            ov.inner, int(axis)};
-    pthreadpool_parallelize_1d(pool_of(ctx), run_row, &t, size_t(ov.outer), 0);
+    parallelize(ctx, run_row, &t, size_t(ov.outer));
     return Status::Ok();
   }
   const char* name() const override { return "sg:concatenate"; }

@@ -83,12 +83,11 @@ class ConvGemmKernel final : public PreparedKernel {
     if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
       return run_reference(id_, attrs_, ctx, in, out);
     if (patches_.size() < rows * k) patches_.resize(rows * k);
-    const pthreadpool_t pool = pool_of(ctx);
-    const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+    const size_t threads = threads_of(ctx);
     const size_t mr = packed_.isa.mr;
     if (threads <= 1 || 2 * rows * k * size_t(cout_) < kMinParallelGemmFlops || rows < 2 * mr) {
       gather(x.as<const float>(), ay, ax, 0, rows, patches_.data());
-      run_packed(packed_, patches_.data(), k, o.as<float>(), size_t(cout_), rows, relu_, nullptr);
+      run_packed_rows(packed_, patches_.data(), k, o.as<float>(), size_t(cout_), 0, rows, relu_);
       return Status::Ok();
     }
     // Each thread gathers the patch rows of its own block of outputs and
@@ -97,7 +96,7 @@ class ConvGemmKernel final : public PreparedKernel {
     // made an 8x8x32 -> 64 convolution 1.8x slower than on one.
     RowBlocks task{this, x.as<const float>(), &ay, &ax, patches_.data(), o.as<float>(), k, rows,
                    ((rows + threads - 1) / threads + mr - 1) / mr * mr};
-    pthreadpool_parallelize_1d(pool, run_row_block, &task, (rows + task.block - 1) / task.block, 0);
+    parallelize(ctx, run_row_block, &task, (rows + task.block - 1) / task.block);
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }

@@ -81,6 +81,7 @@ class Conv2DKernel final : public PreparedKernel {
     }
     return check(xnn_run_operator(op_.get(), pool), op_name);
   }
+  bool needs_pool() const override { return true; }
   const char* name() const override { return name_.c_str(); }
   size_t memory_bytes() const override { return bytes_; }
 
@@ -148,6 +149,7 @@ class PoolKernel final : public PreparedKernel {
     if (avg_ && has_nan_or_neg_inf(o.as<const float>(), size_t(o.numel()))) return run_reference(id, attrs_, ctx, in, out);
     return Status::Ok();
   }
+  bool needs_pool() const override { return true; }
   const char* name() const override {
     return avg_ ? "xnnpack:average_pooling2d_nhwc_f32" : "xnnpack:max_pooling2d_nhwc_f32";
   }

@@ -3,8 +3,7 @@
 // packed once here; each run checks the overflow bound (xnn_common.h: an input
 // that could overflow, or holds NaN or infinity, runs the reference kernel, so
 // infinities and NaNs come out exactly as NumPy's), then splits column panels
-// (and rows, when there are fewer panels than threads) over the Session's pool.
-#include <pthreadpool.h>
+// (and rows, when there are fewer panels than threads) over the Session's threads.
 
 #include <algorithm>
 #include <new>
@@ -43,14 +42,17 @@ bool gemm_isa(Isa isa, GemmIsa& out) {
   return false;
 }
 
+// Task i: row tile i / panel_parts, panel tile i % panel_parts.
 struct Split {
   const GemmArgs* args;
   GemmFn fn;
+  size_t m, panels, row_tile, panel_tile, panel_parts;
 };
 
-void run_split(void* context, size_t row, size_t panel, size_t rows, size_t panels) {
+void run_split(void* context, size_t i) {
   const Split& s = *static_cast<const Split*>(context);
-  s.fn(*s.args, row, row + rows, panel, panel + panels);
+  const size_t row = i / s.panel_parts * s.row_tile, panel = i % s.panel_parts * s.panel_tile;
+  s.fn(*s.args, row, std::min(s.m, row + s.row_tile), panel, std::min(s.panels, panel + s.panel_tile));
 }
 
 class PackedGemmKernel final : public PreparedKernel {
@@ -67,7 +69,7 @@ class PackedGemmKernel final : public PreparedKernel {
     if (m == 0) return Status::Ok();
     if (!bound_.safe(max_magnitude(a.as<const float>(), size_t(a.numel()), simd_)))
       return run_reference(op_, attrs_, ctx, in, out);
-    run_packed(packed_, a.as<const float>(), size_t(k_), o.as<float>(), size_t(n_), m, relu_, pool_of(ctx));
+    run_packed(packed_, a.as<const float>(), size_t(k_), o.as<float>(), size_t(n_), m, relu_, ctx);
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
@@ -131,9 +133,9 @@ void repack_panels(PackedPanels& p, const float* w, const float* bias) {
 }
 
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
-                pthreadpool_t pool) {
-  const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-  if (threads <= 1 || 2 * m * p.k * p.n < kMinParallelGemmFlops) {
+                const KernelContext& ctx) {
+  const size_t threads = threads_of(ctx);
+  if (threads <= 1 || 2 * m * p.k * p.n < (ctx.team != nullptr ? kMinTeamGemmFlops : kMinParallelGemmFlops)) {
     run_packed_rows(p, a, lda, c, ldc, 0, m, relu);
     return;
   }
@@ -145,8 +147,8 @@ void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, siz
   const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
   const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
   const size_t row_tile = ((m + row_parts - 1) / row_parts + p.isa.mr - 1) / p.isa.mr * p.isa.mr;
-  Split split{&args, p.isa.fn};
-  pthreadpool_parallelize_2d_tile_2d(pool, run_split, &split, m, panels, row_tile, panel_tile, 0);
+  Split split{&args, p.isa.fn, m, panels, row_tile, panel_tile, (panels + panel_tile - 1) / panel_tile};
+  parallelize(ctx, run_split, &split, (m + row_tile - 1) / row_tile * split.panel_parts);
 }
 
 void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,

@@ -14,12 +14,12 @@
 // CPUs (and other architectures) keep XNNPACK's fully connected operator.
 #pragma once
 
-#include <pthreadpool.h>
 
 #include <cstddef>
 #include <memory>
 #include <optional>
 
+#include "reference/kernel.h"
 #include "xnnpack/simd.h"
 
 namespace sg::kernels::xnn {
@@ -84,11 +84,14 @@ void repack_panels(PackedPanels& p, const float* w, const float* bias);
 // rnn benchmark's 1 x 256 -> 256 step (131k) 1.15x slower; beam's 1 x 128 -> 1000
 // logits (256k FLOPs, 512 KB of weights read from L2) ran 1.15x faster split.
 inline constexpr size_t kMinParallelGemmFlops = 200000;
+// On a Team (kernel.h) the hand-off is 0.1-0.2 µs, and the rnn benchmark's step
+// (131k FLOPs, 256 KB of weights, 2 µs on one core) pays for splitting.
+inline constexpr size_t kMinTeamGemmFlops = 50000;
 
-// C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over `pool` (null: this
-// thread) when the product is large enough to pay for waking it.
+// C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over the context's team
+// or pool when the product is large enough to pay for handing it out.
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
-                pthreadpool_t pool);
+                const KernelContext& ctx);
 // Rows [row_begin, row_end) of the same product, all columns, on this thread.
 void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,
                      size_t row_end, bool relu);

@@ -32,6 +32,7 @@ class UnaryKernel final : public PreparedKernel {
     SG_RETURN_IF_ERROR(check(setup_(op_.get(), size_t(n), in[0].as<const float>(), out[0].as<float>(), pool_of(ctx)), name_));
     return check(xnn_run_operator(op_.get(), pool_of(ctx)), name_);
   }
+  bool needs_pool() const override { return true; }
   const char* name() const override { return name_; }
 
  private:
@@ -78,6 +79,7 @@ class SoftmaxKernel final : public PreparedKernel {
       return run_reference(ops::OpId::Softmax, attrs_, ctx, in, out);
     return Status::Ok();
   }
+  bool needs_pool() const override { return true; }
   const char* name() const override { return "xnnpack:softmax_nc_f32"; }
 
  private:

@@ -96,6 +96,7 @@ class FullyConnectedKernel final : public PreparedKernel {
     for (const Operator& op : ops_) SG_RETURN_IF_ERROR(check(xnn_run_operator(op.get(), pool_of(ctx)), "fully connected"));
     return Status::Ok();
   }
+  bool needs_pool() const override { return true; }
   const char* name() const override { return name_.c_str(); }
   // The packed weights and bias: XNNPACK rounds N up to its tile, which this
   // exact (K + 1) x N count undercounts by less than a tile.

@@ -71,6 +71,7 @@ class BiasActivationKernel final : public PreparedKernel {
   }
   const char* name() const override { return name_.c_str(); }
   size_t memory_bytes() const override { return core_->memory_bytes(); }
+  bool needs_pool() const override { return core_->needs_pool(); }
 
  private:
   std::unique_ptr<PreparedKernel> core_;

@@ -145,7 +145,7 @@ class LayerNormKernel final : public PreparedKernel {
     // Rows per task: about 64k elements, enough to pay for a task.
     const size_t tile = std::max<size_t>(1, (size_t(1) << 16) / size_t(d));
     if (rows <= tile) run_rows(&task, 0, rows);
-    else pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), run_rows, &task, rows, tile, 0);
+    else parallelize_tiles(ctx, run_rows, &task, rows, tile);
     return Status::Ok();
   }
   const char* name() const override { return "sg:layer_norm_f32"; }

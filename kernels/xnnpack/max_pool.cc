@@ -75,9 +75,8 @@ class MaxPoolKernel final : public PreparedKernel {
                      padding_before(x.shape[1], o.shape[1], w_.kh, w_.sh, 1, w_.same),
                      padding_before(x.shape[2], o.shape[2], w_.kw, w_.sw, 1, w_.same), w_};
     const size_t rows = size_t(o.shape[0] * o.shape[1]);
-    const pthreadpool_t pool = pool_for(ctx, double(o.numel()) * double(w_.kh * w_.kw));
-    if (pool == nullptr) pool_rows(g, 0, rows);
-    else pthreadpool_parallelize_1d_tile_1d(pool, run_rows, const_cast<Geometry*>(&g), rows, 1, 0);
+    if (double(o.numel()) * double(w_.kh * w_.kw) < kMinPoolFlops || threads_of(ctx) <= 1) pool_rows(g, 0, rows);
+    else parallelize_tiles(ctx, run_rows, const_cast<Geometry*>(&g), rows, 1);
     return Status::Ok();
   }
   const char* name() const override { return "sg:max_pool_f32(avx512)"; }

@@ -133,10 +133,10 @@ class TransposeKernel final : public PreparedKernel {
            (p.shape[p.contiguous] + kTile - 1) / kTile, (p.shape[last] + kTile - 1) / kTile};
     const size_t tasks = size_t(t.tiles_c * (o.numel() / (p.shape[p.contiguous] * p.shape[last])));
     // Below a quarter million elements one thread copies faster than two wake.
-    if (o.numel() < (int64_t(1) << 18) || pool_of(ctx) == nullptr) {
+    if (o.numel() < (int64_t(1) << 18) || threads_of(ctx) <= 1) {
       for (size_t k = 0; k < tasks; ++k) run_task(&t, k);
     } else {
-      pthreadpool_parallelize_1d(pool_of(ctx), run_task, &t, tasks, 0);
+      parallelize(ctx, run_task, &t, tasks);
     }
     return Status::Ok();
   }

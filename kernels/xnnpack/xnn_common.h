@@ -25,11 +25,20 @@ using Operator = std::unique_ptr<xnn_operator, OperatorDeleter>;
 Status check(xnn_status s, const char* what);
 
 inline pthreadpool_t pool_of(const KernelContext& ctx) { return static_cast<pthreadpool_t>(ctx.threadpool); }
+// The threads a kernel of ours may split over: its team's or its pool's, else 1.
+size_t threads_of(const KernelContext& ctx);
+// task(context, i) for every i in [0, n), over the context's team or pool, or on
+// this thread when it has neither.
+void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n);
+// task(context, begin, count) over [0, range) in tiles of `tile` indices, likewise.
+void parallelize_tiles(const KernelContext& ctx, void (*task)(void*, size_t, size_t), void* context, size_t range,
+                       size_t tile);
 // The pool for an operator of about `flops` operations: none below 2^21, where
 // on cnn's first 3x3 convolution (0.9 MFLOP) and its poolings waking the second
 // thread cost more than it saved (conv 12.5 -> 29 µs on two threads).
+inline constexpr double kMinPoolFlops = double(1 << 21);
 inline pthreadpool_t pool_for(const KernelContext& ctx, double flops) {
-  return flops >= double(1 << 21) ? pool_of(ctx) : nullptr;
+  return flops >= kMinPoolFlops ? pool_of(ctx) : nullptr;
 }
 
 inline bool is_f32(const InputInfo& in) { return in.dtype == DType::kF32; }

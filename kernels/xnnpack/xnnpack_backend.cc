@@ -4,6 +4,7 @@
 
 #include <pthreadpool.h>
 
+#include <algorithm>
 #include <limits>
 #include <mutex>
 
@@ -29,6 +30,39 @@ const char* status_name(xnn_status s) {
 }
 
 }  // namespace
+
+size_t threads_of(const KernelContext& ctx) {
+  if (ctx.team != nullptr) return ctx.team->threads();
+  return ctx.threadpool != nullptr ? pthreadpool_get_threads_count(pool_of(ctx)) : 1;
+}
+
+void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n) {
+  if (ctx.team != nullptr) ctx.team->run(task, context, n);
+  else pthreadpool_parallelize_1d(pool_of(ctx), task, context, n, 0);  // a null pool runs them here
+}
+
+namespace {
+struct Tiles {
+  void (*task)(void*, size_t, size_t);
+  void* context;
+  size_t range, tile;
+};
+void run_tile(void* arg, size_t i) {
+  const Tiles& t = *static_cast<const Tiles*>(arg);
+  const size_t begin = i * t.tile;
+  t.task(t.context, begin, std::min(t.tile, t.range - begin));
+}
+}  // namespace
+
+void parallelize_tiles(const KernelContext& ctx, void (*task)(void*, size_t, size_t), void* context, size_t range,
+                       size_t tile) {
+  if (ctx.team == nullptr) {
+    pthreadpool_parallelize_1d_tile_1d(pool_of(ctx), task, context, range, tile, 0);
+    return;
+  }
+  Tiles t{task, context, range, tile};
+  ctx.team->run(run_tile, &t, (range + tile - 1) / tile);
+}
 
 Status check(xnn_status s, const char* what) {
   if (s == xnn_status_success) return Status::Ok();

@@ -78,6 +78,7 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
   out_refs_.resize(max_arity_);
   frames_.reserve(16);
   direct_ctx_.threadpool = kernels_.threadpool();
+  direct_ctx_.team = kernels_.team();
   max_wave_ = concurrent ? kernels_.num_threads() : 1;
   if (max_wave_ > 1) {
     wave_status_.resize(size_t(max_wave_));
@@ -418,6 +419,7 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
 
   kernels::KernelContext ctx;
   ctx.threadpool = kernels_.threadpool();
+  ctx.team = kernels_.team();
   if (scratch > 0) {
     if (size_t(kernel_scratch_.numel()) < scratch || !kernel_scratch_.defined()) {
       const int64_t n = int64_t(scratch);

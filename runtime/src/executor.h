@@ -73,7 +73,12 @@ class Executor {
   // Per function, per node; empty unless profiling.
   const std::vector<std::vector<NodeStats>>& stats() const { return stats_; }
   ArenaUse last_arena_use() const { return peak_; }
-  ScheduleStats schedule_stats() const { return wave_stats_; }
+  ScheduleStats schedule_stats() const {
+    ScheduleStats s = wave_stats_;
+    s.threads = kernels_.num_threads();
+    s.team = kernels_.team() != nullptr;
+    return s;
+  }
   size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
   size_t cached_bytes() const { return cache_.cached_bytes(); }
 

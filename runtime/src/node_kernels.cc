@@ -54,12 +54,6 @@ std::unique_ptr<kernels::PreparedKernel> prepare(const FunctionImpl& fn, const N
 }  // namespace
 
 NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
-#ifdef SG_HAVE_XNNPACK
-  threadpool_ = kernels::xnnpack_create_threadpool(num_threads);
-  if (threadpool_ != nullptr) num_threads_ = num_threads;
-#else
-  (void)num_threads;
-#endif
   table_.resize(program.functions.size());
   for (size_t f = 0; f < program.functions.size(); ++f) {
     const FunctionImpl& fn = program.functions[f];
@@ -87,10 +81,25 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
       k.appends = appends(fn, node);
     }
   }
+#ifdef SG_HAVE_XNNPACK
+  // Threads: a team when every kernel can split over one (their hand-off is the
+  // cheaper), else a pool, which XNNPACK's operators need.
+  if (num_threads > 1 && std::none_of(prepared_.begin(), prepared_.end(), [](const auto& p) { return p->needs_pool(); }))
+    team_ = SpinTeam::create(size_t(num_threads));
+  if (team_ != nullptr) {
+    num_threads_ = num_threads;
+  } else {
+    threadpool_ = kernels::xnnpack_create_threadpool(num_threads);
+    if (threadpool_ != nullptr) num_threads_ = num_threads;
+  }
+#else
+  (void)num_threads;
+#endif
 }
 
 NodeKernels::~NodeKernels() {
   prepared_.clear();  // before the pool they may run on
+  team_.reset();
 #ifdef SG_HAVE_XNNPACK
   kernels::xnnpack_destroy_threadpool(threadpool_);
 #endif

@@ -11,6 +11,7 @@
 
 #include "program_impl.h"
 #include "reference/kernel.h"
+#include "team.h"
 
 namespace sg::runtime {
 
@@ -39,8 +40,10 @@ class NodeKernels {
   const std::vector<NodeKernel>& of(uint32_t fn) const { return table_[fn]; }
   // "reference", "reference:scalar", a prepared kernel's name, or "control-flow".
   const char* name(uint32_t fn, uint32_t node) const;
+  // The Session's threads: a pool (pthreadpool_t), or a team, or neither (one thread).
   void* threadpool() const { return threadpool_; }
-  // Threads of the pool (1 without one): the most nodes the executor runs at once.
+  kernels::Team* team() const { return team_.get(); }
+  // Threads of the pool or team (1 without one): the most nodes the executor runs at once.
   int num_threads() const { return num_threads_; }
   // Bytes held by prepared kernels (packed weights): what one more Session costs
   // beyond its arenas.
@@ -50,6 +53,7 @@ class NodeKernels {
   std::vector<std::vector<NodeKernel>> table_;
   std::vector<std::unique_ptr<kernels::PreparedKernel>> prepared_;
   void* threadpool_ = nullptr;
+  std::unique_ptr<SpinTeam> team_;
   int num_threads_ = 1;
 };
 

@@ -125,6 +125,11 @@ struct MemoryReport {
 struct ScheduleStats {
   uint64_t waves = 0;       // waves run
   uint64_t wave_nodes = 0;  // nodes those waves ran
+  // The threads work was handed to: 1 (none), or a pool (pthreadpool, which
+  // XNNPACK's operators need), or a team that spins between tasks and takes them
+  // in a fraction of the time (chosen when no kernel runs an XNNPACK operator).
+  int threads = 1;
+  bool team = false;
 };
 
 class SessionImpl;

@@ -118,8 +118,12 @@ struct GraphSpec {
   }
   template <class T>
   int32_t add_constant(std::initializer_list<T> values) {
+    return add_constant(std::span<const T>(std::data(values), values.size()));
+  }
+  template <class T>
+  int32_t add_constant(std::span<const T> values) {
     std::vector<uint8_t> bytes(values.size() * sizeof(T));
-    if (!bytes.empty()) std::memcpy(bytes.data(), std::data(values), bytes.size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
     constants.push_back(std::move(bytes));
     return int32_t(constants.size() - 1);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "test_graphs.h"
 #include "test_util.h"
@@ -52,6 +53,72 @@ TEST(KernelSelection, MatMulWithConstantWeightRunsXnnpackAndIsCorrect) {
 #else
     EXPECT_EQ(p[0].kernel, "reference");
     EXPECT_EQ(s->memory_bytes(), 0u);
+#endif
+  }
+}
+
+// def wide(x: f32["N", 4]): return x @ w     (w: [4, 32], w[k][j] = k + j)
+GraphSpec wide_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  std::vector<float> w(4 * 32);
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 32; ++j) w[size_t(k * 32 + j)] = float(k + j);
+  const int32_t c = g.add_constant(std::span<const float>(w));
+  FunctionSpec f;
+  f.name = "wide";
+  const uint32_t x = f.param(DType::kF32, {sym(0), {4, -1}});
+  const uint32_t kw = f.value(DType::kF32, shape({4, 32}), c);
+  f.results = {f.op("matmul", {x, kw}, DType::kF32, {sym(0), {32, -1}}, 4, 9)};
+  g.add_entry("wide", g.add_function(std::move(f)), {"x"}, {"y"});
+  return g;
+}
+
+// Threads are a team (kernel.h) when every kernel of the Session is one of ours,
+// and a pool when one runs an XNNPACK operator (the 4 -> 3 layer above: too narrow
+// for our GEMM's 32-column panels). Both give the same results.
+TEST(KernelSelection, ThreadsAreATeamUnlessAKernelNeedsThePool) {
+  auto dense = load_ok(dense_graph());
+  auto wide = load_ok(wide_graph());
+  ASSERT_NE(dense, nullptr);
+  ASSERT_NE(wide, nullptr);
+  for (int threads : {1, 2}) {
+    auto d = dense_session(dense, threads);
+    SessionOptions options;
+    options.profile = true;
+    options.num_threads = threads;
+    auto w = Session::create(wide, "wide", options);
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    // 64 rows: 2 x 64 x 4 x 32 = 16k FLOPs per row block, split on a team only.
+    std::vector<float> x(64 * 4);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 7) - 3;
+    ASSERT_TRUE((*w)->set_input("x", make_tensor<float>(DType::kF32, {64, 4}, x)).ok());
+    ASSERT_TRUE((*w)->run().ok());
+    const std::vector<float> y = values_of<float>((*w)->output(0));
+    ASSERT_EQ(y.size(), 64u * 32u);
+    for (size_t r = 0; r < 64; ++r)
+      for (size_t j = 0; j < 32; ++j) {
+        float want = 0;
+        for (size_t k = 0; k < 4; ++k) want += x[r * 4 + k] * float(k + j);
+        ASSERT_EQ(y[r * 32 + j], want) << "row " << r << ", column " << j << ", " << threads << " threads";
+      }
+    const ScheduleStats ds = d->schedule_stats(), ws = (*w)->schedule_stats();
+    if (threads == 1) {
+      EXPECT_EQ(ds.threads, 1);
+      EXPECT_EQ(ws.threads, 1);
+      EXPECT_FALSE(ws.team);
+      continue;
+    }
+#ifdef SG_HAVE_XNNPACK
+    EXPECT_EQ(ds.threads, 2);
+    EXPECT_FALSE(ds.team) << "XNNPACK's fully connected operator needs the pool";
+    EXPECT_EQ(ws.threads, 2);
+    const std::string kernel = (*w)->profile()[0].kernel;
+    if (kernel.rfind("sg:packed_gemm", 0) == 0)
+      EXPECT_TRUE(ws.team) << "every kernel is ours";
+    else
+      EXPECT_FALSE(ws.team) << kernel;  // CPUs without AVX2 keep XNNPACK's operator
 #endif
   }
 }
