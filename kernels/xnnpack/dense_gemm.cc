@@ -147,8 +147,8 @@ void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, siz
   const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
   const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
   const size_t row_tile = ((m + row_parts - 1) / row_parts + p.isa.mr - 1) / p.isa.mr * p.isa.mr;
-  Split split{&args, p.isa.fn, m, panels, row_tile, panel_tile, (panels + panel_tile - 1) / panel_tile};
-  parallelize(ctx, run_split, &split, (m + row_tile - 1) / row_tile * split.panel_parts);
+  Split split{&args, p.isa.fn, m, panels, row_tile, panel_tile, panel_parts};
+  parallelize(ctx, run_split, &split, (m + row_tile - 1) / row_tile * panel_parts);
 }
 
 void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,

@@ -86,6 +86,10 @@ class Program {
 };
 
 struct SessionOptions {
+  // Threads to run on, the caller's included. More than one: a pthreadpool when
+  // some kernel runs an XNNPACK operator, else (up to 5) a team of threads that
+  // spin between tasks, so that a kernel of a few microseconds can still split;
+  // a team's helpers sleep after 0.2 ms without work.
   int num_threads = 1;
   int max_call_depth = 10000;  // active Call frames (If/While bodies do not count)
   bool profile = false;        // collect per-node timings
