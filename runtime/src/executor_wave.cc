@@ -1,9 +1,9 @@
 // Running a wave (plan_waves.h): its hoisted light nodes, then its independent
-// heavy nodes as tasks on the Session's threads (its pool or team). Everything that touches the
-// frame, the buffer cache or a reference count (binding operands, making owned
-// outputs, errors, releases) happens on the calling thread before or after the
-// tasks; a task only calls its node's kernel, on refs no other task reads or
-// writes. Kernels get no pool or team inside a wave: neither is re-entrant, and
+// heavy nodes as tasks on the Session's threads (its pool or team). Everything
+// that touches the frame, the buffer cache or a reference count (binding operands,
+// making owned outputs, errors, releases) happens on the calling thread before or
+// after the tasks; a task only calls its node's kernel, on refs no other task
+// reads or writes. Kernels get no pool or team inside a wave: neither is re-entrant, and
 // the wave already keeps every thread busy.
 #ifdef SG_HAVE_XNNPACK
 #include <pthreadpool.h>

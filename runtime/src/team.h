@@ -1,8 +1,8 @@
 // SpinTeam: the calling thread and `threads - 1` helpers that spin between tasks,
 // so that forking work costs a few cache-line transfers instead of a system call.
 // That is what lets a loop split a 1 x 256 -> 256 step (2 µs) over two cores: a
-// pthreadpool fork-join costs 0.7-0.9 µs here (its futex wake), a hand-off
-// through this team 0.1-0.2 µs.
+// pthreadpool fork-join costs 0.7-0.9 µs here (its futex wake), a job of two empty
+// tasks on this team about 0.2 µs (bench/micro/RESULTS.md).
 //
 // One job at a time, published by a sequence number (odd while the caller writes
 // it). The caller runs the first of `threads` equal runs of indices itself, with
@@ -10,10 +10,11 @@
 // helpers', with a compare-and-swap on a word that carries the job's number beside
 // the next index (a helper that wakes late can never claim from a later job with an
 // earlier job's task), and stores how many it ran in a word of its own, which the
-// caller reads to know when all have run. Lines written by one thread and read by
-// another are few: the job's, and per helper its run and its count. A helper that
-// sees no job for kSpinNs parks on the sequence word (futex) until the next job;
-// the caller never waits for a helper to arrive, it takes the runs nobody claimed.
+// caller reads to know when all have run. A job moves few cache lines between
+// cores: the job's own, which holds the claim words, and each helper's count. A
+// helper that sees no job for kSpinNs parks on the sequence word (futex) until the
+// next job; the caller never waits for a helper to arrive, it takes the runs
+// nobody claimed.
 #pragma once
 
 #include <atomic>
