@@ -90,15 +90,18 @@ void SpinTeam::run(Task task, void* context, size_t n) {
   const size_t own = n / threads_;
   for (size_t i = 0; i < own; ++i) task(context, i);
   const size_t left = n - own - claim(1, 0, tag, task, context, n);
-  // What the helpers claimed: wait until they have run it.
-  while (true) {
+  // What the helpers claimed: wait until they have run it. A helper the system
+  // took off its core mid-task may need this one: after 16k spins (about 1 ms with
+  // x86's 140-cycle pause), give the core up between checks.
+  for (uint32_t spins = 0;; ++spins) {
     size_t ran = 0;
     for (size_t h = 1; h < threads_; ++h) {
       const uint64_t word = done_[h].done.load(std::memory_order_acquire);
       if (uint32_t(word >> 32) == tag) ran += size_t(word & 0xffffffffu);
     }
     if (ran >= left) return;
-    cpu_relax();
+    if (spins < (1u << 14)) cpu_relax();
+    else std::this_thread::yield();
   }
 }
 
