@@ -84,7 +84,8 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
 #ifdef SG_HAVE_XNNPACK
   // Threads: a team when every kernel can split over one (their hand-off is the
   // cheaper), else a pool, which XNNPACK's operators need.
-  if (num_threads > 1 && std::none_of(prepared_.begin(), prepared_.end(), [](const auto& p) { return p->needs_pool(); }))
+  const auto needs_pool = [](const auto& p) { return p->needs_pool(); };
+  if (num_threads > 1 && std::none_of(prepared_.begin(), prepared_.end(), needs_pool))
     team_ = SpinTeam::create(size_t(num_threads));
   if (team_ != nullptr) {
     num_threads_ = num_threads;

@@ -39,7 +39,8 @@ TEST(SpinTeam, RunsEveryIndexExactlyOnce) {
       for (int job = 0; job < 50; ++job) {
         Counts c(n);
         team->run(count, &c, n);
-        for (size_t i = 0; i < n; ++i) ASSERT_EQ(c.runs[i].load(), 1) << threads << " threads, n " << n << ", index " << i;
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(c.runs[i].load(), 1) << threads << " threads, n " << n << ", index " << i;
       }
     }
   }
