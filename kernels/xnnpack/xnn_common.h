@@ -13,6 +13,7 @@
 
 #include "reference/kernel.h"
 #include "xnnpack/simd.h"
+#include "xnnpack/xnnpack_backend.h"
 
 namespace sg::kernels::xnn {
 
@@ -27,10 +28,8 @@ Status check(xnn_status s, const char* what);
 inline pthreadpool_t pool_of(const KernelContext& ctx) { return static_cast<pthreadpool_t>(ctx.threadpool); }
 // The threads a kernel of ours may split over: its team's or its pool's, else 1.
 size_t threads_of(const KernelContext& ctx);
-// task(context, i) for every i in [0, n), over the context's team or pool, or on
-// this thread when it has neither.
-void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n);
-// task(context, begin, count) over [0, range) in tiles of `tile` indices, likewise.
+// task(context, begin, count) over [0, range) in tiles of `tile` indices, on the
+// context's team or pool or this thread, as parallelize (xnnpack_backend.h).
 void parallelize_tiles(const KernelContext& ctx, void (*task)(void*, size_t, size_t), void* context, size_t range,
                        size_t tile);
 // The pool for an operator of about `flops` operations: none below 2^21, where

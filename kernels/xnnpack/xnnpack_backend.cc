@@ -36,11 +36,6 @@ size_t threads_of(const KernelContext& ctx) {
   return ctx.threadpool != nullptr ? pthreadpool_get_threads_count(pool_of(ctx)) : 1;
 }
 
-void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n) {
-  if (ctx.team != nullptr) ctx.team->run(task, context, n);
-  else pthreadpool_parallelize_1d(pool_of(ctx), task, context, n, 0);  // a null pool runs them here
-}
-
 namespace {
 struct Tiles {
   void (*task)(void*, size_t, size_t);
@@ -175,6 +170,11 @@ void* xnnpack_create_threadpool(int num_threads) {
 
 void xnnpack_destroy_threadpool(void* pool) {
   if (pool != nullptr) pthreadpool_destroy(static_cast<pthreadpool_t>(pool));
+}
+
+void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n) {
+  if (ctx.team != nullptr) ctx.team->run(task, context, n);
+  else pthreadpool_parallelize_1d(xnn::pool_of(ctx), task, context, n, 0);  // a null pool runs them here
 }
 
 }  // namespace sg::kernels

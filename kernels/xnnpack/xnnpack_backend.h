@@ -8,7 +8,8 @@
 //      Non-null: run that node with it. Null: run the node's reference kernel.
 //      Preparing packs constant weights, so do it once per node per Session.
 //   3. At each execution of the node: kernel->run(ctx, inputs, outputs), with
-//      ctx.threadpool the Session's pool (xnnpack_create_threadpool) or null.
+//      ctx.threadpool the Session's pool (xnnpack_create_threadpool) or ctx.team
+//      its team, or neither.
 //
 // Lifetime and threading rules:
 //   - xnnpack_prepare reads InputInfo::constant only while it runs: weights are
@@ -65,5 +66,9 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
 // after the last run that uses it.
 void* xnnpack_create_threadpool(int num_threads);
 void xnnpack_destroy_threadpool(void* pool);
+
+// task(context, i) for every i in [0, n), over the context's team or pool, or on
+// this thread when it has neither.
+void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n);
 
 }  // namespace sg::kernels

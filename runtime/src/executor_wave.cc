@@ -3,10 +3,10 @@
 // that touches the frame, the buffer cache or a reference count (binding operands,
 // making owned outputs, errors, releases) happens on the calling thread before or
 // after the tasks; a task only calls its node's kernel, on refs no other task
-// reads or writes. Kernels get no pool or team inside a wave: neither is re-entrant, and
-// the wave already keeps every thread busy.
+// reads or writes. Kernels get no pool or team inside a wave: neither is
+// re-entrant, and the wave already keeps every thread busy.
 #ifdef SG_HAVE_XNNPACK
-#include <pthreadpool.h>
+#include "xnnpack/xnnpack_backend.h"
 #endif
 
 #include "executor.h"
@@ -79,10 +79,7 @@ Status Executor::run_wave(Frame& frame, const PlanStep& lead) {
   }
   WaveTask task{&plan, nodes, wave_status_.data(), wave_ns_.data(), profile_};
 #ifdef SG_HAVE_XNNPACK
-  if (kernels::Team* team = kernels_.team())
-    team->run(run_wave_node, &task, size);
-  else
-    pthreadpool_parallelize_1d(static_cast<pthreadpool_t>(kernels_.threadpool()), run_wave_node, &task, size, 0);
+  kernels::parallelize(direct_ctx_, run_wave_node, &task, size);
 #else
   for (size_t k = 0; k < size; ++k) run_wave_node(&task, k);  // no pool in this build: waves never form
 #endif
