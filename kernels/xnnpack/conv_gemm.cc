@@ -5,8 +5,8 @@
 // times that matrix, with the bias and relu in the GEMM's last store.
 //
 // Chosen over XNNPACK's convolution where our GEMM wins for dense layers
-// (packed_gemm_preferred: AVX-512, output channels filling at least 70% of the
-// 32-wide panels) and there are enough output channels to amortize gathering; and
+// (packed_gemm_isa: on AVX-512, output channels filling at least 70% of the
+// 32-wide panels; on AVX2) and there are enough output channels to amortize gathering; and
 // for a filter that is a run-time input, which XNNPACK's operators cannot take,
 // packed again on every run (make_conv_gemm_run_time). The patch rows are built in
 // a buffer the kernel keeps (grown on a first run, reused after); with threads,
@@ -171,8 +171,8 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   const bool fused = in.size() == 3;
   const InputInfo& f = in[1];
   const int64_t cin = f.shape[2], cout = f.shape[3];
-  if (groups != 1 || cout < kMinChannels || !packed_gemm_preferred(cout) ||
-      (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
+  const std::optional<simd::Isa> isa = packed_gemm_isa(cout);
+  if (groups != 1 || cout < kMinChannels || !isa || (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
     return nullptr;
   // Static input dims only: the patch buffer's size is known here.
   const InputInfo& x = in[0];
@@ -184,7 +184,7 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   if (oh <= 0 || ow <= 0 || x.shape[0] * oh * ow * k * int64_t(sizeof(float)) > kMaxPatchBytes) return nullptr;
   const float* w = static_cast<const float*>(f.constant);
   const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
-  std::optional<PackedPanels> packed = pack_panels(simd::Isa::kAvx512, w, size_t(k), size_t(cout), bias);
+  std::optional<PackedPanels> packed = pack_panels(*isa, w, size_t(k), size_t(cout), bias);
   if (!packed) return nullptr;
   const bool relu = activation == ops::attr::kActRelu;
   std::string name = std::string("sg:conv_gemm_f32(") + packed->isa.name + ")";

@@ -157,13 +157,21 @@ void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c
   p.isa.fn(args, row_begin, row_end, 0, (p.n + p.isa.nr - 1) / p.isa.nr);
 }
 
-bool packed_gemm_preferred(int64_t n) {
+std::optional<Isa> packed_gemm_isa(int64_t n) {
 #ifdef SG_SIMD_X86
-  const int64_t nr = int64_t(kAvx512NR), padded = (n + nr - 1) / nr * nr;
-  return n > 0 && 10 * n >= 7 * padded;
+  if (n <= 0) return std::nullopt;
+  switch (best_isa()) {
+    case Isa::kAvx512: {
+      const int64_t nr = int64_t(kAvx512NR), padded = (n + nr - 1) / nr * nr;
+      if (10 * n >= 7 * padded) return Isa::kAvx512;
+      return std::nullopt;
+    }
+    case Isa::kAvx2: return Isa::kAvx2;
+    default: return std::nullopt;
+  }
 #else
   (void)n;
-  return false;
+  return std::nullopt;
 #endif
 }
 

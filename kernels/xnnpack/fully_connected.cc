@@ -6,7 +6,7 @@
 // input (xnn_common.h); an input that could overflow, or is NaN or infinite, runs
 // the reference kernel.
 //
-// Where our packed-weight GEMM is faster (packed_gemm_preferred), it runs the node
+// Where our packed-weight GEMM is faster (packed_gemm_isa), it runs the node
 // instead (dense_gemm.cc).
 //
 // Large weights are split into operators of 128 output channels, each writing
@@ -120,8 +120,9 @@ std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> 
   if (!layer) return nullptr;
   const int64_t k = layer->k, n = layer->n;
   const bool fused = layer->bias != nullptr;
-  if (mode == FcSplit::kAuto && packed_gemm_preferred(n))
-    if (auto ours = make_packed_gemm(in, activation, simd::Isa::kAvx512)) return ours;
+  if (mode == FcSplit::kAuto)
+    if (const std::optional<simd::Isa> isa = packed_gemm_isa(n))
+      if (auto ours = make_packed_gemm(in, activation, *isa)) return ours;
   const float* w = layer->w;
   const float* bias = layer->bias;
   const float out_min = activation == ops::attr::kActRelu ? 0.0f : -kInf;

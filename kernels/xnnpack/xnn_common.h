@@ -104,7 +104,7 @@ Status check_dense_operands(ops::OpId op, int64_t k, int64_t n, std::span<const 
 // make_fully_connected: matmul (2 inputs) or fully_connected (3: the bias, which
 // must then be constant, like the weights) with `activation` (ops::attr::kAct*).
 // kAuto runs our packed-weight GEMM where it is the faster (make_packed_gemm,
-// dense_layer_prefers_packed_gemm), else XNNPACK like kXnnpack; kXnnpack splits
+// packed_gemm_isa), else XNNPACK like kXnnpack; kXnnpack splits
 // weights over ~1 MiB into XNNPACK operators of 128 output channels; kNever and
 // kAlways force one XNNPACK layout (for benchmarks and tests).
 enum class FcSplit { kAuto, kXnnpack, kNever, kAlways };
@@ -114,12 +114,17 @@ std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> 
 // The same nodes on our packed-weight GEMM (dense_gemm.h) for instruction set
 // `isa`: null where that set is not ours to run (baseline, or beyond this CPU).
 std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, int64_t activation, simd::Isa isa);
-// Whether a layer of n output channels runs faster on our AVX-512 GEMM than on
-// XNNPACK's operator. Measured (bench/micro/RESULTS.md): ours wins at every batch
-// (1.2-1.9x) where its 32-wide panels are mostly real columns, and loses where
-// zero padding fills most of them (n = 10: 0.7x), so it takes layers whose
-// padded panels are at least 70% real columns (n = 48 and 100 measured faster).
-bool packed_gemm_preferred(int64_t n);
+// The instruction set our GEMM runs a layer of n output channels with, where it
+// is faster than XNNPACK's operator on this CPU; nullopt where XNNPACK's is.
+// Measured (bench/micro/RESULTS.md):
+//  - AVX-512 (Xeon): ours wins at every batch (1.2-1.9x) where its 32-wide panels
+//    are mostly real columns, and loses where zero padding fills most of them
+//    (n = 10: 0.7x), so it takes layers whose padded panels are at least 70% real
+//    columns (n = 48 and 100 measured faster);
+//  - AVX2 without AVX-512 (EPYC, Zen 3): this XNNPACK ran its operators at ~35
+//    GFLOP/s against ours at 77-88 on 16-wide panels, and ours won every layer
+//    measured, n = 10 included (2.4x), at batch 1 to 64.
+std::optional<simd::Isa> packed_gemm_isa(int64_t n);
 std::unique_ptr<PreparedKernel> make_batch_matmul(std::span<const InputInfo> in);
 // conv2d (2 inputs, conv2d's attributes) or conv2d_bias (3 inputs, a constant
 // bias, conv2d_bias's attributes), with a constant filter.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "xnnpack/simd.h"
+#include "xnnpack/xnn_common.h"
 #include "xnnpack/xnn_tester.h"
 
 namespace sg::kernels::testing {
@@ -11,7 +12,8 @@ namespace {
 
 using ops::OpId;
 
-bool have_avx512() { return simd::best_isa() == simd::Isa::kAvx512; }
+// Our GEMM takes constant 64-channel filters on AVX-512 and AVX2 CPUs.
+bool have_our_gemm() { return xnn::packed_gemm_isa(64).has_value(); }
 
 struct Window {
   const char* name;
@@ -35,7 +37,7 @@ void expect_ours(OpId op, const ops::Attrs& attrs, std::vector<HostTensor> in, c
 }
 
 TEST(ConvGemm, WindowsPaddingsAndStrides) {
-  if (!have_avx512()) GTEST_SKIP() << "our GEMM needs AVX-512";
+  if (!have_our_gemm()) GTEST_SKIP() << "our GEMM needs AVX-512 or AVX2";
   const Window windows[] = {{"3x3 same", 3, 3, {1, 1}, {1, 1}, "SAME"},
                             {"3x3 valid", 3, 3, {1, 1}, {1, 1}, "VALID"},
                             {"3x3 same stride 2", 3, 3, {2, 2}, {1, 1}, "SAME"},
@@ -55,7 +57,7 @@ TEST(ConvGemm, WindowsPaddingsAndStrides) {
 }
 
 TEST(ConvGemm, BiasAndRelu) {
-  if (!have_avx512()) GTEST_SKIP() << "our GEMM needs AVX-512";
+  if (!have_our_gemm()) GTEST_SKIP() << "our GEMM needs AVX-512 or AVX2";
   for (int64_t act : {ops::attr::kActNone, ops::attr::kActRelu}) {
     ops::Attrs attrs = conv_attrs({1, 1}, {1, 1}, "SAME", 1);
     attrs.values.push_back(ops::AttrValue::Int(act));
@@ -67,7 +69,7 @@ TEST(ConvGemm, BiasAndRelu) {
 }
 
 TEST(ConvGemm, NanAndHugeInputsRunTheReference) {
-  if (!have_avx512()) GTEST_SKIP() << "our GEMM needs AVX-512";
+  if (!have_our_gemm()) GTEST_SKIP() << "our GEMM needs AVX-512 or AVX2";
   ops::Attrs attrs = conv_attrs({1, 1}, {1, 1}, "SAME", 1);
   attrs.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
   HostTensor f = HostTensor::random(DType::kF32, {3, 3, 32, 64}, 4, -1, 1);

@@ -146,8 +146,9 @@ TEST(PackedGemm, WeightsAreCopiedAtPrepare) {
   }
 }
 
-// Which kernel a dense layer gets through xnnpack_prepare: ours on AVX-512 where
-// its panels are mostly full (the mlp's 784 -> 512), XNNPACK for 10 outputs.
+// Which kernel a dense layer gets through xnnpack_prepare: on AVX-512, ours where
+// its panels are mostly full (the mlp's 784 -> 512) and XNNPACK for 10 outputs; on
+// AVX2, ours for both; elsewhere XNNPACK.
 TEST(PackedGemm, DenseLayersChooseTheirKernel) {
   ASSERT_TRUE(xnnpack_init().ok());
   HostTensor x = HostTensor::random(DType::kF32, {64, 784}, 1, -1, 1);
@@ -159,6 +160,8 @@ TEST(PackedGemm, DenseLayersChooseTheirKernel) {
   ASSERT_NE(wide, nullptr);
   if (simd::best_isa() == Isa::kAvx512) {
     EXPECT_STREQ(wide->name(), "sg:packed_gemm_f32(avx512)+bias+relu");
+  } else if (simd::best_isa() == Isa::kAvx2) {
+    EXPECT_STREQ(wide->name(), "sg:packed_gemm_f32(avx2)+bias+relu");
   } else {
     // 1.5 MiB of weights: XNNPACK, split into 128-channel operators on this size.
     EXPECT_STREQ(wide->name(), "xnnpack:fully_connected_nc_f32(split)+bias+relu");
@@ -171,14 +174,26 @@ TEST(PackedGemm, DenseLayersChooseTheirKernel) {
   auto narrow = xnnpack_prepare(OpId::FullyConnected, fc_attrs(ops::attr::kActNone),
                                 std::vector<InputInfo>{info_of(x, false), info_of(w10, true), info_of(b10, true)});
   ASSERT_NE(narrow, nullptr);
-  EXPECT_STREQ(narrow->name(), "xnnpack:fully_connected_nc_f32+bias");
+  EXPECT_STREQ(narrow->name(), simd::best_isa() == Isa::kAvx2 ? "sg:packed_gemm_f32(avx2)+bias"
+                                                              : "xnnpack:fully_connected_nc_f32+bias");
+  std::vector<HostTensor> narrow_in = {x, w10, b10};
+  compare_once(*narrow, OpId::FullyConnected, fc_attrs(ops::attr::kActNone), narrow_in, nullptr, narrow->name());
 
-#ifdef SG_SIMD_X86
-  EXPECT_TRUE(xnn::packed_gemm_preferred(512));
-  EXPECT_TRUE(xnn::packed_gemm_preferred(48));  // 48 real columns of 64
-#endif
-  EXPECT_FALSE(xnn::packed_gemm_preferred(10));
-  EXPECT_FALSE(xnn::packed_gemm_preferred(33));  // 33 real columns of 64
+  switch (simd::best_isa()) {
+    case Isa::kAvx512:
+      EXPECT_EQ(xnn::packed_gemm_isa(512), Isa::kAvx512);
+      EXPECT_EQ(xnn::packed_gemm_isa(48), Isa::kAvx512);  // 48 real columns of 64
+      EXPECT_EQ(xnn::packed_gemm_isa(10), std::nullopt);
+      EXPECT_EQ(xnn::packed_gemm_isa(33), std::nullopt);  // 33 real columns of 64
+      break;
+    case Isa::kAvx2:
+      for (int64_t n : {512, 48, 33, 10}) EXPECT_EQ(xnn::packed_gemm_isa(n), Isa::kAvx2) << n;
+      break;
+    default:
+      for (int64_t n : {512, 48, 33, 10}) EXPECT_EQ(xnn::packed_gemm_isa(n), std::nullopt) << n;
+      break;
+  }
+  EXPECT_EQ(xnn::packed_gemm_isa(0), std::nullopt);
 }
 
 }  // namespace

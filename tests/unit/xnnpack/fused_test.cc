@@ -42,20 +42,33 @@ TEST(XnnpackFused, FullyConnectedKeepsNaNThroughRelu) { check_fully_connected(tr
 TEST(XnnpackFused, FullyConnectedInputBiasRelu) { check_fully_connected(true, ops::attr::kActRelu, false, false); }
 TEST(XnnpackFused, FullyConnectedInputBiasKeepsNaN) { check_fully_connected(true, ops::attr::kActRelu, true, false); }
 
+// With a constant bias the node is one operator: XNNPACK's, or our GEMM where it is
+// the faster on this CPU (packed_gemm_isa); with a bias computed at run time, that
+// operator's matmul, then our epilogue.
 TEST(XnnpackFused, ConstantBiasAndReluRunInsideTheOperator) {
   ASSERT_TRUE(xnnpack_init().ok());
   HostTensor x = HostTensor::random(DType::kF32, {2, 7}, 1, -1, 1);
   HostTensor w = HostTensor::random(DType::kF32, {7, 5}, 2, -1, 1);
   HostTensor b = HostTensor::random(DType::kF32, {5}, 3, -1, 1);
   const ops::Attrs relu = fc_attrs(ops::attr::kActRelu);
-  auto whole = xnnpack_prepare(OpId::FullyConnected, relu,
-                               std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b, true)});
+  const std::vector<InputInfo> constant_bias = {info_of(x, false), info_of(w, true), info_of(b, true)};
+  const std::vector<InputInfo> input_bias = {info_of(x, false), info_of(w, true), info_of(b, false)};
+  const std::optional<simd::Isa> ours = xnn::packed_gemm_isa(5);
+  const std::string core = ours ? std::string("sg:packed_gemm_f32(") + (*ours == simd::Isa::kAvx2 ? "avx2" : "avx512") + ")"
+                                : "xnnpack:fully_connected_nc_f32";
+  auto whole = xnnpack_prepare(OpId::FullyConnected, relu, constant_bias);
   ASSERT_NE(whole, nullptr);
-  EXPECT_STREQ(whole->name(), "xnnpack:fully_connected_nc_f32+bias+relu");
-  auto epilogue = xnnpack_prepare(OpId::FullyConnected, relu,
-                                  std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b, false)});
+  EXPECT_EQ(whole->name(), core + "+bias+relu");
+  auto epilogue = xnnpack_prepare(OpId::FullyConnected, relu, input_bias);
   ASSERT_NE(epilogue, nullptr);
-  EXPECT_STREQ(epilogue->name(), "xnnpack:fully_connected_nc_f32+sg:bias_relu");
+  EXPECT_EQ(epilogue->name(), core + "+sg:bias_relu");
+  // XNNPACK's operator, whichever kernel the CPU prefers.
+  auto theirs = xnn::make_fully_connected(constant_bias, ops::attr::kActRelu, xnn::FcSplit::kXnnpack);
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_STREQ(theirs->name(), "xnnpack:fully_connected_nc_f32+bias+relu");
+  std::vector<HostTensor> in = {x, w, b};
+  for (PreparedKernel* k : {whole.get(), epilogue.get(), theirs.get()})
+    compare_once(*k, OpId::FullyConnected, relu, in, nullptr, k->name());
 }
 
 // Weights of +-2, alternating along the reduced dims, times inputs of 3e38: the
