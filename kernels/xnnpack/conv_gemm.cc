@@ -30,6 +30,11 @@ namespace {
 // 18.4 µs against XNNPACK's 20.1 (bench/micro/RESULTS.md); with 32, on 16x16x16,
 // the copy cost more than the GEMM saved (24.8 against 18.7 µs). XNNPACK's indirect convolution copies nothing.
 constexpr int64_t kMinChannels = 64;
+// On AVX2 (EPYC, Zen 3), where this XNNPACK's convolution ran at ~30-35 GFLOP/s,
+// ours took cnn's 16x16x16 -> 32 from 70 to 35 µs, but its 32x32x3 -> 16 from 30
+// to 38 (27-wide patches of 3-channel pieces gather slowly): cnn at one thread
+// ran 0.097 ms from 32 channels up, 0.107 from 16.
+constexpr int64_t kMinChannelsAvx2 = 32;
 // The gathered patches must stay in L2 for the GEMM to stream them from there:
 // on 56x56x64 (7 MiB of patches) XNNPACK was 1.15x faster on one thread, 1.7x on
 // two (the gather runs on one).
@@ -172,7 +177,7 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   const InputInfo& f = in[1];
   const int64_t cin = f.shape[2], cout = f.shape[3];
   const std::optional<simd::Isa> isa = packed_gemm_isa(cout);
-  if (groups != 1 || cout < kMinChannels || !isa || (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
+  if (groups != 1 || cout < (isa == simd::Isa::kAvx2 ? kMinChannelsAvx2 : kMinChannels) || !isa || (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
     return nullptr;
   // Static input dims only: the patch buffer's size is known here.
   const InputInfo& x = in[0];

@@ -1,11 +1,11 @@
-// f32 max pooling (NHWC) with AVX-512, channels 16 to a vector. XNNPACK's max
+// f32 max pooling (NHWC) with AVX-512 or AVX2, channels 16 or 8 to a vector. XNNPACK's max
 // pooling skips NaN, so every input had to be scanned for NaN first and such
 // inputs sent to the reference kernel; this kernel keeps NumPy's semantics itself,
 // with the reference kernel's fold over the window's taps in order,
 //     acc = (x >= acc || x is NaN) ? x : acc,  from -inf, padding cells never read,
 // as one compare mask each and a masked move, so its results are bit-identical to
 // the reference's, signed zeros included. Only built for x86 and chosen where the
-// CPU has AVX-512F; elsewhere XNNPACK's operator (and its NaN scan) stays.
+// CPU has AVX-512F or AVX2; elsewhere XNNPACK's operator (and its NaN scan) stays.
 #include "xnnpack/xnn_common.h"
 
 #ifdef SG_SIMD_X86
@@ -55,13 +55,52 @@ SG_TARGET_AVX512 void pool_rows(const Geometry& g, size_t begin, size_t end) {
   }
 }
 
+// The same fold, 8 channels to a vector; the tail's lanes are masked loads and stores.
+SG_TARGET_AVX2 void pool_rows_avx2(const Geometry& g, size_t begin, size_t end) {
+  const int64_t c = g.c;
+  const __m256 lowest = _mm256_set1_ps(-__builtin_inff());
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (size_t row = begin; row < end; ++row) {
+    const int64_t n = int64_t(row) / g.oh, oy = int64_t(row) % g.oh;
+    const int64_t y0 = oy * g.win.sh - g.pad_top;
+    const int64_t ylo = std::max<int64_t>(y0, 0), yhi = std::min(y0 + g.win.kh, g.h);
+    const float* image = g.x + n * g.h * g.w * c;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t x0 = ox * g.win.sw - g.pad_left;
+      const int64_t xlo = std::max<int64_t>(x0, 0), xhi = std::min(x0 + g.win.kw, g.w);
+      float* out = g.y + ((n * g.oh + oy) * g.ow + ox) * c;
+      for (int64_t j = 0; j < c; j += 8) {
+        const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(c - j, 8))), lane);
+        __m256 acc = lowest;
+        for (int64_t iy = ylo; iy < yhi; ++iy)
+          for (int64_t ix = xlo; ix < xhi; ++ix) {
+            const __m256 v = _mm256_maskload_ps(image + (iy * g.w + ix) * c + j, lanes);
+            const __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, acc, _CMP_GE_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            acc = _mm256_blendv_ps(acc, v, take);
+          }
+        _mm256_maskstore_ps(out + j, lanes, acc);
+      }
+    }
+  }
+}
+
+struct PoolTask {
+  const Geometry* g;
+  bool avx512;
+};
+
+void pool(const PoolTask& t, size_t begin, size_t end) {
+  if (t.avx512) pool_rows(*t.g, begin, end);
+  else pool_rows_avx2(*t.g, begin, end);
+}
+
 void run_rows(void* arg, size_t begin, size_t count) {
-  pool_rows(*static_cast<const Geometry*>(arg), begin, begin + count);
+  pool(*static_cast<const PoolTask*>(arg), begin, begin + count);
 }
 
 class MaxPoolKernel final : public PreparedKernel {
  public:
-  explicit MaxPoolKernel(const Window2D& w) : w_(w) {}
+  MaxPoolKernel(const Window2D& w, bool avx512) : w_(w), avx512_(avx512) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (in.size() != 1 || out.size() != 1) return internal_error("max_pool2d: wrong operand count");
@@ -75,21 +114,24 @@ class MaxPoolKernel final : public PreparedKernel {
                      padding_before(x.shape[1], o.shape[1], w_.kh, w_.sh, 1, w_.same),
                      padding_before(x.shape[2], o.shape[2], w_.kw, w_.sw, 1, w_.same), w_};
     const size_t rows = size_t(o.shape[0] * o.shape[1]);
-    if (double(o.numel()) * double(w_.kh * w_.kw) < kMinPoolFlops || threads_of(ctx) <= 1) pool_rows(g, 0, rows);
-    else parallelize_tiles(ctx, run_rows, const_cast<Geometry*>(&g), rows, 1);
+    PoolTask task{&g, avx512_};
+    if (double(o.numel()) * double(w_.kh * w_.kw) < kMinPoolFlops || threads_of(ctx) <= 1) pool(task, 0, rows);
+    else parallelize_tiles(ctx, run_rows, &task, rows, 1);
     return Status::Ok();
   }
-  const char* name() const override { return "sg:max_pool_f32(avx512)"; }
+  const char* name() const override { return avx512_ ? "sg:max_pool_f32(avx512)" : "sg:max_pool_f32(avx2)"; }
 
  private:
   Window2D w_;
+  bool avx512_;
 };
 
 }  // namespace
 
 std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w) {
-  if (simd::best_isa() != simd::Isa::kAvx512) return nullptr;
-  return std::make_unique<MaxPoolKernel>(w);
+  const simd::Isa isa = simd::best_isa();
+  if (isa != simd::Isa::kAvx512 && isa != simd::Isa::kAvx2) return nullptr;
+  return std::make_unique<MaxPoolKernel>(w, isa == simd::Isa::kAvx512);
 }
 
 }  // namespace sg::kernels::xnn

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "xnnpack/simd.h"
 #include "xnnpack/xnn_tester.h"
 
 namespace sg::kernels::testing {
@@ -130,6 +131,11 @@ TEST(XnnpackPool, MaxPoolingIsBitIdenticalToTheReference) {
   }
   auto kernel = xnnpack_prepare(OpId::MaxPool2D, attrs, std::vector<InputInfo>{info_of(x, false)});
   ASSERT_NE(kernel, nullptr);
+  if (simd::best_isa() == simd::Isa::kAvx512) {
+    EXPECT_STREQ(kernel->name(), "sg:max_pool_f32(avx512)");
+  } else if (simd::best_isa() == simd::Isa::kAvx2) {
+    EXPECT_STREQ(kernel->name(), "sg:max_pool_f32(avx2)");
+  }
   const std::vector<int64_t> shape = infer_shape(OpId::MaxPool2D, attrs, {x});
   HostTensor want(DType::kF32, shape), got(DType::kF32, shape);
   const TensorRef in = x.ref();
