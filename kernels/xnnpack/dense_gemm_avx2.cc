@@ -78,15 +78,23 @@ void tile(const float* a, size_t lda, const float* w, size_t kc, float* c, size_
   store_tile<MR>(lo, hi, c, ldc, s);
 }
 
-// One row: four interleaved sums over k hide the FMA latency (see the AVX-512 file).
+// One row: four interleaved sums over k hide the FMA latency. As in the AVX-512
+// file, a single-row product calls it with the panel's whole K, and each
+// iteration asks for the cache lines kAhead bytes on, across the end of the
+// panel into the next (they are contiguous): on an EPYC (Zen 3) the rnn benchmark
+// (100 steps of 1 x 256 -> 256, weights from L2) went from 0.40 to 0.38 ms with
+// 1 KiB ahead (2 KiB: 0.38-0.39).
 __attribute__((noinline)) SG_TARGET_AVX2
 void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s) {
+  constexpr size_t kAhead = 1024 / sizeof(float);
   __m256 lo[1], hi[1];
   load_tile<1>(lo, hi, c, 0, s);
   __m256 l1 = _mm256_setzero_ps(), h1 = l1, l2 = l1, h2 = l1, l3 = l1, h3 = l1;
   size_t p = 0;
   for (; p + 4 <= kc; p += 4) {
     const float* q = w + p * kNR;
+#pragma GCC unroll 4
+    for (int line = 0; line < 4; ++line) _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
     lo[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q), lo[0]);
     hi[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q + 8), hi[0]);
     l1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 1), _mm256_load_ps(q + 16), l1);
@@ -135,6 +143,11 @@ SG_TARGET_AVX2 void gemm_avx2(const GemmArgs& g, size_t row_begin, size_t row_en
     s.relu = g.relu;
     s.bias = g.bias != nullptr ? g.bias + col : nullptr;
     const float* panel = g.w + p * g.k * kNR;
+    if (row_end - row_begin == 1) {
+      s.first = s.last = true;
+      row(g.a + row_begin * g.lda, panel, g.k, g.c + row_begin * g.ldc + col, s);
+      continue;
+    }
     for (size_t k0 = 0; k0 < g.k; k0 += g.kc) {
       const size_t kc = std::min(g.kc, g.k - k0);
       s.first = k0 == 0;
