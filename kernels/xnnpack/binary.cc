@@ -166,6 +166,38 @@ void run_task(void* arg, size_t start, size_t count) {
 // Output elements per task.
 constexpr size_t kTaskElements = 8192;
 
+// Below this many elements an op runs as one flat row on this thread when each
+// operand is either the output's shape or a single value: no plan, no division.
+constexpr int64_t kFlatElements = 4096;
+
+// Whether `t` is read as a whole row of o's elements (its shape is o's) or as one
+// repeated value (one element, rank at most o's); false for any other broadcast.
+bool flat_operand(const TensorRef& t, const TensorRef& o, bool& steps) {
+  bool same = t.rank == o.rank;
+  for (int d = 0; same && d < t.rank; ++d) same = t.shape[d] == o.shape[d];
+  steps = same;
+  return same || (t.rank <= o.rank && t.numel() == 1);
+}
+
+void flat(BinOp op, Isa isa, const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX512 void flat_avx512(BinOp op, const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
+  row_op<V16>(op, a, sa, b, sb, o, n);
+}
+SG_TARGET_AVX2 void flat_avx2(BinOp op, const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
+  row_op<V8>(op, a, sa, b, sb, o, n);
+}
+#endif
+void flat(BinOp op, Isa isa, const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return flat_avx512(op, a, step_a, b, step_b, o, n);
+    case Isa::kAvx2: return flat_avx2(op, a, step_a, b, step_b, o, n);
+#endif
+    default: return row_op<V4>(op, a, step_a, b, step_b, o, n);
+  }
+}
+
 class BinaryKernel final : public PreparedKernel {
  public:
   BinaryKernel(ops::OpId id, BinOp op, const char* name) : id_(id), op_(op), isa_(best_isa()), name_(name) {}
@@ -173,6 +205,15 @@ class BinaryKernel final : public PreparedKernel {
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (in.size() != 2 || out.size() != 1) return internal_error(std::string(name_) + ": wrong operand count");
     const TensorRef &a = in[0], &b = in[1], &o = out[0];
+    // Equal shapes or a single value, on a small output (a chain of small ops): one
+    // row, straight away. dispatch's 1,000 ops on 16 floats: 32 -> 16 ns per node.
+    bool step_a = false, step_b = false;
+    const int64_t n_out = o.numel();
+    if (n_out <= kFlatElements && is_f32(a) && is_f32(b) && is_f32(o) && flat_operand(a, o, step_a) &&
+        flat_operand(b, o, step_b)) {
+      if (n_out > 0) flat(op_, isa_, a.as<const float>(), step_a, b.as<const float>(), step_b, o.as<float>(), size_t(n_out));
+      return Status::Ok();
+    }
     Plan p;
     // What this plan does not take goes to the reference kernel, whose checks
     // give the error message.

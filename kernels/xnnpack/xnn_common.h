@@ -152,15 +152,15 @@ inline int64_t padding_before(int64_t in, int64_t out, int64_t k, int64_t stride
 
 // The same conv2d / conv2d_bias on our packed GEMM over gathered patches
 // (conv_gemm.cc), for a validated window; null where XNNPACK's operator is the
-// better choice (see conv_gemm.cc) or the CPU lacks AVX-512.
+// better choice (see conv_gemm.cc) or the CPU has neither AVX-512 nor AVX2.
 std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::span<const InputInfo> in,
                                                const Window2D& w, int64_t groups, int64_t activation);
 // The same with the filter (and bias) run-time inputs of static shape, packed on
 // every run; null without one of our GEMM's instruction sets (AVX-512, AVX2).
 std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs, std::span<const InputInfo> in,
                                                         const Window2D& w, int64_t groups, int64_t activation);
-// f32 max pooling over a validated window with AVX-512 (max_pool.cc), bit-identical
-// to the reference kernel, NaN included; null without AVX-512F.
+// f32 max pooling over a validated window with AVX-512 or AVX2 (max_pool.cc),
+// bit-identical to the reference kernel, NaN included; null without either.
 std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);

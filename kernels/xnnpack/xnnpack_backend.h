@@ -35,7 +35,7 @@
 //     kernels (tanh, gelu, relu, binary arithmetic, batch matmul), used where this
 //     XNNPACK lacks the op or turns NaN into -inf/0 where NumPy keeps NaN, and
 //     our packed-weight GEMM for dense layers where it is the faster
-//     ("sg:packed_gemm_f32(avx512)...", dense_gemm.h).
+//     ("sg:packed_gemm_f32(avx512)..." or "(avx2)", dense_gemm.h).
 #pragma once
 
 #include <memory>

@@ -125,6 +125,12 @@ TEST_P(BinaryTest, BroadcastingShapesInOneKernel) {
       // 8 dims that coalesce.
       {{1, 2, 3, 4, 1, 1, 2, 3}, {1, 1, 1, 4, 1, 1, 1, 3}},
       {{1000, 37}, {37}},
+      // One flat row: equal shapes or one value, up to 4,096 elements, with a tail.
+      {{19}, {1}},
+      {{1, 1, 1}, {2, 9}},
+      {{4096}, {4096}},
+      {{4097}, {4097}},
+      {{1, 19}, {19}},
   };
   std::vector<std::vector<HostTensor>> cases;
   uint32_t seed = 10;
