@@ -1,16 +1,16 @@
-// f32 max pooling (NHWC) with AVX-512 or AVX2, channels 16 or 8 to a vector. XNNPACK's max
+// f32 max pooling (NHWC) with AVX-512 or AVX2 vectors (simd.h), channels 16 or 8 to
+// a vector and the last ones one at a time. XNNPACK's max
 // pooling skips NaN, so every input had to be scanned for NaN first and such
 // inputs sent to the reference kernel; this kernel keeps NumPy's semantics itself,
 // with the reference kernel's fold over the window's taps in order,
 //     acc = (x >= acc || x is NaN) ? x : acc,  from -inf, padding cells never read,
-// as one compare mask each and a masked move, so its results are bit-identical to
+// as one compare mask each and a select, so its results are bit-identical to
 // the reference's, signed zeros included. Only built for x86 and chosen where the
 // CPU has AVX-512F or AVX2; elsewhere XNNPACK's operator (and its NaN scan) stays.
 #include "xnnpack/xnn_common.h"
 
 #ifdef SG_SIMD_X86
 
-#include <immintrin.h>
 #include <pthreadpool.h>
 
 #include <algorithm>
@@ -27,10 +27,22 @@ struct Geometry {
   Window2D win;
 };
 
-// Output rows [begin, end) of the flattened (n, oy).
-SG_TARGET_AVX512 void pool_rows(const Geometry& g, size_t begin, size_t end) {
-  const int64_t c = g.c;
-  const __m512 lowest = _mm512_set1_ps(-__builtin_inff());
+using simd::Isa;
+using simd::kLanes;
+
+// The reference kernel's step, one lane or a vector of them: the later of equal
+// values, and the first NaN, win.
+template <class V>
+SG_SIMD_INLINE V take_max(V acc, V x) {
+  return ((x >= acc) | (x != x)) ? x : acc;
+}
+SG_SIMD_INLINE float take_max(float acc, float x) { return (x >= acc || x != x) ? x : acc; }
+
+// Output rows [begin, end) of the flattened (n, oy): kLanes<V> channels to a
+// vector, then the last channels one at a time.
+template <class V>
+SG_SIMD_INLINE void pool_rows(const Geometry& g, size_t begin, size_t end) {
+  const int64_t c = g.c, lanes = kLanes<V>;
   for (size_t row = begin; row < end; ++row) {
     const int64_t n = int64_t(row) / g.oh, oy = int64_t(row) % g.oh;
     const int64_t y0 = oy * g.win.sh - g.pad_top;
@@ -40,57 +52,35 @@ SG_TARGET_AVX512 void pool_rows(const Geometry& g, size_t begin, size_t end) {
       const int64_t x0 = ox * g.win.sw - g.pad_left;
       const int64_t xlo = std::max<int64_t>(x0, 0), xhi = std::min(x0 + g.win.kw, g.w);
       float* out = g.y + ((n * g.oh + oy) * g.ow + ox) * c;
-      for (int64_t j = 0; j < c; j += 16) {
-        const __mmask16 lanes = c - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (c - j)) - 1);
-        __m512 acc = lowest;
+      int64_t j = 0;
+      for (; j + lanes <= c; j += lanes) {
+        V acc = simd::splat<V>(-__builtin_inff());
         for (int64_t iy = ylo; iy < yhi; ++iy)
-          for (int64_t ix = xlo; ix < xhi; ++ix) {
-            const __m512 v = _mm512_maskz_loadu_ps(lanes, image + (iy * g.w + ix) * c + j);
-            const __mmask16 take = _mm512_cmp_ps_mask(v, acc, _CMP_GE_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-            acc = _mm512_mask_mov_ps(acc, take, v);
-          }
-        _mm512_mask_storeu_ps(out + j, lanes, acc);
+          for (int64_t ix = xlo; ix < xhi; ++ix) acc = take_max(acc, simd::load<V>(image + (iy * g.w + ix) * c + j));
+        simd::store<V>(out + j, acc);
+      }
+      for (; j < c; ++j) {
+        float acc = -__builtin_inff();
+        for (int64_t iy = ylo; iy < yhi; ++iy)
+          for (int64_t ix = xlo; ix < xhi; ++ix) acc = take_max(acc, image[(iy * g.w + ix) * c + j]);
+        out[j] = acc;
       }
     }
   }
 }
 
-// The same fold, 8 channels to a vector; the tail's lanes are masked loads and stores.
-SG_TARGET_AVX2 void pool_rows_avx2(const Geometry& g, size_t begin, size_t end) {
-  const int64_t c = g.c;
-  const __m256 lowest = _mm256_set1_ps(-__builtin_inff());
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (size_t row = begin; row < end; ++row) {
-    const int64_t n = int64_t(row) / g.oh, oy = int64_t(row) % g.oh;
-    const int64_t y0 = oy * g.win.sh - g.pad_top;
-    const int64_t ylo = std::max<int64_t>(y0, 0), yhi = std::min(y0 + g.win.kh, g.h);
-    const float* image = g.x + n * g.h * g.w * c;
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      const int64_t x0 = ox * g.win.sw - g.pad_left;
-      const int64_t xlo = std::max<int64_t>(x0, 0), xhi = std::min(x0 + g.win.kw, g.w);
-      float* out = g.y + ((n * g.oh + oy) * g.ow + ox) * c;
-      for (int64_t j = 0; j < c; j += 8) {
-        const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::min<int64_t>(c - j, 8))), lane);
-        __m256 acc = lowest;
-        for (int64_t iy = ylo; iy < yhi; ++iy)
-          for (int64_t ix = xlo; ix < xhi; ++ix) {
-            const __m256 v = _mm256_maskload_ps(image + (iy * g.w + ix) * c + j, lanes);
-            const __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, acc, _CMP_GE_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-            acc = _mm256_blendv_ps(acc, v, take);
-          }
-        _mm256_maskstore_ps(out + j, lanes, acc);
-      }
-    }
-  }
+SG_TARGET_AVX512 void pool_rows_avx512(const Geometry& g, size_t begin, size_t end) {
+  pool_rows<simd::V16>(g, begin, end);
 }
+SG_TARGET_AVX2 void pool_rows_avx2(const Geometry& g, size_t begin, size_t end) { pool_rows<simd::V8>(g, begin, end); }
 
 struct PoolTask {
   const Geometry* g;
-  bool avx512;
+  Isa isa;
 };
 
 void pool(const PoolTask& t, size_t begin, size_t end) {
-  if (t.avx512) pool_rows(*t.g, begin, end);
+  if (t.isa == Isa::kAvx512) pool_rows_avx512(*t.g, begin, end);
   else pool_rows_avx2(*t.g, begin, end);
 }
 
@@ -100,7 +90,7 @@ void run_rows(void* arg, size_t begin, size_t count) {
 
 class MaxPoolKernel final : public PreparedKernel {
  public:
-  MaxPoolKernel(const Window2D& w, bool avx512) : w_(w), avx512_(avx512) {}
+  MaxPoolKernel(const Window2D& w, Isa isa) : w_(w), isa_(isa) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (in.size() != 1 || out.size() != 1) return internal_error("max_pool2d: wrong operand count");
@@ -114,24 +104,26 @@ class MaxPoolKernel final : public PreparedKernel {
                      padding_before(x.shape[1], o.shape[1], w_.kh, w_.sh, 1, w_.same),
                      padding_before(x.shape[2], o.shape[2], w_.kw, w_.sw, 1, w_.same), w_};
     const size_t rows = size_t(o.shape[0] * o.shape[1]);
-    PoolTask task{&g, avx512_};
+    PoolTask task{&g, isa_};
     if (double(o.numel()) * double(w_.kh * w_.kw) < kMinPoolFlops || threads_of(ctx) <= 1) pool(task, 0, rows);
     else parallelize_tiles(ctx, run_rows, &task, rows, 1);
     return Status::Ok();
   }
-  const char* name() const override { return avx512_ ? "sg:max_pool_f32(avx512)" : "sg:max_pool_f32(avx2)"; }
+  const char* name() const override {
+    return isa_ == Isa::kAvx512 ? "sg:max_pool_f32(avx512)" : "sg:max_pool_f32(avx2)";
+  }
 
  private:
   Window2D w_;
-  bool avx512_;
+  Isa isa_;
 };
 
 }  // namespace
 
 std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w) {
-  const simd::Isa isa = simd::best_isa();
-  if (isa != simd::Isa::kAvx512 && isa != simd::Isa::kAvx2) return nullptr;
-  return std::make_unique<MaxPoolKernel>(w, isa == simd::Isa::kAvx512);
+  const Isa isa = simd::best_isa();
+  if (isa != Isa::kAvx512 && isa != Isa::kAvx2) return nullptr;
+  return std::make_unique<MaxPoolKernel>(w, isa);
 }
 
 }  // namespace sg::kernels::xnn
