@@ -179,7 +179,6 @@ bool flat_operand(const TensorRef& t, const TensorRef& o, bool& steps) {
   return same || (t.rank <= o.rank && t.numel() == 1);
 }
 
-void flat(BinOp op, Isa isa, const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
 #ifdef SG_SIMD_X86
 SG_TARGET_AVX512 void flat_avx512(BinOp op, const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
   row_op<V16>(op, a, sa, b, sb, o, n);
