@@ -6,7 +6,9 @@
 //     inside the XNNPACK operator);
 //   - dense layers on XNNPACK vs our packed-weight GEMM (AVX-512 and AVX2);
 //   - matmul 64x784 @ 784x512: the reference kernel, XNNPACK fully connected
-//     (constant weights) and our own GEMM (both operands non-constant).
+//     (constant weights) and our own GEMM (both operands non-constant);
+//   - one core streaming a buffer it reads again and again (BM_StreamRead/KiB),
+//     the floor of matrix-vector loops whose weights stay in cache.
 // The argument is the thread count (1 or 2).
 #include <benchmark/benchmark.h>
 
@@ -207,6 +209,49 @@ void matmul_prepared(benchmark::State& state, bool constant_b) {
 void BM_MatMul_64x784x512_XnnpackConstantB(benchmark::State& s) { matmul_prepared(s, true); }
 void BM_MatMul_64x784x512_OwnGemm(benchmark::State& s) { matmul_prepared(s, false); }
 
+// The rate one core reads f32 weights that a loop reads again every step: the
+// floor of the rnn and beam loops (U, 256 KiB; V, U and W, 608 KiB), which no f32
+// matrix-vector product goes under. A sum of range(0) KiB into four vector
+// accumulators (no other work per load), again and again; bench/compare reads its
+// GB/s counter.
+template <class V>
+SG_SIMD_INLINE float stream_sum(const float* p, size_t n) {
+  constexpr size_t L = size_t(simd::kLanes<V>);
+  V a0{}, a1{}, a2{}, a3{};
+  for (size_t i = 0; i + 4 * L <= n; i += 4 * L) {
+    a0 += simd::load<V>(p + i);
+    a1 += simd::load<V>(p + i + L);
+    a2 += simd::load<V>(p + i + 2 * L);
+    a3 += simd::load<V>(p + i + 3 * L);
+  }
+  const V a = (a0 + a1) + (a2 + a3);
+  float s = 0;
+  for (size_t l = 0; l < L; ++l) s += a[l];
+  return s;
+}
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX512 float stream_avx512(const float* p, size_t n) { return stream_sum<simd::V16>(p, n); }
+SG_TARGET_AVX2 float stream_avx2(const float* p, size_t n) { return stream_sum<simd::V8>(p, n); }
+#endif
+float stream(simd::Isa isa, const float* p, size_t n) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case simd::Isa::kAvx512: return stream_avx512(p, n);
+    case simd::Isa::kAvx2: return stream_avx2(p, n);
+#endif
+    default: return stream_sum<simd::V4>(p, n);
+  }
+}
+
+void BM_StreamRead(benchmark::State& s) {
+  const size_t n = size_t(s.range(0)) * 1024 / sizeof(float);
+  std::vector<float> weights(n, 0.5f);
+  const simd::Isa isa = simd::best_isa();
+  for (auto _ : s) benchmark::DoNotOptimize(stream(isa, weights.data(), n));
+  s.counters["GB/s"] = benchmark::Counter(double(n * sizeof(float)) * double(s.iterations()) / 1e9,
+                                          benchmark::Counter::kIsRate);
+}
+
 // Real time: with two threads the caller's CPU time undercounts the work.
 #define SG_BENCH(fn) BENCHMARK(fn)->Arg(1)->Arg(2)->UseRealTime()->MinTime(0.5)
 SG_BENCH(BM_FullyConnected_64x1024x1024_Split);
@@ -238,6 +283,7 @@ SG_DENSE_BENCH(1x512x512);
 SG_DENSE_BENCH(1x512x10);
 SG_DENSE_BENCH(8x784x512);
 SG_DENSE_BENCH(64x4096x4096);
+BENCHMARK(BM_StreamRead)->Arg(256)->Arg(608)->UseRealTime()->MinTime(0.5);
 
 }  // namespace
 }  // namespace sg::kernels

@@ -137,6 +137,25 @@ def run_timing(plan_path, threads, runs, per_round):
         return json.load(f)
 
 
+def stream_rates(build_dir):
+    """{KiB: GB/s} one core reads a buffer of that size again and again
+    (bench/micro's BM_StreamRead on our SIMD scan), for the memory lower bounds; {}
+    where the micro-benchmarks are not built."""
+    exe = os.path.join(build_dir, "bench", "sg_xnnpack_bench")
+    if not os.path.exists(exe):
+        return {}
+    p = subprocess.run([exe, "--benchmark_filter=BM_StreamRead", "--benchmark_format=json",
+                        "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return {}
+    rates = {}
+    for b in json.loads(p.stdout)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            rates[int(b["run_name"].split("/")[1])] = b["GB/s"] / 1e9
+    return rates
+
+
 def run_probe(plan_path, name, workload, case):
     p = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "probe.py"), plan_path,
                         name, workload, case], capture_output=True, text=True)
@@ -180,5 +199,6 @@ def main(args):
         timings[t] = run_timing(plan_path, t, args.runs, args.per_round)
     log("measuring load time and peak memory")
     probes = run_probes(plan_path, plan)
-    path = report.write(plan, timings, probes, args)
+    log("measuring one core's streaming rate (bench/micro BM_StreamRead)")
+    path = report.write(plan, timings, probes, args, stream_rates(build_dir))
     log(f"wrote {os.path.relpath(path, REPO)}")

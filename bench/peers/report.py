@@ -29,6 +29,17 @@ def flops(workload, case):
     return None
 
 
+def weights_per_step(workload):
+    """(bytes of f32 weights read again every step, steps, KiB the stream benchmark
+    measures) for the loops whose matrix-vector products re-read their weights from
+    cache each step, for the memory lower bound; None for the others."""
+    if workload == "rnn":
+        return 4 * 256 * 256, 100, 256
+    if workload == "beam":
+        return 4 * (64 * 128 + 128 * 128 + 128 * 1000), 50, 608
+    return None
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -151,6 +162,26 @@ def lower_bound(item, timings):
     return [f"Lower bound: {f / 1e6:.2f} MFLOP / measured peak ({'; '.join(parts)})."] if parts else []
 
 
+def memory_bound(item, timings, rates):
+    """The time one core needs to read the loop's weights once per step, at the rate
+    it streams a buffer of that size (BM_StreamRead): no f32 kernel goes under it.
+    Each system's 1-thread median over it: for ours, how close we are; for a peer,
+    the most any f32 runtime can be faster than it on one core."""
+    w = weights_per_step(item["workload"])
+    if w is None or w[2] not in rates:
+        return []
+    per_step, steps, kib = w
+    ms = steps * per_step / (rates[kib] * 1e9) * 1e3
+    line = (f"Memory bound, 1 thr.: {steps} steps x {per_step / 1024:.0f} KiB of weights read again each step, "
+            f"at {rates[kib]:.0f} GB/s (one core streaming {kib} KiB) = {ms:.3f} ms")
+    one = timings.get(1, {}).get(f"{item['workload']}/{item['case']}", {})
+    over = [f"{name} {one[name]['median_ms'] / ms:.2f}x" for name in systems.SYSTEMS
+            if "median_ms" in one.get(name, {})]
+    if over:
+        line += "; 1-thread medians over it: " + ", ".join(over)
+    return [line + ". With 2 threads each core reads its half of the weights."]
+
+
 def header(plan, timings, args):
     lib = runtime_library_size(plan["build"])
     lines = ["# Benchmark results", "",
@@ -185,11 +216,12 @@ def not_yet_lines(plan):
     return ["## What Stagegraph cannot run yet", ""] + (lines or ["- nothing: every workload runs."]) + [""]
 
 
-def write(plan, timings, probes, args):
+def write(plan, timings, probes, args, rates=None):
     lines = header(plan, timings, args) + not_yet_lines(plan)
     for item in plan["cases"]:
         lines += [f"## {item['workload']} / {item['case']}", ""] + case_table(plan, item, timings, probes) + [""]
         lines += lower_bound(item, timings)
+        lines += memory_bound(item, timings, rates or {})
         lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
     micro = os.path.join(BENCH, "micro", "RESULTS.md")
     if os.path.exists(micro):  # the micro-benchmark figures, recorded by hand with their method
