@@ -36,7 +36,7 @@ def weights_per_step(workload):
     if workload == "rnn":
         return 4 * 256 * 256, 100, 256
     if workload == "beam":
-        return 4 * (64 * 128 + 128 * 128 + 128 * 1000), 50, 608
+        return 4 * (64 * 128 + 128 * 128 + 128 * 1000), 50, 596
     return None
 
 
