@@ -210,7 +210,8 @@ class BinaryKernel final : public PreparedKernel {
     const int64_t n_out = o.numel();
     if (n_out <= kFlatElements && is_f32(a) && is_f32(b) && is_f32(o) && flat_operand(a, o, step_a) &&
         flat_operand(b, o, step_b)) {
-      if (n_out > 0) flat(op_, isa_, a.as<const float>(), step_a, b.as<const float>(), step_b, o.as<float>(), size_t(n_out));
+      if (n_out > 0)
+        flat(op_, isa_, a.as<const float>(), step_a, b.as<const float>(), step_b, o.as<float>(), size_t(n_out));
       return Status::Ok();
     }
     Plan p;

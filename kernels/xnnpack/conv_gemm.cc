@@ -6,7 +6,8 @@
 //
 // Chosen over XNNPACK's convolution where our GEMM wins for dense layers
 // (packed_gemm_isa: on AVX-512, output channels filling at least 70% of the
-// 32-wide panels; on AVX2) and there are enough output channels to amortize gathering; and
+// 32-wide panels; on AVX2) and there are enough output channels to amortize
+// gathering; and
 // for a filter that is a run-time input, which XNNPACK's operators cannot take,
 // packed again on every run (make_conv_gemm_run_time). The patch rows are built in
 // a buffer the kernel keeps (grown on a first run, reused after); with threads,
@@ -177,7 +178,8 @@ std::unique_ptr<PreparedKernel> make_conv_gemm(const ops::Attrs& attrs, std::spa
   const InputInfo& f = in[1];
   const int64_t cin = f.shape[2], cout = f.shape[3];
   const std::optional<simd::Isa> isa = packed_gemm_isa(cout);
-  if (groups != 1 || cout < (isa == simd::Isa::kAvx2 ? kMinChannelsAvx2 : kMinChannels) || !isa || (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
+  if (!isa || groups != 1 || cout < (*isa == simd::Isa::kAvx2 ? kMinChannelsAvx2 : kMinChannels) ||
+      (in[0].shape[3] >= 0 && in[0].shape[3] != cin))
     return nullptr;
   // Static input dims only: the patch buffer's size is known here.
   const InputInfo& x = in[0];

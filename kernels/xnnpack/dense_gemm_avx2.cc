@@ -94,7 +94,8 @@ void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s
   for (; p + 4 <= kc; p += 4) {
     const float* q = w + p * kNR;
 #pragma GCC unroll 4
-    for (int line = 0; line < 4; ++line) _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
+    for (int line = 0; line < 4; ++line)
+      _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
     lo[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q), lo[0]);
     hi[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q + 8), hi[0]);
     l1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 1), _mm256_load_ps(q + 16), l1);

@@ -54,8 +54,9 @@ TEST(XnnpackFused, ConstantBiasAndReluRunInsideTheOperator) {
   const std::vector<InputInfo> constant_bias = {info_of(x, false), info_of(w, true), info_of(b, true)};
   const std::vector<InputInfo> input_bias = {info_of(x, false), info_of(w, true), info_of(b, false)};
   const std::optional<simd::Isa> ours = xnn::packed_gemm_isa(5);
-  const std::string core = ours ? std::string("sg:packed_gemm_f32(") + (*ours == simd::Isa::kAvx2 ? "avx2" : "avx512") + ")"
-                                : "xnnpack:fully_connected_nc_f32";
+  const std::string core = !ours ? std::string("xnnpack:fully_connected_nc_f32")
+                                 : *ours == simd::Isa::kAvx2 ? "sg:packed_gemm_f32(avx2)"
+                                                             : "sg:packed_gemm_f32(avx512)";
   auto whole = xnnpack_prepare(OpId::FullyConnected, relu, constant_bias);
   ASSERT_NE(whole, nullptr);
   EXPECT_EQ(whole->name(), core + "+bias+relu");
