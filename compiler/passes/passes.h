@@ -1,8 +1,9 @@
 // Optimization passes over the IR (issue 7), run by graph-compile after staging
 // and before verification and emission:
 //   -O0  nothing
-//   -O1  algebraic simplification, constant folding, common subexpression
-//        elimination, dead code elimination
+//   -O1  algebraic simplification, Ifs that only choose values as selects,
+//        constant folding, common subexpression elimination, dead code
+//        elimination
 //   -O2  -O1, then the hoisting of a counted loop's input projection, fusion
 //        (fully_connected, conv2d_bias) and loop-invariant code motion out of
 //        While bodies, then -O1 again
@@ -36,6 +37,11 @@ bool eliminate_common_subexpressions(ir::Module& m);
 // transpose of a transpose, cast to the same dtype, neg(neg(x)) -- each only when
 // the result's type equals the surviving input's.
 bool simplify_algebra(ir::Module& m);
+
+// An If neither of whose branches has a node (each result is a branch parameter
+// or a constant) -> where(cond, then value, else value) per result, where both
+// have the If's result type.
+bool select_trivial_ifs(ir::Module& m);
 
 // matmul(x, w rank 2) + b [+ relu] -> fully_connected; conv2d(x, w) + b [+ relu]
 // -> conv2d_bias (f32, b rank 1 over the output channels).

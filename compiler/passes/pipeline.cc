@@ -1,5 +1,6 @@
 // The pass order of each optimization level. Simplification exposes folding and
-// dead nodes; CSE runs after folding so equal folded constants merge; dead code
+// dead nodes (an If whose branches only choose values becomes selects, which fold
+// where the condition is constant); CSE runs after folding so equal folded constants merge; dead code
 // elimination last renumbers what is left. -O2 first hoists input projections out
 // of counted loops, on the plain matmuls staging made (the hoisted product then
 // fuses with its bias outside, and the body's remaining matmul can take row(P, t)
@@ -18,6 +19,7 @@ constexpr int kMaxRounds = 4;
 void run_o1(ir::Module& m) {
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = simplify_algebra(m);
+    changed |= select_trivial_ifs(m);
     changed |= fold_constants(m);
     changed |= eliminate_common_subexpressions(m);
     changed |= eliminate_dead_code(m);
