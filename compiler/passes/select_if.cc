@@ -9,12 +9,12 @@
 // runs speculatively (there is nothing to run), so no error or effect can appear
 // that the If would not have had, and where picks the same value bit for bit. A
 // loop whose body held such an If is then straight-line, which the runtime runs
-// without leaving the body's frame (bench/models/beam.py: ~0.5 us a step).
+// without leaving the body's frame (bench/models/beam.py: 0.2-0.4 us a step).
 // Only where both choices have the If's result type exactly, and it is static: the
 // branches of an If may return different shapes under one declared type, and a
 // symbolic dim does not bind two values to one shape (a function's flag-lowered
-// `return` carries an empty placeholder under the returned value's type until it
-// returns), where where needs shapes that broadcast.
+// `return` carries an empty stand-in under the returned value's type until it
+// returns), while where needs shapes that broadcast.
 #include <algorithm>
 #include <optional>
 #include <vector>

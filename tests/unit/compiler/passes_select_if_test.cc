@@ -66,7 +66,7 @@ TEST(SelectIf, AnIfWithWorkInABranchStays) {
 TEST(SelectIf, ChoicesOfAnotherOrASymbolicTypeStay) {
   // The If declares f32[N] where its branches return f32[2] and f32[N]: a where
   // would not have the declared type; and two values of type f32[N] need not
-  // have one shape at run time (a placeholder for a return not yet taken).
+  // have one shape at run time (the empty stand-in for a return not yet taken).
   auto tm = make_single({{"c", t(DType::kBool, {})}, {"p", t(DType::kF32, {2})}});
   ir::Module& m = tm->module;
   const Dim n = Dim::symbol(m.symbols.intern("N"));
