@@ -1,7 +1,7 @@
 // The pass order of each optimization level. Simplification exposes folding and
 // dead nodes (an If whose branches only choose values becomes selects, which fold
-// where the condition is constant); CSE runs after folding so equal folded constants merge; dead code
-// elimination last renumbers what is left. -O2 first hoists input projections out
+// where the condition is constant); CSE runs after folding so equal folded
+// constants merge; dead code elimination last renumbers what is left. -O2 first hoists input projections out
 // of counted loops, on the plain matmuls staging made (the hoisted product then
 // fuses with its bias outside, and the body's remaining matmul can take row(P, t)
 // as its bias); it fuses after -O1 has removed identities (so a zero bias added by

@@ -25,15 +25,23 @@
 namespace sg::compiler::passes {
 namespace {
 
-// The value of `f` that result `i` of branch `b` returns, for the If node `n`: the
-// If input bound to that branch parameter, or a constant (a new value of `f`
-// naming the same module constant). nullopt when the branch computes it.
-std::optional<int32_t> chosen_value(ir::Function& f, const ir::Node& n, const ir::Function& b, size_t i) {
+// Where result `i` of branch `b` comes from: the index of the branch parameter it
+// is, or -1 for a constant; nullopt when the branch computes it.
+std::optional<int> source_of(const ir::Function& b, size_t i) {
   const int32_t r = b.results[i];
   for (size_t p = 0; p < b.params.size(); ++p)
-    if (b.params[p] == r) return n.inputs[1 + p];
-  const ir::Value& v = b.values[size_t(r)];
-  if (v.constant < 0) return std::nullopt;
+    if (b.params[p] == r) return int(p);
+  if (b.values[size_t(r)].constant >= 0) return -1;
+  return std::nullopt;
+}
+
+// The value of `f` that result `i` of branch `b` returns, for the If node `n`: the
+// If input bound to that parameter, or a new value of `f` naming the same module
+// constant. `i` must have a source (source_of).
+int32_t chosen_value(ir::Function& f, const ir::Node& n, const ir::Function& b, size_t i) {
+  const int p = *source_of(b, i);
+  if (p >= 0) return n.inputs[1 + size_t(p)];
+  const ir::Value& v = b.values[size_t(b.results[i])];
   const int32_t k = f.add_value(v.type, v.name, v.span);
   f.values[size_t(k)].constant = v.constant;
   return k;
@@ -50,12 +58,9 @@ std::optional<std::vector<ir::Node>> selects_for(const ir::Module& m, ir::Functi
   // Check every result before adding any value to f.
   for (size_t i = 0; i < n.outputs.size(); ++i)
     for (const ir::Function* b : {&then_f, &else_f}) {
-      const int32_t r = b->results[i];
-      bool param = false;
-      for (int32_t p : b->params) param |= p == r;
-      if (!param && b->values[size_t(r)].constant < 0) return std::nullopt;
-      const ir::Type& type = b->values[size_t(r)].type;
-      if (type != f.values[size_t(n.outputs[i])].type || !static_shape(type)) return std::nullopt;
+      const ir::Type& type = b->values[size_t(b->results[i])].type;
+      if (!source_of(*b, i) || type != f.values[size_t(n.outputs[i])].type || !static_shape(type))
+        return std::nullopt;
     }
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (f.values[size_t(n.inputs[i])].type != then_f.values[size_t(then_f.params[i - 1])].type) return std::nullopt;
@@ -64,7 +69,7 @@ std::optional<std::vector<ir::Node>> selects_for(const ir::Module& m, ir::Functi
     ir::Node w;
     w.kind = ir::NodeKind::kOp;
     w.op = ops::OpId::Where;
-    w.inputs = {n.inputs[0], *chosen_value(f, n, then_f, i), *chosen_value(f, n, else_f, i)};
+    w.inputs = {n.inputs[0], chosen_value(f, n, then_f, i), chosen_value(f, n, else_f, i)};
     w.outputs = {n.outputs[i]};
     w.span = n.span;
     selects.push_back(std::move(w));
