@@ -30,7 +30,7 @@ struct GemmArgs {
   const float* a;     // [M][lda], row-major
   size_t lda;
   const float* w;     // packed: panels of [k][nr]
-  const float* bias;  // padded to whole panels, or null
+  const float* bias;  // [n] (read only in the valid columns of each panel), or null
   float* c;           // [M][ldc]
   size_t ldc;
   size_t n, k;
@@ -89,11 +89,12 @@ inline constexpr size_t kMinParallelGemmFlops = 200000;
 inline constexpr size_t kMinTeamGemmFlops = 50000;
 
 // C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over the context's team
-// or pool when the product is large enough to pay for handing it out.
+// or pool when the product is large enough to pay for handing it out. The bias is
+// `p`'s, or `bias` [n] where that is not null (one computed at run time).
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
-                const KernelContext& ctx);
+                const KernelContext& ctx, const float* bias = nullptr);
 // Rows [row_begin, row_end) of the same product, all columns, on this thread.
 void run_packed_rows(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t row_begin,
-                     size_t row_end, bool relu);
+                     size_t row_end, bool relu, const float* bias = nullptr);
 
 }  // namespace sg::kernels::xnn

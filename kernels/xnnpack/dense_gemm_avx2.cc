@@ -24,11 +24,13 @@ struct TileStore {
   // 64 x 512 -> 512 went 84 -> 91.
   bool full;
   bool first, last, relu;
-  const float* bias;  // this panel's 16 biases, or null
+  const float* bias;  // this panel's biases (its valid columns only), or null
 };
 
-SG_TARGET_AVX2 inline __attribute__((always_inline)) __m256 finish(__m256 v, const float* bias, bool relu) {
-  if (bias != nullptr) v = _mm256_add_ps(v, _mm256_load_ps(bias));
+// `mask`: the valid lanes, for a bias that ends with the panel's last column.
+SG_TARGET_AVX2 inline __attribute__((always_inline)) __m256 finish(__m256 v, const float* bias, __m256i mask, bool full,
+                                                                   bool relu) {
+  if (bias != nullptr) v = _mm256_add_ps(v, full ? _mm256_loadu_ps(bias) : _mm256_maskload_ps(bias, mask));
   // x < 0 ? 0 : x: the compare is false for NaN, which stays NaN (NumPy's rule).
   if (relu) v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
   return v;
@@ -41,8 +43,8 @@ SG_TARGET_AVX2 inline __attribute__((always_inline)) void store_tile(__m256 (&lo
   for (int r = 0; r < MR; ++r) {
     __m256 l = lo[r], h = hi[r];
     if (s.last) {
-      l = finish(l, s.bias, s.relu);
-      h = finish(h, s.bias != nullptr ? s.bias + 8 : nullptr, s.relu);
+      l = finish(l, s.bias, s.lo, s.full, s.relu);
+      h = finish(h, s.bias != nullptr ? s.bias + 8 : nullptr, s.hi, s.full, s.relu);
     }
     if (s.full) {
       _mm256_storeu_ps(c + size_t(r) * ldc, l);

@@ -22,11 +22,13 @@ constexpr size_t kNR = kAvx512NR;
 struct TileStore {
   __mmask16 lo, hi;  // valid lanes of the tile's two column vectors
   bool first, last, relu;
-  const float* bias;  // this panel's 32 biases, or null
+  const float* bias;  // this panel's biases (its valid columns only), or null
 };
 
-SG_TARGET_AVX512 inline __attribute__((always_inline)) __m512 finish(__m512 v, const float* bias, bool relu) {
-  if (bias != nullptr) v = _mm512_add_ps(v, _mm512_load_ps(bias));
+// `mask`: the valid lanes (a masked load reads nothing past the bias's end).
+SG_TARGET_AVX512 inline __attribute__((always_inline)) __m512 finish(__m512 v, const float* bias, __mmask16 mask,
+                                                                     bool relu) {
+  if (bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, bias));
   // x < 0 ? 0 : x. A compare, not max: the compare is false for NaN, which then
   // stays NaN (NumPy's maximum(x, 0) keeps it; vmaxps would not).
   if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
@@ -40,8 +42,8 @@ SG_TARGET_AVX512 inline __attribute__((always_inline)) void store_tile(__m512 (&
   for (int r = 0; r < MR; ++r) {
     __m512 l = lo[r], h = hi[r];
     if (s.last) {
-      l = finish(l, s.bias, s.relu);
-      h = finish(h, s.bias != nullptr ? s.bias + 16 : nullptr, s.relu);
+      l = finish(l, s.bias, s.lo, s.relu);
+      h = finish(h, s.bias != nullptr ? s.bias + 16 : nullptr, s.hi, s.relu);
     }
     _mm512_mask_storeu_ps(c + size_t(r) * ldc, s.lo, l);
     _mm512_mask_storeu_ps(c + size_t(r) * ldc + 16, s.hi, h);

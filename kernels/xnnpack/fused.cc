@@ -1,5 +1,7 @@
 // fully_connected and conv2d_bias. With constant weights and bias, the whole node
-// is one XNNPACK operator (fully_connected.cc, conv_pool.cc). Otherwise the
+// is one operator (fully_connected.cc, conv_pool.cc, or our GEMM). Constant
+// weights with a bias computed at run time run our GEMM where it takes the layer
+// (packed_gemm_isa), which adds that bias in its last store. Otherwise the
 // kernel of the unfused core (matmul, conv2d) writes the output and one
 // vectorized pass adds the bias and applies the activation in place, with
 // NumPy's NaN rule (relu keeps NaN).
@@ -92,6 +94,10 @@ std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs
     activation = attrs.i(ops::attr::kFcActivation);
     if (constant_bias && in[1].constant != nullptr)
       if (auto whole = make_fully_connected(in, activation)) return whole;
+    // Constant weights, a bias computed at run time: our GEMM adds it in its store.
+    if (!constant_bias && in[1].constant != nullptr && in[1].rank == 2)
+      if (const std::optional<simd::Isa> isa = packed_gemm_isa(in[1].shape[1]))
+        if (auto ours = make_packed_gemm(in, activation, *isa)) return ours;
     core = xnnpack_prepare(OpId::MatMul, ops::Attrs{}, in.first(2));
   } else if (op == OpId::Conv2DBias && attrs.values.size() == 5) {
     activation = attrs.i(ops::attr::kConvActivation);

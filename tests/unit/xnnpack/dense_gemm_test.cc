@@ -29,8 +29,10 @@ std::vector<Isa> our_isas() {
 }
 
 // One M x K @ K x N case on kernel `isa`: fused with bias (relu or not) when
-// `bias`, else a plain matmul. The batch dim is symbolic at prepare time.
-void check_shape(Isa isa, int64_t m, int64_t k, int64_t n, bool bias, bool relu, void* pool) {
+// `bias`, else a plain matmul. The batch dim is symbolic at prepare time; the bias
+// is a run-time input when `run_time_bias`.
+void check_shape(Isa isa, int64_t m, int64_t k, int64_t n, bool bias, bool relu, void* pool,
+                 bool run_time_bias = false) {
   HostTensor a = HostTensor::random(DType::kF32, {m, k}, uint32_t(m * 7 + k), -1, 1);
   HostTensor w = HostTensor::random(DType::kF32, {k, n}, uint32_t(k * 3 + n), -1, 1);
   HostTensor b = HostTensor::random(DType::kF32, {n}, uint32_t(n), -1, 1);
@@ -41,7 +43,7 @@ void check_shape(Isa isa, int64_t m, int64_t k, int64_t n, bool bias, bool relu,
   const int64_t act = relu ? ops::attr::kActRelu : ops::attr::kActNone;
   const ops::Attrs attrs = bias ? fc_attrs(act) : ops::Attrs{};
   if (bias) {
-    infos.push_back(info_of(b, true));
+    infos.push_back(info_of(b, !run_time_bias));
     in.push_back(b);
   }
   auto kernel = xnn::make_packed_gemm(infos, act, isa);
@@ -61,9 +63,10 @@ TEST(PackedGemm, AwkwardShapesMatchTheReference) {
       for (int64_t m : {1, 7, 17, 33, 65})
         for (int64_t k : {1, 7, 17, 33, 65, 784})
           for (int64_t n : {1, 7, 17, 33, 65}) {
-            // Cycle through matmul, bias and bias+relu over the shapes.
-            const int v = variant++ % 3;
-            check_shape(isa, m, k, n, v != 0, v == 2, pool.get());
+            // Cycle through matmul, bias, bias+relu and a run-time bias (relu or not).
+            const int v = variant++ % 4;
+            const bool relu = v == 2 || (v == 3 && m % 2 == 1);
+            check_shape(isa, m, k, n, v != 0, relu, pool.get(), v == 3);
           }
     }
 }
@@ -78,6 +81,8 @@ TEST(PackedGemm, LargeDimsAndManyKBlocks) {
       check_shape(isa, 65, 1000, 100, true, true, pool.get());  // 1000: K blocks of unequal multiples of 4
       check_shape(isa, 64, 784, 512, true, true, pool.get());   // the mlp's first layer
       check_shape(isa, 1, 784, 512, false, false, pool.get());
+      check_shape(isa, 1, 256, 256, true, false, pool.get(), true);  // the rnn cell: h @ U + x @ W
+      check_shape(isa, 65, 1000, 100, true, true, pool.get(), true);
     }
 }
 
@@ -129,6 +134,32 @@ TEST(PackedGemm, NonFiniteAndOverflowingInputsGiveTheReferenceResult) {
     ASSERT_NE(kernel, nullptr);
     compare_once(*kernel, OpId::FullyConnected, fc_attrs(ops::attr::kActRelu), in, nullptr, kernel->name());
   }
+}
+
+// A bias that arrives at run time is added in the last store: NaN and infinities
+// in it come out as in the reference (relu keeps NaN), each run reads the bias it
+// is given, and the last, partial panel reads no bias past its 20 columns.
+TEST(PackedGemm, RunTimeBiasIsAddedInTheStore) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  HostTensor x = HostTensor::random(DType::kF32, {3, 9}, 1, -1, 1);
+  HostTensor w = HostTensor::random(DType::kF32, {9, 20}, 2, -1, 1);
+  HostTensor b1 = HostTensor::random(DType::kF32, {20}, 3, -1, 1);
+  HostTensor b2 = HostTensor::random(DType::kF32, {20}, 4, -1, 1);
+  b2.set(0, nan);
+  b2.set(17, inf);
+  b2.set(19, -inf);
+  for (Isa isa : our_isas())
+    for (int64_t act : {ops::attr::kActNone, ops::attr::kActRelu}) {
+      auto kernel = xnn::make_packed_gemm(
+          std::vector<InputInfo>{info_of(x, false), info_of(w, true), info_of(b1, false)}, act, isa);
+      ASSERT_NE(kernel, nullptr);
+      EXPECT_NE(std::string(kernel->name()).find("+run_time_bias"), std::string::npos) << kernel->name();
+      for (const HostTensor& b : {b1, b2, b1}) {
+        std::vector<HostTensor> in = {x, w, b};
+        compare_once(*kernel, OpId::FullyConnected, fc_attrs(act), in, nullptr, kernel->name());
+      }
+    }
 }
 
 TEST(PackedGemm, WeightsAreCopiedAtPrepare) {

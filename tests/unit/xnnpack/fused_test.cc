@@ -38,13 +38,15 @@ TEST(XnnpackFused, FullyConnectedConstantWeightsRelu) { check_fully_connected(tr
 TEST(XnnpackFused, FullyConnectedConstantWeightsNone) { check_fully_connected(true, ops::attr::kActNone, false, true); }
 TEST(XnnpackFused, FullyConnectedInputWeightsRelu) { check_fully_connected(false, ops::attr::kActRelu, false, false); }
 TEST(XnnpackFused, FullyConnectedKeepsNaNThroughRelu) { check_fully_connected(true, ops::attr::kActRelu, true, true); }
-// A bias computed at run time (an RNN's h @ U): XNNPACK's operator, then our epilogue.
+// A bias computed at run time (an RNN's x @ W row): our GEMM adds it in its store, or
+// XNNPACK's operator runs and then our epilogue (packed_gemm_isa).
 TEST(XnnpackFused, FullyConnectedInputBiasRelu) { check_fully_connected(true, ops::attr::kActRelu, false, false); }
 TEST(XnnpackFused, FullyConnectedInputBiasKeepsNaN) { check_fully_connected(true, ops::attr::kActRelu, true, false); }
 
 // With a constant bias the node is one operator: XNNPACK's, or our GEMM where it is
-// the faster on this CPU (packed_gemm_isa); with a bias computed at run time, that
-// operator's matmul, then our epilogue.
+// the faster on this CPU (packed_gemm_isa). With a bias computed at run time, our
+// GEMM adds it in its store; where XNNPACK runs the layer, its matmul runs, then
+// our epilogue.
 TEST(XnnpackFused, ConstantBiasAndReluRunInsideTheOperator) {
   ASSERT_TRUE(xnnpack_init().ok());
   HostTensor x = HostTensor::random(DType::kF32, {2, 7}, 1, -1, 1);
@@ -62,7 +64,7 @@ TEST(XnnpackFused, ConstantBiasAndReluRunInsideTheOperator) {
   EXPECT_EQ(whole->name(), core + "+bias+relu");
   auto epilogue = xnnpack_prepare(OpId::FullyConnected, relu, input_bias);
   ASSERT_NE(epilogue, nullptr);
-  EXPECT_EQ(epilogue->name(), core + "+sg:bias_relu");
+  EXPECT_EQ(epilogue->name(), ours ? core + "+run_time_bias+relu" : core + "+sg:bias_relu");
   // XNNPACK's operator, whichever kernel the CPU prefers.
   auto theirs = xnn::make_fully_connected(constant_bias, ops::attr::kActRelu, xnn::FcSplit::kXnnpack);
   ASSERT_NE(theirs, nullptr);
