@@ -1,19 +1,21 @@
 // The pass order of each optimization level. Simplification exposes folding and
 // dead nodes (an If whose branches only choose values becomes selects, which fold
 // where the condition is constant); CSE runs after folding so equal folded
-// constants merge; dead code elimination last renumbers what is left. -O2 first hoists input projections out
-// of counted loops, on the plain matmuls staging made (the hoisted product then
-// fuses with its bias outside, and the body's remaining matmul can take row(P, t)
-// as its bias); it fuses after -O1 has removed identities (so a zero bias added by
-// the source is gone), hoists loop invariants, then runs -O1 again on what
-// hoisting exposed. Node ordering comes last, once the set of nodes is final.
+// constants merge; dead code elimination last renumbers what is left. -O2 first
+// hoists input projections out of counted loops, on the plain matmuls staging
+// made (the hoisted product then fuses with its bias outside, and the body's
+// remaining matmul can take row(P, t) as its bias); it fuses after -O1 has
+// removed identities (so a zero bias added by the source is gone), hoists loop
+// invariants, then runs -O1 again on what hoisting exposed. Node ordering comes
+// last, once the set of nodes is final.
 #include "passes/passes.h"
 
 namespace sg::compiler::passes {
 namespace {
 
-// Rounds of -O1 until nothing changes; each pass only shrinks the module, so
-// this ends, and the bound keeps a pathological module from taking long.
+// Rounds of -O1 until nothing changes; each pass shrinks the module or (an If
+// made selects) removes a node that cannot come back, so this ends, and the
+// bound keeps a pathological module from taking long.
 constexpr int kMaxRounds = 4;
 
 void run_o1(ir::Module& m) {
