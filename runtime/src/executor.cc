@@ -74,6 +74,8 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
   loop_back_.reserve(max_arity_);
   loop_forth_.reserve(max_arity_);
   loop_drop_.reserve(max_values_);
+  reg_params_.reserve(max_arity_);
+  reg_addr_.resize(max_values_);
   in_refs_.resize(max_arity_);
   out_refs_.resize(max_arity_);
   frames_.reserve(16);
@@ -92,6 +94,7 @@ Executor::~Executor() {
   args_.clear();
   returned_.clear();
   kernel_scratch_ = Tensor();
+  reg_file_ = Tensor();
 }
 
 Status Executor::run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& results) {

@@ -74,7 +74,7 @@ class Executor {
   const std::vector<std::vector<NodeStats>>& stats() const { return stats_; }
   ArenaUse last_arena_use() const { return peak_; }
   ScheduleStats schedule_stats() const {
-    ScheduleStats s = wave_stats_;
+    ScheduleStats s = schedule_counts_;
     s.threads = kernels_.num_threads();
     s.team = kernels_.team() != nullptr;
     return s;
@@ -141,6 +141,14 @@ class Executor {
   Status next_iteration(Frame& body, Frame& cond);
   // A finished body's results into its cond's parameters.
   void move_results(Frame& body, Frame& cond);
+  // next_iteration of a loop whose cond and body are straight lines of direct
+  // steps carrying only small values (counters, flags, accumulators): runs it to
+  // its end on a register file (executor_registers.cc). `ran` false: not such a
+  // loop, nothing changed.
+  Status run_in_registers(Frame& body, Frame& cond, bool& ran);
+  // Appends `frame`'s steps to reg_ops_ with operand addresses fixed for the loop;
+  // false where an owned value does not fit a register.
+  bool bind_registers(const Frame& frame, uint8_t*& next, const uint8_t* end);
   // The bool a finished cond frame computed, for While `node`.
   Result<bool> loop_condition(const Frame& cond, const NodeInfo& node) const;
   // Hands a finished If branch's or Call's results (returned_) to the caller, now on top.
@@ -187,7 +195,7 @@ class Executor {
   std::vector<FunctionFacts> facts_;
   ArenaUse live_, peak_;
   int max_wave_ = 1;  // the most nodes a wave may hold: the pool's threads
-  ScheduleStats wave_stats_;
+  ScheduleStats schedule_counts_;
   std::vector<std::vector<NodeStats>> stats_;
 
   // A loop running its cond beneath its body (next_iteration): the slots each
@@ -199,6 +207,29 @@ class Executor {
   };
   std::vector<CarriedMove> loop_back_, loop_forth_;
   std::vector<Tensor*> loop_drop_;
+
+  // A loop on a register file (run_in_registers): its cond's steps, then its
+  // body's, with TensorRefs whose data pointers stay fixed while it runs.
+  struct RegisterOp {
+    kernels::KernelFn fn;
+    kernels::PreparedKernel* prepared;
+    const ops::Attrs* attrs;
+    uint32_t ref_begin;  // into reg_refs_: inputs, then outputs
+    uint16_t n_in, n_out;
+    uint32_t function, node;  // where an error is reported
+  };
+  // A body result on its way back to the register of carried value `k`.
+  struct RegisterCopy {
+    const uint8_t* from;
+    uint32_t k;
+    uint32_t bytes;
+  };
+  std::vector<RegisterOp> reg_ops_;
+  std::vector<kernels::TensorRef> reg_refs_;
+  std::vector<RegisterCopy> reg_back_;
+  std::vector<uint8_t*> reg_params_;  // per carried value, its register
+  std::vector<void*> reg_addr_;       // per value of the frame being bound
+  Tensor reg_file_;
 
   // Per-node scratch, sized once so that a steady-state node allocates nothing.
   std::vector<Tensor> args_;

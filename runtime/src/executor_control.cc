@@ -180,6 +180,12 @@ Status Executor::next_iteration(Frame& body, Frame& cond) {
   const FunctionImpl& cf = program_.functions[cond.fn];
   const Frame& caller = frames_[depth_ - 3];
   const NodeInfo& node = program_.functions[caller.fn].nodes[caller.pc];
+  bool in_registers = false;
+  SG_RETURN_IF_ERROR(run_in_registers(body, cond, in_registers));
+  if (in_registers) {
+    pop_frame();  // the body; the finished cond, now on top, ends the loop
+    return Status::Ok();
+  }
   const uint32_t n = uint32_t(body.plan->steps.size());
   // Where the cond's bool lies, when that is its arena (the usual case).
   const uint32_t r = cf.results[0];

@@ -83,8 +83,8 @@ Status Executor::run_wave(Frame& frame, const PlanStep& lead) {
 #else
   for (size_t k = 0; k < size; ++k) run_wave_node(&task, k);  // no pool in this build: waves never form
 #endif
-  ++wave_stats_.waves;
-  wave_stats_.wave_nodes += size;
+  ++schedule_counts_.waves;
+  schedule_counts_.wave_nodes += size;
   // The first failing node of the wave in program order, as a sequential run reports.
   for (size_t k = 0; k < size; ++k) {
     const Status& ran = wave_status_[k];

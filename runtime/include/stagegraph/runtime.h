@@ -134,6 +134,9 @@ struct ScheduleStats {
   // in a fraction of the time (chosen when no kernel runs an XNNPACK operator).
   int threads = 1;
   bool team = false;
+  // While loops whose cond and body are straight lines over small carried values
+  // (scalars, mostly) that ran on a register file instead of moving tensors.
+  uint64_t register_loops = 0;
 };
 
 class SessionImpl;

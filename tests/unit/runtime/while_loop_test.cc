@@ -91,6 +91,31 @@ TEST(WhileLoop, CondOpsDoNotOverwriteTheCarriedValues) {
                 {0, 1, 7, 300});
 }
 
+// A stable loop whose cond and body are straight lines over scalars runs to its
+// end on a register file once its cond runs beneath its body (executor_registers.cc):
+// from its third test on;
+// profiling keeps every node on the usual path, where it is timed.
+TEST(WhileLoop, StraightLoopsOverScalarsRunOnRegisters) {
+  auto program = load_ok(counting_loop(
+      [](FunctionSpec& cond, uint32_t i, uint32_t n) { return cond.op("less", {i, n}, DType::kBool, {}); }));
+  ASSERT_NE(program, nullptr);
+  for (const bool profile : {false, true}) {
+    SessionOptions options;
+    options.profile = profile;
+    auto s = Session::create(program, "count", options);
+    ASSERT_TRUE(s.ok());
+    uint64_t loops = 0;
+    for (int64_t n : {0, 1, 2, 5, 300, 0, 3}) {
+      ASSERT_TRUE((*s)->set_input("n", scalar_i64(n)).ok());
+      ASSERT_TRUE((*s)->run().ok());
+      EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), n);
+      EXPECT_EQ(*(*s)->output(1).data_as<int64_t>(), n * (n - 1) / 2);
+      loops += !profile && n >= 2;
+      EXPECT_EQ((*s)->schedule_stats().register_loops, loops) << "n = " << n << (profile ? ", profiled" : "");
+    }
+  }
+}
+
 // def run(n): i = 0; go = 0 < n; while go: i = i + 1; go = i < n; return i
 GraphSpec flag_loop() {
   GraphSpec g;
@@ -134,6 +159,8 @@ TEST(WhileLoop, CondMayReturnACarriedValue) {
     ASSERT_TRUE((*s)->run().ok());
     EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), n) << "n = " << n;
   }
+  // The carried flag is the test where the register file holds it.
+  EXPECT_EQ((*s)->schedule_stats().register_loops, 2u);
 }
 
 // def doubling(n, v: i64[1]): i = 0; while i < n: v = concatenate(v, v); i = i + 1; return v
