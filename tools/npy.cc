@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string_view>
@@ -275,15 +276,18 @@ Result<Tensor> parse_npy(std::span<const uint8_t> bytes) {
 }
 
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return invalid_input(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return invalid_input(path + ": cannot open file: " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return invalid_input(path + ": cannot read file");
-  in.seekg(0, std::ios::beg);
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    return invalid_input(path + ": cannot read file");
+  // Read to the end in chunks: a pipe or a device has no size to ask for.
+  std::vector<uint8_t> bytes;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + in.gcount());
+    if (in.eof()) break;
+  }
+  if (in.bad()) return invalid_input(path + ": cannot read file");
   return bytes;
 }
 

@@ -39,6 +39,8 @@ class BoundArgs {
 
   // Given and not None.
   bool has(size_t i) const { return given_[i] && !values_[i].is<NoneV>(); }
+  // Given as None (NumPy's "all axes" / "flattened" for an axis).
+  bool none(size_t i) const { return given_[i] && values_[i].is<NoneV>(); }
   const Value& operator[](size_t i) const { return values_[i]; }
   Value get(size_t i, Value fallback) const { return has(i) ? values_[i] : fallback; }
   SourceSpan span(size_t i) const { return spans_[i]; }

@@ -168,6 +168,11 @@ Value take(Stager& s, const Args& a, const std::string& name) {
   }
   idx = s.to_tensor(idx, std::nullopt, a.span);
   if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "take: indices must be integers");
+  if (b.none(2)) {  // NumPy: indices into the flattened tensor
+    ops::Attrs flat;
+    flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
+    x = s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span);
+  }
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(2, Value(int64_t(0))), s.tensor_rank(x), a.span))};
   return s.apply(ops::OpId::Take, std::move(attrs), {x, idx}, a.span);
@@ -292,9 +297,19 @@ Value astype_op(Stager& s, const Args& a, const std::string& name) {
 Value softmax(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "axis"}, 1);
   Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  const ops::OpId op = name == "softmax" ? ops::OpId::Softmax : ops::OpId::LogSoftmax;
+  if (b.none(1) && s.tensor_rank(x) != 1) {
+    // Over all elements: along the flattened tensor, then back to x's shape.
+    const Value shape = s.shape_tuple(x, a.span);
+    ops::Attrs flat, attrs;
+    flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
+    attrs.values = {ops::AttrValue::Int(0)};
+    const Value r = s.apply(op, std::move(attrs), {s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span)}, a.span);
+    return reshape(s, r, shape, a.span);
+  }
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(1, Value(int64_t(-1))), s.tensor_rank(x), a.span))};
-  return s.apply(name == "softmax" ? ops::OpId::Softmax : ops::OpId::LogSoftmax, std::move(attrs), {x}, a.span);
+  return s.apply(op, std::move(attrs), {x}, a.span);
 }
 
 Value layer_norm(Stager& s, const Args& a, const std::string& name) {

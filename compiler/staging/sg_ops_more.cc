@@ -170,8 +170,20 @@ Value sg_split(Stager& s, const Args& a, const std::string& name) {
                            " sections", s.provenance_notes({x}));
       for (int64_t i = 1; i < n; ++i) bounds.push_back(Value(i * (*size / n)));
     } else {
-      // The section size is known at run time only: bounds are staged multiples of it.
-      Value part = s.binary(BinOp::kFloorDiv, s.shape_item(x, axis, a.span), Value(n), a.span);
+      // The section size is known at run time only: bounds are staged multiples of
+      // it, and an Assert in program order checks that the dim divides evenly.
+      const Value length = s.shape_item(x, axis, a.span);
+      ir::Node check;
+      check.op = ops::OpId::Assert;
+      check.attrs.values.push_back(ops::AttrValue::String(
+          "split: array split does not result in an equal division: axis " + std::to_string(axis) + " into " +
+          std::to_string(n) + " sections"));
+      check.inputs = {s.materialize(
+          s.tensor_binary(ops::OpId::Equal, s.binary(BinOp::kMod, length, Value(n), a.span), Value(int64_t(0)), a.span),
+          a.span)};
+      check.span = a.span;
+      s.fn().nodes.push_back(std::move(check));
+      Value part = s.binary(BinOp::kFloorDiv, length, Value(n), a.span);
       for (int64_t i = 1; i < n; ++i) bounds.push_back(s.binary(BinOp::kMul, part, Value(i), a.span));
     }
   }

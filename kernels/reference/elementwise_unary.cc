@@ -1,5 +1,6 @@
 // Elementwise unary ops. Integer operands of the transcendental ops give f32
-// (SPEC §3) and are computed in double, rounded once.
+// (SPEC §3): each is rounded to f32 first, as eager mode's astype does, then
+// computed as an f32 operand would be.
 #include <cmath>
 #include <string>
 
@@ -51,8 +52,9 @@ SG_UNARY(Sigmoid, "sigmoid", Kind::kMath, {
   const C e = std::exp(x);
   return C(e / (C(1) + e));
 })
+// 1 + erf(x/√2) as erfc(-x/√2): no cancellation where erf nears -1 (x below -4).
 SG_UNARY(Gelu, "gelu", Kind::kMath, {
-  return C(C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440))));
+  return C(C(0.5) * x * std::erfc(x * C(-0.70710678118654752440)));
 })
 SG_UNARY(Relu, "relu", Kind::kKeep, { return binary::Maximum::apply<C>(x, C(0)); })
 SG_UNARY(Floor, "floor", Kind::kKeep, {
@@ -93,9 +95,7 @@ constexpr bool supported() {
 }
 
 template <class Op, DType In, DType Out>
-using ComputeOf = std::conditional_t<Op::kKind == Kind::kPredicate, Compute<In>,
-                                     std::conditional_t<is_float(Out) && !is_float(In), double,
-                                                        Compute<Out>>>;
+using ComputeOf = std::conditional_t<Op::kKind == Kind::kPredicate, Compute<In>, Compute<Out>>;
 
 template <class Op>
 Status unary_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,

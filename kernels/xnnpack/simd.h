@@ -50,10 +50,11 @@ SG_SIMD_INLINE To bit_cast(From v) {
 template <class V>
 inline constexpr int kLanes = int(sizeof(V) / sizeof(float));
 
-// A value with every lane `v` (or `v` itself when V is float).
+// A value with every lane `v` (or `v` itself when V is float), bit for bit:
+// -0.0 + v is v for every v, where 0.0 + v would turn -0.0 into +0.0.
 template <class V>
 SG_SIMD_INLINE V splat(float v) {
-  return V{} + v;
+  return -V{} + v;
 }
 
 template <class V>

@@ -190,6 +190,28 @@ def softmax_empty(x: sg.f32["N", 3]):
 
 
 @sg.function
+def signed_zero(x: sg.f32["N"]):
+    return {"mul": 1.0 / (x * -0.0), "minimum": 1.0 / sg.minimum(x, -0.0), "add": 1.0 / (x * 0.0 + -0.0)}
+
+
+@sg.function
+def split_symbolic(x: sg.f32["N"]):
+    a, b = sg.split(x, 2)  # @split_symbolic
+    return a, b
+
+
+@sg.function
+def axis_none(x: sg.f32[3, 4], i: sg.i64["K"]):
+    return {"take": sg.take(x, i, axis=None), "softmax": sg.softmax(x, axis=None),
+            "log_softmax": sg.log_softmax(x, axis=None)}
+
+
+@sg.function
+def int_math(i: sg.i32["N"]):
+    return {"sin": sg.sin(i), "cos": sg.cos(i), "gelu": sg.gelu(i * -1), "gelu_folded": sg.gelu(sg.full((2,), -6.0))}
+
+
+@sg.function
 def windows(x: sg.f32[1, 2, 2, 1], w: sg.f32[2, 2, 1, 1]):
     return {"conv_same": sg.conv2d(x, w, padding="SAME"), "avg_same": sg.avg_pool2d(x, 2, stride=1, padding="SAME"),
             "max_same": sg.max_pool2d(-x, 2, stride=1, padding="SAME")}
@@ -349,6 +371,37 @@ CASES = [
      {"x": f32(-INF, NAN, 1, INF), "b": bools(False, True, True, False)},
      {"argsort": i64(0, 2, 3, 1), "topk_v": f32(NAN, INF, 1), "topk_i": i64(1, 3, 2),
       "argmax_b": np.int64(1), "max_b": np.bool_(True), "clip_crossed": f32(1, NAN, 1, 1)}),
+    # NaN above +inf even where +inf comes first.
+    ("topk with +inf before NaN", "more_ordering",
+     {"x": f32(-INF, INF, NAN, 1), "b": bools(True, False, True, False)},
+     {"argsort": i64(0, 3, 1, 2), "topk_v": f32(NAN, INF, 1), "topk_i": i64(2, 1, 3),
+      "argmax_b": np.int64(0), "max_b": np.bool_(True), "clip_crossed": f32(1, 1, NAN, 1)}),
+    # -0.0 keeps its sign through every kernel, vector lanes included (9 elements:
+    # a full 8-lane vector and a tail), so 1 / -0.0 is -inf.
+    ("signed zero", "signed_zero",
+     {"x": np.full(9, 0.5, np.float32)},
+     {"mul": np.full(9, -INF, np.float32), "minimum": np.full(9, -INF, np.float32),
+      "add": np.full(9, INF, np.float32)}),
+    # NumPy: split into sections that do not divide the axis is an error.
+    ("split of a symbolic dim that does not divide", "split_symbolic",
+     {"x": f32(0, 1, 2, 3, 4)}, Error(3, ["split", "equal division"], "split_symbolic", ValueError)),
+    ("split of a symbolic dim that divides", "split_symbolic",
+     {"x": f32(0, 1, 2, 3)}, {"output_0": f32(0, 1), "output_1": f32(2, 3)}),
+    # axis=None: take indexes the flattened tensor; softmax normalizes over all elements.
+    ("axis=None in take and softmax", "axis_none",
+     {"x": np.arange(12, dtype=np.float32).reshape(3, 4), "i": i64(0, 7, 11, -1)},
+     {"take": f32(0, 7, 11, 11),
+      "softmax": (np.exp(np.arange(12) - 11.0) / np.exp(np.arange(12) - 11.0).sum()).astype(np.float32).reshape(3, 4),
+      "log_softmax": ((np.arange(12) - 11.0) - np.log(np.exp(np.arange(12) - 11.0).sum())).astype(np.float32)
+      .reshape(3, 4)},
+     {"softmax", "log_softmax"}),
+    # SPEC §3: ints give f32, as eager mode's astype does (2**31 - 1 rounds to 2**31);
+    # gelu's tail below -4 does not cancel to 0, folded at compile time or not.
+    ("math of ints and gelu's tail", "int_math",
+     {"i": i32(I32_MAX, 5, 6)},
+     {"sin": np.sin(f32(2**31, 5, 6)), "cos": np.cos(f32(2**31, 5, 6)),
+      "gelu": f32(-2**31 * 0.0, -1.4332579e-06, -5.9195259e-09), "gelu_folded": f32(-5.9195259e-09, -5.9195259e-09)},
+     {"sin", "cos", "gelu", "gelu_folded"}),
     # Casts wrap (i64 -> i32) and round to nearest (f32 -> f16, overflowing to inf);
     # mean of i32 does not wrap; f16 sums accumulate wider and round once.
     ("narrowing casts and wide accumulation", "narrowing",

@@ -125,6 +125,7 @@ def input_cases(c, graph):
 
     missing = dict(paths, x=c.path("missing.npy"))
     c.expect("input file does not exist", c.graph_run([graph, *as_args(missing)]), 2, "x")
+    c.expect("input is a directory", c.graph_run([graph, *as_args(dict(paths, x=c.work))]), 2, "x")
     c.expect("unknown input name", c.graph_run([graph, *as_args(dict(paths, bogus=paths["x"]))]), 2, "bogus")
     c.expect("missing input", c.graph_run([graph, *as_args({k: p for k, p in paths.items() if k != "b3"})]), 2, "b3")
 

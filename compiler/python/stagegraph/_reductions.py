@@ -121,11 +121,12 @@ def topk(x, k, axis=-1):
     # A stable ascending sort of a decreasing key gives largest first with ties in
     # index order; ~v is decreasing for ints and never overflows, unlike -v.
     if t.dtype.is_float:
-        # NaN counts as the largest value (as in argmax): -inf key sorts it first.
-        key = np.where(np.isnan(a), -np.inf, -a.astype(np.float64))
-    elif t.dtype is dt.bool_:
-        key = ~a.astype(np.int8)
+        # NaN counts as the largest value (as in argmax), above +inf: the first key
+        # puts NaNs first, the second orders the rest.
+        nan = np.isnan(a)
+        order = np.lexsort((np.where(nan, 0.0, -a.astype(np.float64)), ~nan), axis=axis)
     else:
-        key = ~a
-    idx = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+        key = ~a.astype(np.int8) if t.dtype is dt.bool_ else ~a
+        order = np.argsort(key, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
     return Tensor(np.take_along_axis(a, idx, axis=axis)), Tensor(idx.astype(np.int64))
