@@ -236,7 +236,9 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     if (!tensorish(tv) || !tensorish(ev))
       fail(span, shown + " is " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
                      " in the else branch of this staged `" + label + "`; only tensors and numbers may differ");
-    // A number beside a tensor takes the tensor's dtype.
+    // A number beside a tensor takes the tensor's dtype, where that keeps its
+    // value; two numbers join when they are of one kind. Anything else would
+    // change a value on one path (-2.7 into an i64), so it is an error.
     std::optional<DType> dt;
     if (tv.is_tensor()) dt = tensor_dtype(tv);
     if (ev.is_tensor()) {
@@ -247,6 +249,26 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
              provenance_notes({tv, ev}));
       dt = tensor_dtype(ev);
     }
+    const auto kind = [](const Value& v) {
+      return v.is<double>() ? "the Python float " : v.is<bool>() ? "the Python bool " : "the Python int ";
+    };
+    const auto describe = [&](const Value& v) {
+      return v.is_tensor() ? std::string(dtype_name(tensor_dtype(v))) : kind(v) + py_repr(v);
+    };
+    const auto fits = [](const Value& number, DType t) {
+      if (number.is<double>()) return is_float(t);
+      if (number.is<int64_t>() && t == DType::kBool) return false;
+      if (number.is<int64_t>() && t == DType::kI32)
+        return number.as<int64_t>() >= INT32_MIN && number.as<int64_t>() <= INT32_MAX;
+      return true;
+    };
+    const bool misfit = dt ? (!tv.is_tensor() && !fits(tv, *dt)) || (!ev.is_tensor() && !fits(ev, *dt))
+                           : std::string(kind(tv)) != kind(ev);
+    if (misfit)
+      fail(span, shown + " is " + describe(tv) + " in the then branch and " + describe(ev) +
+                     " in the else branch of this staged `" + label +
+                     "`: they need one dtype; write the number as one of the tensor's dtype or cast with astype",
+           provenance_notes({tv, ev}));
     int32_t ids[2];
     ir::Type types[2];
     bool unset[2];
@@ -286,7 +308,10 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
       continue;
     }
-    const std::string shown = name == kReturnValue ? std::string("the return value") : "variable '" + name + "'";
+    const std::string shown = name == kReturnValue ? std::string("the return value")
+                              : name[0] == '$'     ? "the value of `" + (label == "ifexp" ? std::string("x if c else y")
+                                                                                           : "a " + label + " b") + "`"
+                                                   : "variable '" + name + "'";
     makes.emplace_back(name, join(name, shown, then_b.vars[name], else_b.vars[name]));
   }
 

@@ -337,5 +337,46 @@ def f(x: sg.f32[5]):
   EXPECT_NE(r.locations().find("5:12: error:"), std::string::npos) << r.locations();
 }
 
+// A Python number joins a tensor of a staged branch in the tensor's dtype only
+// where that keeps its value, and two numbers only when they are of one kind;
+// otherwise one path would silently change (-2.7 into an i64 is -2).
+TEST(StagingErrors, BranchesJoinNumbersOnlyWhereValuesSurvive) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"    return x if x > 0 else -2.7\n",
+       "5:12: error: the value of `x if c else y` is i64 in the then branch and the Python float -2.7 in the else"},
+      {"    return 1.5 if x > 0 else 2\n",
+       "5:12: error: the value of `x if c else y` is the Python float 1.5 in the then branch and the Python int 2"},
+      {"    return k if x > 0 else 3000000000\n",
+       "5:12: error: the value of `x if c else y` is i32 in the then branch and the Python int 3000000000"},
+      {"    y = b\n    if x > 0:\n        y = 5\n    return y\n",
+       "6:5: error: variable 'y' is the Python int 5 in the then branch and bool in the else branch"},
+      {"    return r(x)\n\ndef r(n):\n    if n <= 0:\n        return 2\n    if n == 1:\n        return 1.5\n"
+       "    return r(n - 2)\n",
+       "10:5: error: the return value is the Python float 1.5 in the then branch and i64 in the else branch"},
+  };
+  for (const auto& [body, expected] : cases) {
+    auto r = stage_source(std::string("import stagegraph as sg\n\n@sg.function\n"
+                                      "def f(x: sg.i64, k: sg.i32, b: sg.bool):\n") + body);
+    EXPECT_FALSE(r.ir) << body;
+    EXPECT_NE(r.locations().find(expected), std::string::npos) << expected << "\n" << r.locations();
+  }
+}
+
+TEST(StagingErrors, BranchesJoinNumbersThatKeepTheirValues) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32, n: sg.i64, k: sg.i32):
+    y = 0
+    if x > 0.0:
+        y = x
+    m = -1
+    if n > 2:
+        m = n
+    return y, m, k if n > 0 else 7, x if n > 0 else 2, 1 if n > 0 else 2
+)");
+  EXPECT_TRUE(r.ir) << r.locations();
+}
+
 }  // namespace
 }  // namespace sg::compiler
