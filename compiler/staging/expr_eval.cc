@@ -239,6 +239,9 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kCompare: {
       Value left = eval(*e.a);
       Value result;
+      // `a < b < c` of scalar tensors is `a < b and b < c`, b evaluated once: both
+      // as logical_and where the later operands cannot fail.
+      std::optional<Value> chain;
       for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
         Value right = eval(*e.elts[i]);
         // One comparison of the chain: its operands, at its operator.
@@ -248,11 +251,26 @@ Value Stager::eval(const Expr& e) {
         result = compare(e.cmp_ops[i], left, right,
                          i < e.op_spans.size() ? operator_span(operands, e.op_spans[i]) : e.span);
         if (i + 1 < e.cmp_ops.size()) {
-          if (result.is_tensor())
-            fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &");
-          if (!truth(result, e.span, "a comparison")) return result;
+          if (result.is_tensor()) {
+            if (tensor_rank(result) != 0)
+              fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &",
+                   provenance_notes({result}));
+            for (size_t j = i + 1; j < e.elts.size(); ++j)
+              if (!cannot_fail(*e.elts[j]))
+                fail(e.elts[j]->span, "a chained comparison of staged values evaluates this operand only when "
+                                      "the comparisons before it hold; write the chain with `and`");
+            chain = chain ? tensor_binary(ops::OpId::LogicalAnd, *chain, result, e.span) : result;
+            left = std::move(right);
+            continue;
+          }
+          if (!truth(result, e.span, "a comparison")) return chain ? to_tensor(result, DType::kBool, e.span) : result;
         }
         left = std::move(right);
+      }
+      if (chain) {
+        if (result.is_tensor() && tensor_rank(result) != 0)
+          fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &", provenance_notes({result}));
+        return tensor_binary(ops::OpId::LogicalAnd, *chain, to_tensor(result, DType::kBool, e.span), e.span);
       }
       return result;
     }

@@ -7,7 +7,6 @@
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
-namespace {
 
 bool cannot_fail(const Expr& e) {
   switch (e.kind) {
@@ -32,6 +31,8 @@ bool cannot_fail(const Expr& e) {
     default: return false;
   }
 }
+
+namespace {
 
 // The bool scalar a staged operand stands for.
 Value staged_truth(Stager& st, const Value& v, SourceSpan span, const char* what) {

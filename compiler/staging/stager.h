@@ -28,6 +28,11 @@
 
 namespace sg::compiler::staging {
 
+// True where evaluating `e` can neither fail nor have an effect (names, numbers,
+// comparisons, elementwise +, -, *): both sides of a staged `and` may run.
+bool cannot_fail(const Expr& e);
+
+
 // Unwinds after an error diagnostic has been reported.
 struct StageAbort {};
 

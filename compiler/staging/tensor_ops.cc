@@ -74,7 +74,12 @@ Value Stager::to_tensor(const Value& v, std::optional<DType> dtype, SourceSpan s
   double d = 0;
   int64_t i = 0;
   if (v.is<bool>()) d = i = v.as<bool>();
-  if (v.is<int64_t>()) d = double(i = v.as<int64_t>());
+  if (v.is<int64_t>()) {
+    d = double(i = v.as<int64_t>());
+    // NumPy 2 (NEP 50) refuses a Python int its tensor's dtype cannot hold.
+    if (dt == DType::kI32 && (i < INT32_MIN || i > INT32_MAX))
+      fail(span, "the Python int " + py_repr(v) + " is out of range for i32; cast the tensor with astype(sg.i64)");
+  }
   if (v.is<double>()) {
     d = v.as<double>();
     if (is_int(dt)) {  // truncation, as NumPy's cast; a float beyond int64 has no value there

@@ -25,6 +25,19 @@ def to_bool(v: sg.f32[6], n: sg.i64[6]):
     return v.astype(sg.bool), n.astype(sg.bool), n.astype(sg.i32), sg.logical_not(n > 1)
 
 
+@sg.function
+def chained(x: sg.f32[5], k: sg.i32["N", 5]):
+    # Chained comparisons of staged scalars are `and`s, each operand evaluated once.
+    a = x[0]
+    b = k[0, 1]
+    inside = 0.0 < a < 1.0
+    three = -2 <= b < 3 != b
+    mixed = a < 2.0 < 3.0
+    never = a < 3.0 < 2.0
+    c = x[1]
+    return inside, three, mixed, never, sg.where(-1.0 < a <= c, a, c)
+
+
 if __name__ == "__main__":
     import numpy as np
 

@@ -362,6 +362,49 @@ TEST(StagingErrors, BranchesJoinNumbersOnlyWhereValuesSurvive) {
   }
 }
 
+// NumPy 2 (NEP 50): a Python int beside an i32 tensor must fit i32.
+TEST(StagingErrors, PythonIntsOutOfRangeOfAnI32Tensor) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.i32["N"]):
+    return x + 2147483647, x * -2147483648, sg.astype(3000000000, sg.i32), x - 3000000000
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(),
+            "5:78: error: the Python int 3000000000 is out of range for i32; cast the tensor with astype(sg.i64)\n");
+}
+
+// A chain of staged scalar comparisons is an `and` of them, computed in full only
+// where its later operands cannot fail; tensors stay ambiguous (NumPy).
+TEST(StagingErrors, ChainedComparisonsOfStagedValues) {
+  auto ok = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32, i: sg.i64):
+    return 0.0 < x < 1.0, 0 <= i < 3 != i
+)");
+  EXPECT_TRUE(ok.ir) << ok.locations();
+  auto may_fail = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[4], i: sg.i64):
+    return 0 <= i < 4 and x[i] > 0.0, 0 <= i < x[i]
+)");
+  EXPECT_FALSE(may_fail.ir);
+  EXPECT_NE(may_fail.locations().find("5:48: error: a chained comparison of staged values evaluates this operand"),
+            std::string::npos) << may_fail.locations();
+  auto tensors = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[4]):
+    return 0.0 < x < 1.0
+)");
+  EXPECT_FALSE(tensors.ir);
+  EXPECT_NE(tensors.locations().find("5:12: error: chained comparisons of tensors are ambiguous"), std::string::npos)
+      << tensors.locations();
+}
+
 TEST(StagingErrors, BranchesJoinNumbersThatKeepTheirValues) {
   auto r = stage_source(R"(import stagegraph as sg
 
