@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "staging/stager.h"
@@ -162,6 +163,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   if (r.is<DictPtr>()) {
     for (const auto& [k, v] : r.as<DictPtr>()->items) {
       if (!k.is<std::string>()) fail(def.name_span, "the keys of a returned dict must be strings, got " + py_repr(k));
+      if (k.as<std::string>().empty()) fail(def.name_span, "the keys of a returned dict must not be empty");
       outputs.emplace_back(k.as<std::string>(), v);
     }
   } else if (r.is<TuplePtr>()) {
@@ -217,14 +219,17 @@ std::unique_ptr<ir::Module> Stager::run() {
       std::shared_ptr<FunctionV> found;
       for (const auto& [n, f] : top_functions_)
         if (n == name) found = f;
-      if (!found) {
+      if (!found || !found->is_entry) {
         std::string known;
         for (const auto& [n, f] : top_functions_)
           if (f->is_entry) known += (known.empty() ? "" : ", ") + n;
-        diags_.error({}, "unknown entry point '" + name + "'" + (known.empty() ? "" : " (entry points: " + known + ")"));
+        diags_.error({}, "unknown entry point '" + name + "'" +
+                             (found ? ": '" + name + "' is not decorated with @sg.function" : std::string()) +
+                             (known.empty() ? "" : " (entry points: " + known + ")"));
         continue;
       }
-      entries.push_back(found);
+      // --entry NAME twice exports it once.
+      if (std::find(entries.begin(), entries.end(), found) == entries.end()) entries.push_back(found);
     }
   }
   for (const auto& f : entries) {

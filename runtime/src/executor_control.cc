@@ -19,6 +19,16 @@ bool fn_declares_bool_scalar(const FunctionImpl& fn, uint32_t v) {
   return fn.values[v].dtype == DType::kBool && fn.values[v].dims.empty();
 }
 
+// The source function a graph function was made from: graph-compile names the
+// second and later specialisations of `f` "f.1", "f.2", ...
+std::string source_name(const std::string& fn) {
+  const size_t dot = fn.find_last_of('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == fn.size()) return fn;
+  for (size_t i = dot + 1; i < fn.size(); ++i)
+    if (fn[i] < '0' || fn[i] > '9') return fn;
+  return fn.substr(0, dot);
+}
+
 }  // namespace
 
 Status Executor::finish_node(Frame& frame, const NodeInfo& node, std::vector<Tensor>& outputs) {
@@ -83,7 +93,7 @@ Status Executor::start_control(const NodeInfo& node) {
       if (active_calls_ >= max_call_depth_)
         return at(node, StatusCode::kLimitExceeded,
                   "recursion depth limit " + std::to_string(max_call_depth_) + " exceeded calling '" +
-                      program_.functions[callee].name + "'");
+                      source_name(program_.functions[callee].name) + "'");
       ++active_calls_;
       gather(frame, fn, in, in + node.inputs.size(), move, args_);
       release_inputs(frame, node);

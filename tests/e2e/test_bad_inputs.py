@@ -226,6 +226,10 @@ def usage_cases(c, graph, inputs, multi_graph):
     c.expect("graph-compile unreadable model", proc, 1)
     if proc.returncode == 1 and "cannot read" not in proc.stderr:
         c.report.fail("graph-compile unreadable message", proc.stderr.strip()[:200])
+    proc = lib.run_tool("graph-compile", [c.work])
+    c.expect("graph-compile of a directory", proc, 1)
+    if proc.returncode == 1 and "directory" not in proc.stderr:
+        c.report.fail("graph-compile of a directory: message", proc.stderr.strip()[:200])
     c.expect("graph-compile unknown flag",
              lib.run_tool("graph-compile", [os.path.join(lib.PROGRAMS_DIR, "mlp.py"), "--frobnicate"]), 1)
 

@@ -28,6 +28,18 @@ def main(n: sg.i64):
     return countdown(n)
 '''
 
+# An entry point that calls itself: the recursive graph function is a second
+# specialisation of `down`, and the message still names `down`.
+SELF_PROGRAM = '''import stagegraph as sg
+
+
+@sg.function
+def down(n: sg.i64) -> sg.i64:
+    if n < 1:
+        return n * 0
+    return down(n - 1) + 1
+'''
+
 
 def main():
     report = lib.Report("recursion depth")
@@ -69,6 +81,22 @@ def main():
         proc, _ = run("default", 10000, [])
         report.check("the default limit of 10,000 frames is enforced", proc.returncode == 3,
                      lib.describe_result(proc))
+
+        src = os.path.join(tmp, "down.py")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(SELF_PROGRAM)
+        graph = os.path.join(tmp, "down.sgraph")
+        try:
+            lib.compile_program(src, graph)
+        except lib.E2EError as e:
+            report.fail("compile a self-calling entry", str(e))
+            return report.finish()
+        proc = lib.run_graph(graph, "down", {"n": np.array(40, np.int64)}, os.path.join(tmp, "self"),
+                             ["--max-depth", "10"])[0]
+        msg = proc.stderr or ""
+        report.check("a self-calling entry beyond the limit exits 3", proc.returncode == 3, lib.describe_result(proc))
+        report.check("the message names the source function", "exceeded calling 'down'" in msg,
+                     f"stderr: {msg.strip()!r}")
     return report.finish()
 
 

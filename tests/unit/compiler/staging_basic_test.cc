@@ -163,6 +163,9 @@ def a(x: sg.f32[2]):
 @sg.function
 def b(x: sg.f32[2]):
     return -x
+
+def helper(x: sg.f32[2]):
+    return x
 )";
   StageOptions only_b;
   only_b.entries = {"b"};
@@ -176,6 +179,19 @@ def b(x: sg.f32[2]):
   auto bad = stage_source(src, unknown);
   EXPECT_FALSE(bad.ir);
   EXPECT_NE(bad.locations().find("unknown entry point 'c' (entry points: a, b)"), std::string::npos) << bad.locations();
+
+  // Only @sg.function functions are entry points (SPEC §2); one named twice is exported once.
+  StageOptions plain;
+  plain.entries = {"helper"};
+  auto undecorated = stage_source(src, plain);
+  EXPECT_FALSE(undecorated.ir);
+  EXPECT_NE(undecorated.locations().find("unknown entry point 'helper': 'helper' is not decorated with @sg.function"),
+            std::string::npos) << undecorated.locations();
+  StageOptions twice;
+  twice.entries = {"a", "a"};
+  auto once = stage_source(src, twice);
+  ASSERT_TRUE(once.ir) << once.locations();
+  EXPECT_EQ(once.ir->entries.size(), 1u);
 }
 
 TEST(Staging, ZerosStayASplatAndBecomeAFullNode) {

@@ -405,6 +405,17 @@ def f(x: sg.f32[4]):
       << tensors.locations();
 }
 
+TEST(StagingErrors, AnEmptyResultName) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[3]):
+    return {"a": x, "": x}
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_EQ(r.locations(), "4:5: error: the keys of a returned dict must not be empty\n");
+}
+
 TEST(StagingErrors, BranchesJoinNumbersThatKeepTheirValues) {
   auto r = stage_source(R"(import stagegraph as sg
 
