@@ -12,6 +12,7 @@ using detail::at;
 using detail::now_ns;
 using detail::ref_of;
 using detail::ref_of_planned;
+using detail::source_name;
 using detail::type_string;
 
 namespace {
@@ -46,6 +47,7 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
                    bool profile, bool concurrent)
     : cache_(allocator),
       frame_stack_(allocator),
+      host_(allocator != nullptr ? allocator : default_allocator()),
       program_(program),
       kernels_(kernels),
       max_call_depth_(max_call_depth),
@@ -144,6 +146,19 @@ Executor::Frame& Executor::enter(uint32_t fn, Role role) {
   const size_t n = program_.functions[fn].values.size();
   if (frame.slots.size() < n) frame.slots.resize(n);
   return frame;
+}
+
+Status Executor::reserve_frame(const NodeInfo& call, uint32_t callee) {
+  if (depth_ < frames_.size()) return Status::Ok();
+  size_t bytes = (max_values_ + max_arity_) * sizeof(Tensor);
+  if (frames_.size() == frames_.capacity()) bytes += (2 * frames_.capacity() + 1) * sizeof(Frame);
+  void* probe = host_->allocate(bytes, alignof(std::max_align_t));
+  if (probe == nullptr)
+    return at(call, StatusCode::kOutOfMemory,
+              "out of memory for call depth " + std::to_string(active_calls_ + 1) + " calling '" +
+                  source_name(program_.functions[callee].name) + "' (" + std::to_string(bytes) + " bytes more)");
+  host_->deallocate(probe, bytes, alignof(std::max_align_t));
+  return Status::Ok();
 }
 
 Status Executor::enter_plan(Frame& frame, FramePlan* plan) {

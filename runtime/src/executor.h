@@ -155,6 +155,10 @@ class Executor {
   Status deliver(Role role);
   // Pushes a frame with empty slots; it may move the frames.
   Frame& enter(uint32_t fn, Role role);
+  // Before a Call: when the frames are at their deepest so far, asks the host
+  // allocator for what a new frame costs (its vectors, and the frame vector's
+  // growth), which reports exhaustion where growing a std::vector would abort.
+  Status reserve_frame(const NodeInfo& call, uint32_t callee);
   // Gives `frame` (on top) its plan (`plan`, or the one matching its parameters
   // when null) and its arena; leave_plan undoes it.
   Status enter_plan(Frame& frame, FramePlan* plan);
@@ -180,6 +184,7 @@ class Executor {
   // Declared first, destroyed last: every tensor below may live in it.
   BufferCache cache_;
   FrameStack frame_stack_;
+  Allocator* host_;
   const ProgramImpl& program_;
   const NodeKernels& kernels_;
   int max_call_depth_;

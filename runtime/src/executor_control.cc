@@ -10,6 +10,7 @@ namespace sg::runtime {
 
 using detail::at;
 using detail::now_ns;
+using detail::source_name;
 using detail::type_string;
 
 namespace {
@@ -17,16 +18,6 @@ namespace {
 // An arena value has its declared dtype and rank (the plan checked them).
 bool fn_declares_bool_scalar(const FunctionImpl& fn, uint32_t v) {
   return fn.values[v].dtype == DType::kBool && fn.values[v].dims.empty();
-}
-
-// The source function a graph function was made from: graph-compile names the
-// second and later specialisations of `f` "f.1", "f.2", ...
-std::string source_name(const std::string& fn) {
-  const size_t dot = fn.find_last_of('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 == fn.size()) return fn;
-  for (size_t i = dot + 1; i < fn.size(); ++i)
-    if (fn[i] < '0' || fn[i] > '9') return fn;
-  return fn.substr(0, dot);
 }
 
 }  // namespace
@@ -94,6 +85,7 @@ Status Executor::start_control(const NodeInfo& node) {
         return at(node, StatusCode::kLimitExceeded,
                   "recursion depth limit " + std::to_string(max_call_depth_) + " exceeded calling '" +
                       source_name(program_.functions[callee].name) + "'");
+      SG_RETURN_IF_ERROR(reserve_frame(node, callee));
       ++active_calls_;
       gather(frame, fn, in, in + node.inputs.size(), move, args_);
       release_inputs(frame, node);

@@ -41,6 +41,16 @@ inline kernels::TensorRef ref_of_planned(DType dtype, const PlannedShape& s, voi
   return r;
 }
 
+// The source function a graph function was made from: graph-compile names the
+// second and later specialisations of `f` "f.1", "f.2", ...
+inline std::string source_name(const std::string& fn) {
+  const size_t dot = fn.find_last_of('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == fn.size()) return fn;
+  for (size_t i = dot + 1; i < fn.size(); ++i)
+    if (fn[i] < '0' || fn[i] > '9') return fn;
+  return fn.substr(0, dot);
+}
+
 // Declared dims may be symbolic (-1): shown as "?".
 inline std::string type_string(DType dtype, std::span<const int64_t> shape) {
   std::string s = std::string(dtype_name(dtype)) + "[";

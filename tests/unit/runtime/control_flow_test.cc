@@ -72,6 +72,41 @@ TEST(ControlFlow, RecursionDepthLimitNamesFunctionAndDepth) {
   EXPECT_EQ(*run_scalar(program, "rec", 3, options), 6);
 }
 
+// Host memory that runs out after `budget` bytes live at once.
+class BudgetAllocator final : public Allocator {
+ public:
+  explicit BudgetAllocator(size_t budget) : budget_(budget) {}
+  void* allocate(size_t bytes, size_t alignment) override {
+    if (live_ + bytes > budget_) return nullptr;
+    live_ += bytes;
+    return default_allocator()->allocate(bytes, alignment);
+  }
+  void deallocate(void* p, size_t bytes, size_t alignment) override {
+    live_ -= bytes;
+    default_allocator()->deallocate(p, bytes, alignment);
+  }
+
+ private:
+  size_t budget_, live_ = 0;
+};
+
+// Frames that exhaust host memory fail the run with the Call's location, as a
+// tensor that does not fit would: the executor asks its allocator before growing.
+TEST(ControlFlow, RecursionThatExhaustsMemoryFailsTheRun) {
+  auto program = load_ok(recursive_graph("add", 0, 0));
+  ASSERT_NE(program, nullptr);
+  BudgetAllocator host(size_t(4) << 20);
+  SessionOptions options;
+  options.max_call_depth = 1 << 30;
+  options.allocator = &host;
+  auto deep = run_scalar(program, "rec", int64_t(1) << 24, options);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(deep.status().message().find("model.py:2:5: error: out of memory"), std::string::npos)
+      << deep.status().message();
+  EXPECT_NE(deep.status().message().find("calling 'rec'"), std::string::npos) << deep.status().message();
+}
+
 struct DeepRun {
   std::shared_ptr<const Program> program;
   int64_t n = 0;
