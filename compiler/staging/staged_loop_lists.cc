@@ -2,6 +2,7 @@
 // one tensor whose leading dim (a fresh symbolic dim) counts the items; append
 // is concatenate(list, expand_dims(v, 0)). Growth is a copy per append in the
 // graph; amortized growth belongs to the runtime.
+#include "staging/sg_ops_internal.h"
 #include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
@@ -84,17 +85,30 @@ Value tensor_list_append(Stager& st, const TensorListV& list, const std::string&
 namespace sg::compiler::staging {
 
 Value Stager::tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span) {
-  const Value t = Value(resolve_tensor_list(list, "list", span));
-  if (to_int(axis, span, op + "'s axis") != 0)
-    fail(span, op + " of a tensor list (a list appended to in a staged loop) supports only axis=0");
+  Value t = Value(resolve_tensor_list(list, "list", span));
   warn_zero_trip_read(*this, tensor_type(t).shape.at(0), "sg." + op + " of",
                       "sg." + op + " of an empty list fails in eager mode", span);
+  // t is [L, items...]: stacking on `axis` moves L there; concatenating on it then
+  // merges L into the items' dim there.
+  const size_t item_rank = tensor_type(t).rank() - 1;
+  if (op == "concatenate" && item_rank == 0) fail(span, "concatenate: the items of the list are 0-d; use sg.stack");
+  const int64_t a = normalize_axis(*this, axis, op == "stack" ? item_rank + 1 : item_rank, span);
+  if (a != 0) {
+    std::vector<Value> perm;
+    for (int64_t d = 1; d <= a; ++d) perm.push_back(Value(d));
+    perm.push_back(Value(int64_t(0)));
+    for (int64_t d = a + 1; d <= int64_t(item_rank); ++d) perm.push_back(Value(d));
+    Args args;
+    args.pos = {t, make_tuple(std::move(perm))};
+    args.span = span;
+    t = call_sg("transpose", args);
+  }
   if (op == "stack") return t;
-  // concatenate: the first two dims merge.
-  const ir::Type type = tensor_type(t);
-  if (type.rank() < 2) fail(span, "concatenate: the items of the list are 0-d; use sg.stack");
-  std::vector<Value> dims{Value(int64_t(-1))};
-  for (size_t a = 2; a < type.rank(); ++a) dims.push_back(shape_item(t, int64_t(a), span));
+  std::vector<Value> dims;
+  for (int64_t d = 0; d <= int64_t(item_rank); ++d) {
+    if (d == a + 1) continue;
+    dims.push_back(d == a ? Value(int64_t(-1)) : shape_item(t, d, span));
+  }
   Args args;
   args.pos = {t, make_tuple(std::move(dims))};
   args.span = span;

@@ -27,6 +27,18 @@ def seeded(xs: sg.f32["T"]):
     return sg.stack(out)
 
 
+@sg.function
+def along_axes(xs: sg.f32["T", 3]):
+    # Stacking and concatenating a tensor list on other axes than the first.
+    rows = []
+    grids = []
+    for t in range(xs.shape[0]):
+        rows.append(xs[t] + 1.0)
+        grids.append(sg.reshape(xs[t], (3, 1)) * xs[t])
+    return (sg.stack(rows, axis=1), sg.stack(rows, axis=-1), sg.stack(grids, axis=2), sg.stack(grids, axis=1),
+            sg.concatenate(grids, axis=1), sg.concatenate(grids, axis=-2), sg.concatenate(rows, axis=-1))
+
+
 if __name__ == "__main__":
     import numpy as np
 
