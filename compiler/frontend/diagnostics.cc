@@ -90,12 +90,13 @@ void print_source_excerpt(std::ostream& os, const SourceFile& file, const Source
   os << '\n';
 }
 
+// `excerpt` false: the location only (a note that is a hint, at its diagnostic's place).
 void print_one(std::ostream& os, const SourceManager& sources, const SourceSpan& span,
-               std::string_view label, std::string_view message) {
+               std::string_view label, std::string_view message, bool excerpt = true) {
   if (has_location(sources, span)) {
     const SourceFile& file = sources.file(span.file);
     os << file.path << ':' << span.line << ':' << span.col << ": " << label << ": " << message << '\n';
-    print_source_excerpt(os, file, span);
+    if (excerpt) print_source_excerpt(os, file, span);
   } else {
     os << label << ": " << message << '\n';
   }
@@ -117,7 +118,12 @@ std::string DiagnosticEngine::format(const Diagnostic& d) const {
     label = "note";
   }
   print_one(os, sources_, d.span, label, message);
-  for (const Note& n : d.notes) print_one(os, sources_, n.span, "note", n.message);
+  // A note without a place of its own (a hint) is given its diagnostic's, so every
+  // line reads FILE:LINE:COL.
+  for (const Note& n : d.notes) {
+    const bool own = has_location(sources_, n.span);
+    print_one(os, sources_, own ? n.span : d.span, "note", n.message, own);
+  }
   return os.str();
 }
 
@@ -126,7 +132,7 @@ void DiagnosticEngine::print_text(std::ostream& os) const {
 }
 
 // Locations that are absent print as file "", line 0, column 0 so every object has
-// the same fields. Under --Werror a warning's severity is "error".
+// the same fields (a note without one takes its diagnostic's). Under --Werror a warning's severity is "error".
 void DiagnosticEngine::print_json(std::ostream& os) const {
   using Json = nlohmann::ordered_json;
   auto locate = [&](Json& j, const SourceSpan& span) {
@@ -144,7 +150,7 @@ void DiagnosticEngine::print_json(std::ostream& os) const {
     Json notes = Json::array();
     for (const Note& n : d.notes) {
       Json note;
-      locate(note, n.span);
+      locate(note, has_location(sources_, n.span) ? n.span : d.span);
       note["message"] = n.message;
       notes.push_back(std::move(note));
     }

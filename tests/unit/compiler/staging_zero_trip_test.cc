@@ -41,7 +41,7 @@ def f(xs: sg.f32["T", 4], w: sg.f32[4, 4]):
             "empty when that loop runs zero times, and this index is then out of range (in eager mode too)\n"
             "        first = outs[0]\n"
             "                ^~~~~~~\n"
-            "note: start 'outs' with an item before the loop, or read it only where the loop ran (under a staged "
+            "model.py:10:13: note: start 'outs' with an item before the loop, or read it only where the loop ran (under a staged "
             "test of its length)\n");
 }
 

@@ -89,7 +89,7 @@ TEST_F(DiagnosticsTest, NotesWithAndWithoutLocations) {
             "model.py:1:7: note: 'a' declared here\n"
             "    def f(a, b):\n"
             "          ^\n"
-            "note: shapes are [3] and [4]\n");
+            "model.py:2:9: note: shapes are [3] and [4]\n");
 }
 
 TEST_F(DiagnosticsTest, TabsAreKeptSoTheCaretLinesUp) {
@@ -122,7 +122,7 @@ TEST_F(DiagnosticsTest, JsonIsOneObjectPerLine) {
   EXPECT_EQ(json(),
             "{\"file\":\"model.py\",\"line\":2,\"column\":9,\"severity\":\"error\",\"message\":\"say \\\"no\\\"\","
             "\"notes\":[{\"file\":\"model.py\",\"line\":1,\"column\":7,\"message\":\"from here\"},"
-            "{\"file\":\"\",\"line\":0,\"column\":0,\"message\":\"why\"}]}\n"
+            "{\"file\":\"model.py\",\"line\":2,\"column\":9,\"message\":\"why\"}]}\n"
             "{\"file\":\"model.py\",\"line\":1,\"column\":1,\"severity\":\"warning\",\"message\":\"w\",\"notes\":[]}\n");
 }
 
