@@ -115,6 +115,11 @@ Value Stager::unset_value_like(const Value& model, SourceSpan span) {
     for (const Value& v : *model.as<TuplePtr>()) items.push_back(unset_value_like(v, span));
     return make_tuple(std::move(items));
   }
+  if (model.is<DictPtr>()) {
+    auto d = std::make_shared<DictObj>();
+    for (const auto& [k, v] : model.as<DictPtr>()->items) d->items.emplace_back(k, unset_value_like(v, span));
+    return Value(DictPtr(d));
+  }
   if (model.is<NoneV>()) return model;
   if (!model.is_tensor())
     fail(span, "a return value of type " + type_name(model) + " inside a staged `if` or loop is not supported");

@@ -220,6 +220,27 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
         return make_tuple(std::move(vals));
       };
     }
+    // Dicts with the same keys in the same order join value by value (a returned dict).
+    if (tv.is<DictPtr>() && ev.is<DictPtr>()) {
+      const auto& ti = tv.as<DictPtr>()->items;
+      const auto& ei = ev.as<DictPtr>()->items;
+      bool same_keys = ti.size() == ei.size();
+      for (size_t i = 0; same_keys && i < ti.size(); ++i) same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
+      if (!same_keys)
+        fail(span, shown + " is a dict with keys " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
+                       " in the else branch of this staged `" + label + "`; both need the same keys in the same order");
+      std::vector<Value> keys;
+      std::vector<Make> items;
+      for (size_t i = 0; i < ti.size(); ++i) {
+        keys.push_back(ti[i].first);
+        items.push_back(join(name, shown + "[" + py_repr(ti[i].first) + "]", ti[i].second, ei[i].second));
+      }
+      return [keys, items](const std::vector<Value>& outs) {
+        auto d = std::make_shared<DictObj>();
+        for (size_t i = 0; i < items.size(); ++i) d->items.emplace_back(keys[i], items[i](outs));
+        return Value(DictPtr(d));
+      };
+    }
     std::shared_ptr<TensorListSlot> slot;
     bool tensor_list = false;
     if (tv.is<TensorListV>() || ev.is<TensorListV>()) {

@@ -32,6 +32,16 @@ def ordered(v: sg.f32, limit: sg.f32):
     return v, limit
 
 
+@sg.function
+def named(x: sg.f32["N"], limit: sg.f32):
+    # A dict returned from staged branches: joined value by value, shapes included.
+    if x[0] > limit:
+        if x[0] > limit + 1.0:
+            return {"part": x * 2.0, "first": x[0]}
+        return {"part": x[:1], "first": limit}
+    return {"part": -x, "first": x[0] - limit}
+
+
 if __name__ == "__main__":
     import numpy as np
 

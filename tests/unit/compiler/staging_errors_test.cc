@@ -416,6 +416,21 @@ def f(x: sg.f32[3]):
   EXPECT_EQ(r.locations(), "4:5: error: the keys of a returned dict must not be empty\n");
 }
 
+TEST(StagingErrors, DictsReturnedFromBranchesNeedTheSameKeys) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[3]):
+    if x[0] > 0.0:
+        return {"a": x, "b": x}
+    return {"b": x, "a": x}
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("7:5: error: the return value is a dict with keys {"), std::string::npos)
+      << r.locations();
+  EXPECT_NE(r.locations().find("both need the same keys in the same order"), std::string::npos) << r.locations();
+}
+
 TEST(StagingErrors, BranchesJoinNumbersThatKeepTheirValues) {
   auto r = stage_source(R"(import stagegraph as sg
 
