@@ -32,6 +32,35 @@ std::string shown_name(const std::string& name) {
   return name[0] == '$' ? "the loop counter" : "variable '" + name + "'";
 }
 
+// A return value's tensors and numbers, depth first (tuples and dicts within).
+void return_leaves(Stager& st, const Value& v, std::vector<Value>& leaves, SourceSpan span, const std::string& where) {
+  if (v.is<TuplePtr>()) {
+    for (const Value& item : *v.as<TuplePtr>()) return_leaves(st, item, leaves, span, where);
+  } else if (v.is<DictPtr>()) {
+    for (const auto& item : v.as<DictPtr>()->items) return_leaves(st, item.second, leaves, span, where);
+  } else if (v.is_tensor() || v.is_number()) {
+    leaves.push_back(v);
+  } else {
+    st.fail(span, "returning a " + type_name(v) + " from inside the staged " + where +
+                      " is not supported; return tensors (alone, in a tuple or in a dict)");
+  }
+}
+
+// `shape` with its leaves replaced, in order, by leaves[k...].
+Value rebuild_return(const Value& shape, const std::vector<Value>& leaves, size_t& k) {
+  if (shape.is<TuplePtr>()) {
+    std::vector<Value> items;
+    for (const Value& item : *shape.as<TuplePtr>()) items.push_back(rebuild_return(item, leaves, k));
+    return make_tuple(std::move(items));
+  }
+  if (shape.is<DictPtr>()) {
+    auto d = std::make_shared<DictObj>();
+    for (const auto& [key, item] : shape.as<DictPtr>()->items) d->items.emplace_back(key, rebuild_return(item, leaves, k));
+    return Value(DictPtr(d));
+  }
+  return leaves[k++];
+}
+
 struct Counter {
   int& n;
   explicit Counter(int& c) : n(c) { ++n; }
@@ -165,7 +194,10 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     st.exec_block(s.body, &s);
   }
 
-  // Results of the body: the carried values after one iteration.
+  // Results of the body: the carried values after one iteration. A tuple or dict
+  // returned from the loop is carried as one value per leaf and rebuilt after it.
+  std::optional<Value> return_shape;
+  std::vector<Carry> leaf_carries;
   for (Carry& c : carries) {
     const Value* vp = sc.find_local(c.name);
     Value v = vp ? *vp : Value(UndefinedV{c.name, "", s.span, ""});
@@ -181,9 +213,23 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
           c.dropped = true;
           break;
         }
+        if (v.is<TuplePtr>() || v.is<DictPtr>()) {
+          std::vector<Value> leaves;
+          return_leaves(st, v, leaves, s.span, where);
+          for (size_t k = 0; k < leaves.size(); ++k) {
+            Carry leaf{std::string(kReturnValue) + "." + std::to_string(k), CarryKind::kReturnValue, Value()};
+            leaf.body_value = st.to_tensor(leaves[k], std::nullopt, s.span);
+            leaf.body_result = st.materialize(leaf.body_value, s.span);
+            leaf.type = st.fn().values[size_t(leaf.body_result)].type;
+            leaf_carries.push_back(std::move(leaf));
+          }
+          return_shape = v;
+          c.dropped = true;
+          break;
+        }
         if (!v.is_tensor() && !v.is_number())
           st.fail(s.span, "returning a " + type_name(v) + " from inside the staged " + where +
-                              " is not supported; return a tensor");
+                              " is not supported; return tensors (alone, in a tuple or in a dict)");
         v = st.to_tensor(v, std::nullopt, s.span);
         c.body_result = st.materialize(v, s.span);
         c.type = st.fn().values[size_t(c.body_result)].type;
@@ -239,6 +285,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     }
   }
   std::erase_if(carries, [](const Carry& c) { return c.dropped; });
+  for (Carry& leaf : leaf_carries) carries.push_back(std::move(leaf));
 
   // ---- the condition ----------------------------------------------------------------
   sc.vars() = outer_vars;
@@ -323,6 +370,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   }
   for (const Staged& o : captured) inputs.push_back(o.id);
 
+  std::vector<Value> returned;
   ir::Node node;
   node.kind = ir::NodeKind::kWhile;
   node.inputs = std::move(inputs);
@@ -334,8 +382,16 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     st.set_origin(outer->fn, id, Origin{s.span, "the staged " + std::string(spec.what) + " loop produced"});
     if (c.name[0] == '$' && c.kind == CarryKind::kTensor) continue;  // a hidden counter
     if (c.name == kBreakFlag) continue;                             // consumed by the loop
+    if (c.kind == CarryKind::kReturnValue && c.name != kReturnValue) {  // a leaf of a returned tuple or dict
+      returned.push_back(st.staged(id));
+      continue;
+    }
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
     else sc.set(c.name, st.staged(id));
+  }
+  if (return_shape) {
+    size_t k = 0;
+    sc.set(kReturnValue, rebuild_return(*return_shape, returned, k));
   }
   for (const Staged& o : captured)
     node.outputs.push_back(st.fn().add_value(st.fn().values[size_t(o.id)].type, "", s.span));

@@ -42,6 +42,26 @@ def named(x: sg.f32["N"], limit: sg.f32):
     return {"part": -x, "first": x[0] - limit}
 
 
+@sg.function
+def first_negative(x: sg.f32["N"]):
+    # A tuple returned from inside a staged for loop.
+    for i in range(len(x)):
+        if x[i] < 0.0:
+            return i, x[i]
+    return -1, x[0]
+
+
+@sg.function
+def scan(x: sg.f32["N"], limit: sg.f32):
+    # A dict returned from inside a staged while, one value changing shape.
+    i = 0
+    while i < x.shape[0]:
+        if x[i] > limit:
+            return {"at": i, "value": x[i], "tail": x[i:] * 2.0}
+        i += 1
+    return {"at": -1, "value": limit, "tail": x * 0.0}
+
+
 if __name__ == "__main__":
     import numpy as np
 
