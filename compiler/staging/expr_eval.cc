@@ -21,6 +21,7 @@ Value Stager::lookup_name(const std::string& name, SourceSpan span) {
   }
   if (v->is<UndefinedV>()) {
     const UndefinedV& u = v->as<UndefinedV>();
+    if (u.reported) throw StageAbort{};
     if (!u.message.empty()) fail(span, u.message, {Note{u.span, "the loop is here"}});
     fail(span, "variable '" + name + "' is assigned in only one branch of the staged `if` at line " +
                    std::to_string(u.span.line) + ": it is not defined after " + u.missing_in + " runs",

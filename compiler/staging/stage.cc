@@ -97,6 +97,22 @@ void Stager::stage_module_body() {
       }
     } catch (StageAbort&) {
       // Reported; go on with the next statement so that more errors show at once.
+      // The names it would have bound stay quiet when used.
+      if (s.kind == StmtKind::kAssign || s.kind == StmtKind::kAnnAssign) {
+        std::vector<const Expr*> names;
+        for (const ExprPtr& t : s.targets) names.push_back(t.get());
+        if (s.target) names.push_back(s.target.get());
+        for (size_t i = 0; i < names.size(); ++i) {
+          const Expr& t = *names[i];
+          if (t.kind == ExprKind::kName) {
+            UndefinedV u{t.name, "", t.span, ""};
+            u.reported = true;
+            globals_->set(t.name, Value(u));
+          } else if (t.kind == ExprKind::kTuple || t.kind == ExprKind::kList) {
+            for (const ExprPtr& e : t.elts) names.push_back(e.get());
+          }
+        }
+      }
     }
   }
 }

@@ -99,6 +99,9 @@ struct UndefinedV {
   std::string missing_in;  // "the else branch"
   SourceSpan span;
   std::string message;     // when set, the whole error (a staged loop's variables)
+  // A module-level constant whose assignment failed, already reported: a use
+  // stops quietly instead of adding "not defined".
+  bool reported = false;
 };
 
 // A list appended to inside a staged loop (SPEC §5): a tensor whose leading

@@ -56,6 +56,8 @@ TEST(StagingWeights, MissingFileOrTensorIsAnError) {
   EXPECT_FALSE(none.ir);
   EXPECT_NE(none.locations().find("3:5: error: sg.weight(\"fc.w\") needs a weights file"), std::string::npos)
       << none.locations();
+  // One error: the uses of W that follow do not add "name 'W' is not defined".
+  EXPECT_EQ(none.diags->error_count(), 1u) << none.locations();
 
   StageOptions options;
   options.weights_path = write_weights("staging_weights_missing.safetensors");
