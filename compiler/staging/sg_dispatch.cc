@@ -102,6 +102,7 @@ Value expand_squeeze(Stager& s, const Args& a, const std::string& name) {
   const ir::Type t = s.tensor_type(x);
   std::vector<int64_t> axes;
   if (expand) {
+    if (b.none(1)) s.fail(a.span, "expand_dims: axis must be an int or a tuple of ints, got None");
     const size_t n = b[1].is<TuplePtr>() || b[1].is<ListPtr>() ? s.to_list(b[1], a.span).size() : 1;
     axes = normalize_axes(s, b[1], t.rank() + n, a.span);
   } else if (b.has(1)) {
@@ -122,8 +123,17 @@ Value concat_stack(Stager& s, const Args& a, const std::string& name) {
   std::vector<Value> xs = s.to_list(b[0], a.span);
   if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
   xs = unify_dtypes(s, std::move(xs), name, a.span);
-  const size_t rank = s.tensor_rank(xs[0]);
   const bool stack = name == "stack";
+  if (b.none(1)) {
+    if (stack) s.fail(a.span, "stack: axis must be an int, got None");
+    // NumPy: concatenate(axis=None) joins the flattened tensors.
+    for (Value& x : xs) {
+      ops::Attrs flat;
+      flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
+      x = s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span);
+    }
+  }
+  const size_t rank = s.tensor_rank(xs[0]);
   const int64_t axis = normalize_axis(s, b.get(1, Value(int64_t(0))), stack ? rank + 1 : rank, a.span);
   if (stack) {
     for (Value& x : xs) {

@@ -72,6 +72,7 @@ Value sg_topk(Stager& s, const Args& a, const std::string& name) {
   Value x = s.to_tensor(b[0], std::nullopt, a.span);
   if (s.tensor_rank(x) == 0) s.fail(a.span, "topk: needs a tensor of rank 1 or more");
   const int64_t k = non_negative(s, b[1], a.span, "topk's k");
+  if (b.none(2)) s.fail(a.span, "topk: axis must be an int, got None");
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(k),
                   ops::AttrValue::Int(normalize_axis(s, b.get(2, Value(int64_t(-1))), s.tensor_rank(x), a.span))};

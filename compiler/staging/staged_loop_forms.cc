@@ -158,6 +158,14 @@ Flow Stager::exec_for(const Stmt& s) {
         if (step.is<StaticTensorPtr>()) {
           static_step = step.as<StaticTensorPtr>()->element_as_int(0);
           if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
+        } else {
+          // A staged step is checked where the loop starts, as Python's range() does.
+          ir::Node check;
+          check.op = ops::OpId::Assert;
+          check.attrs.values.push_back(ops::AttrValue::String("range() arg 3 must not be zero"));
+          check.inputs = {materialize(compare(CmpOp::kNe, step, Value(int64_t(0)), s.iter->span), s.iter->span)};
+          check.span = s.iter->span;
+          fn().nodes.push_back(std::move(check));
         }
         if (explaining()) {
           std::string why = sg_range ? "sg.range always stages" : "";

@@ -190,6 +190,14 @@ def softmax_empty(x: sg.f32["N", 3]):
 
 
 @sg.function
+def range_zero_step(step: sg.i64):
+    t = sg.zeros((), dtype=sg.i64)
+    for i in range(0, 10, step):  # @range_zero_step
+        t = t + i
+    return t
+
+
+@sg.function
 def signed_zero(x: sg.f32["N"]):
     return {"mul": 1.0 / (x * -0.0), "minimum": 1.0 / sg.minimum(x, -0.0), "add": 1.0 / (x * 0.0 + -0.0)}
 
@@ -203,7 +211,7 @@ def split_symbolic(x: sg.f32["N"]):
 @sg.function
 def axis_none(x: sg.f32[3, 4], i: sg.i64["K"]):
     return {"take": sg.take(x, i, axis=None), "softmax": sg.softmax(x, axis=None),
-            "log_softmax": sg.log_softmax(x, axis=None)}
+            "log_softmax": sg.log_softmax(x, axis=None), "concatenate": sg.concatenate([x, x[0]], axis=None)}
 
 
 @sg.function
@@ -371,6 +379,11 @@ CASES = [
      {"x": f32(-INF, NAN, 1, INF), "b": bools(False, True, True, False)},
      {"argsort": i64(0, 2, 3, 1), "topk_v": f32(NAN, INF, 1), "topk_i": i64(1, 3, 2),
       "argmax_b": np.int64(1), "max_b": np.bool_(True), "clip_crossed": f32(1, NAN, 1, 1)}),
+    # Python: range() with a step of 0 is an error; a staged step is checked at run time.
+    ("range with a staged step of 0 is a run-time error", "range_zero_step",
+     {"step": np.array(0, np.int64)}, Error(3, ["range", "zero"], "range_zero_step", ValueError)),
+    ("range with a staged negative step", "range_zero_step", {"step": np.array(-2, np.int64)}, np.int64(0)),
+    ("range with a staged step", "range_zero_step", {"step": np.array(3, np.int64)}, np.int64(18)),
     # NaN above +inf even where +inf comes first.
     ("topk with +inf before NaN", "more_ordering",
      {"x": f32(-INF, INF, NAN, 1), "b": bools(True, False, True, False)},
@@ -387,10 +400,11 @@ CASES = [
      {"x": f32(0, 1, 2, 3, 4)}, Error(3, ["split", "equal division"], "split_symbolic", ValueError)),
     ("split of a symbolic dim that divides", "split_symbolic",
      {"x": f32(0, 1, 2, 3)}, {"output_0": f32(0, 1), "output_1": f32(2, 3)}),
-    # axis=None: take indexes the flattened tensor; softmax normalizes over all elements.
+    # axis=None: take indexes the flattened tensor, concatenate joins flattened tensors,
+    # softmax normalizes over all elements.
     ("axis=None in take and softmax", "axis_none",
      {"x": np.arange(12, dtype=np.float32).reshape(3, 4), "i": i64(0, 7, 11, -1)},
-     {"take": f32(0, 7, 11, 11),
+     {"take": f32(0, 7, 11, 11), "concatenate": np.concatenate([np.arange(12), np.arange(4)]).astype(np.float32),
       "softmax": (np.exp(np.arange(12) - 11.0) / np.exp(np.arange(12) - 11.0).sum()).astype(np.float32).reshape(3, 4),
       "log_softmax": ((np.arange(12) - 11.0) - np.log(np.exp(np.arange(12) - 11.0).sum())).astype(np.float32)
       .reshape(3, 4)},

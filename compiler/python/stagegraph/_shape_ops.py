@@ -65,6 +65,8 @@ def concatenate(xs, axis=0):
         if u.dtype is not ts[0].dtype:
             raise TypeError(f"concatenate: tensors of different dtypes {ts[0].dtype.name} and "
                             f"{u.dtype.name}; cast with astype")
+    if axis is None:  # NumPy: the flattened tensors, joined
+        return Tensor(np.concatenate([u._a.reshape(-1) for u in ts]))
     return Tensor(np.concatenate([u._a for u in ts], axis=operator.index(axis)))
 
 
