@@ -273,12 +273,25 @@ Value arange(Stager& s, const Args& a, const std::string& name) {
   auto num = [&](const Value& v) {
     if (v.is<double>()) floats = true;
     if (v.is<double>()) return v.as<double>();
+    if (v.is<StaticTensorPtr>()) {  // a 0-d tensor computed at compile time
+      const StaticTensor& t = *v.as<StaticTensorPtr>();
+      if (!t.shape.empty()) s.fail(a.span, "arange: bounds must be scalars, got a tensor of rank " +
+                                               std::to_string(t.shape.size()));
+      if (t.dtype == DType::kBool) s.fail(a.span, "arange: bounds must be numbers, got a bool");
+      if (is_float(t.dtype)) {
+        floats = true;
+        return t.element_as_double(0);
+      }
+      return double(t.element_as_int(0));
+    }
     return double(s.to_int(v, a.span, "arange bound"));
   };
   const double lo = num(start), hi = num(stop), st = num(step);
   if (st == 0) s.fail(a.span, "arange: step must not be zero");
   DType dt = floats ? DType::kF32 : DType::kI64;
   if (b.has(3)) dt = dtype_arg(s, b[3], a.span);
+  if (floats && !is_float(dt))
+    s.fail(a.span, std::string("arange: float bounds with dtype ") + dtype_name(dt) + "; cast the result with astype");
   const double n = std::max(0.0, std::ceil((hi - lo) / st));
   if (n > 1e8) s.fail(a.span, "arange: too many elements at compile time");
   std::vector<double> values;

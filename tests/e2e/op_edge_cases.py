@@ -198,6 +198,12 @@ def range_zero_step(step: sg.i64):
 
 
 @sg.function
+def static_arange(x: sg.f32["N"]):
+    # Bounds that are 0-d tensors computed at compile time, float and int.
+    return {"f": sg.arange(sg.full((), 2.5)) + sg.sum(x), "i": sg.arange(sg.full((), 3, dtype=sg.i32), 7, 2)}
+
+
+@sg.function
 def signed_zero(x: sg.f32["N"]):
     return {"mul": 1.0 / (x * -0.0), "minimum": 1.0 / sg.minimum(x, -0.0), "add": 1.0 / (x * 0.0 + -0.0)}
 
@@ -384,6 +390,8 @@ CASES = [
      {"step": np.array(0, np.int64)}, Error(3, ["range", "zero"], "range_zero_step", ValueError)),
     ("range with a staged negative step", "range_zero_step", {"step": np.array(-2, np.int64)}, np.int64(0)),
     ("range with a staged step", "range_zero_step", {"step": np.array(3, np.int64)}, np.int64(18)),
+    ("arange with compile-time tensor bounds", "static_arange", {"x": f32(1, 2)},
+     {"f": f32(3, 4, 5), "i": i64(3, 5)}),
     # NaN above +inf even where +inf comes first.
     ("topk with +inf before NaN", "more_ordering",
      {"x": f32(-INF, INF, NAN, 1), "b": bools(True, False, True, False)},
