@@ -7,6 +7,7 @@
 
 #include "ops/infer.h"
 #include "sgraph_header.h"
+#include "shape_check.h"
 #include "stagegraph/tensor.h"
 
 namespace sg::runtime {
@@ -30,6 +31,19 @@ bool elements_aligned(const V* v) {
 }
 
 bool valid_dtype(fb::DType t) { return int(t) >= 0 && int(t) < kNumDTypes; }
+
+// Whether a type of `dtype` whose static dims are `shape`'s needs at most
+// kMaxDeclaredBytes (symbolic dims and zeros count as 1). The dims are >= 0.
+bool plausible_size(fb::DType dtype, const flatbuffers::Vector<const fb::Dim*>* shape) {
+  uint64_t bytes = dtype_size(DType(dtype));
+  for (size_t i = 0; i < len(shape); ++i) {
+    const fb::Dim* d = shape->Get(uint32_t(i));
+    if (d->symbol() >= 0 || d->value() == 0) continue;
+    if (uint64_t(d->value()) > kMaxDeclaredBytes / bytes) return false;
+    bytes *= uint64_t(d->value());
+  }
+  return true;
+}
 
 const char* attr_kind_name(int kind) {
   switch (kind) {
@@ -80,10 +94,15 @@ class FunctionChecker {
   Status error(const std::string& what) const {
     return invalid_graph("invalid graph: function '" + std::string(str(fn_.name())) + "': " + what);
   }
-  Status node_error(size_t i, const fb::Node& node, const std::string& what) const {
+  // "node 3 ('add') at model.py:2:18: what"; the location once it is known valid.
+  Status node_error(size_t i, const fb::Node& node, const std::string& what, bool located = false) const {
     std::string op = std::string(str(node.op()));
     if (op.empty()) op = node_kind_name(node.kind());
-    return error("node " + std::to_string(i) + " ('" + op + "'): " + what);
+    std::string at;
+    if (const fb::SourceLoc* loc = node.loc(); located && loc != nullptr && loc->line() > 0)
+      at = " at " + std::string(str(g_.source_files()->Get(loc->file()))) + ":" + std::to_string(loc->line()) +
+           ":" + std::to_string(loc->column());
+    return error("node " + std::to_string(i) + " ('" + op + "')" + at + ": " + what);
   }
 
   Status check_index(uint32_t v, const char* role) const {
@@ -98,6 +117,9 @@ class FunctionChecker {
     const std::string what = "value " + std::to_string(v);
     if (!valid_dtype(value.dtype())) return error(what + " has an invalid dtype " + std::to_string(int(value.dtype())));
     SG_RETURN_IF_ERROR(check_shape(value.shape(), what));
+    if (!plausible_size(value.dtype(), value.shape()))
+      return error(what + " has an implausible size: its static dims need more than 2^" +
+                   std::to_string(kMaxDeclaredBytesLog2) + " bytes");
     const int32_t c = value.constant();
     if (c < -1) return error(what + " has an invalid constant index " + std::to_string(c));
     if (c >= 0) {
@@ -193,6 +215,8 @@ class FunctionChecker {
     for (uint32_t v : index_list(node.inputs())) ranks.push_back(len(value(v).shape()));
     const Status s = ops::check_attrs(*id, attrs, ranks);
     if (!s.ok()) return node_error(i, node, s.message());
+    const Status typed = check_declared_outputs(g_, fn_, node, *id, attrs);
+    if (!typed.ok()) return node_error(i, node, typed.message(), /*located=*/true);
     return Status::Ok();
   }
 
@@ -289,6 +313,33 @@ Status check_constants(const fb::Graph& g, std::span<const uint8_t> data) {
   return Status::Ok();
 }
 
+// "f32[N, 3]", with the file's symbol names.
+std::string type_text(const fb::Graph& g, fb::DType dtype, const flatbuffers::Vector<const fb::Dim*>* shape) {
+  std::string s = std::string(dtype_name(DType(dtype))) + "[";
+  for (size_t i = 0; i < len(shape); ++i) {
+    const fb::Dim* d = shape->Get(uint32_t(i));
+    s += (i > 0 ? ", " : "") + (d->symbol() >= 0 ? std::string(str(g.symbols()->Get(uint32_t(d->symbol()))))
+                                                 : std::to_string(d->value()));
+  }
+  return s + "]";
+}
+
+// Same rank, and dim by dim the same static size or the same symbol (by name:
+// the emitter writes one symbol per name, but a table that repeats one is valid).
+bool same_dims(const fb::Graph& g, const flatbuffers::Vector<const fb::Dim*>* a,
+               const flatbuffers::Vector<const fb::Dim*>* b) {
+  if (len(a) != len(b)) return false;
+  for (size_t i = 0; i < len(a); ++i) {
+    const fb::Dim* x = a->Get(uint32_t(i));
+    const fb::Dim* y = b->Get(uint32_t(i));
+    if ((x->symbol() >= 0) != (y->symbol() >= 0)) return false;
+    if (x->symbol() < 0 ? x->value() != y->value()
+                        : str(g.symbols()->Get(uint32_t(x->symbol()))) != str(g.symbols()->Get(uint32_t(y->symbol()))))
+      return false;
+  }
+  return true;
+}
+
 Status check_sig_list(const fb::Graph& g, const std::string& entry, const fb::Function& f,
                       const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSig>>* sigs,
                       const flatbuffers::Vector<uint32_t>* values, const char* role) {
@@ -310,8 +361,10 @@ Status check_sig_list(const fb::Graph& g, const std::string& entry, const fb::Fu
         return invalid_graph(where + what + " has an invalid dim");
     }
     const fb::Value& v = *f.values()->Get(values->Get(uint32_t(k)));
-    if (v.dtype() != sig.dtype() || len(v.shape()) != len(sig.shape()))
-      return invalid_graph(where + what + " does not match its function's value type");
+    if (v.dtype() != sig.dtype() || !same_dims(g, v.shape(), sig.shape()))
+      return invalid_graph(where + what + " is " + type_text(g, sig.dtype(), sig.shape()) +
+                           ", which does not match its function's value type " +
+                           type_text(g, v.dtype(), v.shape()));
   }
   return Status::Ok();
 }

@@ -1,8 +1,9 @@
 // Semantic checks of a structurally valid graph table (SPEC.md §10): every index in
-// range, dtypes and ranks valid, ops known at a supported version, attributes of the
-// right kinds, values defined once and before use, control-flow signatures
-// consistent, entry signatures matching their functions. After this passes, the
-// decoder and the executor trust the table.
+// range, dtypes and ranks valid, declared sizes plausible, ops known at a supported
+// version, attributes of the right kinds, op outputs declared as the op's shape rule
+// gives them (shape_check.h), values defined once and before use, control-flow
+// signatures consistent, entry signatures matching their functions dim by dim.
+// After this passes, the decoder and the executor trust the table.
 #pragma once
 
 #include <cstdint>

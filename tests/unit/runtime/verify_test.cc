@@ -198,6 +198,131 @@ TEST(Verify, Entries) {
   EXPECT_REFUSED(g, "duplicate entry 'affine'");
 }
 
+// def project(x: f32["N", 3]): return x @ W + b     (W: [3, 4] and b: [4], constants)
+// Values: 0 x, 1 W, 2 b, 3 x @ W, 4 the sum.
+GraphSpec project_graph() {
+  GraphSpec g;
+  g.symbols = {"N"};
+  const int32_t w = g.add_constant<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  const int32_t b = g.add_constant<float>({1, 2, 3, 4});
+  FunctionSpec f;
+  f.name = "project";
+  const uint32_t x = f.param(DType::kF32, {sym(0), {3, -1}});
+  const uint32_t kw = f.value(DType::kF32, shape({3, 4}), w);
+  const uint32_t kb = f.value(DType::kF32, shape({4}), b);
+  const uint32_t xw = f.op("matmul", {x, kw}, DType::kF32, {sym(0), {4, -1}}, 5, 12);
+  f.results = {f.op("add", {xw, kb}, DType::kF32, {sym(0), {4, -1}}, 5, 16)};
+  g.add_entry("project", g.add_function(std::move(f)), {"x"}, {"output_0"});
+  return g;
+}
+
+TEST(Verify, DeclaredOutputsFollowTheShapeRules) {
+  EXPECT_EQ(error_of(project_graph()), "(loaded)");
+
+  // The output and the entry's signature both edited to [N, 5]: the rule gives [N, 4].
+  GraphSpec g = project_graph();
+  g.functions[0].values[4].shape = {sym(0), {5, -1}};
+  g.entries[0].outputs[0].shape = {sym(0), {5, -1}};
+  EXPECT_REFUSED(g, "function 'project': node 1 ('add') at model.py:5:16: output 0 is declared f32[N, 5] "
+                    "but the op's shape rule gives f32[N, 4] for inputs f32[N, 4], f32[4]");
+  // A wrong dtype, a wrong rank.
+  g = project_graph();
+  g.functions[0].values[3].dtype = DType::kF16;
+  EXPECT_REFUSED(g, "node 0 ('matmul') at model.py:5:12: output 0 is declared f16[N, 4] but the op's shape "
+                    "rule gives f32[N, 4]");
+  g = project_graph();
+  g.functions[0].values[3].shape = {sym(0), {4, -1}, {1, -1}};
+  EXPECT_REFUSED(g, "output 0 is declared f32[N, 4, 1] but the op's shape rule gives f32[N, 4]");
+  // The symbolic batch dim declared static: no binding contradicts it, so it is
+  // left to the run (the executor checks dynamic nodes again).
+  g = project_graph();
+  g.functions[0].values[3].shape = shape({2, 4});
+  EXPECT_EQ(error_of(g), "(loaded)");
+}
+
+TEST(Verify, ConstantsMatchTheNodesTheyFeed) {
+  // W declared [4, 3]: the same 48 bytes, but x[N, 3] @ W[4, 3] is refused on load.
+  GraphSpec g = project_graph();
+  g.functions[0].values[1].shape = shape({4, 3});
+  EXPECT_REFUSED(g, "node 0 ('matmul') at model.py:5:12: its inputs' declared types (f32[N, 3], f32[4, 3]) "
+                    "fail the op's shape rule: matmul: inner dimensions differ");
+  // b declared [2, 2] (16 bytes): [N, 4] + [2, 2] cannot broadcast.
+  g = project_graph();
+  g.functions[0].values[2].shape = shape({2, 2});
+  EXPECT_REFUSED(g, "node 1 ('add') at model.py:5:16: its inputs' declared types (f32[N, 4], f32[2, 2]) "
+                    "fail the op's shape rule: add: cannot broadcast");
+}
+
+TEST(Verify, SymbolicAndValueDependentShapesAreLeftToTheRun) {
+  // Independent symbols are never equated or told apart: [N, 3] + [M, 3] declared [M, 3].
+  GraphSpec g = pair_graph();
+  g.functions[0].values[3].shape = {sym(1), {3, -1}};
+  EXPECT_EQ(error_of(g), "(loaded)");
+  // A symbol the compiler derived ("N*2") is opaque, not expanded.
+  g = affine_graph();
+  g.symbols.push_back("N*2");
+  g.functions[0].values[3].shape = {sym(1), {3, -1}};
+  EXPECT_EQ(error_of(g), "(loaded)");
+
+  // arange(start, stop, step) with staged bounds: the length is the run's to find.
+  GraphSpec a;
+  a.symbols = {"D1"};
+  FunctionSpec f;
+  f.name = "ramp";
+  const uint32_t lo = f.param(DType::kI64, {}), hi = f.param(DType::kI64, {}), step = f.param(DType::kI64, {});
+  f.results = {f.op("arange", {lo, hi, step}, DType::kI64, {sym(0)}, 2, 10)};
+  a.add_entry("ramp", a.add_function(std::move(f)), {"lo", "hi", "step"}, {"output_0"});
+  EXPECT_EQ(error_of(a), "(loaded)");
+  GraphSpec s = a;
+  s.functions[0].values[3].shape = shape({5});
+  s.entries[0].outputs[0].shape = shape({5});
+  EXPECT_EQ(error_of(s), "(loaded)");
+  s = a;
+  s.functions[0].values[3].dtype = DType::kI32;
+  s.entries[0].outputs[0].dtype = DType::kI32;
+  EXPECT_REFUSED(s, "node 0 ('arange') at model.py:2:10: output 0 is declared i32[D1] but the op's shape rule "
+                    "gives i64[");
+  s = a;
+  s.functions[0].values[3].shape = {};
+  s.entries[0].outputs[0].shape = {};
+  EXPECT_REFUSED(s, "output 0 is declared i64[] but the op's shape rule gives i64[");
+}
+
+TEST(Verify, ImplausibleSizes) {
+  // 2^40 f32 elements (4 TiB): no tensor of any device; refused before anything is planned.
+  GraphSpec g = affine_graph();
+  g.functions[0].values[3].shape = {sym(0), {int64_t(1) << 40, -1}};
+  EXPECT_REFUSED(g, "value 3 has an implausible size: its static dims need more than 2^40 bytes");
+  g = affine_graph();
+  g.functions[0].values[3].shape = shape({int64_t(1) << 31, int64_t(1) << 31, 0});
+  EXPECT_REFUSED(g, "value 3 has an implausible size");
+  g = affine_graph();
+  g.functions[0].values[3].shape = shape({INT64_MAX, INT64_MAX});
+  EXPECT_REFUSED(g, "value 3 has an implausible size");
+  // Symbolic dims count as 1; an entry signature is bounded by the value it must equal.
+  g = affine_graph();
+  g.entries[0].inputs[0].shape = {sym(0), {int64_t(1) << 40, -1}};
+  EXPECT_REFUSED(g, "does not match its function's value type");
+}
+
+TEST(Verify, EntrySignaturesMatchTheirValuesDimByDim) {
+  GraphSpec g = affine_graph();
+  g.entries[0].inputs[0].shape = {sym(0), {4, -1}};
+  EXPECT_REFUSED(g, "entry 'affine': inputs 'x' is f32[N, 4], which does not match its function's value type "
+                    "f32[N, 3]");
+  g = affine_graph();
+  g.entries[0].outputs[0].shape = shape({2, 3});  // static where the value is symbolic
+  EXPECT_REFUSED(g, "outputs 'output_0' is f32[2, 3], which does not match its function's value type f32[N, 3]");
+  g = pair_graph();
+  g.entries[0].inputs[2].shape = {sym(0), {3, -1}};  // N where the parameter has M
+  EXPECT_REFUSED(g, "inputs 'z' is f32[N, 3], which does not match its function's value type f32[M, 3]");
+  // The same name under two symbol indices is the same dim.
+  g = affine_graph();
+  g.symbols.push_back("N");
+  g.entries[0].inputs[0].shape = {sym(1), {3, -1}};
+  EXPECT_EQ(error_of(g), "(loaded)");
+}
+
 TEST(Verify, SourceLocations) {
   GraphSpec g = affine_graph();
   g.functions[0].nodes[0].file = 4;
