@@ -86,6 +86,7 @@ Status Executor::run_in_registers(Frame& body, Frame& cond, bool& ran) {
   const FunctionImpl& bf = program_.functions[body.fn];
   const FunctionImpl& cf = program_.functions[cond.fn];
   const size_t n_carried = cf.params.size();
+  if (bf.params.size() != n_carried || bf.results.size() != n_carried) return Status::Ok();
   for (uint32_t p : cf.params) {
     const Tensor& t = cond.slots[p];
     if (t.data() == nullptr || t.nbytes() > kRegisterBytes) return Status::Ok();
@@ -129,7 +130,7 @@ Status Executor::run_in_registers(Frame& body, Frame& cond, bool& ran) {
     const auto* from = static_cast<const uint8_t*>(info.is_constant ? info.constant.data() : reg_addr_[v]);
     if (from == nullptr || (info.is_constant && info.constant.nbytes() != size)) return Status::Ok();
     if (from == reg_params_[k]) continue;  // passed through unchanged
-    reads_carried = reads_carried || (from >= reg_params_[0] && from < staging);
+    reads_carried = reads_carried || std::find(reg_params_.begin(), reg_params_.end(), from) != reg_params_.end();
     reg_back_.push_back({from, uint32_t(k), size});
   }
 
