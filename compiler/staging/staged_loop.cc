@@ -26,6 +26,9 @@ struct Carry {
   int32_t body_param = -1, cond_param = -1, body_result = -1;
   Value body_value;                       // the value after one iteration
   bool dropped = false;
+  // kList: an enclosing loop's list that nothing has appended to yet, so its item
+  // type is unknown until this loop's body appends; resolved when the node is made.
+  std::optional<TensorListV> outer_list;
 };
 
 std::string shown_name(const std::string& name) {
@@ -126,7 +129,11 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
         a.span = s.span;
         c.init = st.call_sg("stack", a);
       } else if (before->is<TensorListV>()) {
-        c.init = Value(st.resolve_tensor_list(before->as<TensorListV>(), name, s.span));
+        const TensorListV& l = before->as<TensorListV>();
+        if (!l.tensor && l.slot && !l.slot->type && l.slot->param < 0)
+          c.outer_list = l;  // appended to first in this loop: its type comes from here
+        else
+          c.init = Value(st.resolve_tensor_list(l, name, s.span));
       } else {
         c.init = Value();
       }
@@ -330,6 +337,14 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   for (Carry& c : carries) {
     Value init = c.init;
     if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kList && c.outer_list) {
+      // The enclosing loop's list takes this loop's item type, under a dim of its own.
+      TensorListSlot& outer_slot = *c.outer_list->slot;
+      ir::Type t = *c.type;
+      t.shape[0] = ir::Dim::symbol(m.symbols.fresh(c.name));
+      outer_slot.type = t;
+      init = Value(st.resolve_tensor_list(*c.outer_list, c.name, s.span));
+    }
     if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
     if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));

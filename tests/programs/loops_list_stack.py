@@ -2,7 +2,7 @@
 indexing and len after the loop (SPEC §5)."""
 import stagegraph as sg
 
-# e2e: T=1,5 runs=2
+# e2e: T=1,5 S=3,2 range.k=0,4 runs=3
 
 
 @sg.function
@@ -37,6 +37,20 @@ def along_axes(xs: sg.f32["T", 3]):
         grids.append(sg.reshape(xs[t], (3, 1)) * xs[t])
     return (sg.stack(rows, axis=1), sg.stack(rows, axis=-1), sg.stack(grids, axis=2), sg.stack(grids, axis=1),
             sg.concatenate(grids, axis=1), sg.concatenate(grids, axis=-2), sg.concatenate(rows, axis=-1))
+
+
+@sg.function
+def nested(xs: sg.f32["T", "S"], k: sg.i64):
+    # Appended to first in an inner loop: the outer list takes its item type there.
+    outs = []
+    for i in range(xs.shape[0]):
+        if i > k:
+            continue
+        for j in range(xs.shape[1]):
+            if j % 2 == 0:
+                outs.append(xs[i, j] * 2.0)
+        outs.append(xs[i, 0])
+    return sg.stack(outs), len(outs)
 
 
 if __name__ == "__main__":
