@@ -125,8 +125,31 @@ Flow Stager::exec_for(const Stmt& s) {
   std::set<std::string> targets;
   target_names(*s.target, targets);
   Value iterable;
+  std::optional<int64_t> enumerate_start;  // `for i, row in enumerate(x)` over a tensor
   if (s.iter->kind == ExprKind::kCall) {
     Value callee = eval(*s.iter->a);
+    if (callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "enumerate") {
+      Args a;
+      a.span = s.iter->span;
+      for (const ExprPtr& x : s.iter->elts) a.pos.push_back(eval(*x));
+      for (const Keyword& k : s.iter->keywords) a.kw.emplace_back(k.name, eval(*k.value));
+      Value over = a.pos.empty() ? Value() : a.pos[0];
+      if (over.is<TensorListV>()) over = Value(resolve_tensor_list(over.as<TensorListV>(), "list", s.iter->span));
+      if (over.is_tensor() && tensor_rank(over) > 0 && !tensor_type(over).shape[0].as_static()) {
+        // Over a symbolic first dim: the loop below, each item with its index.
+        int64_t start = a.pos.size() == 2 ? to_int(a.pos[1], s.iter->span, "enumerate() start") : 0;
+        for (const auto& [k, v] : a.kw) {
+          if (k != "start" || a.pos.size() != 1 || a.kw.size() != 1)
+            fail(s.iter->span, "enumerate() takes an iterable and an optional start");
+          start = to_int(v, s.iter->span, "enumerate() start");
+        }
+        if (a.pos.size() > 2) fail(s.iter->span, "enumerate() takes an iterable and an optional start");
+        enumerate_start = start;
+        iterable = over;
+      } else {
+        iterable = call_builtin("enumerate", a);
+      }
+    }
     const bool sg_range = callee.is<SgMember>() && callee.as<SgMember>().name == "range";
     const bool py_range = callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "range";
     if (sg_range || py_range) {
@@ -215,7 +238,10 @@ Flow Stager::exec_for(const Stmt& s) {
         [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
         [&, counter] {
           Value c = lookup_name(counter, span);
-          assign(*s.target, index_tensor_value(iterable, c, span), s.target->span);
+          Value item = index_tensor_value(iterable, c, span);
+          if (enumerate_start)
+            item = make_tuple({*enumerate_start == 0 ? c : binary(BinOp::kAdd, c, Value(*enumerate_start), span), item});
+          assign(*s.target, item, s.target->span);
           scope().set(counter, binary(BinOp::kAdd, c, Value(int64_t(1)), span));
         },
         {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
