@@ -41,17 +41,25 @@ def down(n: sg.i64) -> sg.i64:
 '''
 
 
+def compile_text(report, tmp, stem, text):
+    """The graph of program `text` (written to tmp/stem.py), or None after a failure."""
+    src = os.path.join(tmp, stem + ".py")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(text)
+    graph = os.path.join(tmp, stem + ".sgraph")
+    try:
+        lib.compile_program(src, graph)
+    except lib.E2EError as e:
+        report.fail(f"compile {stem}.py", str(e))
+        return None
+    return graph
+
+
 def main():
     report = lib.Report("recursion depth")
     with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "countdown.py")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(PROGRAM)
-        graph = os.path.join(tmp, "countdown.sgraph")
-        try:
-            lib.compile_program(src, graph)
-        except lib.E2EError as e:
-            report.fail("compile", str(e))
+        graph = compile_text(report, tmp, "countdown", PROGRAM)
+        if graph is None:
             return report.finish()
 
         def run(case, n, extra):
@@ -82,14 +90,8 @@ def main():
         report.check("the default limit of 10,000 frames is enforced", proc.returncode == 3,
                      lib.describe_result(proc))
 
-        src = os.path.join(tmp, "down.py")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(SELF_PROGRAM)
-        graph = os.path.join(tmp, "down.sgraph")
-        try:
-            lib.compile_program(src, graph)
-        except lib.E2EError as e:
-            report.fail("compile a self-calling entry", str(e))
+        graph = compile_text(report, tmp, "down", SELF_PROGRAM)
+        if graph is None:
             return report.finish()
         proc = lib.run_graph(graph, "down", {"n": np.array(40, np.int64)}, os.path.join(tmp, "self"),
                              ["--max-depth", "10"])[0]
