@@ -55,9 +55,10 @@ test-numpy2:
 	tests/numpy2/run.sh
 
 # The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-# (mimalloc off: the sanitizers bring their own allocator).
+# (mimalloc off: the sanitizers bring their own allocator; no micro-benchmarks).
 test-asan: deps
-	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF
+	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF \
+	  -DSG_BUILD_BENCH=OFF
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
