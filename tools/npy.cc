@@ -280,8 +280,10 @@ Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return invalid_input(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return invalid_input(path + ": cannot open file: " + std::strerror(errno));
-  // Read to the end in chunks: a pipe or a device has no size to ask for.
+  // Read to the end in chunks: a pipe or a device has no size to ask for; a file's
+  // size, where known, saves the vector's regrowth.
   std::vector<uint8_t> bytes;
+  if (const uintmax_t size = std::filesystem::file_size(path, ec); !ec) bytes.reserve(size_t(size));
   char chunk[1 << 16];
   while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
     bytes.insert(bytes.end(), chunk, chunk + in.gcount());

@@ -132,7 +132,8 @@ void DiagnosticEngine::print_text(std::ostream& os) const {
 }
 
 // Locations that are absent print as file "", line 0, column 0 so every object has
-// the same fields (a note without one takes its diagnostic's). Under --Werror a warning's severity is "error".
+// the same fields (a note without one takes its diagnostic's). Under --Werror a
+// warning's severity is "error".
 void DiagnosticEngine::print_json(std::ostream& os) const {
   using Json = nlohmann::ordered_json;
   auto locate = [&](Json& j, const SourceSpan& span) {

@@ -40,6 +40,16 @@ bool Stager::is_builtin(const std::string& name) {
   return false;
 }
 
+int64_t Stager::enumerate_start(const Args& a) {
+  expect_args(*this, a, "enumerate", 1, 2);
+  int64_t start = a.pos.size() == 2 ? to_int(a.pos[1], a.span, "enumerate() start") : 0;
+  for (const auto& [k, v] : a.kw) {
+    if (k != "start") fail(a.span, "enumerate() got an unexpected keyword argument '" + k + "'");
+    start = to_int(v, a.span, "enumerate() start");
+  }
+  return start;
+}
+
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
   if (name == "print") {
@@ -162,12 +172,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     return Value(int64_t(std::trunc(d)));
   }
   if (name == "enumerate") {
-    expect_args(*this, a, name, 1, 2);
-    int64_t start = a.pos.size() == 2 ? to_int(a.pos[1], span, "enumerate() start") : 0;
-    for (auto& [k, v] : a.kw) {
-      if (k != "start") fail(span, "enumerate() got an unexpected keyword argument '" + k + "'");
-      start = to_int(v, span, "enumerate() start");
-    }
+    int64_t start = enumerate_start(a);
     std::vector<Value> out;
     for (Value& v : to_list(a.pos[0], span)) out.push_back(make_tuple({Value(start++), std::move(v)}));
     return make_list(std::move(out));

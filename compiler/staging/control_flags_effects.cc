@@ -55,11 +55,15 @@ void Stager::stage_assert(const Stmt& s, const Value& test) {
     if (m.is<Staged>()) fail(s.msg->span, "the message of an assert must be known at compile time");
     message = py_str(m);
   }
+  assert_at_run_time(cond, message, s.span);
+}
+
+void Stager::assert_at_run_time(const Value& ok, const std::string& message, SourceSpan span) {
   ir::Node node;
   node.op = ops::OpId::Assert;
   node.attrs.values.push_back(ops::AttrValue::String(message));
-  node.inputs = {materialize(cond, s.test->span)};
-  node.span = s.span;
+  node.inputs = {materialize(ok, span)};
+  node.span = span;
   fn().nodes.push_back(std::move(node));
 }
 

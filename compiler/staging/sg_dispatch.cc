@@ -127,11 +127,7 @@ Value concat_stack(Stager& s, const Args& a, const std::string& name) {
   if (b.none(1)) {
     if (stack) s.fail(a.span, "stack: axis must be an int, got None");
     // NumPy: concatenate(axis=None) joins the flattened tensors.
-    for (Value& x : xs) {
-      ops::Attrs flat;
-      flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
-      x = s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span);
-    }
+    for (Value& x : xs) x = flatten(s, x, a.span);
   }
   const size_t rank = s.tensor_rank(xs[0]);
   const int64_t axis = normalize_axis(s, b.get(1, Value(int64_t(0))), stack ? rank + 1 : rank, a.span);
@@ -178,11 +174,7 @@ Value take(Stager& s, const Args& a, const std::string& name) {
   }
   idx = s.to_tensor(idx, std::nullopt, a.span);
   if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "take: indices must be integers");
-  if (b.none(2)) {  // NumPy: indices into the flattened tensor
-    ops::Attrs flat;
-    flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
-    x = s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span);
-  }
+  if (b.none(2)) x = flatten(s, x, a.span);  // NumPy: indices into the flattened tensor
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(2, Value(int64_t(0))), s.tensor_rank(x), a.span))};
   return s.apply(ops::OpId::Take, std::move(attrs), {x, idx}, a.span);
@@ -248,12 +240,8 @@ Value staged_arange(Stager& s, Value start, Value stop, Value step, std::optiona
       if ((step.is<double>() ? step.as<double>() : double(step.as<int64_t>())) == 0)
         s.fail(span, "arange: step must not be zero");
     } else {
-      ir::Node check;
-      check.op = ops::OpId::Assert;
-      check.attrs.values.push_back(ops::AttrValue::String("arange: step cannot be zero"));
-      check.inputs = {s.materialize(s.tensor_binary(ops::OpId::NotEqual, in[2], Value(0.0), span), span)};
-      check.span = span;
-      s.fn().nodes.push_back(std::move(check));
+      s.assert_at_run_time(s.tensor_binary(ops::OpId::NotEqual, in[2], Value(0.0), span),
+                           "arange: step cannot be zero", span);
     }
     // max(ceil((stop - start) / step), 0) elements, as NumPy counts them.
     Value n = s.apply(ops::OpId::Ceil, {}, {s.tensor_binary(ops::OpId::Div, s.tensor_binary(ops::OpId::Sub, in[1], in[0], span), in[2], span)}, span);
@@ -323,12 +311,9 @@ Value softmax(Stager& s, const Args& a, const std::string& name) {
   const ops::OpId op = name == "softmax" ? ops::OpId::Softmax : ops::OpId::LogSoftmax;
   if (b.none(1) && s.tensor_rank(x) != 1) {
     // Over all elements: along the flattened tensor, then back to x's shape.
-    const Value shape = s.shape_tuple(x, a.span);
-    ops::Attrs flat, attrs;
-    flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
+    ops::Attrs attrs;
     attrs.values = {ops::AttrValue::Int(0)};
-    const Value r = s.apply(op, std::move(attrs), {s.apply(ops::OpId::Reshape, std::move(flat), {x}, a.span)}, a.span);
-    return reshape(s, r, shape, a.span);
+    return reshape(s, s.apply(op, std::move(attrs), {flatten(s, x, a.span)}, a.span), s.shape_tuple(x, a.span), a.span);
   }
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(1, Value(int64_t(-1))), s.tensor_rank(x), a.span))};

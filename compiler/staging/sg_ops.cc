@@ -60,9 +60,7 @@ Value reduce(Stager& s, ops::OpId op, const Value& x_in, const Value& axis, bool
   if (op == ops::OpId::ArgMax || op == ops::OpId::ArgMin) {
     int64_t a = 0;
     if (axis.is<NoneV>()) {  // NumPy: the index into the flattened tensor
-      ops::Attrs flat;
-      flat.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
-      x = s.apply(ops::OpId::Reshape, std::move(flat), {x}, span);
+      x = flatten(s, x, span);
     } else {
       a = normalize_axis(s, axis, rank, span);
     }
@@ -104,6 +102,12 @@ Value make_full(Stager& s, const ShapeArg& shape, const Value& fill, SourceSpan 
   std::vector<Value> inputs{fill};
   inputs.insert(inputs.end(), shape.dynamic.begin(), shape.dynamic.end());
   return s.apply(ops::OpId::Full, std::move(attrs), std::move(inputs), span);
+}
+
+Value flatten(Stager& s, const Value& x, SourceSpan span) {
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
+  return s.apply(ops::OpId::Reshape, std::move(attrs), {x}, span);
 }
 
 Value reshape(Stager& s, const Value& x, const Value& shape_value, SourceSpan span) {

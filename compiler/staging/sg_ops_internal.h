@@ -19,6 +19,8 @@ Value reduce(Stager& s, ops::OpId op, const Value& x, const Value& axis, bool ke
 // full(shape, fill): a splat when everything is static, else a `full` node.
 Value make_full(Stager& s, const ShapeArg& shape, const Value& fill, SourceSpan span);
 Value reshape(Stager& s, const Value& x, const Value& shape, SourceSpan span);
+// x as one dim (NumPy's axis=None for take, argmax, sort, concatenate...).
+Value flatten(Stager& s, const Value& x, SourceSpan span);
 Value transpose(Stager& s, const Value& x, const Value& axes, SourceSpan span);
 Value astype(Stager& s, const Value& x, const Value& dtype, SourceSpan span);
 std::vector<Value> unify_dtypes(Stager& s, std::vector<Value> vals, const std::string& op, SourceSpan span);

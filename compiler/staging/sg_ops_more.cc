@@ -9,12 +9,6 @@
 namespace sg::compiler::staging {
 namespace {
 
-Value flatten(Stager& s, const Value& x, SourceSpan span) {
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Ints({ops::attr::kInferDim})};
-  return s.apply(ops::OpId::Reshape, std::move(attrs), {x}, span);
-}
-
 // A non-negative int from a static value; `what` names it in errors.
 int64_t non_negative(Stager& s, const Value& v, SourceSpan span, const std::string& what) {
   if (v.is<Staged>()) s.fail(span, what + " must be known at compile time");
@@ -174,16 +168,11 @@ Value sg_split(Stager& s, const Args& a, const std::string& name) {
       // The section size is known at run time only: bounds are staged multiples of
       // it, and an Assert in program order checks that the dim divides evenly.
       const Value length = s.shape_item(x, axis, a.span);
-      ir::Node check;
-      check.op = ops::OpId::Assert;
-      check.attrs.values.push_back(ops::AttrValue::String(
-          "split: array split does not result in an equal division: axis " + std::to_string(axis) + " into " +
-          std::to_string(n) + " sections"));
-      check.inputs = {s.materialize(
+      s.assert_at_run_time(
           s.tensor_binary(ops::OpId::Equal, s.binary(BinOp::kMod, length, Value(n), a.span), Value(int64_t(0)), a.span),
-          a.span)};
-      check.span = a.span;
-      s.fn().nodes.push_back(std::move(check));
+          "split: array split does not result in an equal division: axis " + std::to_string(axis) + " into " +
+              std::to_string(n) + " sections",
+          a.span);
       Value part = s.binary(BinOp::kFloorDiv, length, Value(n), a.span);
       for (int64_t i = 1; i < n; ++i) bounds.push_back(s.binary(BinOp::kMul, part, Value(i), a.span));
     }

@@ -225,7 +225,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       const auto& ti = tv.as<DictPtr>()->items;
       const auto& ei = ev.as<DictPtr>()->items;
       bool same_keys = ti.size() == ei.size();
-      for (size_t i = 0; same_keys && i < ti.size(); ++i) same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
+      for (size_t i = 0; same_keys && i < ti.size(); ++i)
+        same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
       if (!same_keys)
         fail(span, shown + " is a dict with keys " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
                        " in the else branch of this staged `" + label + "`; both need the same keys in the same order");

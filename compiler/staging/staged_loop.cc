@@ -58,7 +58,8 @@ Value rebuild_return(const Value& shape, const std::vector<Value>& leaves, size_
   }
   if (shape.is<DictPtr>()) {
     auto d = std::make_shared<DictObj>();
-    for (const auto& [key, item] : shape.as<DictPtr>()->items) d->items.emplace_back(key, rebuild_return(item, leaves, k));
+    for (const auto& [key, item] : shape.as<DictPtr>()->items)
+      d->items.emplace_back(key, rebuild_return(item, leaves, k));
     return Value(DictPtr(d));
   }
   return leaves[k++];

@@ -125,7 +125,7 @@ Flow Stager::exec_for(const Stmt& s) {
   std::set<std::string> targets;
   target_names(*s.target, targets);
   Value iterable;
-  std::optional<int64_t> enumerate_start;  // `for i, row in enumerate(x)` over a tensor
+  std::optional<int64_t> index_base;  // `for i, row in enumerate(x)` over a tensor
   if (s.iter->kind == ExprKind::kCall) {
     Value callee = eval(*s.iter->a);
     if (callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "enumerate") {
@@ -137,14 +137,7 @@ Flow Stager::exec_for(const Stmt& s) {
       if (over.is<TensorListV>()) over = Value(resolve_tensor_list(over.as<TensorListV>(), "list", s.iter->span));
       if (over.is_tensor() && tensor_rank(over) > 0 && !tensor_type(over).shape[0].as_static()) {
         // Over a symbolic first dim: the loop below, each item with its index.
-        int64_t start = a.pos.size() == 2 ? to_int(a.pos[1], s.iter->span, "enumerate() start") : 0;
-        for (const auto& [k, v] : a.kw) {
-          if (k != "start" || a.pos.size() != 1 || a.kw.size() != 1)
-            fail(s.iter->span, "enumerate() takes an iterable and an optional start");
-          start = to_int(v, s.iter->span, "enumerate() start");
-        }
-        if (a.pos.size() > 2) fail(s.iter->span, "enumerate() takes an iterable and an optional start");
-        enumerate_start = start;
+        index_base = enumerate_start(a);
         iterable = over;
       } else {
         iterable = call_builtin("enumerate", a);
@@ -183,12 +176,8 @@ Flow Stager::exec_for(const Stmt& s) {
           if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
         } else {
           // A staged step is checked where the loop starts, as Python's range() does.
-          ir::Node check;
-          check.op = ops::OpId::Assert;
-          check.attrs.values.push_back(ops::AttrValue::String("range() arg 3 must not be zero"));
-          check.inputs = {materialize(compare(CmpOp::kNe, step, Value(int64_t(0)), s.iter->span), s.iter->span)};
-          check.span = s.iter->span;
-          fn().nodes.push_back(std::move(check));
+          assert_at_run_time(compare(CmpOp::kNe, step, Value(int64_t(0)), s.iter->span),
+                             "range() arg 3 must not be zero", s.iter->span);
         }
         if (explaining()) {
           std::string why = sg_range ? "sg.range always stages" : "";
@@ -239,8 +228,8 @@ Flow Stager::exec_for(const Stmt& s) {
         [&, counter] {
           Value c = lookup_name(counter, span);
           Value item = index_tensor_value(iterable, c, span);
-          if (enumerate_start)
-            item = make_tuple({*enumerate_start == 0 ? c : binary(BinOp::kAdd, c, Value(*enumerate_start), span), item});
+          if (index_base)
+            item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});
           assign(*s.target, item, s.target->span);
           scope().set(counter, binary(BinOp::kAdd, c, Value(int64_t(1)), span));
         },

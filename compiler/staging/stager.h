@@ -32,7 +32,6 @@ namespace sg::compiler::staging {
 // comparisons, elementwise +, -, *): both sides of a staged `and` may run.
 bool cannot_fail(const Expr& e);
 
-
 // Unwinds after an error diagnostic has been reported.
 struct StageAbort {};
 
@@ -232,6 +231,9 @@ class Stager {
   // print(...) with staged values: a Print node; assert with a staged test: an Assert node.
   void stage_print(const Args& args, const std::string& sep, const std::string& end);
   void stage_assert(const Stmt& s, const Value& test);
+  // An Assert node in program order: the run stops with `message` at `span`
+  // unless the bool scalar `ok` holds (the ops' own run-time checks use it too).
+  void assert_at_run_time(const Value& ok, const std::string& message, SourceSpan span);
   // sg.stack / sg.concatenate of a tensor list.
   Value tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span);
   // A value of `model`'s types on a path where it is never read.
@@ -245,6 +247,8 @@ class Stager {
 
   // ---- builtins, the op library, methods (builtins.cc, sg_ops.cc, methods.cc) --------
   Value call_builtin(const std::string& name, Args& args);
+  // enumerate(x[, start]) / enumerate(x, start=...): checks the arguments, gives start.
+  int64_t enumerate_start(const Args& a);
   Value call_sg(const std::string& name, Args& args);
   Value call_method(const BoundMethod& m, Args& args);
   // sg.weight(name): a tensor of the --weights file.
