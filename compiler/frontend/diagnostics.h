@@ -75,6 +75,10 @@ class DiagnosticEngine {
   void error(SourceSpan span, std::string message, std::vector<Note> notes = {});
   void warning(SourceSpan span, std::string message, std::vector<Note> notes = {});
   void report(Diagnostic d);
+  // Drops the diagnostics after the first `count` (a staging attempt undone).
+  void truncate(size_t count) {
+    if (count < diags_.size()) diags_.resize(count);
+  }
 
   void set_werror(bool on) { werror_ = on; }
   bool has_errors() const;  // counts warnings too under --Werror

@@ -1,6 +1,7 @@
 // Diagnostics of the stager: errors at the op's span with `note:` lines that say
 // where each operand's shape came from (SPEC §8), and suggestions where the fix
 // is obvious.
+#include <ostream>
 #include <string>
 
 #include "staging/stager.h"
@@ -40,6 +41,14 @@ void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes)
   throw StageAbort{};
 }
 
+void Stager::retype_weak(const Value& v, DType dtype) {
+  const WeakOrigin* w = weak_origin(v);
+  if (!w || w->retyped || tensor_dtype(v) == dtype || !number_fits(w->number, dtype)) return;
+  const WeakRetype r{w->loop, w->name, dtype};
+  clear_stack_redzones_for_unwinding();
+  throw r;
+}
+
 void Stager::steps_spent(SourceSpan span) {
   fail(span, "compile-time evaluation runs past " + std::to_string(options_.max_compile_time_steps) +
                  " steps (unrolled loop iterations and Python-level calls, in all); keep the loops in the "
@@ -56,7 +65,11 @@ void Stager::explain(SourceSpan span, const std::string& construct, const std::s
   if (span.valid() && span.file < sources_.size())
     where = sources_.file(span.file).path + ":" + std::to_string(span.line) + ":" +
             std::to_string(span.col) + ": ";
-  *options_.explain_staging << where << construct << ": " << how << "\n";
+  print_out(options_.explain_staging, where + construct + ": " + how + "\n");
+}
+
+void Stager::print_out(std::ostream* os, const std::string& text) {
+  held_output_.emplace_back(os, text);
 }
 
 std::string Stager::source_text(SourceSpan span) const {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <ostream>
 
 #include "staging/stager.h"
 
@@ -46,6 +47,7 @@ Stager::Stager(const Module& module, const SourceManager& sources, DiagnosticEng
 }
 
 Stager::~Stager() {
+  for (const auto& [os, text] : held_output_) *os << text << std::flush;
   for (const std::weak_ptr<Scope>& w : closure_scopes_)
     if (std::shared_ptr<Scope> scope = w.lock()) scope->vars().clear();
 }

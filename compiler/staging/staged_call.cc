@@ -84,18 +84,56 @@ GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
 }
 
 void GraphCalls::rollback(Stager& s, const Snapshot& snap) {
-  s.module_->functions.resize(snap.functions);
-  s.module_->constants.resize(snap.constants);
-  std::erase_if(s.constant_index_, [&](const auto& kv) { return size_t(kv.second) >= snap.constants; });
-  std::erase_if(s.origins_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
-  std::erase_if(s.reduced_, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
+  s.forget_functions(snap.functions, snap.constants);
+  specs.resize(snap.specs);
+}
+
+void Stager::forget_functions(size_t functions, size_t constants) {
+  module_->functions.resize(functions);
+  module_->constants.resize(constants);
+  std::erase_if(constant_index_, [&](const auto& kv) { return size_t(kv.second) >= constants; });
+  std::erase_if(origins_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
+  std::erase_if(reduced_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
+  std::erase_if(weak_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
   // Marks on values of the dropped functions must not fall on the functions
   // that take their ids next.
-  ControlState& cs = s.control();
-  std::erase_if(cs.relaxed, [&](const auto& kv) { return size_t(kv.first.first) >= snap.functions; });
-  std::erase_if(cs.unset_values, [&](const auto& v) { return size_t(v.first) >= snap.functions; });
-  std::erase_if(cs.zero_trip_dims, [&](const auto& kv) { return size_t(kv.second.fn) >= snap.functions; });
-  specs.resize(snap.specs);
+  ControlState& cs = control();
+  std::erase_if(cs.relaxed, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
+  std::erase_if(cs.unset_values, [&](const auto& v) { return size_t(v.first) >= functions; });
+  std::erase_if(cs.zero_trip_dims, [&](const auto& kv) { return size_t(kv.second.fn) >= functions; });
+}
+
+Stager::Checkpoint Stager::checkpoint() {
+  const ControlState& cs = control();
+  Checkpoint c;
+  c.functions = module_->functions.size();
+  c.constants = module_->constants.size();
+  c.specs = graph_calls_ ? graph_calls_->specs.size() : 0;
+  c.diagnostics = diags_.diagnostics().size();
+  c.output = held_output_.size();
+  c.blocks = cs.blocks.size();
+  c.frozen_lists = cs.frozen_lists.size();
+  c.staged_loops = cs.staged_loops;
+  c.staged_ifs = cs.staged_ifs;
+  c.zero_trip_warned = cs.zero_trip_warned;
+  c.vars = scope().vars();
+  c.builder = cur_;
+  return c;
+}
+
+void Stager::rollback(const Checkpoint& c) {
+  forget_functions(c.functions, c.constants);
+  if (graph_calls_) graph_calls_->specs.resize(c.specs);
+  diags_.truncate(c.diagnostics);
+  held_output_.resize(c.output);
+  ControlState& cs = control();
+  cs.blocks.resize(c.blocks);
+  cs.frozen_lists.resize(c.frozen_lists);
+  cs.staged_loops = c.staged_loops;
+  cs.staged_ifs = c.staged_ifs;
+  cs.zero_trip_warned = c.zero_trip_warned;
+  scope().vars() = c.vars;
+  cur_ = c.builder;
 }
 
 CallArgs GraphCalls::flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {

@@ -264,11 +264,14 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     std::optional<DType> dt;
     if (tv.is_tensor()) dt = tensor_dtype(tv);
     if (ev.is_tensor()) {
-      if (dt && *dt != tensor_dtype(ev))
+      if (dt && *dt != tensor_dtype(ev)) {
+        retype_weak(tv, tensor_dtype(ev));
+        retype_weak(ev, *dt);
         fail(span, shown + " is " + dtype_name(*dt) + " in the then branch and " +
                        dtype_name(tensor_dtype(ev)) + " in the else branch of this staged `" + label +
                        "`; cast one with astype",
              provenance_notes({tv, ev}));
+      }
       dt = tensor_dtype(ev);
     }
     const auto kind = [](const Value& v) {
@@ -277,15 +280,14 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     const auto describe = [&](const Value& v) {
       return v.is_tensor() ? std::string(dtype_name(tensor_dtype(v))) : kind(v) + py_repr(v);
     };
-    const auto fits = [](const Value& number, DType t) {
-      if (number.is<double>()) return is_float(t);
-      if (number.is<int64_t>() && t == DType::kBool) return false;
-      if (number.is<int64_t>() && t == DType::kI32)
-        return number.as<int64_t>() >= INT32_MIN && number.as<int64_t>() <= INT32_MAX;
-      return true;
-    };
+    const auto fits = number_fits;
     const bool misfit = dt ? (!tv.is_tensor() && !fits(tv, *dt)) || (!ev.is_tensor() && !fits(ev, *dt))
                            : std::string(kind(tv)) != kind(ev);
+    if (misfit && dt) {
+      // A carried Python int beside a Python float: the variable is a float.
+      if (tv.is<double>()) retype_weak(ev, DType::kF32);
+      if (ev.is<double>()) retype_weak(tv, DType::kF32);
+    }
     if (misfit)
       fail(span, shown + " is " + describe(tv) + " in the then branch and " + describe(ev) +
                      " in the else branch of this staged `" + label +
@@ -321,7 +323,16 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     out_types.push_back(std::move(joined));
     if (tensor_list)
       return [index, slot](const std::vector<Value>& outs) { return Value(TensorListV{slot, outs[index].as<Staged>()}); };
-    return [index](const std::vector<Value>& outs) { return outs[index]; };
+    // A carried Python number joined with itself or with a number stays one.
+    const WeakOrigin* wt = weak_origin(tv);
+    const WeakOrigin* we = weak_origin(ev);
+    std::optional<WeakOrigin> weak;
+    if (wt && (we ? we->loop == wt->loop && we->name == wt->name : ev.is_number())) weak = *wt;
+    else if (we && tv.is_number()) weak = *we;
+    return [this, index, weak](const std::vector<Value>& outs) {
+      if (weak) mark_weak(outs[index], *weak);
+      return outs[index];
+    };
   };
   std::vector<std::pair<std::string, Make>> makes;
   for (const std::string& name : names) {

@@ -20,6 +20,7 @@ struct Carry {
   std::string name;
   CarryKind kind = CarryKind::kTensor;
   Value init;                             // the value before the loop
+  std::optional<WeakOrigin> weak;         // a Python number before the loop, or derived from one
   std::optional<ir::Type> type;           // the carried type, once known
   std::set<size_t> relaxed;               // axes that may change
   std::shared_ptr<TensorListSlot> slot;   // kList
@@ -73,7 +74,11 @@ struct Counter {
 
 }  // namespace
 
-Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
+namespace {
+
+// One staging of the loop. `hints`: the dtypes that carried Python numbers take
+// (run_staged_loop).
+Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std::map<std::string, DType>& hints) {
   const Stmt& s = spec.stmt;
   Scope& sc = st.scope();
   ControlState& cs = st.control();
@@ -110,7 +115,15 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     }
     Carry c{name, CarryKind::kTensor, *before};
     if (before->is_tensor() || before->is_number()) {
-      c.init = st.to_tensor(*before, std::nullopt, s.span);
+      std::optional<DType> dtype;
+      if (before->is_number()) {
+        const auto hint = hints.find(name);
+        if (hint != hints.end()) dtype = hint->second;
+        c.weak = WeakOrigin{token, name, *before, dtype.has_value()};
+      } else if (const WeakOrigin* w = st.weak_origin(*before)) {
+        c.weak = *w;  // an enclosing loop's number, carried through this one
+      }
+      c.init = st.to_tensor(*before, dtype, s.span);
       c.type = st.tensor_type(c.init);
       if (c.init.is<Staged>()) {
         auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
@@ -182,6 +195,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
       case CarryKind::kTensor:
         c.body_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
         sc.set(c.name, st.staged(c.body_param));
+        if (c.weak) st.mark_weak(st.staged(c.body_param), *c.weak);
         break;
       case CarryKind::kList:
         c.slot->body = body.get();
@@ -265,6 +279,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
                               " and " + (v.is<UndefinedV>() ? std::string("undefined") : "a " + type_name(v)) +
                               " after an iteration");
         const DType want = c.type->dtype;
+        if (v.is_tensor() && st.tensor_dtype(v) != want) st.retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
         if (v.is_tensor() && st.tensor_dtype(v) != want)
           st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
                               dtype_name(st.tensor_dtype(v)) + " after an iteration; its dtype must stay fixed: " +
@@ -304,6 +319,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     c.cond_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{cond->fn, c.cond_param, {}}}));
     else sc.set(c.name, st.staged(c.cond_param));
+    if (c.weak) st.mark_weak(st.staged(c.cond_param), *c.weak);
     if (c.kind == CarryKind::kFlag) flags.push_back(c.name);
   }
   auto eval_test = [&]() {
@@ -404,6 +420,8 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
     }
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
     else sc.set(c.name, st.staged(id));
+    // After the loop its own numbers have their dtype; an enclosing loop's may still change.
+    if (c.weak && c.weak->loop != token) st.mark_weak(st.staged(id), *c.weak);
   }
   if (return_shape) {
     size_t k = 0;
@@ -431,6 +449,42 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
                                "the target '" + t + "' of the staged " + where +
                                    " may not be read after the loop: it is undefined when the loop runs zero times"}));
   return Flow::kNormal;
+}
+
+}  // namespace
+
+Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
+  const int64_t token = st.new_loop_token();
+  std::map<std::string, DType> hints;
+  const Stager::Checkpoint start = st.checkpoint();
+  for (;;) {
+    try {
+      return stage_loop(st, spec, token, hints);
+    } catch (const WeakRetype& r) {
+      // Each variable changes its dtype at most once (WeakOrigin::retyped).
+      if (r.loop != token) throw;
+      st.rollback(start);
+      hints[r.name] = r.dtype;
+    }
+  }
+}
+
+const WeakOrigin* Stager::weak_origin(const Value& v) const {
+  if (!v.is<Staged>()) return nullptr;
+  auto it = weak_.find({v.as<Staged>().fn, v.as<Staged>().id});
+  return it == weak_.end() ? nullptr : &it->second;
+}
+
+void Stager::mark_weak(const Value& v, const WeakOrigin& origin) {
+  if (v.is<Staged>()) weak_[{v.as<Staged>().fn, v.as<Staged>().id}] = origin;
+}
+
+bool Stager::number_fits(const Value& number, DType dtype) {
+  if (number.is<double>()) return is_float(dtype);
+  if (number.is<int64_t>() && dtype == DType::kBool) return false;
+  if (number.is<int64_t>() && dtype == DType::kI32)
+    return number.as<int64_t>() >= INT32_MIN && number.as<int64_t>() <= INT32_MAX;
+  return true;
 }
 
 bool at_least_one(const ir::Dim& trips) {

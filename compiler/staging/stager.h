@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,6 +42,25 @@ struct StageAbort {};
 // branch; a probe all of whose paths are pending cannot infer the type.
 struct PendingResult {
   size_t spec;
+};
+
+// A variable that entered a staged loop as a Python number (`total = 0`) is
+// carried in the number's own dtype (i64, f32) until the body shows otherwise:
+// where it meets a tensor of another dtype that the number can take (NEP 50:
+// `0 + x` with an f32 `x` is f32), run_staged_loop stages the loop again with
+// the number in that dtype, as eager mode's first iteration gives it
+// (staged_loop.cc). `loop` is that loop's token; values derived from the
+// variable by arithmetic with numbers share its origin.
+struct WeakOrigin {
+  int64_t loop = 0;
+  std::string name;
+  Value number;
+  bool retyped = false;  // given a dtype already: no second change
+};
+struct WeakRetype {
+  int64_t loop;
+  std::string name;
+  DType dtype;
 };
 
 // The state of staged control flow: the statement stack for liveness, relaxed
@@ -129,6 +149,9 @@ class Stager {
   [[noreturn]] void fail_op(ops::OpId op, const Status& status, const std::vector<Value>& inputs,
                             SourceSpan span);
   void explain(SourceSpan span, const std::string& construct, const std::string& how);
+  // Compile-time output (print of static values, --explain-staging lines), held
+  // until staging ends so that a loop staged again (WeakRetype) prints once.
+  void print_out(std::ostream* os, const std::string& text);
   // Whether explain() prints: callers skip building costly explanations otherwise.
   bool explaining() const { return options_.explain_staging != nullptr && !speculative(); }
   // Remembers that `result` came from a reduction that dropped `axes`, for the
@@ -209,6 +232,32 @@ class Stager {
   // Inside a probe for a result type: a recursive call of unknown result type
   // throws PendingResult, which staged_branches turns into a pending branch.
   bool probing() const { return probing_ > 0; }
+
+  // ---- Python numbers carried by staged loops (staged_loop.cc) -------------------
+  const WeakOrigin* weak_origin(const Value& v) const;
+  void mark_weak(const Value& v, const WeakOrigin& origin);
+  // Throws WeakRetype when `v` stands for a carried Python number that can take
+  // `dtype` and has not been given one yet.
+  void retype_weak(const Value& v, DType dtype);
+  // Whether a Python number keeps its meaning as a tensor of `dtype` (NEP 50):
+  // floats only as floats, ints not as bool, i32 only within its range.
+  static bool number_fits(const Value& number, DType dtype);
+  int64_t new_loop_token() { return ++loop_tokens_; }
+  // What a staging attempt adds, so that it can be undone: the module's
+  // functions and constants after these counts, the specialisations begun,
+  // diagnostics and held output, and the control state's stacks.
+  struct Checkpoint {
+    size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
+    size_t blocks = 0, frozen_lists = 0;
+    int staged_loops = 0, staged_ifs = 0;
+    std::set<int32_t> zero_trip_warned;
+    std::map<std::string, Value> vars;
+    FnBuilder* builder = nullptr;
+  };
+  Checkpoint checkpoint();
+  void rollback(const Checkpoint& c);
+  // Drops the per-value records of functions from `functions` on.
+  void forget_functions(size_t functions, size_t constants);
 
   // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
   //      control_flags.cc) ----------------------------------------------------------
@@ -298,6 +347,9 @@ class Stager {
   std::shared_ptr<GraphCalls> graph_calls_;
   int speculative_ = 0;
   int probing_ = 0;
+  std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
+  int64_t loop_tokens_ = 0;
+  std::vector<std::pair<std::ostream*, std::string>> held_output_;
 };
 
 }  // namespace sg::compiler::staging

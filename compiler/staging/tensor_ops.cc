@@ -279,7 +279,15 @@ std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector
   std::vector<ir::Type> out;
   StagingInferContext ctx(*this, span, inputs);
   Status st = ops::infer<ir::Dim>(op, attrs, types, scalars, out, ctx);
-  if (!st.ok()) fail_op(op, st, inputs, span);
+  if (!st.ok()) {
+    // A carried Python number beside a tensor of another dtype (where's value
+    // operands, maximum, concatenate): the number may take that dtype.
+    for (const Value& v : inputs)
+      if (weak_origin(v))
+        for (const Value& other : inputs)
+          if (!weak_origin(other)) retype_weak(v, tensor_dtype(other));
+    fail_op(op, st, inputs, span);
+  }
 
   ir::Node node;
   node.kind = ir::NodeKind::kOp;
@@ -302,6 +310,10 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
   Value ta = a, tb = b;
   if (a.is_tensor() && b.is_tensor()) {
     const DType da = tensor_dtype(a), db = tensor_dtype(b);
+    if (da != db) {
+      retype_weak(a, db);
+      retype_weak(b, da);
+    }
     if (da != db)
       fail(span,
            std::string(ops::op_def(op).name) + ": operands have different dtypes " + dtype_name(da) +
@@ -322,6 +334,15 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
     tb = left ? nt : tt;
   }
   Value r = apply(op, {}, {ta, tb}, span);
+  // Arithmetic between a carried Python number and numbers (or itself) keeps
+  // standing for that number: `total * 2 + 1` may still take a tensor's dtype.
+  const WeakOrigin* wa = weak_origin(a);
+  const WeakOrigin* wb = weak_origin(b);
+  const WeakOrigin* w = wa ? wa : wb;
+  if (w && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
+      (wa && wb ? wa->loop == wb->loop && wa->name == wb->name : (wa ? b : a).is_number()) &&
+      tensor_dtype(r) == tensor_dtype(wa ? a : b))
+    mark_weak(r, *w);
   // A scalar tied to a dim keeps it through + - * (len(b) + 1 is M+1).
   if (r.is<Staged>() && tensor_rank(r) == 0 && is_int(tensor_dtype(r)) &&
       (op == ops::OpId::Add || op == ops::OpId::Sub || op == ops::OpId::Mul)) {

@@ -53,6 +53,38 @@ def f(n: sg.i64, x: sg.f32[4]):
       << r.explained;
 }
 
+// A loop-carried variable that starts as a Python number takes the dtype of the
+// tensors it meets (NEP 50), as eager mode's first iteration gives it: the loop
+// is staged again with the number in that dtype. What the first staging
+// reported is reported once.
+TEST(StagingLoops, CarriedPythonNumbersTakeTheDtypeTheyMeet) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N"], y: sg.i32["N"], c: sg.f32["N", 1]):
+    s = 0
+    t = 0
+    k = 0
+    for i in range(x.shape[0]):
+        w = x + c
+        print("static")
+        if x[i] > 0:
+            s = s + x[i] * 2
+        t += y[i]
+        k = k + 1
+    return s, t, k
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  EXPECT_EQ(r.result_type("f", 0), "f32[]");
+  EXPECT_EQ(r.result_type("f", 1), "i32[]");
+  EXPECT_EQ(r.result_type("f", 2), "i64[]");
+  const std::string text = r.locations();
+  EXPECT_EQ(text.find("warning: add: broadcasting"), text.rfind("warning: add: broadcasting")) << text;
+  EXPECT_NE(text.find("warning: add: broadcasting"), std::string::npos) << text;
+  EXPECT_EQ(r.explained.find("if: staged"), r.explained.rfind("if: staged")) << r.explained;
+}
+
 TEST(StagingLoops, ForOverRangesAndTensors) {
   auto r = stage_source(R"(import stagegraph as sg
 
@@ -169,6 +201,26 @@ std::string errors_of(const std::string& body) {
   return r.locations();
 }
 
+TEST(StagingLoopErrors, CarriedPythonNumbersChangeOnce) {
+  // i32 first, then f32: an error, as two tensors of different dtypes are.
+  std::string e = errors_of(R"(def f(x: sg.f32["N"], y: sg.i32["N"]):
+    s = 0
+    for i in range(x.shape[0]):
+        s = s + y[i]
+        s = s + x[i]
+    return s
+)");
+  EXPECT_NE(e.find("8:15: error: add: operands have different dtypes i32 and f32"), std::string::npos) << e;
+  // A number i32 cannot hold stays i64 (NumPy 2 refuses it too).
+  e = errors_of(R"(def f(y: sg.i32["N"]):
+    s = 3000000000
+    for i in range(y.shape[0]):
+        s = s + y[i]
+    return s
+)");
+  EXPECT_NE(e.find("7:15: error: add: operands have different dtypes i64 and i32"), std::string::npos) << e;
+}
+
 TEST(StagingLoopErrors, TestThatBecomesStagedAfterAnIteration) {
   const std::string e = errors_of(R"(def f(n: sg.i64):
     i = 0
@@ -208,7 +260,7 @@ TEST(StagingLoopErrors, VariableFirstDefinedInsideTheLoop) {
 
 TEST(StagingLoopErrors, DtypeThatChanges) {
   const std::string e = errors_of(R"(def f(n: sg.i64):
-    x = 0
+    x = sg.zeros((), dtype=sg.i64)
     while x < n:
         x = x + 0.5
     return x

@@ -1,0 +1,66 @@
+"""Loop-carried variables that start as Python numbers (`total = 0`) and meet
+tensors of another dtype in the loop: the number takes that dtype, as NumPy 2
+(NEP 50) gives it in eager mode's first iteration. Sums over f32, i32 and f16
+values, a plain assignment, a comparison, a branch, `where`, nested loops, and a
+number that stays an int. (Eager mode keeps the Python number where the loop
+does not run or the branch is not taken; the graph has one dtype, so the inputs
+here run each loop and take each first branch.)
+"""
+import stagegraph as sg
+
+# e2e: N=1,6 M=1,3 range.n=1,6 runs=4
+
+
+@sg.function
+def sums(x: sg.f32["N"], y: sg.i32["N"], z: sg.f16["N"]):
+    s = 0                      # becomes f32
+    t = 0                      # becomes i32
+    u = 0.0                    # becomes f16
+    count = 0                  # stays i64
+    for i in range(x.shape[0]):
+        s = s + x[i] * 2
+        t += y[i]
+        u = u + z[i]
+        count = count + 1
+    return s, t, u, count
+
+
+@sg.function
+def last_and_best(x: sg.f32["N"]):
+    last = 0                   # assigned a tensor: f32
+    best = -1000               # compared, then chosen by a branch: f32
+    hits = 0
+    for v in x:
+        last = v
+        if v > best:
+            best = v
+            hits = hits + 1
+    return last, best, hits
+
+
+@sg.function
+def clipped(x: sg.f32["N"]):
+    acc = 0
+    for i in range(x.shape[0]):
+        acc = sg.where(x[i] > 0, acc + x[i], acc)
+    return acc
+
+
+@sg.function
+def nested(m: sg.f32["N", "M"]):
+    total = 0
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            total = total + m[i, j]
+    return total
+
+
+@sg.function
+def half_steps(n: sg.i64):
+    # An int that meets a Python float becomes f32.
+    h = 0
+    i = 0
+    while i < n:
+        h = h + 0.5
+        i = i + 1
+    return h
