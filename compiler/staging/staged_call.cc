@@ -104,20 +104,23 @@ void Stager::forget_functions(size_t functions, size_t constants) {
 }
 
 Stager::Checkpoint Stager::checkpoint() {
-  const ControlState& cs = control();
   Checkpoint c;
   c.functions = module_->functions.size();
   c.constants = module_->constants.size();
   c.specs = graph_calls_ ? graph_calls_->specs.size() : 0;
   c.diagnostics = diags_.diagnostics().size();
   c.output = held_output_.size();
-  c.blocks = cs.blocks.size();
-  c.frozen_lists = cs.frozen_lists.size();
-  c.staged_loops = cs.staged_loops;
-  c.staged_ifs = cs.staged_ifs;
-  c.zero_trip_warned = cs.zero_trip_warned;
+  c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
   c.builder = cur_;
+  if (cur_) {
+    const ir::Function& f = fn();
+    c.values = f.values.size();
+    c.params = f.params.size();
+    c.results = f.results.size();
+    c.nodes = f.nodes.size();
+    c.builder_state = *cur_;
+  }
   return c;
 }
 
@@ -126,14 +129,26 @@ void Stager::rollback(const Checkpoint& c) {
   if (graph_calls_) graph_calls_->specs.resize(c.specs);
   diags_.truncate(c.diagnostics);
   held_output_.resize(c.output);
-  ControlState& cs = control();
-  cs.blocks.resize(c.blocks);
-  cs.frozen_lists.resize(c.frozen_lists);
-  cs.staged_loops = c.staged_loops;
-  cs.staged_ifs = c.staged_ifs;
-  cs.zero_trip_warned = c.zero_trip_warned;
+  *control_ = *c.control;
   scope().vars() = c.vars;
   cur_ = c.builder;
+  if (cur_ && c.builder_state) {
+    // What was added to the current function since: its values, the nodes
+    // that made them, and every record of them.
+    const int32_t id = cur_->fn;
+    ir::Function& f = fn();
+    f.values.resize(c.values);
+    f.params.resize(c.params);
+    f.results.resize(c.results);
+    f.nodes.resize(c.nodes);
+    *cur_ = *c.builder_state;
+    const auto added = [&](const std::pair<int32_t, int32_t>& key) {
+      return key.first == id && size_t(key.second) >= c.values;
+    };
+    std::erase_if(origins_, [&](const auto& kv) { return added(kv.first); });
+    std::erase_if(reduced_, [&](const auto& kv) { return added(kv.first); });
+    std::erase_if(weak_, [&](const auto& kv) { return added(kv.first); });
+  }
 }
 
 CallArgs GraphCalls::flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {

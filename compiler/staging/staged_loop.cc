@@ -427,6 +427,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     size_t k = 0;
     sc.set(kReturnValue, rebuild_return(*return_shape, returned, k));
   }
+  // `while True:` without a break leaves only by a return: the function has returned.
+  if (jumps.has_return && !jumps.has_break && s.test && s.test->kind == ExprKind::kBool && s.test->bool_value)
+    sc.set(kReturnFlag, Value(true));
   for (const Staged& o : captured)
     node.outputs.push_back(st.fn().add_value(st.fn().values[size_t(o.id)].type, "", s.span));
   st.fn().nodes.push_back(std::move(node));

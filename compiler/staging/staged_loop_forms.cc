@@ -96,6 +96,10 @@ Flow Stager::exec_while(const Stmt& s) {
     StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
     return run_staged_loop(*this, spec);
   }
+  // `while True:` that leaves by a staged break or return becomes a While node
+  // once that shows (its second iteration): staged from the start again.
+  std::optional<Checkpoint> before;
+  if (s.test->kind == ExprKind::kBool) before = checkpoint();
   explain(s.span, "while", "compile time (the test `" + source_text(s.test->span) + "` is static)");
   LoopFlagsScope flags(*this);
   int64_t iterations = 0;
@@ -112,10 +116,14 @@ Flow Stager::exec_while(const Stmt& s) {
     if (!truth(test, s.test->span, "a while loop")) break;
     if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
     count_step(s.span);
-    if (iterations > 1 && flag_staged(scope().find_local(kBreakFlag)) && s.test->kind == ExprKind::kBool)
-      fail(s.span, "this `while True` loop is unrolled at compile time, but its break depends on a value known only "
-                   "at run time; keep a staged flag in the test instead (done = sg.zeros((), dtype=sg.bool); "
-                   "while not done: ...)");
+    if (iterations > 1 && before &&
+        (flag_staged(scope().find_local(kBreakFlag)) || flag_staged(scope().find_local(kReturnFlag)))) {
+      rollback(*before);
+      explain(s.span, "while", "staged (the test `" + source_text(s.test->span) +
+                                   "` is static, but the loop ends by a break or return known only at run time)");
+      StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
+      return run_staged_loop(*this, spec);
+    }
     if (!static_iteration(*this, s, [&] { exec_block(s.body, &s); }, result)) break;
   }
   return result;

@@ -245,14 +245,16 @@ class Stager {
   int64_t new_loop_token() { return ++loop_tokens_; }
   // What a staging attempt adds, so that it can be undone: the module's
   // functions and constants after these counts, the specialisations begun,
-  // diagnostics and held output, and the control state's stacks.
+  // diagnostics and held output, the control state, the scope, and what the
+  // current graph function gained.
   struct Checkpoint {
     size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
-    size_t blocks = 0, frozen_lists = 0;
-    int staged_loops = 0, staged_ifs = 0;
-    std::set<int32_t> zero_trip_warned;
+    std::shared_ptr<const ControlState> control;  // a copy
     std::map<std::string, Value> vars;
     FnBuilder* builder = nullptr;
+    // The current graph function as it was, and its builder's caches.
+    size_t values = 0, params = 0, results = 0, nodes = 0;
+    std::optional<FnBuilder> builder_state;
   };
   Checkpoint checkpoint();
   void rollback(const Checkpoint& c);
