@@ -1,6 +1,7 @@
 #include "ops/dim.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace sg::ops {
 
@@ -115,6 +116,26 @@ bool dim_equal_only_when_empty(const SymDim& a, const SymDim& b) {
   const SymDim::Term& lb = b.terms()[0];
   if (la.symbols != lb.symbols) return false;
   return a * SymDim(lb.coef) == b * SymDim(la.coef);
+}
+
+bool dim_never_equal(const SymDim& a, const SymDim& b) {
+  const SymDim d = a - b;
+  const int64_t k = d.constant();
+  if (d.is_static()) return k != 0;
+  // Magnitudes as unsigned: the gcd of coefficients near INT64_MIN must not overflow.
+  uint64_t g = 0;
+  bool all_positive = true;
+  bool all_negative = true;
+  for (const SymDim::Term& t : d.terms()) {
+    const uint64_t mag = t.coef < 0 ? uint64_t(0) - uint64_t(t.coef) : uint64_t(t.coef);
+    g = std::gcd(g, mag);
+    all_positive = all_positive && t.coef > 0;
+    all_negative = all_negative && t.coef < 0;
+  }
+  const uint64_t k_mag = k < 0 ? uint64_t(0) - uint64_t(k) : uint64_t(k);
+  if (k_mag % g != 0) return true;  // sum c_i*m_i is a multiple of g, -k is not
+  // Every monomial is >= 0, so the sum has the coefficients' sign or is 0.
+  return (all_positive && k > 0) || (all_negative && k < 0);
 }
 
 std::optional<int64_t> dim_div_exact(int64_t a, int64_t b) {

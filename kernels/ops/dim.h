@@ -70,6 +70,14 @@ Tri dim_equal(const SymDim& a, const SymDim& b);
 inline bool dim_equal_only_when_empty(int64_t, int64_t) { return false; }
 bool dim_equal_only_when_empty(const SymDim& a, const SymDim& b);
 
+// True when no binding of the symbols (each a dim, so >= 0) makes `a` and `b`
+// equal: a - b is sum c_i*m_i + k over monomials m_i >= 0, and it cannot be 0
+// when gcd(|c_i|) does not divide k (N*2 and 5) or every c_i and k have one sign
+// (N*2 + 3 and 1). Sound, not complete: false means "may be equal" (N*N and 2).
+// Polynomials that differ by a constant are dim_equal's kNo and true here too.
+inline bool dim_never_equal(int64_t a, int64_t b) { return a != b; }
+bool dim_never_equal(const SymDim& a, const SymDim& b);
+
 // a / b when b divides a exactly (b static and nonzero and dividing every
 // coefficient, or b a factor of every term); nullopt when that cannot be shown.
 std::optional<int64_t> dim_div_exact(int64_t a, int64_t b);

@@ -45,21 +45,26 @@ Status check_same_dtypes(const Rule<D>& r, DType a, DType b, const char* what) {
 }
 
 // SPEC §8: symbolic dims that must match but can only be equal for an empty
-// tensor (N*3 against N) fail at run time for every real input: a warning now.
+// tensor (N*3 against N), or for no binding at all (N*2 against 5: it is neither
+// 5 nor 1), fail at run time for every real input: a warning now, one per node.
 template <class D>
-void warn_equal_only_when_empty(const Rule<D>& r, size_t first, const std::vector<D>& result) {
+void warn_unbroadcastable(const Rule<D>& r, size_t first, std::span<const std::vector<D>* const> shapes,
+                          const std::vector<D>& result) {
+  std::string operands;
+  for (size_t j = first; j < r.in.size(); ++j) operands += (j > first ? " with " : "") + r.fmt(r.in[j].shape);
   for (size_t i = first; i < r.in.size(); ++i) {
     const std::vector<D>& s = r.in[i].shape;
     const size_t offset = result.size() - s.size();
     for (size_t k = 0; k < s.size(); ++k) {
       if (!dim_equal_only_when_empty(s[k], result[offset + k])) continue;
-      std::string operands;
-      for (size_t j = first; j < r.in.size(); ++j) operands += (j > first ? " with " : "") + r.fmt(r.in[j].shape);
       r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + operands + ": " + dim_text(r, s[k]) + " and " +
                  dim_text(r, result[offset + k]) + " are equal only when both are 0, so this fails at run time "
                  "for every non-empty input");
       return;
     }
+  }
+  if (std::optional<std::string> why = never_broadcast(r, shapes)) {
+    r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + operands + ": " + *why);
   }
 }
 
@@ -68,7 +73,7 @@ Status broadcast_inputs(const Rule<D>& r, size_t first, std::vector<D>& result) 
   std::vector<const std::vector<D>*> shapes;
   for (size_t i = first; i < r.in.size(); ++i) shapes.push_back(&r.in[i].shape);
   if (broadcast_shapes<D>(shapes, result)) {
-    warn_equal_only_when_empty(r, first, result);
+    warn_unbroadcastable<D>(r, first, shapes, result);
     return Status::Ok();
   }
   std::string msg = "cannot broadcast ";

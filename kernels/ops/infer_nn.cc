@@ -65,10 +65,20 @@ Status infer_matmul(const Rule<D>& r) {
   if (dim_equal(am.back(), bm[bm.size() - 2]) == Tri::kNo) {
     return r.error("inner dimensions differ: " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
   }
-  if (dim_equal_only_when_empty(am.back(), bm[bm.size() - 2])) {
-    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, am.back()) + " and " +
-               dim_text(r, bm[bm.size() - 2]) + " of " + r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
+  const D& ka = am.back();
+  const D& kb = bm[bm.size() - 2];
+  // SPEC §8: inner dims that only the run-time binding can compare, but that agree
+  // for no real input; one warning per node, the inner dims first.
+  bool warned = true;
+  if (dim_equal_only_when_empty(ka, kb)) {
+    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
+               r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
                " are equal only when both are 0, so this fails at run time for every non-empty input");
+  } else if (dim_never_equal(ka, kb)) {  // kNo returned above: here only symbolic dims can differ
+    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
+               r.fmt(a.shape) + " @ " + r.fmt(b.shape) + " cannot be equal" + fails_for_every_input(r, {ka, kb}));
+  } else {
+    warned = false;
   }
   const std::vector<D> a_batch(am.begin(), am.end() - 2);
   const std::vector<D> b_batch(bm.begin(), bm.end() - 2);
@@ -76,6 +86,12 @@ Status infer_matmul(const Rule<D>& r) {
   std::vector<D> dims;
   if (!broadcast_shapes<D>(batches, dims)) {
     return r.error("cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+  }
+  if (!warned) {
+    if (std::optional<std::string> why = never_broadcast<D>(r, batches)) {
+      r.ctx.warn(std::string(r.name()) + ": cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " +
+                 r.fmt(b.shape) + ": " + *why);
+    }
   }
   if (a.rank() > 1) dims.push_back(am[am.size() - 2]);
   if (b.rank() > 1) dims.push_back(bm.back());
@@ -115,6 +131,13 @@ Status infer_conv2d(const Rule<D>& r) {
                    " and groups " + std::to_string(groups) + " needs " + dim_text(r, w.shape[2] * D(groups)) +
                    " input channels");
   }
+  const D needed = w.shape[2] * D(groups);
+  if (dim_never_equal(x.shape[3], needed)) {  // kNo returned above: only symbolic dims get here
+    r.ctx.warn(std::string(r.name()) + ": input channels do not match the filter: " + r.fmt(x.shape) +
+               " with filter " + r.fmt(w.shape) + " and groups " + std::to_string(groups) + " needs " +
+               dim_text(r, needed) + " input channels, and " + dim_text(r, x.shape[3]) + " cannot be " +
+               dim_text(r, needed) + fails_for_every_input(r, {x.shape[3], needed}));
+  }
   const std::optional<int64_t> cout = dim_static(w.shape[3]);
   if (cout && *cout % groups != 0) {
     return r.error("output channels " + std::to_string(*cout) + " of filter " + r.fmt(w.shape) +
@@ -151,6 +174,7 @@ Status infer_layer_norm(const Rule<D>& r) {
     return r.error(std::string("needs a float input, got ") + dtype_name(x.dtype) + "; cast with astype");
   }
   if (x.rank() == 0) return r.error("needs an input with at least one dim, got " + r.fmt(x.shape));
+  bool warned = false;  // one warning per node
   for (size_t k : {size_t(1), size_t(2)}) {
     const char* what = k == 1 ? "gamma" : "beta";
     const TensorType<D>& p = r.in[k];
@@ -162,9 +186,16 @@ Status infer_layer_norm(const Rule<D>& r) {
     if (fits && p.rank() == 1 && !is_static_value(p.shape[0], 1)) {
       fits = dim_equal(p.shape[0], x.shape.back()) != Tri::kNo;
     }
-    if (!fits) {
-      return r.error(std::string(what) + " " + r.fmt(p.shape) + " does not match the last dim of " +
-                     r.fmt(x.shape) + " (it must be [" + dim_text(r, x.shape.back()) + "], [1] or a scalar)");
+    const auto mismatch = [&] {
+      return std::string(what) + " " + r.fmt(p.shape) + " does not match the last dim of " + r.fmt(x.shape) +
+             " (it must be [" + dim_text(r, x.shape.back()) + "], [1] or a scalar)";
+    };
+    if (!fits) return r.error(mismatch());
+    if (p.rank() == 1 && !warned) {
+      if (std::optional<std::string> why = never_one_or(r, p.shape[0], x.shape.back())) {
+        r.ctx.warn(std::string(r.name()) + ": " + mismatch() + ": " + *why);
+        warned = true;
+      }
     }
   }
   r.set_output(x.dtype, x.shape);

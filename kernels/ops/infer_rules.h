@@ -2,6 +2,8 @@
 // the helpers they share. Each rule file instantiates its rules for both dim types.
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,6 +44,86 @@ std::string dim_text(const Rule<D>& r, const D& d) {
 
 template <class D>
 inline constexpr bool kConcrete = std::is_same_v<D, int64_t>;
+
+// ---- SPEC §8: dims that no binding of their symbols can make agree ---------------
+// A rule checks them at run time (there they are an error naming the op); at
+// compile time, where dim_equal can only say kUnknown, it warns with these.
+
+// The symbols of `dims` by name: "N", "N and M", "N, M and K".
+template <class D>
+std::string symbols_text(const Rule<D>& r, std::initializer_list<D> dims) {
+  if constexpr (kConcrete<D>) {
+    return "binding";
+  } else {
+    std::vector<int32_t> ids;
+    for (const D& d : dims) {
+      for (const SymDim::Term& t : d.terms()) {
+        for (int32_t id : t.symbols)
+          if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+      }
+    }
+    std::string s;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i > 0) s += i + 1 == ids.size() ? " and " : ", ";
+      s += dim_text(r, SymDim::symbol(ids[i]));
+    }
+    return s;
+  }
+}
+
+// The end of such a warning: " for any N, so this fails at run time for every input".
+template <class D>
+std::string fails_for_every_input(const Rule<D>& r, std::initializer_list<D> dims) {
+  return " for any " + symbols_text(r, dims) + ", so this fails at run time for every input";
+}
+
+// "N*2 can be neither 5 nor 1 for any N, so this fails at run time for every input".
+template <class D>
+std::string neither_text(const Rule<D>& r, const D& d, const D& target) {
+  return dim_text(r, d) + " can be neither " + dim_text(r, target) + " nor 1" + fails_for_every_input(r, {d, target});
+}
+
+// A dim `d` that must be 1 or `target` (broadcast_to, a layer_norm parameter, a
+// value stored into a slice) and can be neither: the text for the warning.
+template <class D>
+std::optional<std::string> never_one_or(const Rule<D>& r, const D& d, const D& target) {
+  if (dim_equal(d, target) != Tri::kUnknown || !dim_never_equal(d, target) || !dim_never_equal(d, D(1)))
+    return std::nullopt;
+  return neither_text(r, d, target);
+}
+
+// Two operand dims of a broadcast (equal, or one of them 1) that can be neither:
+// the text for the warning. Static pairs that differ are broadcast_shapes' errors;
+// this only looks at pairs that involve a symbol.
+template <class D>
+std::optional<std::string> never_broadcast(const Rule<D>& r, const D& a, const D& b) {
+  if (dim_static(a) && dim_static(b)) return std::nullopt;
+  if (!dim_never_equal(a, b) || !dim_never_equal(a, D(1)) || !dim_never_equal(b, D(1))) return std::nullopt;
+  if (dim_static(a)) return neither_text(r, b, a);
+  if (dim_static(b)) return neither_text(r, a, b);
+  return dim_text(r, a) + " and " + dim_text(r, b) + " cannot be equal, and neither can be 1," +
+         fails_for_every_input(r, {a, b});
+}
+
+// The first pair of operand dims along one axis of `shapes` (aligned at the right)
+// that never_broadcast finds, as its text.
+template <class D>
+std::optional<std::string> never_broadcast(const Rule<D>& r, std::span<const std::vector<D>* const> shapes) {
+  size_t rank = 0;
+  for (const std::vector<D>* s : shapes) rank = std::max(rank, s->size());
+  for (size_t k = 0; k < rank; ++k) {  // k counts from the right
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (k >= shapes[i]->size()) continue;
+      for (size_t j = i + 1; j < shapes.size(); ++j) {
+        if (k >= shapes[j]->size()) continue;
+        const D& a = (*shapes[i])[shapes[i]->size() - 1 - k];
+        const D& b = (*shapes[j])[shapes[j]->size() - 1 - k];
+        if (std::optional<std::string> why = never_broadcast(r, a, b)) return why;
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 // True when `d` cannot be negative for any binding of its symbols (dims are >= 0):
 // a non-negative constant and non-negative coefficients.

@@ -41,6 +41,38 @@ Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size
   return Status::Ok();
 }
 
+// SPEC §8: concatenate needs every dim but the axis equal across its inputs.
+// Where dim_equal could not compare two (N*2 against 5), but no binding makes
+// them equal, warn once for the node. Each input is compared with the distinct
+// dims before it (the rule itself compares it with the running result only);
+// usually there is one, so a long stack stays linear.
+template <class D>
+void warn_never_equal_non_axis([[maybe_unused]] const Rule<D>& r, [[maybe_unused]] size_t axis) {
+  if constexpr (!kConcrete<D>) {  // at run time every pair was compared, and is equal
+    for (size_t i = 0; i < r.in[0].rank(); ++i) {
+      if (i == axis) continue;
+      std::vector<size_t> distinct;  // inputs with a dim i unlike any before them
+      for (size_t k = 0; k < r.in.size(); ++k) {
+        const D& b = r.in[k].shape[i];
+        bool seen = false;
+        for (size_t j : distinct) {
+          const D& a = r.in[j].shape[i];
+          if (a == b) {
+            seen = true;
+            break;
+          }
+          if (!dim_never_equal(a, b)) continue;
+          r.ctx.warn(std::string(r.name()) + ": inputs differ in dimension " + std::to_string(i) +
+                     ", which is not the axis: " + r.fmt(r.in[j].shape) + " and " + r.fmt(r.in[k].shape) + ": " +
+                     dim_text(r, a) + " and " + dim_text(r, b) + " cannot be equal" + fails_for_every_input(r, {a, b}));
+          return;
+        }
+        if (!seen) distinct.push_back(k);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 template <class D>
@@ -62,6 +94,12 @@ Status infer_reshape(const Rule<D>& r) {
     if (dim_equal_only_when_empty(total, count)) {
       return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
                      " elements): the counts agree only for an empty tensor");
+    }
+    // SPEC §8: counts that only the binding can compare, and that no binding makes equal.
+    if (dim_never_equal(total, count)) {
+      r.ctx.warn(std::string(r.name()) + ": cannot reshape " + from + " into " + r.fmt(dims) + " (" +
+                 dim_text(r, count) + " elements): the counts cannot be equal" +
+                 fails_for_every_input(r, {total, count}));
     }
     r.set_output(r.in[0].dtype, std::move(dims));
     return Status::Ok();
@@ -104,6 +142,13 @@ Status infer_broadcast_to(const Rule<D>& r) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (is_static_value(shape[i], 1)) continue;
     if (dim_equal(shape[i], dims[offset + i]) == Tri::kNo) return mismatch();
+  }
+  // SPEC §8: one warning per node, for the first dim no binding lets through.
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (std::optional<std::string> why = never_one_or(r, shape[i], dims[offset + i])) {
+      r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + r.fmt(shape) + " to " + r.fmt(dims) + ": " + *why);
+      break;
+    }
   }
   r.set_output(r.in[0].dtype, std::move(dims));
   return Status::Ok();
@@ -153,12 +198,18 @@ Status infer_squeeze(const Rule<D>& r) {
   const std::vector<D>& shape = r.in[0].shape;
   std::vector<D> dims;
   size_t next_axis = 0;
+  bool warned = false;  // one warning per node
   for (size_t i = 0; i < shape.size(); ++i) {
     if (next_axis < axes.size() && size_t(axes[next_axis]) == i) {
       ++next_axis;
       if (dim_equal(shape[i], D(1)) == Tri::kNo) {
         return r.error("cannot squeeze axis " + std::to_string(i) + " of " + r.fmt(shape) + ": its size is " +
                        dim_text(r, shape[i]) + ", not 1");
+      }
+      if (!warned && dim_never_equal(shape[i], D(1))) {  // a symbolic size such as N*2
+        r.ctx.warn(std::string(r.name()) + ": cannot squeeze axis " + std::to_string(i) + " of " + r.fmt(shape) +
+                   ": its size " + dim_text(r, shape[i]) + " cannot be 1" + fails_for_every_input(r, {shape[i]}));
+        warned = true;
       }
       continue;
     }
@@ -195,6 +246,7 @@ Status infer_concatenate(const Rule<D>& r) {
       if (eq == Tri::kUnknown && dim_static(t.shape[i])) dims[i] = t.shape[i];
     }
   }
+  warn_never_equal_non_axis(r, axis);
   r.set_output(first.dtype, std::move(dims));
   return Status::Ok();
 }

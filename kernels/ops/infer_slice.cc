@@ -143,9 +143,25 @@ Status infer_slice_update(const Rule<D>& r) {
       fits = dim_equal(d, region[region.size() - (v.rank() - i)]) != Tri::kNo;
     }
   }
-  if (!fits) {
-    return r.error("cannot broadcast a value of shape " + r.fmt(v.shape) + " into the selected region " +
-                   r.fmt(region) + " of " + r.fmt(x.shape));
+  const auto mismatch = [&] {
+    return "cannot broadcast a value of shape " + r.fmt(v.shape) + " into the selected region " + r.fmt(region) +
+           " of " + r.fmt(x.shape);
+  };
+  if (!fits) return r.error(mismatch());
+  // SPEC §8: one warning per node, for the first dim of v no binding lets through.
+  for (size_t i = 0; i < v.rank(); ++i) {
+    const D& d = v.shape[i];
+    std::optional<std::string> why;
+    if (i < lead) {
+      if (dim_equal(d, D(1)) == Tri::kUnknown && dim_never_equal(d, D(1)))
+        why = dim_text(r, d) + " cannot be 1" + fails_for_every_input(r, {d});
+    } else {
+      why = never_one_or(r, d, region[region.size() - (v.rank() - i)]);
+    }
+    if (why) {
+      r.ctx.warn(std::string(r.name()) + ": " + mismatch() + ": " + *why);
+      break;
+    }
   }
   r.set_output(x.dtype, x.shape);
   return Status::Ok();

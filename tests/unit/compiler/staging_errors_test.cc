@@ -447,5 +447,69 @@ def f(x: sg.f32, n: sg.i64, k: sg.i32):
   EXPECT_TRUE(r.ir) << r.locations();
 }
 
+// SPEC §8: a mismatch of symbolic dims is checked at run time, and warned about
+// now where no binding of the symbols makes the dims agree (4 against N*3).
+TEST(StagingErrors, SymbolicDimsThatCanNeverAgreeWarnAtTheOp) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+
+@sg.function
+def f(x: sg.f32["N", 4], v: sg.f32["N", 2]):
+    w = sg.concatenate([v, v, v], axis=0)
+    return x @ w
+)");
+  ASSERT_TRUE(r.ir) << r.locations();  // a warning: the graph is still written
+  ASSERT_EQ(r.diags->diagnostics().size(), 1u) << r.locations();
+  EXPECT_EQ(r.diags->format(r.diags->diagnostics()[0]),
+            "model.py:7:14: warning: matmul: inner dimensions 4 and N*3 of [N, 4] @ [N*3, 2] cannot be equal for "
+            "any N, so this fails at run time for every input\n"
+            "        return x @ w\n"
+            "               ~~^~~\n"
+            "model.py:5:10: note: x declared as f32[N, 4] here\n"
+            "    def f(x: sg.f32[\"N\", 4], v: sg.f32[\"N\", 2]):\n"
+            "             ^~~~~~~~~~~~~~\n"
+            "model.py:6:9: note: `sg.concatenate([v, v, v], axis=0)` produced f32[N*3, 2] here\n"
+            "        w = sg.concatenate([v, v, v], axis=0)\n"
+            "            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+
+  auto b = stage_source(R"(import stagegraph as sg
+
+
+@sg.function
+def f(x: sg.f32["N", 4], y: sg.f32["M", 5]):
+    a = sg.concatenate([x, x], axis=0)
+    flat = sg.reshape(y, (-1,))
+    return a + sg.ones((5, 4)), flat + sg.ones((3,)), sg.concatenate([a, sg.ones((5, 3))], axis=1), a + 1.0
+)");
+  ASSERT_TRUE(b.ir) << b.locations();
+  EXPECT_EQ(b.locations(),
+            "8:14: warning: add: cannot broadcast [N*2, 4] with [5, 4]: N*2 can be neither 5 nor 1 for any N, so "
+            "this fails at run time for every input\n"
+            "  6:9: note: `sg.concatenate([x, x], axis=0)` produced f32[N*2, 4] here\n"
+            "  8:16: note: `sg.ones((5, 4))` produced f32[5, 4] here\n"
+            "8:38: warning: add: cannot broadcast [M*5] with [3]: M*5 can be neither 3 nor 1 for any M, so this "
+            "fails at run time for every input\n"
+            "  7:12: note: `sg.reshape(y, (-1,))` produced f32[M*5] here\n"
+            "  8:40: note: `sg.ones((3,))` produced f32[3] here\n"
+            "8:55: warning: concatenate: inputs differ in dimension 0, which is not the axis: [N*2, 4] and [5, 3]: "
+            "N*2 and 5 cannot be equal for any N, so this fails at run time for every input\n"
+            "  6:9: note: `sg.concatenate([x, x], axis=0)` produced f32[N*2, 4] here\n"
+            "  8:74: note: `sg.ones((5, 3))` produced f32[5, 3] here\n");
+}
+
+// Sound: where some binding makes the dims agree (N*2 is 6 at N = 3), no warning.
+TEST(StagingErrors, SymbolicDimsThatCanAgreeStayQuiet) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 3], y: sg.f32["M", 3]):
+    a = sg.concatenate([x, x], axis=0)
+    c = sg.concatenate([x, y], axis=1)
+    return a + sg.ones((6, 3)), c @ sg.ones((6, 2)), sg.concatenate([a, y], axis=1), x @ sg.ones((3, 2))
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.locations(), "");
+}
+
 }  // namespace
 }  // namespace sg::compiler

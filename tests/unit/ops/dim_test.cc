@@ -84,6 +84,41 @@ TEST(DimEqualOnlyWhenEmpty, StaticMultiplesOfOnePolynomial) {
   EXPECT_FALSE(dim_equal_only_when_empty(int64_t(0), int64_t(0)));
 }
 
+TEST(DimNeverEqual, Integers) {
+  EXPECT_TRUE(dim_never_equal(int64_t(3), int64_t(4)));
+  EXPECT_FALSE(dim_never_equal(int64_t(3), int64_t(3)));
+}
+
+TEST(DimNeverEqual, NoBindingOfTheSymbolsMakesThemEqual) {
+  EXPECT_TRUE(dim_never_equal(N * SymDim(2), SymDim(5)));        // odd against even
+  EXPECT_TRUE(dim_never_equal(N * SymDim(2), SymDim(1)));
+  EXPECT_TRUE(dim_never_equal(M * SymDim(5), SymDim(3)));
+  EXPECT_TRUE(dim_never_equal(SymDim(4), N * SymDim(3)));
+  EXPECT_TRUE(dim_never_equal(N * SymDim(4) + M * SymDim(6), SymDim(9)));  // gcd 2
+  EXPECT_TRUE(dim_never_equal(N * SymDim(2) + SymDim(1), M * SymDim(2)));  // parity
+  EXPECT_TRUE(dim_never_equal(N + SymDim(3), SymDim(1)));        // N + 3 >= 3
+  EXPECT_TRUE(dim_never_equal(N * M + N + SymDim(2), SymDim(0)));
+  EXPECT_TRUE(dim_never_equal(SymDim(1), N * SymDim(2) + M + SymDim(2)));  // all of a - b negative
+  EXPECT_TRUE(dim_never_equal(N, N + SymDim(1)));                // dim_equal's kNo too
+  EXPECT_TRUE(dim_never_equal(SymDim(3), SymDim(4)));
+}
+
+TEST(DimNeverEqual, SoundWhereSomeBindingMakesThemEqual) {
+  EXPECT_FALSE(dim_never_equal(N * SymDim(2), SymDim(6)));   // N = 3
+  EXPECT_FALSE(dim_never_equal(N * M, SymDim(7)));           // N = 1, M = 7
+  EXPECT_FALSE(dim_never_equal(N + M, SymDim(3)));           // N = 1, M = 2
+  EXPECT_FALSE(dim_never_equal(N * N, SymDim(4)));           // N = 2
+  EXPECT_FALSE(dim_never_equal(N * N, SymDim(2)));           // no square is 2, but that is not shown
+  EXPECT_FALSE(dim_never_equal(N * SymDim(3), N));           // N = 0, the empty case
+  EXPECT_FALSE(dim_never_equal(N * SymDim(2) + SymDim(1), SymDim(1)));  // N = 0
+  EXPECT_FALSE(dim_never_equal(N * SymDim(2), M * SymDim(3)));  // N = 3, M = 2
+  EXPECT_FALSE(dim_never_equal(N - SymDim(1), SymDim(4)));   // N = 5
+  EXPECT_FALSE(dim_never_equal(N, M));
+  EXPECT_FALSE(dim_never_equal(N, SymDim(1)));
+  EXPECT_FALSE(dim_never_equal(N * SymDim(2), N + N));
+  EXPECT_FALSE(dim_never_equal(SymDim(3), SymDim(3)));
+}
+
 TEST(DimDivExact, Integers) {
   EXPECT_EQ(dim_div_exact(int64_t(12), int64_t(4)), 3);
   EXPECT_FALSE(dim_div_exact(int64_t(12), int64_t(5)));

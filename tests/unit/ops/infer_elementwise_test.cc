@@ -80,6 +80,52 @@ TEST(Binary, DeliberateOuterProductsStayQuiet) {
   EXPECT_TRUE(run_both(OpId::Add, kNoAttrs, {F32({1}), F32({1, 1})}).warnings.empty());
 }
 
+// SPEC §8: only the binding can compare N*2 with 5, but no binding makes N*2 5 or
+// 1, so the broadcast fails for every input: a warning, once per node.
+TEST(Binary, WarnsWhereNoBindingBroadcasts) {
+  const SymDim n2 = N * SymDim(2);
+  auto r = run(OpId::Add, kNoAttrs, {SF32({n2, 4}), SF32({5, 4})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "add: cannot broadcast [N*2, 4] with [5, 4]: N*2 can be neither 5 nor 1 for any N, so "
+                           "this fails at run time for every input");
+  auto flat = run(OpId::Add, kNoAttrs, {SF32({M * SymDim(5)}), SF32({3})});
+  ASSERT_EQ(flat.warnings.size(), 1u);
+  EXPECT_EQ(flat.warnings[0], "add: cannot broadcast [M*5] with [3]: M*5 can be neither 3 nor 1 for any M, so this "
+                              "fails at run time for every input");
+  // Two symbolic sides: odd against even, neither ever 1.
+  auto two = run(OpId::Mul, kNoAttrs, {SF32({n2 + SymDim(3)}), SF32({M * SymDim(2)})});
+  ASSERT_EQ(two.warnings.size(), 1u);
+  EXPECT_EQ(two.warnings[0], "mul: cannot broadcast [N*2+3] with [M*2]: N*2+3 and M*2 cannot be equal, and neither "
+                             "can be 1, for any N and M, so this fails at run time for every input");
+  // Every operand of where and clip, the condition too; one warning for two bad axes.
+  const auto cond = S(DType::kBool, {n2, 3});
+  auto w = run(OpId::Where, kNoAttrs, {cond, SF32({7, M * SymDim(3) + SymDim(2)}), SF32({1, 1})});
+  ASSERT_EQ(w.warnings.size(), 1u);
+  EXPECT_EQ(w.warnings[0], "where: cannot broadcast [N*2, 3] with [7, M*3+2] with [1, 1]: M*3+2 can be neither 3 "
+                           "nor 1 for any M, so this fails at run time for every input");
+  auto c = run(OpId::Clip, kNoAttrs, {SF32({n2}), SF32({}), SF32({9})});
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("clip: cannot broadcast [N*2] with [] with [9]: N*2 can be neither 9 nor 1"),
+            std::string::npos);
+}
+
+// Sound: where some binding of the symbols (each >= 0) lets it through, no warning.
+TEST(Binary, NoWarningWhereSomeBindingBroadcasts) {
+  const SymDim n2 = N * SymDim(2);
+  for (const SymDim& d : {SymDim(6), SymDim(1), M, M * SymDim(2), N * M, M + K}) {
+    auto r = run(OpId::Add, kNoAttrs, {SF32({n2}), SF32({d})});
+    ASSERT_TRUE(r.status.ok());
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  }
+  EXPECT_TRUE(run(OpId::Add, kNoAttrs, {SF32({N * N, 4}), SF32({4, 4})}).warnings.empty());      // N = 2
+  EXPECT_TRUE(run(OpId::Add, kNoAttrs, {SF32({n2 + SymDim(1)}), SF32({5})}).warnings.empty());   // N = 2
+  EXPECT_TRUE(run(OpId::Add, kNoAttrs, {SF32({n2 + SymDim(1)}), SF32({M * SymDim(2)})}).warnings.empty());  // N = 0
+  // N*M*2+3 is never N*M, but N*M can be 1 (N = M = 1), and then it broadcasts.
+  EXPECT_TRUE(run(OpId::Add, kNoAttrs, {SF32({N * M}), SF32({N * M * SymDim(2) + SymDim(3)})}).warnings.empty());
+  EXPECT_TRUE(run_both(OpId::Add, kNoAttrs, {F32({6, 4}), F32({1, 4})}).warnings.empty());
+}
+
 TEST(Unary, Dtypes) {
   EXPECT_EQ(run_both(OpId::Exp, kNoAttrs, {T(DType::kI32, {2})}).type.dtype, DType::kF32);
   EXPECT_EQ(run_both(OpId::Gelu, kNoAttrs, {T(DType::kBool, {2})}).type.dtype, DType::kF32);

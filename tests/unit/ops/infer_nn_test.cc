@@ -75,6 +75,24 @@ TEST(Conv2D, SymbolicDims) {
   EXPECT_ERROR_HAS(run(OpId::Conv2D, conv({1, 1}, "VALID"), {SF32({N, 8, 8, 4}), w}), "input channels");
 }
 
+// SPEC §8: channels that only the binding can compare and no binding matches.
+TEST(Conv2D, WarnsWhereNoBindingMatchesTheChannels) {
+  const auto w = SF32({3, 3, 3, 8});
+  auto r = run(OpId::Conv2D, conv({1, 1}, "SAME"), {SF32({N, 8, 8, M * SymDim(2)}), w});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "conv2d: input channels do not match the filter: [N, 8, 8, M*2] with filter [3, 3, 3, 8] "
+                           "and groups 1 needs 3 input channels, and M*2 cannot be 3 for any M, so this fails at run "
+                           "time for every input");
+  auto grouped =
+      run(OpId::Conv2D, conv({1, 1}, "SAME", {1, 1}, 2), {SF32({N, 8, 8, 6}), SF32({3, 3, M * SymDim(2), 8})});
+  ASSERT_EQ(grouped.warnings.size(), 1u);
+  EXPECT_NE(grouped.warnings[0].find("needs M*4 input channels, and 6 cannot be M*4 for any M"), std::string::npos)
+      << grouped.warnings[0];
+  EXPECT_TRUE(run(OpId::Conv2D, conv({1, 1}, "SAME"), {SF32({N, 8, 8, M * SymDim(3)}), w}).warnings.empty());
+  EXPECT_TRUE(run(OpId::Conv2D, conv({1, 1}, "SAME"), {SF32({N, 8, 8, K}), w}).warnings.empty());
+}
+
 TEST(Pool2D, ValidAndSame) {
   EXPECT_EQ(run_both(OpId::MaxPool2D, pool({2, 2}, {2, 2}, "VALID"), {F32({1, 28, 28, 16})}).shape, "[1, 14, 14, 16]");
   EXPECT_EQ(run_both(OpId::AvgPool2D, pool({3, 3}, {2, 2}, "VALID"), {F32({1, 7, 7, 4})}).shape, "[1, 3, 3, 4]");
@@ -94,6 +112,20 @@ TEST(LayerNorm, GammaAndBetaScaleTheLastAxis) {
   EXPECT_EQ(run_both(OpId::LayerNorm, a, {h({4, 6}), h({6}), h({6})}).type, h({4, 6}));
   EXPECT_EQ(run(OpId::LayerNorm, a, {SF32({N, M}), SF32({M}), SF32({M})}).shape, "[N, M]");
   EXPECT_TRUE(run(OpId::LayerNorm, a, {SF32({N, M}), SF32({K}), SF32({1})}).status.ok());  // checked at run time
+}
+
+// gamma must be [d] or [1] for the last dim d: [N*2] against 5 can be neither.
+TEST(LayerNorm, WarnsWhereNoBindingMatchesAParameter) {
+  const Attrs a = attrs({Fl(1e-5)});
+  auto r = run(OpId::LayerNorm, a, {SF32({M, 5}), SF32({N * SymDim(2)}), SF32({N * SymDim(2)})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);  // gamma's; beta's would say the same
+  EXPECT_EQ(r.warnings[0], "layer_norm: gamma [N*2] does not match the last dim of [M, 5] (it must be [5], [1] or a "
+                           "scalar): N*2 can be neither 5 nor 1 for any N, so this fails at run time for every input");
+  EXPECT_TRUE(run(OpId::LayerNorm, a, {SF32({M, 6}), SF32({N * SymDim(2)}), SF32({6})}).warnings.empty());
+  EXPECT_TRUE(run(OpId::LayerNorm, a, {SF32({M, 5}), SF32({N + SymDim(1)}), SF32({5})}).warnings.empty());
+  // K can be 1, or the last dim.
+  EXPECT_TRUE(run(OpId::LayerNorm, a, {SF32({M, N * SymDim(2) + SymDim(3)}), SF32({K}), SF32({1})}).warnings.empty());
 }
 
 TEST(LayerNorm, Errors) {

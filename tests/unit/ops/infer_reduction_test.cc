@@ -97,5 +97,40 @@ TEST(MatMul, SymbolicDims) {
                    "matmul: inner dimensions differ: [N, K] @ [K+1, 3]");
 }
 
+// SPEC §8: inner dims that only the binding can compare but that no binding makes
+// equal (4 against N*3) fail for every input: a warning, once per node.
+TEST(MatMul, WarnsWhereNoBindingMatchesTheInnerDims) {
+  auto r = run(OpId::MatMul, kNoAttrs, {SF32({N, 4}), SF32({N * SymDim(3), 2})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.shape, "[N, 2]");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "matmul: inner dimensions 4 and N*3 of [N, 4] @ [N*3, 2] cannot be equal for any N, so "
+                           "this fails at run time for every input");
+  auto two = run(OpId::MatMul, kNoAttrs, {SF32({N, M * SymDim(2)}), SF32({K * SymDim(4) + SymDim(1), 3})});
+  ASSERT_EQ(two.warnings.size(), 1u);
+  EXPECT_EQ(two.warnings[0], "matmul: inner dimensions M*2 and K*4+1 of [N, M*2] @ [K*4+1, 3] cannot be equal for "
+                             "any M and K, so this fails at run time for every input");
+  // The existing empty-only warning keeps its words, and a node warns once.
+  auto empty = run(OpId::MatMul, kNoAttrs, {SF32({2, N, N * SymDim(2)}), SF32({M * SymDim(2) + SymDim(3), N, 3})});
+  ASSERT_EQ(empty.warnings.size(), 1u);
+  EXPECT_NE(empty.warnings[0].find("are equal only when both are 0"), std::string::npos) << empty.warnings[0];
+  // Batch dims broadcast: N*2 is neither 3 nor 1.
+  auto batch = run(OpId::MatMul, kNoAttrs, {SF32({N * SymDim(2), 2, 4}), SF32({3, 4, 5})});
+  ASSERT_EQ(batch.warnings.size(), 1u);
+  EXPECT_EQ(batch.warnings[0], "matmul: cannot broadcast the batch dims of [N*2, 2, 4] @ [3, 4, 5]: N*2 can be "
+                               "neither 3 nor 1 for any N, so this fails at run time for every input");
+}
+
+TEST(MatMul, NoWarningWhereSomeBindingMatchesTheInnerDims) {
+  for (const SymDim& k : {N * SymDim(2), M, N * M, N + M, N * N, M * SymDim(2) + SymDim(2)}) {
+    auto r = run(OpId::MatMul, kNoAttrs, {SF32({N, 4}), SF32({k, 2})});
+    ASSERT_TRUE(r.status.ok());
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  }
+  EXPECT_TRUE(run(OpId::MatMul, kNoAttrs, {SF32({N, 6}), SF32({N * SymDim(3), 2})}).warnings.empty());  // N = 2
+  EXPECT_TRUE(run(OpId::MatMul, kNoAttrs, {SF32({N, 2, 4}), SF32({M * SymDim(2), 4, 5})}).warnings.empty());
+  EXPECT_TRUE(run_both(OpId::MatMul, kNoAttrs, {F32({2, 3}), F32({3, 5})}).warnings.empty());
+}
+
 }  // namespace
 }  // namespace sg::ops

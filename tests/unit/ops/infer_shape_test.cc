@@ -113,6 +113,58 @@ TEST(Concatenate, SumsTheAxis) {
   EXPECT_FALSE(run_both(OpId::Concatenate, axis(0), {F32({})}).status.ok());
 }
 
+// SPEC §8: dims that must agree, that only the binding can compare, and that no
+// binding makes agree: a warning, once per node.
+TEST(Concatenate, WarnsWhereNoBindingMatchesANonAxisDim) {
+  auto r = run(OpId::Concatenate, axis(1), {SF32({N * SymDim(2), 3}), SF32({5, 3})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.shape, "[5, 6]");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "concatenate: inputs differ in dimension 0, which is not the axis: [N*2, 3] and [5, 3]: "
+                           "N*2 and 5 cannot be equal for any N, so this fails at run time for every input");
+  // Two inputs the rule does not compare with each other (the result keeps N).
+  const SymDim m2 = M * SymDim(2);
+  auto pair = run(OpId::Concatenate, axis(0),
+                  {SF32({2, N}), SF32({3, m2}), SF32({4, m2}), SF32({1, K * SymDim(2) + SymDim(1)})});
+  ASSERT_EQ(pair.warnings.size(), 1u);
+  EXPECT_NE(pair.warnings[0].find("[3, M*2] and [1, K*2+1]: M*2 and K*2+1 cannot be equal for any M and K"),
+            std::string::npos)
+      << pair.warnings[0];
+  EXPECT_TRUE(run(OpId::Concatenate, axis(1), {SF32({N * SymDim(2), 3}), SF32({6, 3})}).warnings.empty());
+  EXPECT_TRUE(run(OpId::Concatenate, axis(1), {SF32({N, 3}), SF32({M * SymDim(2), 3})}).warnings.empty());
+  EXPECT_TRUE(run_both(OpId::Concatenate, axis(1), {F32({2, 3}), F32({2, 4})}).warnings.empty());
+}
+
+TEST(Reshape, WarnsWhereNoBindingMatchesTheCounts) {
+  // [N, 2] into [M*2+1]: an even count against an odd one.
+  auto r = run(OpId::Reshape, shape({-2}), {SF32({N, 2}), kSymI64Scalar}, {std::nullopt, M * SymDim(2) + SymDim(1)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "reshape: cannot reshape [N, 2] (N*2 elements) into [M*2+1] (M*2+1 elements): the counts "
+                           "cannot be equal for any N and M, so this fails at run time for every input");
+  EXPECT_TRUE(run(OpId::Reshape, shape({-2}), {SF32({N, 2}), kSymI64Scalar}, {std::nullopt, M * SymDim(3)})
+                  .warnings.empty());
+}
+
+TEST(BroadcastTo, WarnsWhereNoBindingBroadcasts) {
+  auto r = run(OpId::BroadcastTo, shape({4, 5}), {SF32({N * SymDim(2) + SymDim(2)})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "broadcast_to: cannot broadcast [N*2+2] to [4, 5]: N*2+2 can be neither 5 nor 1 for any N, "
+                           "so this fails at run time for every input");
+  EXPECT_TRUE(run(OpId::BroadcastTo, shape({4, 6}), {SF32({N * SymDim(2) + SymDim(2)})}).warnings.empty());
+  EXPECT_TRUE(run(OpId::BroadcastTo, shape({4, 5}), {SF32({N * SymDim(2) + SymDim(1)})}).warnings.empty());  // N = 2
+}
+
+TEST(ExpandDimsAndSqueeze, WarnsWhereNoBindingMakesTheAxisOne) {
+  auto r = run(OpId::Squeeze, attrs({Is({0, 1})}), {SF32({N + SymDim(1), M * SymDim(2), 3})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "squeeze: cannot squeeze axis 1 of [N+1, M*2, 3]: its size M*2 cannot be 1 for any M, so "
+                           "this fails at run time for every input");
+  EXPECT_TRUE(run(OpId::Squeeze, attrs({Is({0})}), {SF32({N * M, 3})}).warnings.empty());
+}
+
 TEST(Take, GathersAlongAnAxis) {
   auto r = run_both(OpId::Take, axis(1), {F32({5, 7, 3}), T(DType::kI32, {2, 4})});
   EXPECT_EQ(r.shape, "[5, 2, 4, 3]");

@@ -152,5 +152,20 @@ TEST(SliceUpdate, SymbolicRegions) {
   EXPECT_EQ(r.shape, "[N]");
 }
 
+// SPEC §8: a value no binding lets into the region: a warning, once per node.
+TEST(SliceUpdate, WarnsWhereNoBindingFitsTheValue) {
+  auto r = run(OpId::SliceUpdate, slice({range(1, 4), all()}), {SF32({4, 5}), SF32({M * SymDim(2), 5})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "slice_update: cannot broadcast a value of shape [M*2, 5] into the selected region [3, 5] "
+                           "of [4, 5]: M*2 can be neither 3 nor 1 for any M, so this fails at run time for every "
+                           "input");
+  auto lead = run(OpId::SliceUpdate, slice({index(1), all()}), {SF32({4, 5}), SF32({M + SymDim(2), 1, 5})});
+  ASSERT_EQ(lead.warnings.size(), 1u);
+  EXPECT_NE(lead.warnings[0].find("M+2 cannot be 1 for any M"), std::string::npos) << lead.warnings[0];
+  EXPECT_TRUE(run(OpId::SliceUpdate, slice({range(1, 3), all()}), {SF32({4, 5}), SF32({M * SymDim(2), 5})})
+                  .warnings.empty());
+}
+
 }  // namespace
 }  // namespace sg::ops
