@@ -134,8 +134,26 @@ Flow Stager::exec_for(const Stmt& s) {
   target_names(*s.target, targets);
   Value iterable;
   std::optional<int64_t> index_base;  // `for i, row in enumerate(x)` over a tensor
+  std::vector<Value> zipped;          // `for a, b in zip(x, y)` over tensors
   if (s.iter->kind == ExprKind::kCall) {
     Value callee = eval(*s.iter->a);
+    if (callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "zip" && s.iter->keywords.empty()) {
+      Args a;
+      a.span = s.iter->span;
+      bool tensors = !s.iter->elts.empty(), symbolic = false;
+      for (const ExprPtr& x : s.iter->elts) {
+        Value v = eval(*x);
+        if (v.is<TensorListV>()) v = Value(resolve_tensor_list(v.as<TensorListV>(), "list", x->span));
+        tensors = tensors && v.is_tensor() && tensor_rank(v) > 0;
+        symbolic = symbolic || (v.is_tensor() && tensor_rank(v) > 0 && !tensor_type(v).shape[0].as_static());
+        a.pos.push_back(std::move(v));
+      }
+      if (symbolic && !tensors)
+        fail(s.iter->span, "zip over a tensor whose first dim is known only at run time takes only tensors "
+                           "(each indexed by the loop counter)");
+      if (symbolic) zipped = a.pos;
+      else iterable = call_builtin("zip", a);
+    }
     if (callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "enumerate") {
       Args a;
       a.span = s.iter->span;
@@ -222,20 +240,35 @@ Flow Stager::exec_for(const Stmt& s) {
       }
     }
   }
-  if (iterable.is<NoneV>()) iterable = eval(*s.iter);
+  if (iterable.is<NoneV>() && zipped.empty()) iterable = eval(*s.iter);
   if (iterable.is<TensorListV>()) iterable = Value(resolve_tensor_list(iterable.as<TensorListV>(), "list", s.iter->span));
-  if (iterable.is_tensor() && tensor_rank(iterable) > 0 && !tensor_type(iterable).shape[0].as_static()) {
-    explain(s.span, "for", "staged (iterating over a tensor whose first dim " +
-                               module_->format_dim(tensor_type(iterable).shape[0]) + " is known only at run time)");
+  if (!zipped.empty() ||
+      (iterable.is_tensor() && tensor_rank(iterable) > 0 && !tensor_type(iterable).shape[0].as_static())) {
     const SourceSpan span = s.iter->span;
-    const Value n = shape_item(iterable, 0, span);
+    const std::vector<Value> seqs = zipped.empty() ? std::vector<Value>{iterable} : zipped;
+    // zip stops at the shortest: the least of the first dims (one where they are equal).
+    std::optional<ir::Dim> first;
+    Value n;
+    bool runs = true;  // at least once, for every binding
+    for (const Value& seq : seqs) {
+      const ir::Dim d = tensor_type(seq).shape[0];
+      runs = runs && at_least_one(d);
+      if (first && *first == d) continue;
+      n = first ? tensor_binary(ops::OpId::Minimum, n, shape_item(seq, 0, span), span) : shape_item(seq, 0, span);
+      first = d;
+    }
+    explain(s.span, "for", "staged (iterating over " + std::string(zipped.empty() ? "a tensor" : "tensors") +
+                               " whose first dim " + module_->format_dim(tensor_type(seqs[0]).shape[0]) +
+                               " is known only at run time)");
     const std::string counter = counter_name(s);
     StagedLoopSpec spec{
         s, "for",
         [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
         [&, counter] {
           Value c = lookup_name(counter, span);
-          Value item = index_tensor_value(iterable, c, span);
+          std::vector<Value> items;
+          for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
+          Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
           if (index_base)
             item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});
           assign(*s.target, item, s.target->span);
@@ -243,7 +276,7 @@ Flow Stager::exec_for(const Stmt& s) {
         },
         {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
         targets};
-    spec.may_run_zero_times = !at_least_one(tensor_type(iterable).shape[0]);
+    spec.may_run_zero_times = !runs;
     return run_staged_loop(*this, spec);
   }
   if (iterable.is<SgMember>()) fail(s.iter->span, "unexpected " + type_name(iterable));
