@@ -153,17 +153,35 @@ void block_reads(const std::vector<StmtPtr>& body, NameSet& out) {
   for (const StmtPtr& s : body) stmt_reads(*s, out);
 }
 
+namespace {
+
+// `name.append(...)` as a statement: the name.
+const std::string* appended_name(const Stmt& s) {
+  if (s.kind == StmtKind::kExpr && s.value->kind == ExprKind::kCall && s.value->a->kind == ExprKind::kAttribute &&
+      s.value->a->name == "append" && s.value->a->a->kind == ExprKind::kName)
+    return &s.value->a->a->name;
+  return nullptr;
+}
+
+}  // namespace
+
 void block_assigns(const std::vector<StmtPtr>& body, NameSet& out) {
   for (const StmtPtr& sp : body) {
     const Stmt& s = *sp;
     for (const ExprPtr& t : s.targets) target_names(*t, out);
     if (s.target && (s.kind != StmtKind::kAnnAssign || s.value)) target_names(*s.target, out);
     if (s.kind == StmtKind::kFunctionDef) out.insert(s.func->name);
-    if (s.kind == StmtKind::kExpr && s.value->kind == ExprKind::kCall && s.value->a->kind == ExprKind::kAttribute &&
-        s.value->a->name == "append" && s.value->a->a->kind == ExprKind::kName)
-      out.insert(s.value->a->a->name);
+    if (const std::string* name = appended_name(s)) out.insert(*name);
     block_assigns(s.body, out);
     block_assigns(s.orelse, out);
+  }
+}
+
+void block_appends(const std::vector<StmtPtr>& body, NameSet& out) {
+  for (const StmtPtr& sp : body) {
+    if (const std::string* name = appended_name(*sp)) out.insert(*name);
+    block_appends(sp->body, out);
+    block_appends(sp->orelse, out);
   }
 }
 

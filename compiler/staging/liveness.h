@@ -23,6 +23,8 @@ void block_reads(const std::vector<StmtPtr>& body, NameSet& out);
 // receivers of item assignment and of `.append` (a list appended to is
 // rebound when it becomes a tensor list). Nested defs are not entered.
 void block_assigns(const std::vector<StmtPtr>& body, NameSet& out);
+// The receivers of `.append` calls in a block (nested defs not entered).
+void block_appends(const std::vector<StmtPtr>& body, NameSet& out);
 
 // Where break and continue go, for the statements of a loop body.
 struct LoopExits {

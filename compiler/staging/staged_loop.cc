@@ -66,6 +66,74 @@ Value rebuild_return(const Value& shape, const std::vector<Value>& leaves, size_
   return leaves[k++];
 }
 
+// A tuple, list or dict (nested ones too) of tensors and numbers: carried by a
+// staged loop as one value per leaf, rebuilt around them in the body, the cond
+// and after the loop. `path` names each leaf for messages ("state[0]").
+bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<std::string, Value>>& out) {
+  if (v.is_tensor() || v.is_number()) {
+    out.emplace_back(path, v);
+    return true;
+  }
+  if (v.is<TuplePtr>() || v.is<ListPtr>()) {
+    const std::vector<Value>& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+    for (size_t k = 0; k < items.size(); ++k)
+      if (!leaves_of(items[k], path + "[" + std::to_string(k) + "]", out)) return false;
+    return true;
+  }
+  if (v.is<DictPtr>()) {
+    for (const auto& [key, item] : v.as<DictPtr>()->items)
+      if (!leaves_of(item, path + "[" + py_repr(key) + "]", out)) return false;
+    return true;
+  }
+  return false;
+}
+
+// Whether `v` has `shape`'s containers (kinds, lengths, keys in order).
+bool same_structure(const Value& shape, const Value& v) {
+  if (!shape.is<TuplePtr>() && !shape.is<ListPtr>() && !shape.is<DictPtr>()) return !v.is<TuplePtr>() &&
+                                                                                    !v.is<ListPtr>() && !v.is<DictPtr>();
+  if (shape.is<DictPtr>()) {
+    if (!v.is<DictPtr>()) return false;
+    const auto &a = shape.as<DictPtr>()->items, &b = v.as<DictPtr>()->items;
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k)
+      if (!static_equal(a[k].first, b[k].first).value_or(false) || !same_structure(a[k].second, b[k].second))
+        return false;
+    return true;
+  }
+  if (shape.is<TuplePtr>() != v.is<TuplePtr>() || shape.is<ListPtr>() != v.is<ListPtr>()) return false;
+  const std::vector<Value>& a = shape.is<TuplePtr>() ? *shape.as<TuplePtr>() : shape.as<ListPtr>()->items;
+  const std::vector<Value>& b = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (!same_structure(a[k], b[k])) return false;
+  return true;
+}
+
+// `shape` with its leaves replaced, in order, by the scope's values of `names`
+// (a list is a new list: the body's item assignments stay in the body).
+Value rebuild_structure(const Scope& sc, const Value& shape, const std::vector<std::string>& names, size_t& k) {
+  if (shape.is<TuplePtr>() || shape.is<ListPtr>()) {
+    const std::vector<Value>& items = shape.is<TuplePtr>() ? *shape.as<TuplePtr>() : shape.as<ListPtr>()->items;
+    std::vector<Value> out;
+    for (const Value& item : items) out.push_back(rebuild_structure(sc, item, names, k));
+    return shape.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
+  }
+  if (shape.is<DictPtr>()) {
+    auto d = std::make_shared<DictObj>();
+    for (const auto& [key, item] : shape.as<DictPtr>()->items)
+      d->items.emplace_back(key, rebuild_structure(sc, item, names, k));
+    return Value(DictPtr(d));
+  }
+  return *sc.find_local(names[k++]);
+}
+
+struct Structure {
+  std::string name;
+  Value shape;                     // the value before the loop
+  std::vector<std::string> leaves;  // the leaf carries' names, in order
+};
+
 struct Counter {
   int& n;
   explicit Counter(int& c) : n(c) { ++n; }
@@ -97,6 +165,32 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     c.type = st.tensor_type(init);
     carries.push_back(std::move(c));
   }
+  // A carried tensor or number `init` (a variable, or a leaf of a structure).
+  const auto tensor_carry = [&](const std::string& name, const Value& init) {
+    Carry c{name, CarryKind::kTensor, init};
+    std::optional<DType> dtype;
+    if (init.is_number()) {
+      const auto hint = hints.find(name);
+      if (hint != hints.end()) dtype = hint->second;
+      c.weak = WeakOrigin{token, name, init, dtype.has_value()};
+    } else if (const WeakOrigin* w = st.weak_origin(init)) {
+      c.weak = *w;  // an enclosing loop's number, carried through this one
+    }
+    c.init = st.to_tensor(init, dtype, s.span);
+    c.type = st.tensor_type(c.init);
+    if (c.init.is<Staged>()) {
+      auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
+      if (r != cs.relaxed.end())
+        for (const auto& [axis, sym] : r->second) {
+          c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
+          c.relaxed.insert(size_t(axis));
+        }
+    }
+    return c;
+  };
+  NameSet appended;
+  block_appends(s.body, appended);
+  std::vector<Structure> structures;
   std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
   for (const std::string& name : assigned) {
     if (spec.targets.count(name)) continue;
@@ -114,25 +208,20 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
       continue;
     }
     Carry c{name, CarryKind::kTensor, *before};
+    std::vector<std::pair<std::string, Value>> leaves;
+    const bool container = before->is<TuplePtr>() || before->is<DictPtr>() ||
+                           (before->is<ListPtr>() && !appended.count(name) && !before->as<ListPtr>()->items.empty());
     if (before->is_tensor() || before->is_number()) {
-      std::optional<DType> dtype;
-      if (before->is_number()) {
-        const auto hint = hints.find(name);
-        if (hint != hints.end()) dtype = hint->second;
-        c.weak = WeakOrigin{token, name, *before, dtype.has_value()};
-      } else if (const WeakOrigin* w = st.weak_origin(*before)) {
-        c.weak = *w;  // an enclosing loop's number, carried through this one
+      c = tensor_carry(name, *before);
+    } else if (container && leaves_of(*before, name, leaves) && !leaves.empty()) {
+      // A tuple, dict or item-assigned list of tensors and numbers: one carry per leaf.
+      Structure st_{name, *before, {}};
+      for (const auto& [path, leaf] : leaves) {
+        carries.push_back(tensor_carry(path, leaf));
+        st_.leaves.push_back(path);
       }
-      c.init = st.to_tensor(*before, dtype, s.span);
-      c.type = st.tensor_type(c.init);
-      if (c.init.is<Staged>()) {
-        auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
-        if (r != cs.relaxed.end())
-          for (const auto& [axis, sym] : r->second) {
-            c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
-            c.relaxed.insert(size_t(axis));
-          }
-      }
+      structures.push_back(std::move(st_));
+      continue;
     } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
       c.kind = CarryKind::kList;
       c.slot = std::make_shared<TensorListSlot>();
@@ -207,6 +296,13 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
       case CarryKind::kStatic: break;
     }
   }
+  const auto bind_structures = [&] {
+    for (const Structure& x : structures) {
+      size_t k = 0;
+      sc.set(x.name, rebuild_structure(sc, x.shape, x.leaves, k));
+    }
+  };
+  bind_structures();
   sc.set(kBreakFlag, Value(false));
   sc.set(kContinueFlag, Value(false));
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
@@ -218,6 +314,15 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
 
   // Results of the body: the carried values after one iteration. A tuple or dict
   // returned from the loop is carried as one value per leaf and rebuilt after it.
+  for (const Structure& x : structures) {
+    const Value* vp = sc.find_local(x.name);
+    std::vector<std::pair<std::string, Value>> leaves;
+    if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves))
+      st.fail(s.span, shown_name(x.name) + " is " + py_repr(x.shape) + " before the staged " + where + " and " +
+                          (vp ? py_repr(*vp) : std::string("undefined")) + " after an iteration; a tuple, list or "
+                          "dict carried by a staged loop must keep its length and keys, with tensors or numbers in it");
+    for (size_t k = 0; k < leaves.size(); ++k) sc.set(x.leaves[k], leaves[k].second);
+  }
   std::optional<Value> return_shape;
   std::vector<Carry> leaf_carries;
   for (Carry& c : carries) {
@@ -322,6 +427,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     if (c.weak) st.mark_weak(st.staged(c.cond_param), *c.weak);
     if (c.kind == CarryKind::kFlag) flags.push_back(c.name);
   }
+  bind_structures();
   auto eval_test = [&]() {
     Value t = spec.test();
     if (t.is_tensor() && st.tensor_rank(t) != 0)
@@ -427,6 +533,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     size_t k = 0;
     sc.set(kReturnValue, rebuild_return(*return_shape, returned, k));
   }
+  bind_structures();
+  for (const Structure& x : structures)
+    for (const std::string& leaf : x.leaves) sc.erase(leaf);
   // `while True:` without a break leaves only by a return: the function has returned.
   if (jumps.has_return && !jumps.has_break && s.test && s.test->kind == ExprKind::kBool && s.test->bool_value)
     sc.set(kReturnFlag, Value(true));

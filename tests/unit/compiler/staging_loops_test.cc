@@ -263,6 +263,18 @@ TEST(StagingLoopErrors, CarriedPythonNumbersChangeOnce) {
   EXPECT_NE(e.find("7:15: error: add: operands have different dtypes i64 and i32"), std::string::npos) << e;
 }
 
+TEST(StagingLoopErrors, CarriedTupleThatChangesLength) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    state = (sg.zeros((), dtype=sg.i64), sg.zeros(()))
+    while state[0] < n:
+        state = (state[0] + 1, state[1], state[1])
+    return state[0]
+)");
+  EXPECT_NE(e.find("6:5: error: variable 'state' is (0, 0.) before the staged while loop at line 6 and "),
+            std::string::npos) << e;
+  EXPECT_NE(e.find("must keep its length and keys"), std::string::npos) << e;
+}
+
 TEST(StagingLoopErrors, TestThatBecomesStagedAfterAnIteration) {
   const std::string e = errors_of(R"(def f(n: sg.i64):
     i = 0
