@@ -43,7 +43,7 @@ void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes)
 
 void Stager::retype_weak(const Value& v, DType dtype) {
   const WeakOrigin* w = weak_origin(v);
-  if (!w || w->retyped || tensor_dtype(v) == dtype || !number_fits(w->number, dtype)) return;
+  if (!w || w->loop == 0 || w->retyped || tensor_dtype(v) == dtype || !number_fits(w->number, dtype)) return;
   const WeakRetype r{w->loop, w->name, dtype};
   clear_stack_redzones_for_unwinding();
   throw r;

@@ -148,8 +148,20 @@ Value astype(Stager& s, const Value& x, const Value& dtype, SourceSpan span) {
 std::vector<Value> unify_dtypes(Stager& s, std::vector<Value> vals, const std::string& op, SourceSpan span) {
   std::optional<DType> dt;
   bool any_float_number = false;
-  for (const Value& v : vals) {
+  // Values that stand for Python numbers (a counter, a carried `total = 0`)
+  // take the other tensors' dtype where the number can, as in eager mode.
+  bool all_weak = true;
+  for (const Value& v : vals) all_weak = all_weak && (!v.is_tensor() || s.weak_origin(v));
+  for (Value& v : vals) {
     if (v.is_tensor()) {
+      if (const WeakOrigin* w = s.weak_origin(v); w && !all_weak) {
+        for (const Value& o : vals)
+          if (o.is_tensor() && !s.weak_origin(o) && s.tensor_dtype(o) != s.tensor_dtype(v) &&
+              Stager::number_fits(w->number, s.tensor_dtype(o))) {
+            v = s.cast(v, s.tensor_dtype(o), span);
+            break;
+          }
+      }
       const DType t = s.tensor_dtype(v);
       if (dt && *dt != t)
         s.fail(span, op + ": operands have different dtypes " + dtype_name(*dt) + " and " + dtype_name(t) +

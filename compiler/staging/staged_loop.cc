@@ -591,6 +591,11 @@ void Stager::mark_weak(const Value& v, const WeakOrigin& origin) {
   if (v.is<Staged>()) weak_[{v.as<Staged>().fn, v.as<Staged>().id}] = origin;
 }
 
+void Stager::mark_weak_int(const Value& v) {
+  if (v.is<Staged>() && is_int(tensor_dtype(v)) && tensor_rank(v) == 0 && !weak_origin(v))
+    mark_weak(v, WeakOrigin{0, "", Value(int64_t(0)), true});
+}
+
 bool Stager::number_fits(const Value& number, DType dtype) {
   if (number.is<double>()) return is_float(dtype);
   if (number.is<int64_t>() && dtype == DType::kBool) return false;

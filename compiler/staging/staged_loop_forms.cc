@@ -227,6 +227,7 @@ Flow Stager::exec_for(const Stmt& s) {
             },
             [&, counter] {
               Value c = lookup_name(counter, span);
+              mark_weak_int(c);  // a Python int in eager mode
               assign(*s.target, c, s.target->span);
               scope().set(counter, binary(BinOp::kAdd, c, step, span));
             },
@@ -266,6 +267,7 @@ Flow Stager::exec_for(const Stmt& s) {
         [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
         [&, counter] {
           Value c = lookup_name(counter, span);
+          mark_weak_int(c);  // enumerate's index: a Python int in eager mode
           std::vector<Value> items;
           for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
           Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));

@@ -51,10 +51,14 @@ struct PendingResult {
 // the number in that dtype, as eager mode's first iteration gives it
 // (staged_loop.cc). `loop` is that loop's token; values derived from the
 // variable by arithmetic with numbers share its origin.
+//
+// Values that stand for Python ints in eager mode without being carried (a
+// staged `for` counter, `x.shape[0]`, `len(x)`) are weak too, with no loop:
+// beside a tensor of another dtype they are cast at that use, as eager's int is.
 struct WeakOrigin {
-  int64_t loop = 0;
+  int64_t loop = 0;  // 0: not a carried variable (nothing to stage again)
   std::string name;
-  Value number;
+  Value number;          // the number, or one of its kind (int or float)
   bool retyped = false;  // given a dtype already: no second change
 };
 struct WeakRetype {
@@ -239,6 +243,8 @@ class Stager {
   // Throws WeakRetype when `v` stands for a carried Python number that can take
   // `dtype` and has not been given one yet.
   void retype_weak(const Value& v, DType dtype);
+  // Marks a staged value that stands for a Python int (a counter, a dim).
+  void mark_weak_int(const Value& v);
   // Whether a Python number keeps its meaning as a tensor of `dtype` (NEP 50):
   // floats only as floats, ints not as bool, i32 only within its range.
   static bool number_fits(const Value& number, DType dtype);

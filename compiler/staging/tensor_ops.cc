@@ -310,11 +310,21 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
   Value ta = a, tb = b;
   if (a.is_tensor() && b.is_tensor()) {
     const DType da = tensor_dtype(a), db = tensor_dtype(b);
-    if (da != db) {
-      retype_weak(a, db);
-      retype_weak(b, da);
-    }
-    if (da != db)
+    // A value that stands for a Python number takes the other operand's dtype at
+    // this use, as the number does in eager mode (NEP 50): `x[i] * i`, `total + v`.
+    // Between two of them, an int gives way to a float.
+    const WeakOrigin* wa = da != db ? weak_origin(a) : nullptr;
+    const WeakOrigin* wb = da != db ? weak_origin(b) : nullptr;
+    const auto gives_way = [&](const WeakOrigin* w, const WeakOrigin* other, DType to) {
+      if (!w || !number_fits(w->number, to)) return false;
+      return !other || (w->number.is<int64_t>() && other->number.is<double>());
+    };
+    if (gives_way(wa, wb, db)) ta = cast(a, db, span);
+    else if (gives_way(wb, wa, da)) tb = cast(b, da, span);
+    // A bool tensor beside an int that stands for a Python int: i64 (SPEC §3).
+    else if (wa && wa->number.is<int64_t>() && !wb && db == DType::kBool) tb = cast(b, da, span);
+    else if (wb && wb->number.is<int64_t>() && !wa && da == DType::kBool) ta = cast(a, db, span);
+    if (tensor_dtype(ta) != tensor_dtype(tb))
       fail(span,
            std::string(ops::op_def(op).name) + ": operands have different dtypes " + dtype_name(da) +
                " and " + dtype_name(db) + "; cast one with astype",
@@ -334,8 +344,8 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
     tb = left ? nt : tt;
   }
   Value r = apply(op, {}, {ta, tb}, span);
-  // Arithmetic between a carried Python number and numbers (or itself) keeps
-  // standing for that number: `total * 2 + 1` may still take a tensor's dtype.
+  // Arithmetic between a Python number's stand-in and numbers (or itself) keeps
+  // standing for that number: `total * 2 + 1`, `i + 1` may still take a tensor's dtype.
   const WeakOrigin* wa = weak_origin(a);
   const WeakOrigin* wb = weak_origin(b);
   const WeakOrigin* w = wa ? wa : wb;
@@ -368,6 +378,7 @@ Value Stager::shape_item(const Value& t, int64_t axis, SourceSpan span) {
   Value r = apply(ops::OpId::ShapeDim, std::move(attrs), {staged(id)}, span);
   cur_->shape_dims[{id, axis}] = r.as<Staged>().id;
   r.as<Staged>().known = d;
+  mark_weak_int(r);  // a Python int in eager mode
   return r;
 }
 

@@ -64,3 +64,26 @@ def half_steps(n: sg.i64):
         h = h + 0.5
         i = i + 1
     return h
+
+
+@sg.function
+def counters_as_numbers(x: sg.f32["N"], y: sg.i32["N"], m: sg.bool["N"]):
+    # A staged counter, enumerate's index and x.shape[0] stand for Python ints:
+    # beside a tensor of another dtype they take its dtype at that use (a bool
+    # beside one gives i64).
+    w = sg.zeros_like(x)
+    total = 0
+    hits = 0
+    for i in range(x.shape[0]):
+        w[i] = x[i] * i + x.shape[0]
+        total = total + y[i] * i
+        hits = hits + (m[i] + i)
+    weighted = 0.0
+    for k, v in enumerate(x, start=1):
+        weighted = weighted + v / k
+    j = 0
+    scaled = 0.0
+    while j < x.shape[0]:
+        scaled = scaled + x[j] * j
+        j += 1
+    return w, total, hits, weighted, scaled, j
