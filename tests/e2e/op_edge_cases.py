@@ -226,6 +226,17 @@ def int_math(i: sg.i32["N"]):
 
 
 @sg.function
+def subnormals(x: sg.f32["N"], t: sg.f32["N"], s: sg.f32["N"]):
+    return {"floor": sg.floor(x), "ceil": sg.ceil(x), "sqrt": sg.sqrt(x), "square": sg.square(t),
+            "sigmoid": sg.sigmoid(s)}
+
+
+@sg.function
+def cumsum_signed_zero(x: sg.f32["N"], h: sg.f16["N"]):
+    return {"f32": 1.0 / sg.cumsum(x, axis=0), "f16": 1.0 / sg.cumsum(h, axis=0).astype(sg.f32)}
+
+
+@sg.function
 def windows(x: sg.f32[1, 2, 2, 1], w: sg.f32[2, 2, 1, 1]):
     return {"conv_same": sg.conv2d(x, w, padding="SAME"), "avg_same": sg.avg_pool2d(x, 2, stride=1, padding="SAME"),
             "max_same": sg.max_pool2d(-x, 2, stride=1, padding="SAME")}
@@ -443,6 +454,23 @@ CASES = [
     ("softmax along an empty axis", "softmax_empty",
      {"x": np.zeros((0, 3), np.float32)},
      {"softmax": np.zeros((0, 3), np.float32), "log_softmax": np.zeros((0, 3), np.float32)}),
+    # Subnormals are numbers (NumPy keeps them): floor(-1e-40) is -1, sqrt(-1e-40) NaN,
+    # square and sigmoid results below FLT_MIN are not 0. XNNPACK runs with them
+    # flushed to zero. 9 elements: a full vector and a tail.
+    ("subnormal inputs and results", "subnormals",
+     {"x": f32(-1e-40, 1e-40, -1e-45, 1e-45, -1.1e-38, 1.1e-38, 0, -0.0, 2.5),
+      "t": f32(3e-20, 1e-20, 2e-20, 1e-20, 3e-20, 1e-20, 2e-20, 1e-20, 3e-20),
+      "s": f32(-87.5, -88, -88.5, -87.2, -88.7, -87.5, -88, -88.5, -87.2)},
+     {"floor": f32(-1, 0, -1, 0, -1, 0, 0, -0.0, 2), "ceil": f32(-0.0, 1, -0.0, 1, -0.0, 1, 0, -0.0, 3),
+      "sqrt": f32(NAN, np.sqrt(np.float32(1e-40)), NAN, np.sqrt(np.float32(1e-45)), NAN,
+                  np.sqrt(np.float32(1.1e-38)), 0, -0.0, np.sqrt(np.float32(2.5))),
+      "square": f32(9e-40, 1e-40, 4e-40, 1e-40, 9e-40, 1e-40, 4e-40, 1e-40, 9e-40),
+      "sigmoid": np.exp(np.array([-87.5, -88, -88.5, -87.2, -88.7, -87.5, -88, -88.5, -87.2])).astype(np.float32)},
+     {"square", "sigmoid"}),
+    # NumPy's cumsum starts from the first element, so a leading -0 stays -0.
+    ("cumsum keeps a leading -0", "cumsum_signed_zero",
+     {"x": f32(-0.0, -0.0, 2), "h": np.array([-0.0, 4, 4], np.float16)},
+     {"f32": f32(-INF, -INF, 0.5), "f16": f32(-INF, 0.25, 0.125)}),
     # SPEC §7: SAME pads the odd cell at the bottom/right; avg_pool2d counts only cells
     # inside the input; max_pool2d never sees the padding.
     ("SAME windows", "windows",
