@@ -237,6 +237,12 @@ def cumsum_signed_zero(x: sg.f32["N"], h: sg.f16["N"]):
 
 
 @sg.function
+def add_zero(x: sg.f32["N"], h: sg.f16["N"]):
+    return {"add": 1.0 / (x + 0.0), "radd": 1.0 / (0.0 + x), "sub": 1.0 / (x - -0.0), "add_neg": 1.0 / (x + -0.0),
+            "sub_zero": 1.0 / (x - 0.0), "f16": 1.0 / (h + 0.0).astype(sg.f32)}
+
+
+@sg.function
 def windows(x: sg.f32[1, 2, 2, 1], w: sg.f32[2, 2, 1, 1]):
     return {"conv_same": sg.conv2d(x, w, padding="SAME"), "avg_same": sg.avg_pool2d(x, 2, stride=1, padding="SAME"),
             "max_same": sg.max_pool2d(-x, 2, stride=1, padding="SAME")}
@@ -471,6 +477,12 @@ CASES = [
     ("cumsum keeps a leading -0", "cumsum_signed_zero",
      {"x": f32(-0.0, -0.0, 2), "h": np.array([-0.0, 4, 4], np.float16)},
      {"f32": f32(-INF, -INF, 0.5), "f16": f32(-INF, 0.25, 0.125)}),
+    # -0 + 0 and -0 - -0 are +0 (IEEE, NumPy), so x + 0 is not x where x is -0;
+    # x + -0 and x - 0 are.
+    ("adding zero to -0", "add_zero",
+     {"x": f32(-0.0, 0.0, 2), "h": np.array([-0.0, 0.0, 2], np.float16)},
+     {"add": f32(INF, INF, 0.5), "radd": f32(INF, INF, 0.5), "sub": f32(INF, INF, 0.5),
+      "add_neg": f32(-INF, INF, 0.5), "sub_zero": f32(-INF, INF, 0.5), "f16": f32(INF, INF, 0.5)}),
     # SPEC §7: SAME pads the odd cell at the bottom/right; avg_pool2d counts only cells
     # inside the input; max_pool2d never sees the padding.
     ("SAME windows", "windows",
