@@ -1,5 +1,6 @@
 #include "passes/pass_util.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace sg::compiler::passes {
@@ -62,7 +63,7 @@ std::optional<double> element(const ir::Constant& k, size_t i) {
       uint16_t x;
       std::memcpy(&x, p, 2);
       if (x == 0x3C00) return 1.0;
-      if ((x & 0x7FFF) == 0) return 0.0;
+      if ((x & 0x7FFF) == 0) return (x & 0x8000) != 0 ? -0.0 : 0.0;
       return std::nullopt;  // only the values the simplifier asks about are decoded
     }
   }
@@ -78,6 +79,15 @@ bool constant_is_splat(const ir::Constant& k, double x) {
     const std::optional<double> e = element(k, i);
     if (!e || *e != x) return false;
   }
+  return true;
+}
+
+bool constant_is_zero_splat(const ir::Constant& k, bool negative) {
+  if (!constant_is_splat(k, 0)) return false;
+  if (!is_float(k.dtype)) return true;
+  const size_t n = k.bytes.size() / dtype_size(k.dtype);
+  for (size_t i = 0; i < n; ++i)
+    if (std::signbit(*element(k, i)) != negative) return false;
   return true;
 }
 

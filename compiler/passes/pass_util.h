@@ -32,6 +32,11 @@ const ir::Constant* constant_of(const ir::Module& m, const ir::Function& f, int3
 // (f32, f16, i32, i64, bool).
 bool constant_is_splat(const ir::Constant& k, double x);
 
+// True when every element is a zero of the given sign (integers: every element is
+// 0). x + -0 and x - +0 are x for every float x; x + +0 is not where x is -0
+// (-0 + +0 is +0), nor is x - -0.
+bool constant_is_zero_splat(const ir::Constant& k, bool negative);
+
 // The shape as int64s when every dim is static.
 std::optional<std::vector<int64_t>> static_shape(const ir::Type& t);
 

@@ -2,7 +2,8 @@
 // bypassed (their uses renamed to that input; dead code elimination removes them),
 // and a transpose of a transpose becomes one transpose. Only where the node's
 // result type equals the surviving input's: x + zeros[3] broadcasts a scalar x
-// and int x / 1 is f32, so neither is x.
+// and int x / 1 is f32, so neither is x. A float zero counts only with the sign
+// that keeps -0: x + -0 and x - +0 are x, x + +0 is not (NumPy: -0 + 0 is +0).
 #include <optional>
 #include <vector>
 
@@ -19,6 +20,12 @@ bool is_splat(const ir::Module& m, const ir::Function& f, int32_t v, double x) {
   return k != nullptr && constant_is_splat(*k, x);
 }
 
+// A zero of the sign that leaves every x, -0 included, unchanged: -0 for +, +0 for -.
+bool is_zero(const ir::Module& m, const ir::Function& f, int32_t v, bool negative) {
+  const ir::Constant* k = constant_of(m, f, v);
+  return k != nullptr && constant_is_zero_splat(*k, negative);
+}
+
 bool is_identity(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != int64_t(i)) return false;
@@ -31,11 +38,11 @@ std::optional<int32_t> pass_through(const ir::Module& m, const ir::Function& f, 
   const std::vector<int32_t>& in = n.inputs;
   switch (n.op) {
     case OpId::Add:
-      if (is_splat(m, f, in[1], 0)) return in[0];
-      if (is_splat(m, f, in[0], 0)) return in[1];
+      if (is_zero(m, f, in[1], true)) return in[0];
+      if (is_zero(m, f, in[0], true)) return in[1];
       return std::nullopt;
     case OpId::Sub:
-      if (is_splat(m, f, in[1], 0)) return in[0];
+      if (is_zero(m, f, in[1], false)) return in[0];
       return std::nullopt;
     case OpId::Mul:
       if (is_splat(m, f, in[1], 1)) return in[0];

@@ -37,7 +37,10 @@ void cumsum_lanes(const TensorRef& x, TensorRef& o, const AxisView& v) {
   for (int64_t a = 0; a < v.outer; ++a) {
     for (int64_t b = 0; b < s; ++b) {
       const int64_t base = a * n * s + b;
-      Acc acc = 0;
+      // Floats start at -0, the identity of +: NumPy copies the first element, so
+      // a leading -0 stays -0 (0 + -0 would be +0).
+      Acc acc{};
+      if constexpr (is_float(Out)) acc = -0.0f;
       for (int64_t i = 0; i < n; ++i) {
         acc += convert<Acc>(load<In>(px[base + i * s]));
         po[base + i * s] = store<Out>(acc);

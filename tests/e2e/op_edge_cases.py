@@ -226,6 +226,43 @@ def int_math(i: sg.i32["N"]):
 
 
 @sg.function
+def subnormals(x: sg.f32["N"], t: sg.f32["N"], s: sg.f32["N"]):
+    return {"floor": sg.floor(x), "ceil": sg.ceil(x), "sqrt": sg.sqrt(x), "square": sg.square(t),
+            "sigmoid": sg.sigmoid(s)}
+
+
+@sg.function
+def sigmoid_tail(x: sg.f32["N"], h: sg.f16["N"]):
+    return {"f32": sg.sigmoid(x), "f16": sg.sigmoid(h)}
+
+
+@sg.function
+def cumsum_signed_zero(x: sg.f32["N"], h: sg.f16["N"]):
+    return {"f32": 1.0 / sg.cumsum(x, axis=0), "f16": 1.0 / sg.cumsum(h, axis=0).astype(sg.f32)}
+
+
+@sg.function
+def wide_float_accumulation(x: sg.f32["N"], y: sg.f32["N"]):
+    return {"sum": sg.sum(x), "mean": sg.mean(x, axis=0), "prod": sg.prod(y, keepdims=True)}
+
+
+@sg.function
+def add_zero(x: sg.f32["N"], h: sg.f16["N"]):
+    return {"add": 1.0 / (x + 0.0), "radd": 1.0 / (0.0 + x), "sub": 1.0 / (x - -0.0), "add_neg": 1.0 / (x + -0.0),
+            "sub_zero": 1.0 / (x - 0.0), "f16": 1.0 / (h + 0.0).astype(sg.f32)}
+
+
+@sg.function
+def empty_int_div(a: sg.i32["N", 3], b: sg.i32[3], e: sg.i64):
+    return {"q": a // b, "r": a % 0, "p": a.astype(sg.i64) ** e}
+
+
+@sg.function
+def staged_float_arange(a: sg.f32, b: sg.f32, s: sg.f32):
+    return {"f32": sg.arange(a, b, s), "lit": sg.arange(0.0, b, 0.1), "f16": sg.arange(a, b, s, dtype=sg.f16)}
+
+
+@sg.function
 def windows(x: sg.f32[1, 2, 2, 1], w: sg.f32[2, 2, 1, 1]):
     return {"conv_same": sg.conv2d(x, w, padding="SAME"), "avg_same": sg.avg_pool2d(x, 2, stride=1, padding="SAME"),
             "max_same": sg.max_pool2d(-x, 2, stride=1, padding="SAME")}
@@ -443,6 +480,53 @@ CASES = [
     ("softmax along an empty axis", "softmax_empty",
      {"x": np.zeros((0, 3), np.float32)},
      {"softmax": np.zeros((0, 3), np.float32), "log_softmax": np.zeros((0, 3), np.float32)}),
+    # Subnormals are numbers (NumPy keeps them): floor(-1e-40) is -1, sqrt(-1e-40) NaN,
+    # square and sigmoid results below FLT_MIN are not 0. XNNPACK runs with them
+    # flushed to zero. 9 elements: a full vector and a tail.
+    ("subnormal inputs and results", "subnormals",
+     {"x": f32(-1e-40, 1e-40, -1e-45, 1e-45, -1.1e-38, 1.1e-38, 0, -0.0, 2.5),
+      "t": f32(3e-20, 1e-20, 2e-20, 1e-20, 3e-20, 1e-20, 2e-20, 1e-20, 3e-20),
+      "s": f32(-87.5, -88, -88.5, -87.2, -88.7, -87.5, -88, -88.5, -87.2)},
+     {"floor": f32(-1, 0, -1, 0, -1, 0, 0, -0.0, 2), "ceil": f32(-0.0, 1, -0.0, 1, -0.0, 1, 0, -0.0, 3),
+      "sqrt": f32(NAN, np.sqrt(np.float32(1e-40)), NAN, np.sqrt(np.float32(1e-45)), NAN,
+                  np.sqrt(np.float32(1.1e-38)), 0, -0.0, np.sqrt(np.float32(2.5))),
+      "square": f32(9e-40, 1e-40, 4e-40, 1e-40, 9e-40, 1e-40, 4e-40, 1e-40, 9e-40),
+      "sigmoid": np.exp(np.array([-87.5, -88, -88.5, -87.2, -88.7, -87.5, -88, -88.5, -87.2])).astype(np.float32)},
+     {"square", "sigmoid"}),
+    # sigmoid(x) is e^x / (1 + e^x) for x < 0: where e^-x overflows (below -88.7 in
+    # f32, -11.1 in f16) the result is e^x, not 1 / inf = 0.
+    ("sigmoid's far negative tail", "sigmoid_tail",
+     {"x": f32(-90, -95, -100, -103), "h": np.array([-12, -13, -15, -16], np.float16)},
+     {"f32": np.exp(np.array([-90, -95, -100, -103], np.float64)).astype(np.float32),
+      "f16": np.exp(np.array([-12, -13, -15, -16], np.float64)).astype(np.float16)}, {"f32", "f16"}),
+    # NumPy's cumsum starts from the first element, so a leading -0 stays -0.
+    ("cumsum keeps a leading -0", "cumsum_signed_zero",
+     {"x": f32(-0.0, -0.0, 2), "h": np.array([-0.0, 4, 4], np.float16)},
+     {"f32": f32(-INF, -INF, 0.5), "f16": f32(-INF, 0.25, 0.125)}),
+    # f32 sums, means and products accumulate wider and round once, so a partial
+    # result beyond f32's range does not make a finite result inf or 0.
+    ("f32 reductions past f32's range", "wide_float_accumulation",
+     {"x": f32(3e38, 3e38, -3e38, -3e38), "y": f32(1e-30, 1e-30, 1e30, 1e30)},
+     {"sum": np.float32(0), "mean": np.float32(0), "prod": f32(1)}),
+    ("f32 reductions past f32's range, finite", "wide_float_accumulation",
+     {"x": f32(3e38, 3e38, -3e38, -2e38), "y": f32(1e20, 1e20, 1e-20, 1e-20)},
+     {"sum": np.float32(1e38), "mean": np.float32(2.5e37), "prod": f32(1)}, {"sum", "mean", "prod"}),
+    # -0 + 0 and -0 - -0 are +0 (IEEE, NumPy), so x + 0 is not x where x is -0;
+    # x + -0 and x - 0 are.
+    ("adding zero to -0", "add_zero",
+     {"x": f32(-0.0, 0.0, 2), "h": np.array([-0.0, 0.0, 2], np.float16)},
+     {"add": f32(INF, INF, 0.5), "radd": f32(INF, INF, 0.5), "sub": f32(INF, INF, 0.5),
+      "add_neg": f32(-INF, INF, 0.5), "sub_zero": f32(-INF, INF, 0.5), "f16": f32(INF, INF, 0.5)}),
+    # An empty result divides nothing: no division by zero, no negative power (NumPy).
+    ("integer // 0 and ** -1 of an empty tensor", "empty_int_div",
+     {"a": np.zeros((0, 3), np.int32), "b": i32(1, 0, 2), "e": np.array(-1, np.int64)},
+     {"q": np.zeros((0, 3), np.int32), "r": np.zeros((0, 3), np.int32), "p": np.zeros((0, 3), np.int64)}),
+    # A staged float arange counts its elements in its dtype, as NumPy does with f32
+    # scalars: (0.3 - 0) / 0.1 is 3 in f32 (3.0000000745 in f64), 3.002 in f16.
+    ("arange with staged f32 bounds counts in f32", "staged_float_arange",
+     {"a": np.array(0, np.float32), "b": np.array(0.3, np.float32), "s": np.array(0.1, np.float32)},
+     {"f32": f32(0, 0.1, 0.2), "lit": f32(0, 0.1, 0.2), "f16": np.array([0, 0.1, 0.2, 0.3], np.float16)},
+     {"f32", "lit", "f16"}),
     # SPEC §7: SAME pads the odd cell at the bottom/right; avg_pool2d counts only cells
     # inside the input; max_pool2d never sees the padding.
     ("SAME windows", "windows",

@@ -75,7 +75,18 @@ def arange(start, stop=None, step=None, dtype=None):
         d = dt.resolve(dtype)
     else:
         d = dt.f32 if any(isinstance(v, (float, np.floating)) for v in args) else dt.i64
-    if d.is_float:
+    if d.is_float and any(isinstance(v, Tensor) and v.dtype.is_float for v in (start, stop, step)):
+        # A float tensor bound (staged, when compiled) makes the length NumPy's count
+        # with its scalars: ceil((stop - start) / step) in the result's dtype, the
+        # bounds cast to it, as the compiled graph computes it. 0.3 / 0.1 is 3 in f32
+        # (3 elements) but 3.0000000745 with the same bounds in f64 (4 elements).
+        b, e, s = (np.asarray(v, dtype=d.np) for v in (begin, end, inc))
+        with np.errstate(all="ignore"):
+            count = np.ceil((e - b) / s)
+        if not np.isfinite(count):
+            raise ValueError("arange: cannot compute the length (a bound is NaN or infinite)")
+        r = float(b) + np.arange(max(int(count), 0), dtype=np.float64) * float(s)
+    elif d.is_float:
         r = np.arange(float(begin), float(end), float(inc), dtype=np.float64)
     else:
         r = np.arange(begin, end, inc, dtype=np.int64)

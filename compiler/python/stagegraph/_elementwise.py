@@ -33,7 +33,19 @@ rsqrt = _float_unary(lambda a: 1 / np.sqrt(a), "rsqrt")
 sin = _float_unary(np.sin, "sin")
 cos = _float_unary(np.cos, "cos")
 tanh = _float_unary(np.tanh, "tanh")
-sigmoid = _float_unary(lambda a: 1 / (1 + np.exp(-a)), "sigmoid")
+
+
+def _sigmoid(a):
+    """1 / (1 + e^-x) without exponentiating a large positive number: e^x / (1 + e^x)
+    below 0, so that the tail below -88.7 (f16: -11.1) is e^x, not 1 / inf = 0, as
+    the runtime's kernels compute it; f16 in f32, rounded once."""
+    w = a.astype(np.float32) if a.dtype == np.float16 else a
+    e = np.exp(-np.abs(w))
+    return np.where(w >= 0, 1 / (1 + e), e / (1 + e))
+
+
+sigmoid = _float_unary(_sigmoid, "sigmoid")
+
 # Exact gelu (not the tanh approximation), computed in float64.
 gelu = _float_unary(lambda a: 0.5 * a.astype(np.float64) * (1 + _erf(a.astype(np.float64) / math.sqrt(2))),
                     "gelu")

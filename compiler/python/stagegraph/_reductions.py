@@ -33,22 +33,29 @@ def _reduce(fn, x, axis, keepdims, out_dtype, work_dtype=None):
     return Tensor(np.asarray(r).astype(out_dtype.np, copy=False))
 
 
+def _float_work(d):
+    """The accumulator of sum, prod and mean over d: f32 accumulates in f64 and rounds
+    once, as the runtime's kernels do, so that a partial sum or product beyond f32's
+    range ([3e38, 3e38, -3e38], [1e-30, 1e-30, 1e30, 1e30]) does not turn the result
+    into inf or 0 where the exact one is finite; f16 in f32."""
+    return np.float64 if d is dt.f32 else np.float32 if d is dt.f16 else d.np
+
+
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - the op library's name
     d = _accumulate_dtype(to_tensor(x, what="sum").dtype)
-    # f16 accumulates in f32, as the runtime's kernels do.
-    return _reduce(np.sum, x, axis, keepdims, d, np.float32 if d is dt.f16 else d.np)
+    return _reduce(np.sum, x, axis, keepdims, d, _float_work(d))
 
 
 def prod(x, axis=None, keepdims=False):
     d = _accumulate_dtype(to_tensor(x, what="prod").dtype)
-    return _reduce(np.prod, x, axis, keepdims, d, np.float32 if d is dt.f16 else d.np)
+    return _reduce(np.prod, x, axis, keepdims, d, _float_work(d))
 
 
 def mean(x, axis=None, keepdims=False):
     """Ints and bools give f32; floats keep their dtype."""
     d = to_tensor(x, what="mean").dtype
     out = d if d.is_float else dt.f32
-    return _reduce(np.mean, x, axis, keepdims, out, np.float64 if d is not dt.f32 else None)
+    return _reduce(np.mean, x, axis, keepdims, out, np.float64)
 
 
 def max(x, axis=None, keepdims=False):  # noqa: A001

@@ -294,10 +294,14 @@ def binary(op, a, b):
             return Tensor(np.asarray(np.true_divide(x, y), dtype=d.np))
         if d is dt.bool_ and op not in ("+", "*"):
             raise TypeError(f"{op} is not defined for bool tensors; cast with astype")
-        if d.is_int and op in ("//", "%") and np.any(y == 0):
+        # A divisor or exponent is used only where the result has elements (each
+        # of its elements is then used at least once): an empty result has no
+        # division by zero, as NumPy's loops and the runtime's kernels see it.
+        used = np.broadcast(x, y).size > 0
+        if d.is_int and op in ("//", "%") and used and np.any(y == 0):
             name = "floor division (//)" if op == "//" else "modulo (%)"
             raise ZeroDivisionError(f"integer {name} by zero")
-        if d.is_int and op == "**" and np.any(y < 0):
+        if d.is_int and op == "**" and used and np.any(y < 0):
             raise ValueError("integers to negative integer powers are not allowed")
         return Tensor(np.asarray(_ARITH[op](x, y), dtype=d.np))
 

@@ -20,11 +20,14 @@ TEST(Simplify, RemovesArithmeticIdentities) {
   ir::Function& f = m.functions[0];
   const int32_t one = add_constant_value(m, f, make_constant<float>(DType::kF32, {}, {1}), "one");
   const int32_t zeros = add_constant_value(m, f, make_constant<float>(DType::kF32, {3}, {0, 0, 0}), "zeros");
+  // x + -0 is x for every x; x + +0 is not where x is -0.
+  const int32_t neg_zeros =
+      add_constant_value(m, f, make_constant<float>(DType::kF32, {3}, {-0.0f, -0.0f, -0.0f}), "neg_zeros");
   int32_t v = f.params[0];
   const std::pair<OpId, bool> steps[] = {{OpId::Mul, false}, {OpId::Mul, true}, {OpId::Add, false},
                                          {OpId::Add, true},  {OpId::Sub, false}, {OpId::Div, false}};
   for (auto [op, constant_first] : steps) {
-    const int32_t k = (op == OpId::Mul || op == OpId::Div) ? one : zeros;
+    const int32_t k = (op == OpId::Mul || op == OpId::Div) ? one : op == OpId::Add ? neg_zeros : zeros;
     const int32_t out = f.add_value(t(DType::kF32, {2, 3}));
     f.nodes.push_back(op_node(op, constant_first ? std::vector<int32_t>{k, v} : std::vector<int32_t>{v, k}, {out}));
     v = out;
@@ -52,6 +55,32 @@ TEST(Simplify, KeepsIdentitiesThatChangeTheType) {
   f.nodes.push_back(op_node(OpId::Div, {f.params[1], one}, {b}));
   f.nodes.push_back(op_node(OpId::Sub, {zeros, a}, {c}));
   set_results(m, {a, b, c});
+  run_pass(passes::simplify_algebra, m, false);
+}
+
+TEST(Simplify, KeepsFloatZerosThatChangeTheSignOfZero) {
+  // NumPy: -0 + +0 and -0 - -0 are +0, so neither x + +0 nor x - -0 is x for a float
+  // x (f32 or f16), nor x + a zero of mixed signs.
+  auto tm = make_single({{"x", t(DType::kF32, {3})}, {"h", t(DType::kF16, {3})}, {"y", t(DType::kF32, {2})}});
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t zeros = add_constant_value(m, f, make_constant<float>(DType::kF32, {3}, {0, 0, 0}), "zeros");
+  const int32_t neg_zeros =
+      add_constant_value(m, f, make_constant<float>(DType::kF32, {3}, {-0.0f, -0.0f, -0.0f}), "neg_zeros");
+  const int32_t mixed = add_constant_value(m, f, make_constant<float>(DType::kF32, {2}, {-0.0f, 0.0f}), "mixed");
+  const int32_t h_zero = add_constant_value(m, f, make_constant<uint16_t>(DType::kF16, {}, {0x0000}), "h_zero");
+  const int32_t h_neg = add_constant_value(m, f, make_constant<uint16_t>(DType::kF16, {}, {0x8000}), "h_neg");
+  const int32_t a = f.add_value(t(DType::kF32, {3}), "a");
+  const int32_t b = f.add_value(t(DType::kF32, {3}), "b");
+  const int32_t c = f.add_value(t(DType::kF16, {3}), "c");
+  const int32_t d = f.add_value(t(DType::kF16, {3}), "d");
+  const int32_t e = f.add_value(t(DType::kF32, {2}), "e");
+  f.nodes.push_back(op_node(OpId::Add, {f.params[0], zeros}, {a}));
+  f.nodes.push_back(op_node(OpId::Sub, {f.params[0], neg_zeros}, {b}));
+  f.nodes.push_back(op_node(OpId::Add, {h_zero, f.params[1]}, {c}));
+  f.nodes.push_back(op_node(OpId::Sub, {f.params[1], h_neg}, {d}));
+  f.nodes.push_back(op_node(OpId::Add, {f.params[2], mixed}, {e}));
+  set_results(m, {a, b, c, d, e});
   run_pass(passes::simplify_algebra, m, false);
 }
 
