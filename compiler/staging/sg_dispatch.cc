@@ -258,6 +258,7 @@ Value arange(Stager& s, const Args& a, const std::string& name) {
     return staged_arange(s, start, stop, step,
                          b.has(3) ? std::optional<DType>(dtype_arg(s, b[3], a.span)) : std::nullopt, a.span);
   bool floats = false;
+  bool float_tensor = false;  // a bound is an f32/f16 tensor: NumPy counts in f32
   auto num = [&](const Value& v) {
     if (v.is<double>()) floats = true;
     if (v.is<double>()) return v.as<double>();
@@ -267,7 +268,7 @@ Value arange(Stager& s, const Args& a, const std::string& name) {
                                                std::to_string(t.shape.size()));
       if (t.dtype == DType::kBool) s.fail(a.span, "arange: bounds must be numbers, got a bool");
       if (is_float(t.dtype)) {
-        floats = true;
+        floats = float_tensor = true;
         return t.element_as_double(0);
       }
       return double(t.element_as_int(0));
@@ -280,7 +281,10 @@ Value arange(Stager& s, const Args& a, const std::string& name) {
   if (b.has(3)) dt = dtype_arg(s, b[3], a.span);
   if (floats && !is_float(dt))
     s.fail(a.span, std::string("arange: float bounds with dtype ") + dtype_name(dt) + "; cast the result with astype");
-  const double n = std::max(0.0, std::ceil((hi - lo) / st));
+  // As NumPy counts: (stop - start) / step in the bounds' type, then the ceiling
+  // (0.3 / 0.1 is 2.99... in double but 3 in f32, whose 0.3 and 0.1 differ).
+  const double n = std::max(0.0, float_tensor ? std::ceil(double((float(hi) - float(lo)) / float(st)))
+                                              : std::ceil((hi - lo) / st));
   if (n > 1e8) s.fail(a.span, "arange: too many elements at compile time");
   std::vector<double> values;
   for (int64_t i = 0; i < int64_t(n); ++i) values.push_back(lo + double(i) * st);

@@ -200,7 +200,10 @@ def range_zero_step(step: sg.i64):
 @sg.function
 def static_arange(x: sg.f32["N"]):
     # Bounds that are 0-d tensors computed at compile time, float and int.
-    return {"f": sg.arange(sg.full((), 2.5)) + sg.sum(x), "i": sg.arange(sg.full((), 3, dtype=sg.i32), 7, 2)}
+    # f32 bounds count in f32, as NumPy does: 0.3f / 0.1f is 3, not 3.0000000745.
+    third = sg.arange(sg.full((), 0.0), sg.full((), 0.3), sg.full((), 0.1))
+    return {"f": sg.arange(sg.full((), 2.5)) + sg.sum(x), "i": sg.arange(sg.full((), 3, dtype=sg.i32), 7, 2),
+            "third": third + sg.sum(x)}
 
 
 @sg.function
@@ -428,7 +431,7 @@ CASES = [
     ("range with a staged negative step", "range_zero_step", {"step": np.array(-2, np.int64)}, np.int64(0)),
     ("range with a staged step", "range_zero_step", {"step": np.array(3, np.int64)}, np.int64(18)),
     ("arange with compile-time tensor bounds", "static_arange", {"x": f32(1, 2)},
-     {"f": f32(3, 4, 5), "i": i64(3, 5)}),
+     {"f": f32(3, 4, 5), "i": i64(3, 5), "third": f32(3, 3.1, 3.2)}),
     # NaN above +inf even where +inf comes first.
     ("topk with +inf before NaN", "more_ordering",
      {"x": f32(-INF, INF, NAN, 1), "b": bools(True, False, True, False)},
