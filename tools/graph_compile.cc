@@ -185,6 +185,18 @@ int compile(const Options& o) {
     else diags.print_text(std::cerr);
   };
 
+  // The stager opens the weights file at the first sg.weight; one named on the
+  // command line that cannot be read is a usage error even when no sg.weight is
+  // reached, rather than silently unused.
+  if (!o.weights.empty()) {
+    std::error_code ec;
+    const bool dir = std::filesystem::is_directory(o.weights, ec);
+    if (dir || !std::ifstream(o.weights, std::ios::binary)) {
+      std::cerr << "graph-compile: error: cannot read weights file '" << o.weights
+                << "': " << (dir ? "it is a directory" : std::strerror(errno)) << "\n";
+      return 1;
+    }
+  }
   std::unique_ptr<sc::Module> ast = sc::parse_module(sources, file, diags);
   if (!ast || diags.has_errors()) {
     print_diagnostics();

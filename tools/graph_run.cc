@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -38,7 +39,7 @@ constexpr const char* kUsage =
     "                       f32, f16, i32, i64 or bool; 0-d for scalars); repeatable\n"
     "  --output-dir DIR     writes each output to DIR/NAME.npy (DIR is created)\n"
     "  --device cpu|cuda    where to run (default cpu)\n"
-    "  --threads N          worker threads (default 1)\n"
+    "  --threads N          worker threads, 1 to 256 (default 1)\n"
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
     "  --max-depth N        limit of active Call frames (default 10000)\n"
@@ -103,10 +104,10 @@ Failure from_status(const Status& s, bool running) {
   return {exit_code_for(s.code(), running), s.message()};
 }
 
-std::optional<int> parse_count(std::string_view text, int min_value) {
+std::optional<int> parse_count(std::string_view text, int min_value, int max_value) {
   int v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min_value) return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size() || v < min_value || v > max_value) return std::nullopt;
   return v;
 }
 
@@ -124,13 +125,16 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       if (i + 1 < args.size()) return args[++i];
       return std::nullopt;
     };
-    const auto count = [&](int* out, int min_value) -> std::optional<Failure> {
+    const auto count = [&](int* out, int min_value, int max_value = INT_MAX) -> std::optional<Failure> {
       const auto v = value();
       if (!v) return usage_error(std::string(arg) + " needs a value");
-      const auto n = parse_count(*v, min_value);
+      const auto n = parse_count(*v, min_value, max_value);
       if (!n)
-        return usage_error("bad value '" + std::string(*v) + "' for " + std::string(arg) +
-                           " (expected an integer >= " + std::to_string(min_value) + ")");
+        return usage_error("bad value '" + std::string(*v) + "' for " + std::string(arg) + " (expected an integer " +
+                           (max_value == INT_MAX ? ">= " + std::to_string(min_value)
+                                                 : "from " + std::to_string(min_value) + " to " +
+                                                       std::to_string(max_value)) +
+                           ")");
       *out = *n;
       return std::nullopt;
     };
@@ -144,7 +148,7 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
     } else if (arg == "--verify-data") {
       o->verify_data = true;
     } else if (arg == "--threads") {
-      if (auto f = count(&o->threads, 1)) return f;
+      if (auto f = count(&o->threads, 1, SessionOptions::kMaxThreads)) return f;
     } else if (arg == "--bench") {
       if (auto f = count(&o->bench, 1)) return f;
     } else if (arg == "--max-depth") {
@@ -245,6 +249,16 @@ std::string safe_file_name(const std::string& name) {
 std::optional<Failure> report_outputs(const Session& session, const Options& o) {
   const EntryInfo& entry = session.entry();
   if (o.output_dir) {
+    // Dict keys are free text: two that map to one file name ("a/b", "a_b") would
+    // leave one result silently overwritten by the other.
+    std::map<std::string, std::string> files;
+    for (const TensorSpec& out : entry.outputs) {
+      const auto [it, fresh] = files.emplace(safe_file_name(out.name) + ".npy", out.name);
+      if (!fresh)
+        return Failure{kExitRunFailed, "outputs '" + it->second + "' and '" + out.name +
+                                           "' would both be written to " +
+                                           (std::filesystem::path(*o.output_dir) / it->first).string()};
+    }
     std::error_code ec;
     std::filesystem::create_directories(*o.output_dir, ec);
     if (ec) return Failure{kExitRunFailed, "cannot create output directory '" + *o.output_dir + "': " + ec.message()};

@@ -201,9 +201,23 @@ uint32_t read_le(const uint8_t* p, size_t n) {
   return v;
 }
 
-}  // namespace
+// Bools are 0 or 1 everywhere in the runtime.
+void normalize_bools(Tensor& t) {
+  if (t.dtype() != DType::kBool) return;
+  uint8_t* b = t.data_as<uint8_t>();
+  for (size_t i = 0; i < t.nbytes(); ++i) b[i] = b[i] != 0;
+}
 
-Result<Tensor> parse_npy(std::span<const uint8_t> bytes) {
+// What a .npy header says: the array's dtype and shape and where its data lies.
+struct NpyLayout {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;
+  uint64_t nbytes = 0;
+};
+
+// The header of a .npy image; `bytes` need only reach the end of the header.
+Result<NpyLayout> parse_npy_header(std::span<const uint8_t> bytes) {
   if (bytes.size() < kMagicSize || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
     return invalid_input("not a .npy file (bad magic)");
   if (bytes.size() < kMagicSize + 2) return invalid_input("truncated .npy header");
@@ -256,47 +270,110 @@ Result<Tensor> parse_npy(std::span<const uint8_t> bytes) {
   if (fortran->flag)
     return invalid_input("Fortran-order arrays are not supported; save it in C order "
                          "(numpy.ascontiguousarray)");
-  const size_t available = bytes.size() - prelude - header_len;
-  if (available < uint64_t(nbytes))
+  return NpyLayout{dtype, shape->items, prelude + header_len, uint64_t(nbytes)};
+}
+
+}  // namespace
+
+Result<Tensor> parse_npy(std::span<const uint8_t> bytes) {
+  SG_ASSIGN_OR_RETURN(const NpyLayout layout, parse_npy_header(bytes));
+  const uint64_t nbytes = layout.nbytes;
+  const size_t available = bytes.size() - layout.data_offset;
+  if (available < nbytes)
     return invalid_input("truncated .npy data: " + std::to_string(nbytes) + " bytes expected, " +
                          std::to_string(available) + " present");
-  if (available > uint64_t(nbytes))
-    return invalid_input(std::to_string(available - uint64_t(nbytes)) +
-                         " unexpected bytes after the .npy data");
+  if (available > nbytes)
+    return invalid_input(std::to_string(available - nbytes) + " unexpected bytes after the .npy data");
 
-  SG_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(dtype, shape->items));
-  const uint8_t* data = bytes.data() + prelude + header_len;
+  SG_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(layout.dtype, layout.shape));
+  const uint8_t* data = bytes.data() + layout.data_offset;
   if (nbytes > 0) std::memcpy(t.data(), data, size_t(nbytes));
-  if (dtype == DType::kBool) {
-    // Bools are 0 or 1 everywhere in the runtime.
-    uint8_t* b = t.data_as<uint8_t>();
-    for (int64_t i = 0; i < nbytes; ++i) b[i] = b[i] != 0;
-  }
+  normalize_bools(t);
   return t;
 }
 
-Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
+namespace {
+
+// Opens `path` for reading; kInvalidInput naming it when it cannot.
+Status open_input(const std::string& path, std::ifstream* in) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return invalid_input(path + ": is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_input(path + ": cannot open file: " + std::strerror(errno));
-  // Read to the end in chunks: a pipe or a device has no size to ask for; a file's
-  // size, where known, saves the vector's regrowth.
-  std::vector<uint8_t> bytes;
-  if (const uintmax_t size = std::filesystem::file_size(path, ec); !ec) bytes.reserve(size_t(size));
+  in->open(path, std::ios::binary);
+  if (!*in) return invalid_input(path + ": cannot open file: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+// Appends what `in` holds to `bytes` until they reach `limit` bytes or the stream
+// ends, in chunks: a pipe or a device has no size to ask for.
+Status read_up_to(const std::string& path, std::ifstream& in, size_t limit, std::vector<uint8_t>* bytes) {
   char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + in.gcount());
-    if (in.eof()) break;
+  while (bytes->size() < limit && in) {
+    in.read(chunk, std::streamsize(std::min(sizeof chunk, limit - bytes->size())));
+    bytes->insert(bytes->end(), chunk, chunk + in.gcount());
   }
   if (in.bad()) return invalid_input(path + ": cannot read file");
+  return Status::Ok();
+}
+
+// How many leading bytes of a .npy image parse_npy_header needs, judging by the
+// `bytes` read so far: the magic and version, then the header length, then the
+// header; no more than `bytes` hold when those show no .npy file.
+size_t npy_header_wants(std::span<const uint8_t> bytes) {
+  const size_t fixed = kMagicSize + 2;
+  if (bytes.size() < fixed) return fixed;
+  if (std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) return bytes.size();
+  const size_t len_size = bytes[6] == 1 ? 2 : 4;
+  if (bytes.size() < fixed + len_size) return fixed + len_size;
+  return fixed + len_size + read_le(bytes.data() + fixed, len_size);
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
+  std::ifstream in;
+  SG_RETURN_IF_ERROR(open_input(path, &in));
+  std::vector<uint8_t> bytes;
+  std::error_code ec;
+  // A file's size, where known, saves the vector's regrowth.
+  if (const uintmax_t size = std::filesystem::file_size(path, ec); !ec) bytes.reserve(size_t(size));
+  SG_RETURN_IF_ERROR(read_up_to(path, in, SIZE_MAX, &bytes));
   return bytes;
 }
 
 Result<Tensor> read_npy(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_file_bytes(path));
-  Result<Tensor> t = parse_npy(bytes);
+  // Reads the prelude, the header it announces, then the data that header describes
+  // straight into the tensor, and looks one byte further for trailing bytes: never
+  // more, since a device or a pipe need not end (--input x=/dev/zero), and never
+  // a second copy of a large input.
+  std::ifstream in;
+  SG_RETURN_IF_ERROR(open_input(path, &in));
+  std::vector<uint8_t> head;
+  for (size_t want = npy_header_wants(head); want > head.size(); want = npy_header_wants(head)) {
+    SG_RETURN_IF_ERROR(read_up_to(path, in, want, &head));
+    if (head.size() < want) break;  // the file ends early: parse_npy_header says where
+  }
+  // On success `head` ends where the data begins.
+  Result<NpyLayout> layout = parse_npy_header(head);
+  if (!layout.ok()) return layout.status().with_context(path);
+  // A file too short for the shape it announces is refused before the tensor is
+  // allocated (a corrupt header can announce terabytes).
+  std::error_code ec;
+  if (const uintmax_t size = std::filesystem::file_size(path, ec);
+      !ec && size >= layout->data_offset && size - layout->data_offset < layout->nbytes)
+    return invalid_input(path + ": truncated .npy data: " + std::to_string(layout->nbytes) + " bytes expected, " +
+                         std::to_string(size - layout->data_offset) + " present");
+  Result<Tensor> t = Tensor::empty(layout->dtype, layout->shape);
   if (!t.ok()) return t.status().with_context(path);
+  in.read(reinterpret_cast<char*>(t->data()), std::streamsize(layout->nbytes));
+  const uint64_t got = uint64_t(in.gcount());
+  if (in.bad()) return invalid_input(path + ": cannot read file");
+  if (got < layout->nbytes)
+    return invalid_input(path + ": truncated .npy data: " + std::to_string(layout->nbytes) + " bytes expected, " +
+                         std::to_string(got) + " present");
+  if (in.peek() != std::ifstream::traits_type::eof())
+    return invalid_input(path + ": unexpected bytes after the .npy data (its header's shape accounts for " +
+                         std::to_string(layout->nbytes) + " bytes)");
+  normalize_bools(*t);
   return t;
 }
 

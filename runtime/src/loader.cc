@@ -41,6 +41,14 @@ Status check_ranges(const format::Header& h, uint64_t file_size) {
 
 }  // namespace
 
+Status check_data_crc(std::span<const uint8_t> data_segment, uint32_t stored_crc) {
+  const uint32_t data_crc = format::crc32(data_segment.data(), data_segment.size());
+  if (data_crc != stored_crc)
+    return invalid_graph("corrupt graph file: data segment checksum mismatch (stored " +
+                         std::to_string(stored_crc) + ", computed " + std::to_string(data_crc) + ")");
+  return Status::Ok();
+}
+
 Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions& options) {
   if (bytes.size() < format::kHeaderSize)
     return invalid_graph("not a Stagegraph graph file: " + std::to_string(bytes.size()) +
@@ -66,12 +74,7 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
     return invalid_graph("corrupt graph file: table checksum mismatch (stored " +
                          std::to_string(h.table_crc) + ", computed " + std::to_string(table_crc) + ")");
   out.data_segment = bytes.subspan(size_t(h.data_offset), size_t(h.data_size));
-  if (options.verify_data) {
-    const uint32_t data_crc = format::crc32(out.data_segment.data(), out.data_segment.size());
-    if (data_crc != h.data_crc)
-      return invalid_graph("corrupt graph file: data segment checksum mismatch (stored " +
-                           std::to_string(h.data_crc) + ", computed " + std::to_string(data_crc) + ")");
-  }
+  if (options.verify_data) SG_RETURN_IF_ERROR(check_data_crc(out.data_segment, h.data_crc));
 
   // Bounds the verifier's work on hostile input while admitting any real graph
   // (each table is at least a few bytes).

@@ -23,4 +23,8 @@ struct CheckedFile {
 // 64-byte aligned and outlive the result.
 Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions& options);
 
+// The data segment's CRC against the one its header stores (kInvalidGraph on a
+// mismatch): check_file's data check, and SessionOptions::verify_data's.
+Status check_data_crc(std::span<const uint8_t> data_segment, uint32_t stored_crc);
+
 }  // namespace sg::runtime

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,12 @@ class ProgramImpl {
   std::vector<EntryInfo> entries;
   std::vector<runtime::EntryImpl> entry_impls;  // parallel to entries
   uint64_t constant_bytes = 0;
+  // The data segment (inside `bytes`) and the CRC its header stores, so that a
+  // Session can verify it on request (SessionOptions::verify_data); data_verified
+  // when the load did (LoadOptions::verify_data).
+  std::span<const uint8_t> data_segment;
+  uint32_t data_crc = 0;
+  bool data_verified = false;
 
   // True when `p` points into the graph's own bytes (a constant): such results are
   // copied before they leave a Session, so they never outlive the Program.

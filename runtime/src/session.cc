@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "executor.h"
+#include "loader.h"
 #include "node_kernels.h"
 #include "program_impl.h"
 
@@ -123,6 +124,12 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
                                                  const SessionOptions& options) {
   if (program == nullptr) return invalid_argument("Session::create: no program");
   if (options.max_call_depth < 0) return invalid_argument("max_call_depth must not be negative");
+  if (options.num_threads < 1 || options.num_threads > SessionOptions::kMaxThreads)
+    return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
+                            " (got " + std::to_string(options.num_threads) + ")");
+  const ProgramImpl& impl = program->impl();
+  if (options.verify_data && !impl.data_verified)
+    SG_RETURN_IF_ERROR(runtime::check_data_crc(impl.data_segment, impl.data_crc));
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;

@@ -123,6 +123,18 @@ def input_cases(c, graph):
     bad_header = npy.replace(b"'shape': (2, 784)", b"'shape': (2, 7xx)", 1)
     c.expect("npy with a corrupt header", with_input("x", raw=bad_header, tag="hdr"), 2, "x")
 
+    # A device that never ends: only the bytes a .npy prelude needs may be read.
+    if os.path.exists("/dev/zero"):
+        c.expect("input is /dev/zero", c.graph_run([graph, *as_args(dict(paths, x="/dev/zero"))], timeout=30),
+                 2, "x")
+    # A header that announces far more data than the file holds is refused as
+    # truncated, not answered by allocating that much.
+    header_len = struct.unpack_from("<H", npy, 8)[0]
+    big = "{'descr': '<f4', 'fortran_order': False, 'shape': (262144, 1048576), }"
+    big = big.ljust(header_len - 1) + "\n"
+    lie = npy[:8] + struct.pack("<H", len(big)) + big.encode() + npy[10 + header_len:]
+    c.expect("npy header announcing a terabyte", with_input("x", raw=lie, tag="tb"), 2, "x")
+
     missing = dict(paths, x=c.path("missing.npy"))
     c.expect("input file does not exist", c.graph_run([graph, *as_args(missing)]), 2, "x")
     c.expect("input is a directory", c.graph_run([graph, *as_args(dict(paths, x=c.work))]), 2, "x")
@@ -216,6 +228,15 @@ def usage_cases(c, graph, inputs, multi_graph):
     c.expect("graph-run --help", c.graph_run(["--help"]), 0)
     c.expect("graph-run unknown flag", c.graph_run([graph, *inputs, "--no-such-flag"]), 1)
     c.expect("graph-run no graph", c.graph_run([]), 1)
+    for flag, value in (("--threads", "0"), ("--threads", "-2"), ("--threads", "two"), ("--threads", "100000"),
+                        ("--bench", "0"), ("--max-depth", "0"), ("--max-depth", "x"), ("--device", "tpu")):
+        proc = c.graph_run([graph, *inputs, flag, value], timeout=30)
+        c.expect(f"graph-run {flag} {value}", proc, 1, flag.lstrip("-"))
+    for flag in ("--threads", "--entry", "--input", "--output-dir"):
+        c.expect(f"graph-run {flag} without a value", c.graph_run([graph, *inputs, flag]), 1, flag.lstrip("-"))
+    for bad in ("x", "=x.npy", "x="):
+        c.expect(f"graph-run --input {bad}", c.graph_run([graph, *inputs, "--input", bad]), 1, "input")
+    c.expect("graph-run --device cuda without CUDA", c.graph_run([graph, *inputs, "--device", "cuda"]), 1, "cuda")
     proc = c.graph_run([multi_graph])
     c.expect("two entries without --entry", proc, 1)
     if proc.returncode == 1 and not (names_word(proc.stderr, "affine") and names_word(proc.stderr, "mixed")):
@@ -230,6 +251,11 @@ def usage_cases(c, graph, inputs, multi_graph):
     c.expect("graph-compile of a directory", proc, 1)
     if proc.returncode == 1 and "directory" not in proc.stderr:
         c.report.fail("graph-compile of a directory: message", proc.stderr.strip()[:200])
+    proc = lib.run_tool("graph-compile", [os.path.join(lib.PROGRAMS_DIR, "mlp.py"), "-o", c.path("w.sgraph"),
+                                          "--weights", c.path("absent.safetensors")])
+    c.expect("graph-compile --weights of a missing file", proc, 1)
+    if proc.returncode == 1 and "weights" not in proc.stderr:
+        c.report.fail("graph-compile --weights of a missing file: message", proc.stderr.strip()[:200])
     c.expect("graph-compile unknown flag",
              lib.run_tool("graph-compile", [os.path.join(lib.PROGRAMS_DIR, "mlp.py"), "--frobnicate"]), 1)
 
@@ -253,6 +279,48 @@ def symbolic_cases(c, multi_graph):
     c.expect("1-d array for a scalar", c.graph_run([multi_graph, "--entry", "affine", *args]), 2, "s")
 
 
+OUTPUTS_PROGRAM = """import stagegraph as sg
+
+@sg.function
+def stats(x: sg.f32["N"]):
+    return {"total": sg.sum(x), "doubled": x * 2.0, "count": len(x), "positive": x > 0.0}
+
+@sg.function
+def clash(x: sg.f32[2]):
+    return {"a/b": x, "a_b": x + 1.0}
+"""
+
+
+def output_dir_cases(c):
+    """--output-dir writes DIR/NAME.npy per result, 0-d for scalars (SPEC.md §9)."""
+    source = c.path("outputs.py")
+    graph = c.path("outputs.sgraph")
+    with open(source, "w") as f:
+        f.write(OUTPUTS_PROGRAM)
+    try:
+        lib.compile_program(source, graph)
+    except lib.E2EError as e:
+        return c.report.fail("compile the outputs program", str(e))
+    x = np.array([1.5, -2.0, 3.0], np.float32)
+    args = write_inputs(c, {"x": x}, "outputs_in")
+    out = os.path.join(c.path("outputs"), "not", "yet")
+    proc = c.graph_run([graph, "--entry", "stats", *args, "--output-dir", out])
+    c.expect("--output-dir that does not exist yet", proc, 0)
+    expected = {"total": np.float32(x.sum()), "doubled": x * 2, "count": np.int64(3), "positive": x > 0}
+    for name, want in expected.items():
+        path = os.path.join(out, f"{name}.npy")
+        if not os.path.exists(path):
+            c.report.fail(f"--output-dir {name}.npy", "not written")
+            continue
+        got = np.load(path, allow_pickle=False)
+        want = np.asarray(want)
+        c.report.check(f"--output-dir {name}.npy", got.dtype == want.dtype and got.shape == want.shape
+                       and np.array_equal(got, want), f"{got.dtype}{got.shape} {got!r}, expected {want!r}")
+    proc = c.graph_run([graph, "--entry", "clash", *write_inputs(c, {"x": x[:2]}, "clash_in"),
+                        "--output-dir", c.path("clash")])
+    c.expect("two outputs that map to one file", proc, 3, "a_b")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="sg_bad_") as work:
         c = Cases(work)
@@ -268,6 +336,7 @@ def main():
         input_cases(c, graph)
         symbolic_cases(c, multi_graph)
         usage_cases(c, graph, inputs, multi_graph)
+        output_dir_cases(c)
         graph_file_cases(c, graph, inputs)
         return c.report.finish()
 

@@ -89,14 +89,19 @@ struct SessionOptions {
   // Threads to run on, the caller's included. More than one: a pthreadpool when
   // some kernel runs an XNNPACK operator, else (up to 5) a team of threads that
   // spin between tasks, so that a kernel of a few microseconds can still split;
-  // a team's helpers sleep after 0.2 ms without work.
+  // a team's helpers sleep after 0.2 ms without work. 1 to kMaxThreads: a pool's
+  // threads spin between tasks too, so thousands of them on a few cores turn a
+  // run of milliseconds into hours.
+  static constexpr int kMaxThreads = 256;
   int num_threads = 1;
   int max_call_depth = 10000;  // active Call frames (If/While bodies do not count)
   bool profile = false;        // collect per-node timings
   // With num_threads > 1: run independent heavy nodes concurrently, one thread
   // each (ScheduleStats); false: nodes one at a time, each kernel on all threads.
   bool concurrent_nodes = true;
-  bool verify_data = false;    // unused by Session; kept with LoadOptions
+  // Checks the data segment's checksum when the Session is created (kInvalidGraph
+  // on a mismatch), unless LoadOptions::verify_data already did on load.
+  bool verify_data = false;
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
 };
 

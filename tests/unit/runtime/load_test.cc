@@ -134,6 +134,26 @@ TEST(Load, DataChecksumOnRequest) {
   EXPECT_NE(load_error(bytes, verify).find("data segment checksum mismatch"), std::string::npos);
 }
 
+// SPEC.md §10: the data check is also a Session option.
+TEST(Load, DataChecksumAsSessionOption) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  format::Header h;
+  ASSERT_TRUE(format::decode_header(bytes.data(), bytes.size(), &h));
+  auto good = load_owned(bytes);
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  SessionOptions verify;
+  verify.verify_data = true;
+  EXPECT_TRUE(Session::create(*good, "affine", verify).ok());
+  bytes[h.data_offset + 1] ^= 0x01;
+  auto flipped = load_owned(bytes);
+  ASSERT_TRUE(flipped.ok()) << flipped.status().message();
+  EXPECT_TRUE(Session::create(*flipped, "affine").ok());
+  auto session = Session::create(*flipped, "affine", verify);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidGraph);
+  EXPECT_NE(session.status().message().find("data segment checksum mismatch"), std::string::npos);
+}
+
 TEST(Load, FlatBuffersVerifierRunsAfterTheChecksum) {
   std::vector<uint8_t> bytes = build_sgraph(affine_graph());
   format::Header h;

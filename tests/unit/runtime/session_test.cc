@@ -75,6 +75,21 @@ TEST(Session, UnknownEntry) {
   EXPECT_EQ(s.status().message(), "unknown entry 'mlp' (the graph has: affine)");
 }
 
+TEST(Session, ThreadCountIsBounded) {
+  auto program = load_ok(affine_graph());
+  for (const int threads : {0, -1, SessionOptions::kMaxThreads + 1, 100000}) {
+    SessionOptions options;
+    options.num_threads = threads;
+    auto s = Session::create(program, "affine", options);
+    ASSERT_FALSE(s.ok()) << threads;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.status().message().find("num_threads"), std::string::npos) << s.status().message();
+  }
+  SessionOptions two;
+  two.num_threads = 2;
+  EXPECT_TRUE(Session::create(program, "affine", two).ok());
+}
+
 TEST(Session, InputErrorsNameTheInput) {
   auto s = session_for(pair_graph(), "pair");
   ASSERT_NE(s, nullptr);

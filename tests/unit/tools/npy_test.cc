@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,62 @@ TEST(Npy, ReadNamesThePath) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(t.status().message().find("/nonexistent/dir/x.npy"), std::string::npos);
+}
+
+// read_npy reads a file in steps (prelude, header, data) rather than whole; each
+// step's failures read as parse_npy's do, and nothing past the data is read.
+std::string read_error_of(const std::vector<uint8_t>& bytes) {
+  const std::string path = (std::filesystem::temp_directory_path() / "sg_npy_read_error_test.npy").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  Result<Tensor> t = read_npy(path);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(t.ok());
+  if (t.ok()) return "";
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(t.status().message().rfind(path, 0), 0u) << t.status().message();
+  return t.status().message();
+}
+
+TEST(Npy, ReadFromFileRejectsWhatParseRejects) {
+  const std::vector<uint8_t> good = npy_image(2, header_for("|b1", "(3,)"), 3, 7);
+  const std::string path = (std::filesystem::temp_directory_path() / "sg_npy_read_good_test.npy").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(good.data()), std::streamsize(good.size()));
+  }
+  Result<Tensor> t = read_npy(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(describe(*t), "bool[3]");
+  EXPECT_EQ(format_values(*t, 3), "[True, True, True]");
+
+  EXPECT_NE(read_error_of({}).find("bad magic"), std::string::npos);
+  EXPECT_NE(read_error_of({0x93, 'N', 'U', 'M', 'P', 'Y', 1}).find("truncated .npy header"), std::string::npos);
+  std::vector<uint8_t> img = npy_image(1, header_for("<f4", "(2, 3)"), 24);
+  img.resize(20);
+  EXPECT_NE(read_error_of(img).find("truncated .npy header"), std::string::npos);
+  EXPECT_NE(read_error_of(npy_image(1, header_for("<f4", "(2, 3)"), 20)).find("truncated .npy data"),
+            std::string::npos);
+  EXPECT_NE(read_error_of(npy_image(1, header_for("<f4", "(2,)"), 12)).find("unexpected bytes"),
+            std::string::npos);
+  EXPECT_NE(read_error_of(npy_image(1, header_for(">f4", "(2,)"), 8)).find("big-endian"), std::string::npos);
+  EXPECT_NE(read_error_of(npy_image(1, header_for("<f4", "(2, 2)", "True"), 16)).find("Fortran"),
+            std::string::npos);
+  // A header that announces a terabyte over 16 bytes of data is refused as truncated,
+  // without trying to allocate the tensor.
+  EXPECT_NE(read_error_of(npy_image(1, header_for("<f4", "(262144, 1048576)"), 16)).find("truncated .npy data"),
+            std::string::npos);
+}
+
+TEST(Npy, ReadStopsAtWhatTheHeaderAnnounces) {
+  // A device that never ends: reading it whole would never return.
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  Result<Tensor> t = read_npy("/dev/zero");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("bad magic"), std::string::npos) << t.status().message();
 }
 
 TEST(Npy, FormatValues) {
