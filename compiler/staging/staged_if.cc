@@ -280,8 +280,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     const auto describe = [&](const Value& v) {
       return v.is_tensor() ? std::string(dtype_name(tensor_dtype(v))) : kind(v) + py_repr(v);
     };
-    const auto fits = number_fits;
-    const bool misfit = dt ? (!tv.is_tensor() && !fits(tv, *dt)) || (!ev.is_tensor() && !fits(ev, *dt))
+    const bool misfit = dt ? (!tv.is_tensor() && !number_fits(tv, *dt)) ||
+                                 (!ev.is_tensor() && !number_fits(ev, *dt))
                            : std::string(kind(tv)) != kind(ev);
     if (misfit && dt) {
       // A carried Python int beside a Python float: the variable is a float.

@@ -50,17 +50,24 @@ void return_leaves(Stager& st, const Value& v, std::vector<Value>& leaves, Sourc
   }
 }
 
-// `shape` with its leaves replaced, in order, by leaves[k...].
-Value rebuild_return(const Value& shape, const std::vector<Value>& leaves, size_t& k) {
-  if (shape.is<TuplePtr>()) {
-    std::vector<Value> items;
-    for (const Value& item : *shape.as<TuplePtr>()) items.push_back(rebuild_return(item, leaves, k));
-    return make_tuple(std::move(items));
+// The items of a tuple or list; null for anything else.
+const std::vector<Value>* sequence_items(const Value& v) {
+  if (v.is<TuplePtr>()) return &*v.as<TuplePtr>();
+  if (v.is<ListPtr>()) return &v.as<ListPtr>()->items;
+  return nullptr;
+}
+
+// `shape` with its leaves replaced, in order, by leaves[k...] (a list is a new
+// list: a loop body's item assignments stay in the body).
+Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k) {
+  if (const std::vector<Value>* items = sequence_items(shape)) {
+    std::vector<Value> out;
+    for (const Value& item : *items) out.push_back(rebuild(item, leaves, k));
+    return shape.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
   }
   if (shape.is<DictPtr>()) {
     auto d = std::make_shared<DictObj>();
-    for (const auto& [key, item] : shape.as<DictPtr>()->items)
-      d->items.emplace_back(key, rebuild_return(item, leaves, k));
+    for (const auto& [key, item] : shape.as<DictPtr>()->items) d->items.emplace_back(key, rebuild(item, leaves, k));
     return Value(DictPtr(d));
   }
   return leaves[k++];
@@ -74,10 +81,9 @@ bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<st
     out.emplace_back(path, v);
     return true;
   }
-  if (v.is<TuplePtr>() || v.is<ListPtr>()) {
-    const std::vector<Value>& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
-    for (size_t k = 0; k < items.size(); ++k)
-      if (!leaves_of(items[k], path + "[" + std::to_string(k) + "]", out)) return false;
+  if (const std::vector<Value>* items = sequence_items(v)) {
+    for (size_t k = 0; k < items->size(); ++k)
+      if (!leaves_of((*items)[k], path + "[" + std::to_string(k) + "]", out)) return false;
     return true;
   }
   if (v.is<DictPtr>()) {
@@ -90,42 +96,22 @@ bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<st
 
 // Whether `v` has `shape`'s containers (kinds, lengths, keys in order).
 bool same_structure(const Value& shape, const Value& v) {
-  if (!shape.is<TuplePtr>() && !shape.is<ListPtr>() && !shape.is<DictPtr>()) return !v.is<TuplePtr>() &&
-                                                                                    !v.is<ListPtr>() && !v.is<DictPtr>();
+  const std::vector<Value>* a = sequence_items(shape);
+  const std::vector<Value>* b = sequence_items(v);
+  if (!a && !shape.is<DictPtr>()) return !b && !v.is<DictPtr>();
   if (shape.is<DictPtr>()) {
     if (!v.is<DictPtr>()) return false;
-    const auto &a = shape.as<DictPtr>()->items, &b = v.as<DictPtr>()->items;
-    if (a.size() != b.size()) return false;
-    for (size_t k = 0; k < a.size(); ++k)
-      if (!static_equal(a[k].first, b[k].first).value_or(false) || !same_structure(a[k].second, b[k].second))
+    const auto &da = shape.as<DictPtr>()->items, &db = v.as<DictPtr>()->items;
+    if (da.size() != db.size()) return false;
+    for (size_t k = 0; k < da.size(); ++k)
+      if (!static_equal(da[k].first, db[k].first).value_or(false) || !same_structure(da[k].second, db[k].second))
         return false;
     return true;
   }
-  if (shape.is<TuplePtr>() != v.is<TuplePtr>() || shape.is<ListPtr>() != v.is<ListPtr>()) return false;
-  const std::vector<Value>& a = shape.is<TuplePtr>() ? *shape.as<TuplePtr>() : shape.as<ListPtr>()->items;
-  const std::vector<Value>& b = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k)
-    if (!same_structure(a[k], b[k])) return false;
+  if (!b || shape.is<TuplePtr>() != v.is<TuplePtr>() || a->size() != b->size()) return false;
+  for (size_t k = 0; k < a->size(); ++k)
+    if (!same_structure((*a)[k], (*b)[k])) return false;
   return true;
-}
-
-// `shape` with its leaves replaced, in order, by the scope's values of `names`
-// (a list is a new list: the body's item assignments stay in the body).
-Value rebuild_structure(const Scope& sc, const Value& shape, const std::vector<std::string>& names, size_t& k) {
-  if (shape.is<TuplePtr>() || shape.is<ListPtr>()) {
-    const std::vector<Value>& items = shape.is<TuplePtr>() ? *shape.as<TuplePtr>() : shape.as<ListPtr>()->items;
-    std::vector<Value> out;
-    for (const Value& item : items) out.push_back(rebuild_structure(sc, item, names, k));
-    return shape.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
-  }
-  if (shape.is<DictPtr>()) {
-    auto d = std::make_shared<DictObj>();
-    for (const auto& [key, item] : shape.as<DictPtr>()->items)
-      d->items.emplace_back(key, rebuild_structure(sc, item, names, k));
-    return Value(DictPtr(d));
-  }
-  return *sc.find_local(names[k++]);
 }
 
 struct Structure {
@@ -299,7 +285,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   const auto bind_structures = [&] {
     for (const Structure& x : structures) {
       size_t k = 0;
-      sc.set(x.name, rebuild_structure(sc, x.shape, x.leaves, k));
+      std::vector<Value> leaves;
+      for (const std::string& leaf : x.leaves) leaves.push_back(*sc.find_local(leaf));
+      sc.set(x.name, rebuild(x.shape, leaves, k));
     }
   };
   bind_structures();
@@ -531,7 +519,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   if (return_shape) {
     size_t k = 0;
-    sc.set(kReturnValue, rebuild_return(*return_shape, returned, k));
+    sc.set(kReturnValue, rebuild(*return_shape, returned, k));
   }
   bind_structures();
   for (const Structure& x : structures)
