@@ -50,16 +50,16 @@ struct ControlState {
   std::set<std::pair<int32_t, int32_t>> unset_values;
   // Staged loops being staged; appending to a list is allowed inside one.
   int staged_loops = 0;
-  // Staged ifs (outside staged loops) being staged.
-  int staged_ifs = 0;
-  // Per staged branch being staged, innermost last: the lists visible before it
-  // and their items, which the branch must leave alone (staged_if.cc).
-  struct FrozenLists {
-    std::vector<std::pair<std::string, ListPtr>> lists;
-    std::vector<std::vector<Value>> items;
-    std::string where;  // "the then branch of this staged `if`"
+  // Per staged branch being staged, innermost last: the lists and dicts visible
+  // before it, their lengths then, and the statement of the branch now staged
+  // that first changed one's length, so an error can name the append.
+  struct SizeWatch {
+    const void* container;  // a ListObj or DictObj, kept alive by the branch's Container
+    bool is_list = true;
+    size_t size = 0;
+    std::optional<SourceSpan> changed;
   };
-  std::vector<FrozenLists> frozen_lists;
+  std::vector<std::vector<SizeWatch>> size_watches;
   // Dims that count the iterations of a staged loop that can run zero times
   // (the length of a list that was empty before it, a relaxed dim that was 0):
   // symbol -> where (SPEC §8's warning on reading a value that may then be empty).
@@ -80,9 +80,9 @@ struct ControlState {
 void warn_zero_trip_read(Stager& st, const ir::Dim& dim, const std::string& what, const std::string& consequence,
                          SourceSpan span);
 
-// Fails at `span` (the statement just run) when it changed a list that a staged
-// branch being staged must leave alone, so the error names the append, not the if.
-void check_frozen_lists(Stager& st, SourceSpan span);
+// Records `span` (the statement just run) for each list or dict watched by a
+// staged branch whose length it changed first.
+void note_size_changes(ControlState& cs, SourceSpan span);
 
 // Names live after the statement running in the innermost block of `frame`'s
 // Python function (liveness.h over the statement stack).

@@ -5,6 +5,8 @@
 // Flag variables of break/continue/return (control_state.h) join like any
 // other variable; a return value missing on one side gets an unset value there,
 // never read, since the return flag says which side holds the value.
+// Lists and dicts that exist before the `if` may change inside a branch: each
+// branch's items are recorded and undone, and the items join like variables.
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
@@ -37,30 +39,76 @@ bool same_binding(const Value& a, const Value& b) {
 struct Branch {
   std::unique_ptr<FnBuilder> builder;
   std::map<std::string, Value> vars;
+  std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
+  std::vector<std::vector<std::pair<Value, Value>>> dict_items;
+  std::vector<std::optional<SourceSpan>> size_changed;  // per Container: the statement that first changed its length
 };
+
+// A list or dict reachable from the scope before a staged `if`, and its items then.
+struct Container {
+  std::string name;  // as messages show it: 'outs', 'state["h"]'
+  ListPtr list;
+  DictPtr dict;
+  std::vector<Value> list_items;
+  std::vector<std::pair<Value, Value>> dict_items;
+};
+
+void collect_containers(const std::string& name, const Value& v, std::vector<Container>& out) {
+  auto seen = [&](const void* p) {
+    for (const Container& c : out)
+      if (c.list.get() == p || c.dict.get() == p) return true;
+    return false;
+  };
+  if (v.is<ListPtr>() && !seen(v.as<ListPtr>().get())) {
+    const ListPtr& l = v.as<ListPtr>();
+    out.push_back(Container{name, l, nullptr, l->items, {}});
+    for (size_t i = 0; i < l->items.size(); ++i)
+      collect_containers(name + "[" + std::to_string(i) + "]", l->items[i], out);
+  } else if (v.is<DictPtr>() && !seen(v.as<DictPtr>().get())) {
+    const DictPtr& d = v.as<DictPtr>();
+    out.push_back(Container{name, nullptr, d, {}, d->items});
+    for (const auto& [key, item] : d->items) collect_containers(name + "[" + py_repr(key) + "]", item, out);
+  } else if (v.is<TuplePtr>()) {
+    const auto& items = *v.as<TuplePtr>();
+    for (size_t i = 0; i < items.size(); ++i) collect_containers(name + "[" + std::to_string(i) + "]", items[i], out);
+  }
+}
+
+void restore(std::vector<Container>& containers) {
+  for (Container& c : containers) {
+    if (c.list) c.list->items = c.list_items;
+    if (c.dict) c.dict->items = c.dict_items;
+  }
+}
+
+bool same_items(const std::vector<Value>& a, const std::vector<Value>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_binding(a[i], b[i])) return false;
+  return true;
+}
 
 bool defined(const std::map<std::string, Value>& vars, const std::string& name) {
   auto it = vars.find(name);
   return it != vars.end() && !it->second.is<UndefinedV>();
 }
 
+// 'outs', or `state["h"]` for an item reached through another container.
+std::string quoted(const std::string& name) {
+  return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
+}
+
+size_t size_of(const void* container, bool is_list) {
+  return is_list ? static_cast<const ListObj*>(container)->items.size()
+                 : static_cast<const DictObj*>(container)->items.size();
+}
+
 }  // namespace
 
-void check_frozen_lists(Stager& st, SourceSpan span) {
-  std::vector<ControlState::FrozenLists>& frozen = st.control().frozen_lists;
-  for (auto f = frozen.rbegin(); f != frozen.rend(); ++f) {
-    for (size_t i = 0; i < f->lists.size(); ++i) {
-      std::vector<Value>& now = f->lists[i].second->items;
-      const std::vector<Value>& was = f->items[i];
-      bool same = now.size() == was.size();
-      for (size_t k = 0; same && k < now.size(); ++k) same = same_binding(now[k], was[k]);
-      if (same) continue;
-      now = was;
-      st.fail(span, "list '" + f->lists[i].first + "' is changed in " + f->where +
-                        "; appending to a list inside a staged `if` is only allowed inside a staged loop "
-                        "(where the list becomes a tensor list)");
-    }
-  }
+void note_size_changes(ControlState& cs, SourceSpan span) {
+  for (std::vector<ControlState::SizeWatch>& level : cs.size_watches)
+    for (ControlState::SizeWatch& w : level)
+      if (!w.changed && size_of(w.container, w.is_list) != w.size) w.changed = span;
 }
 
 Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
@@ -83,27 +131,22 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
   // A return inside a branch sets the flag; the other branch must have it too.
   if (!sc.find_local(kReturnFlag)) sc.set(kReturnFlag, Value(false));
   const std::map<std::string, Value> before = sc.vars();
-  // Lists visible before the `if` must not change inside a branch: only one
-  // branch runs, and a list is not a graph value.
-  std::vector<std::pair<std::string, ListPtr>> lists;
+  // Lists and dicts visible before the `if`: each branch starts from their items
+  // as they are now and leaves them so again; the joined items are set after.
+  std::vector<Container> containers;
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
-    for (const auto& [name, v] : sp->vars())
-      if (v.is<ListPtr>()) lists.emplace_back(name, v.as<ListPtr>());
-  std::vector<ControlState::FrozenLists>& frozen = control().frozen_lists;
-  frozen.push_back(ControlState::FrozenLists{lists, {}, ""});
-  for (const auto& l : lists) frozen.back().items.push_back(l.second->items);
-  struct Unfreeze {
-    std::vector<ControlState::FrozenLists>& stack;
+    for (const auto& [name, v] : sp->vars()) collect_containers(name, v, containers);
+  std::vector<std::vector<ControlState::SizeWatch>>& watches = control().size_watches;
+  watches.emplace_back();
+  for (const Container& c : containers)
+    watches.back().push_back(c.list ? ControlState::SizeWatch{c.list.get(), true, c.list_items.size(), {}}
+                                    : ControlState::SizeWatch{c.dict.get(), false, c.dict_items.size(), {}});
+  struct Unwatch {
+    std::vector<std::vector<ControlState::SizeWatch>>& stack;
     size_t size;
-    ~Unfreeze() { stack.resize(size); }
-  } unfreeze{frozen, frozen.size() - 1};
-  const size_t my_frozen = frozen.size() - 1;
-  // A change the per-statement check could not attribute (none expected) is
-  // still reported, at the construct.
-  auto check_lists = [&](const char* branch) {
-    frozen[my_frozen].where = std::string(branch) + " of this staged `" + label + "`";
-    check_frozen_lists(*this, span);
-  };
+    ~Unwatch() { stack.resize(size); }
+  } unwatch{watches, watches.size() - 1};
+  const size_t my_watch = watches.size() - 1;
   FnBuilder* parent = cur_;
   const std::string base = fn().name + "." + label + std::to_string(span.line);
   auto run_branch = [&](const std::function<void()>& body, const std::string& suffix) {
@@ -115,17 +158,23 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     br.builder->parent = parent;
     sc.vars() = before;
     cur_ = br.builder.get();
-    control().frozen_lists[my_frozen].where = std::string(suffix == ".then" ? "the then branch" : "the else branch") +
-                                              " of this staged `" + label + "`";
+    for (ControlState::SizeWatch& w : control().size_watches[my_watch]) w.changed.reset();
     try {
       body();
     } catch (...) {
       cur_ = parent;
       sc.vars() = before;
+      restore(containers);
       throw;
     }
     cur_ = parent;
     br.vars = sc.vars();
+    for (const Container& c : containers) {
+      br.list_items.push_back(c.list ? c.list->items : std::vector<Value>{});
+      br.dict_items.push_back(c.dict ? c.dict->items : std::vector<std::pair<Value, Value>>{});
+    }
+    for (const ControlState::SizeWatch& w : control().size_watches[my_watch]) br.size_changed.push_back(w.changed);
+    restore(containers);
     return br;
   };
   // Probing a recursive function's result type (staged_call.h): a branch that
@@ -146,9 +195,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     }
   };
   Branch then_b = branch_or_pending(then_fn, ".then", 0);
-  check_lists("the then branch");
   Branch else_b = branch_or_pending(else_fn, ".else", 1);
-  check_lists("the else branch");
   if (pending_side >= 0) {
     const Branch& taken = pending_side == 0 ? else_b : then_b;
     std::function<Value(const Value&)> stand_in = [&](const Value& v) -> Value {
@@ -166,6 +213,12 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
           for (const auto& [name, v] : taken.vars) {
             auto b = before.find(name);
             if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
+          }
+          for (size_t i = 0; i < containers.size(); ++i) {
+            if (containers[i].list)
+              for (Value& item : containers[i].list->items = taken.list_items[i]) item = stand_in(item);
+            if (containers[i].dict)
+              for (auto& item : containers[i].dict->items = taken.dict_items[i]) item.second = stand_in(item.second);
           }
         },
         pending_side == 0 ? ".then" : ".else");
@@ -348,6 +401,63 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     makes.emplace_back(name, join(name, shown, then_b.vars[name], else_b.vars[name]));
   }
 
+  // Lists and dicts a branch changed: both sides leave the same length (the same
+  // keys in the same order), and the items that differ join like variables.
+  struct ContainerJoin {
+    size_t index;
+    std::vector<std::pair<size_t, Make>> items;  // item index -> its join
+  };
+  std::vector<ContainerJoin> container_joins;
+  auto items = [](size_t n) { return std::to_string(n) + (n == 1 ? " item" : " items"); };
+  // Reported at the statement that changed the length (the then branch's first),
+  // with the `if` as a note.
+  auto size_mismatch = [&](size_t i, const std::string& kind, const std::string& then_has,
+                           const std::string& else_has) {
+    const std::optional<SourceSpan>& at = then_b.size_changed[i] ? then_b.size_changed[i] : else_b.size_changed[i];
+    fail(at.value_or(span),
+          kind + " " + quoted(containers[i].name) + " has " + then_has + " of the staged `" + label + "` at line " +
+             std::to_string(span.line) + " and " + else_has + " in the else branch; both paths must leave it " +
+             (kind == "list" ? "with one length (a list appended to inside a staged loop becomes a tensor list, "
+                               "which may grow)"
+                             : "with the same keys in the same order"),
+         {Note{span, "the staged `" + label + "`"}});
+  };
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const Container& c = containers[i];
+    const std::string root = c.name.substr(0, c.name.find('['));
+    ContainerJoin cj{i, {}};
+    if (c.list) {
+      const std::vector<Value>&t = then_b.list_items[i], &e = else_b.list_items[i];
+      if (same_items(t, c.list_items) && same_items(e, c.list_items)) continue;
+      if (t.size() != e.size()) size_mismatch(i, "list", items(t.size()) + " in the then branch", items(e.size()));
+      for (size_t k = 0; k < t.size(); ++k)
+        if (!same_binding(t[k], e[k]))
+          cj.items.emplace_back(k, join(root, "item " + std::to_string(k) + " of list " + quoted(c.name), t[k], e[k]));
+    } else {
+      const auto &t = then_b.dict_items[i], &e = else_b.dict_items[i];
+      auto same_dict = [](const std::vector<std::pair<Value, Value>>& x, const std::vector<std::pair<Value, Value>>& y) {
+        if (x.size() != y.size()) return false;
+        for (size_t k = 0; k < x.size(); ++k)
+          if (!same_binding(x[k].first, y[k].first) || !same_binding(x[k].second, y[k].second)) return false;
+        return true;
+      };
+      if (same_dict(t, c.dict_items) && same_dict(e, c.dict_items)) continue;
+      auto keys = [](const std::vector<std::pair<Value, Value>>& kv) {
+        std::string out = "[";
+        for (size_t k = 0; k < kv.size(); ++k) out += (k ? ", " : "") + py_repr(kv[k].first);
+        return out + "]";
+      };
+      bool same_keys = t.size() == e.size();
+      for (size_t k = 0; same_keys && k < t.size(); ++k) same_keys = static_equal(t[k].first, e[k].first).value_or(false);
+      if (!same_keys) size_mismatch(i, "dict", "keys " + keys(t) + " in the then branch", "keys " + keys(e));
+      for (size_t k = 0; k < t.size(); ++k)
+        if (!same_binding(t[k].second, e[k].second))
+          cj.items.emplace_back(k, join(root, "`" + c.name + "[" + py_repr(t[k].first) + "]`", t[k].second,
+                                        e[k].second));
+    }
+    container_joins.push_back(std::move(cj));
+  }
+
   // One capture list for both branches, in a fixed order.
   std::vector<Staged> outer;
   auto add_outer = [&](const Staged& v) {
@@ -387,6 +497,16 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     outs.push_back(staged(id));
   }
   for (const auto& [name, make] : makes) sc.set(name, make(outs));
+  for (const ContainerJoin& cj : container_joins) {
+    const Container& c = containers[cj.index];
+    if (c.list) {
+      c.list->items = then_b.list_items[cj.index];
+      for (const auto& [k, make] : cj.items) c.list->items[k] = make(outs);
+    } else {
+      c.dict->items = then_b.dict_items[cj.index];
+      for (const auto& [k, make] : cj.items) c.dict->items[k].second = make(outs);
+    }
+  }
   fn().nodes.push_back(std::move(node));
 }
 

@@ -135,6 +135,7 @@ Flow Stager::exec_for(const Stmt& s) {
   Value iterable;
   std::optional<int64_t> index_base;  // `for i, row in enumerate(x)` over a tensor
   std::vector<Value> zipped;          // `for a, b in zip(x, y)` over tensors
+  std::vector<std::pair<size_t, Value>> zipped_numbers;  // those stacked from Python numbers: index, a number
   if (s.iter->kind == ExprKind::kCall) {
     Value callee = eval(*s.iter->a);
     if (callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "zip" && s.iter->keywords.empty()) {
@@ -148,9 +149,35 @@ Flow Stager::exec_for(const Stmt& s) {
         symbolic = symbolic || (v.is_tensor() && tensor_rank(v) > 0 && !tensor_type(v).shape[0].as_static());
         a.pos.push_back(std::move(v));
       }
-      if (symbolic && !tensors)
-        fail(s.iter->span, "zip over a tensor whose first dim is known only at run time takes only tensors "
-                           "(each indexed by the loop counter)");
+      if (symbolic && !tensors) {
+        // A static list beside them becomes a tensor, indexed by the counter like
+        // the others: its numbers (each item standing for a Python number, cast
+        // at each use as eager's would be) or its tensors of one type.
+        for (size_t k = 0; k < a.pos.size(); ++k) {
+          Value& v = a.pos[k];
+          if (v.is_tensor()) continue;
+          const SourceSpan at = s.iter->elts[k]->span;
+          if (!v.is<ListPtr>() && !v.is<TuplePtr>() && !v.is<RangeV>())
+            fail(at, "zip over a tensor whose first dim is known only at run time takes tensors and static lists, "
+                     "got " + type_name(v));
+          std::vector<Value> items = to_list(v, at);
+          if (items.empty()) fail(at, "zip over a tensor whose first dim is known only at run time: this list is empty");
+          bool numbers = true, tensors_alike = true;
+          for (const Value& item : items) {
+            numbers = numbers && item.is_number() && item.data.index() == items[0].data.index();
+            tensors_alike = tensors_alike && item.is_tensor() && items[0].is_tensor() &&
+                            tensor_type(item) == tensor_type(items[0]);
+          }
+          if (!numbers && !tensors_alike)
+            fail(at, "zip over a tensor whose first dim is known only at run time takes a static list of numbers "
+                     "of one kind (all ints or all floats) or of tensors of one dtype and shape");
+          Args st;
+          st.span = at;
+          st.pos.push_back(Value(ListPtr(std::make_shared<ListObj>(ListObj{items}))));
+          v = call_sg("stack", st);
+          if (numbers) zipped_numbers.emplace_back(k, items[0]);
+        }
+      }
       if (symbolic) zipped = a.pos;
       else iterable = call_builtin("zip", a);
     }
@@ -270,6 +297,7 @@ Flow Stager::exec_for(const Stmt& s) {
           mark_weak_int(c);  // enumerate's index: a Python int in eager mode
           std::vector<Value> items;
           for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
+          for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin{0, "", number, true});
           Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
           if (index_base)
             item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});

@@ -173,25 +173,25 @@ Flow Stager::exec(const Stmt& s) {
         }
       }
       eval(e);
-      check_frozen_lists(*this, s.span);
+      note_size_changes(control(), s.span);
       return Flow::kNormal;
     }
     case StmtKind::kAssign: {
       Value v = eval(*s.value);
       for (const ExprPtr& t : s.targets) assign(*t, v, t->span);
-      check_frozen_lists(*this, s.span);
+      note_size_changes(control(), s.span);
       return Flow::kNormal;
     }
     case StmtKind::kAnnAssign:
       if (s.value) assign(*s.target, eval(*s.value), s.target->span);
-      check_frozen_lists(*this, s.span);
+      note_size_changes(control(), s.span);
       return Flow::kNormal;
     case StmtKind::kAugAssign: {
       Value rhs = eval(*s.value);
       Value old = eval(*s.target);
       if (old.is<ListPtr>() && s.aug_op == BinOp::kAdd) {  // list += extends in place
         for (const Value& v : to_list(rhs, s.value->span)) old.as<ListPtr>()->items.push_back(v);
-        check_frozen_lists(*this, s.span);
+        note_size_changes(control(), s.span);
         return Flow::kNormal;
       }
       assign(*s.target, binary(s.aug_op, old, rhs, operator_span(s.span, s.op_span)), s.target->span);

@@ -1,6 +1,6 @@
 """Tuples, lists and dicts of tensors carried by staged loops: one carried value
 per item, the container rebuilt around them in the body, the test and after the
-loop. A tuple state unpacked and rebuilt, list items assigned at static indices (outside staged branches),
+loop. A tuple state unpacked and rebuilt, list items assigned at static indices,
 a dict of running statistics, and a nested tuple that starts from Python numbers.
 """
 import stagegraph as sg

@@ -133,9 +133,11 @@ def f(x: sg.f32[2], c: sg.bool):
     return x
 )");
   EXPECT_FALSE(r.ir);
-  // Reported at the append, not at the if.
-  EXPECT_NE(r.locations().find("7:9: error: list 'xs' is changed in the then branch of this staged `if`"),
+  // Reported at the append, with the if as a note.
+  EXPECT_NE(r.locations().find("7:9: error: list 'xs' has 1 item in the then branch of the staged `if` at line 6 and "
+                               "0 items in the else branch"),
             std::string::npos) << r.locations();
+  EXPECT_NE(r.locations().find("6:5: note: the staged `if`"), std::string::npos) << r.locations();
 }
 
 TEST(StagingControl, ExtendingAListInAStagedElseIsReportedAtTheStatement) {
@@ -152,7 +154,62 @@ def f(x: sg.f32[2], c: sg.bool):
     return y
 )");
   EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("10:9: error: list 'xs' is changed in the else branch of this staged `if`"),
+  EXPECT_NE(r.locations().find("10:9: error: list 'xs' has 1 item in the then branch of the staged `if` at line 6 and "
+                               "2 items in the else branch"),
+            std::string::npos) << r.locations();
+}
+
+TEST(StagingControl, ListAndDictItemsChangedInABranchJoinAsIfOutputs) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], c: sg.bool):
+    xs = [x, x]
+    d = {"h": x}
+    if c:
+        xs[0] = x + 1.0
+        d["h"] = x * 2.0
+    return xs[0] + xs[1] + d["h"]
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  const ir::Function& main = r.ir->functions[0];
+  const ir::Node* if_node = nullptr;
+  for (const ir::Node& n : main.nodes)
+    if (n.kind == ir::NodeKind::kIf) if_node = &n;
+  ASSERT_NE(if_node, nullptr);
+  // xs[1] is unchanged on both paths: only xs[0] and d["h"] leave the If.
+  EXPECT_EQ(if_node->outputs.size(), 2u);
+}
+
+TEST(StagingControl, ADictThatGainsAKeyOnOnePathIsAnError) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], c: sg.bool):
+    d = {"h": x}
+    if c:
+        d["extra"] = x
+    return d["h"]
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("7:9: error: dict 'd' has keys ['h', 'extra'] in the then branch of the staged `if` at "
+                               "line 6 and keys ['h'] in the else branch; both paths must leave it with the same keys "
+                               "in the same order"),
+            std::string::npos) << r.locations();
+}
+
+TEST(StagingControl, AListItemOfAnotherDtypeOnOnePathIsAnError) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], c: sg.bool):
+    xs = [x]
+    if c:
+        xs[0] = x.astype(sg.i32)
+    return xs[0]
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("6:5: error: item 0 of list 'xs' is i32 in the then branch and f32 in the else branch"),
             std::string::npos) << r.locations();
 }
 

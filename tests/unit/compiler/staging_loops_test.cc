@@ -354,7 +354,23 @@ TEST(StagingLoopErrors, AppendInAStagedIfOutsideALoop) {
         xs.append(x)
     return x
 )");
-  EXPECT_NE(e.find("7:9: error: list 'xs' is changed in the then branch of this staged `if`"), std::string::npos)
+  EXPECT_NE(e.find("7:9: error: list 'xs' has 1 item in the then branch of the staged `if` at line 6 and 0 items in "
+                   "the else branch; both paths must leave it with one length (a list appended to inside a staged "
+                   "loop becomes a tensor list, which may grow)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(StagingLoopErrors, ZipOfASymbolicTensorWithAListOfMixedNumbers) {
+  const std::string e = errors_of(R"(def f(x: sg.f32["N"]):
+    t = 0.0
+    for w, v in zip([1, 2.5], x):
+        t = t + w * v
+    return t
+)");
+  EXPECT_NE(e.find("6:21: error: zip over a tensor whose first dim is known only at run time takes a static list of "
+                   "numbers of one kind (all ints or all floats) or of tensors of one dtype and shape"),
+            std::string::npos)
       << e;
 }
 
