@@ -312,6 +312,8 @@ Value astype_op(Stager& s, const Args& a, const std::string& name) {
 Value softmax(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "axis"}, 1);
   Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  // Ints and bools give f32, as exp does (SPEC §3).
+  if (!is_float(s.tensor_dtype(x))) x = s.cast(x, DType::kF32, a.span);
   const ops::OpId op = name == "softmax" ? ops::OpId::Softmax : ops::OpId::LogSoftmax;
   if (b.none(1) && s.tensor_rank(x) != 1) {
     // Over all elements: along the flattened tensor, then back to x's shape.

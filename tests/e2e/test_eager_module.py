@@ -135,6 +135,18 @@ MISMATCHES = [
     ("item assignment of f32 into i32", lambda: I32.__setitem__(0, T(1.0, sg.f32))),
 ]
 
+# Ops the compiler refuses bool operands for (kernels/ops/infer.cc): eager mode too.
+BOOL_REFUSED = [
+    ("bool + bool", lambda: B + B),
+    ("bool * bool", lambda: B * B),
+    ("abs of bool", lambda: sg.abs(B)),
+    ("square of bool", lambda: sg.square(B)),
+    ("floor of bool", lambda: sg.floor(B)),
+    ("relu of bool", lambda: sg.relu(B)),
+    ("clip of bool", lambda: sg.clip(B, B, B)),
+    ("matmul of bool", lambda: sg.matmul(Tensor(np.ones((2, 2), np.bool_)), Tensor(np.ones((2, 2), np.bool_)))),
+]
+
 
 class DTypeRules(unittest.TestCase):
     def test_table(self):
@@ -151,6 +163,13 @@ class DTypeRules(unittest.TestCase):
                 with self.assertRaises(TypeError) as e:
                     thunk()
                 self.assertTrue("astype" in str(e.exception) or "must be" in str(e.exception), str(e.exception))
+
+    def test_bool_operands_refused_where_the_compiler_refuses_them(self):
+        for name, thunk in BOOL_REFUSED:
+            with self.subTest(name):
+                with self.assertRaises(TypeError) as e:
+                    thunk()
+                self.assertIn("astype", str(e.exception))
 
     def test_python_int_out_of_range_for_i32(self):
         with self.assertRaises(OverflowError):

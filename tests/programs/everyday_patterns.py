@@ -1,5 +1,5 @@
 """Everyday patterns: nested defs with defaults, augmented assignment, slicing, staged
-indices, builtins on tensors, casts, dict results, returns from both branches,
+indices, builtins on tensors, casts (softmax of ints), dict results, returns from both branches,
 bool masks, a staged power loop and recursion over a shrinking slice.
 """
 import stagegraph as sg
@@ -38,7 +38,8 @@ def minmax_builtin(x: sg.f32["N"]):
 def casting(x: sg.f32["N"]):
     y = x.astype(sg.i32)
     z = sg.astype(y, sg.f16)
-    return y, z, (x > 0).astype(sg.f32)
+    # softmax of ints (and of bools) is of their f32 values, as exp is.
+    return y, z, (x > 0).astype(sg.f32), sg.softmax(y), sg.log_softmax(x > 0)
 
 @sg.function
 def dict_ret(x: sg.f32["N"]):

@@ -54,6 +54,8 @@ gelu = _float_unary(lambda a: 0.5 * a.astype(np.float64) * (1 + _erf(a.astype(np
 def _same_dtype_unary(fn, op, int_identity=False):
     def apply(x):
         t = to_tensor(x, what=op)
+        if t.dtype is dt.bool_:
+            raise TypeError(f"{op}: not defined for bool; cast with astype")
         if int_identity and not t.dtype.is_float:
             return Tensor(t._a.copy())
         with np.errstate(all="ignore"):
@@ -63,29 +65,19 @@ def _same_dtype_unary(fn, op, int_identity=False):
     return apply
 
 
-def _abs(a):
-    return a.copy() if a.dtype == np.bool_ else np.abs(a)
-
-
-def _sign(a):
-    return a.copy() if a.dtype == np.bool_ else np.sign(a)
-
-
-def _square(a):
-    return a.copy() if a.dtype == np.bool_ else np.square(a)
-
-
-abs = _same_dtype_unary(_abs, "abs")  # noqa: A001 - the op library's name
+abs = _same_dtype_unary(np.abs, "abs")  # noqa: A001 - the op library's name
 floor = _same_dtype_unary(np.floor, "floor", int_identity=True)
 ceil = _same_dtype_unary(np.ceil, "ceil", int_identity=True)
 round = _same_dtype_unary(np.rint, "round", int_identity=True)  # noqa: A001 - half to even
-sign = _same_dtype_unary(_sign, "sign")
-square = _same_dtype_unary(_square, "square")
+sign = _same_dtype_unary(np.sign, "sign")
+square = _same_dtype_unary(np.square, "square")
 
 
 def relu(x):
     """max(x, 0) in x's dtype."""
     t = to_tensor(x, what="relu")
+    if t.dtype is dt.bool_:
+        raise TypeError("relu: not defined for bool; cast with astype")
     return Tensor(np.maximum(t._a, np.zeros((), t._a.dtype)))
 
 
@@ -111,6 +103,8 @@ def clip(x, lo=None, hi=None):
     """min(max(x, lo), hi); a bound of None is absent. NaN stays NaN."""
     operands = [v for v in (x, lo, hi) if v is not None]
     arrays, d = coerce("clip", *operands)
+    if d is dt.bool_:
+        raise TypeError("clip: not defined for bool; cast with astype")
     out = arrays[0]
     rest = iter(arrays[1:])
     with np.errstate(all="ignore"):

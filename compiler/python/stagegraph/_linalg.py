@@ -13,6 +13,8 @@ def _operands(op, a, b):
     if x.dtype is not y.dtype:
         raise TypeError(f"{op}: operands have different dtypes {x.dtype.name} and {y.dtype.name}; "
                         "cast one with astype")
+    if x.dtype is dt.bool_:
+        raise TypeError(f"{op}: not defined for bool operands; cast with astype")
     return x, y
 
 

@@ -292,7 +292,7 @@ def binary(op, a, b):
             if not d.is_float:
                 x, y, d = x.astype(np.float32), y.astype(np.float32), dt.f32
             return Tensor(np.asarray(np.true_divide(x, y), dtype=d.np))
-        if d is dt.bool_ and op not in ("+", "*"):
+        if d is dt.bool_:
             raise TypeError(f"{op} is not defined for bool tensors; cast with astype")
         # A divisor or exponent is used only where the result has elements (each
         # of its elements is then used at least once): an empty result has no
