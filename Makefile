@@ -54,11 +54,16 @@ test-numpy2:
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(NUMPY2_PACKAGES)"
 	tests/numpy2/run.sh
 
-# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-# (mimalloc off: the sanitizers bring their own allocator; no micro-benchmarks).
-test-asan: deps
-	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Debug -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF \
-	  -DSG_BUILD_BENCH=OFF
+# The whole test suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# built with clang at -O1 (mimalloc off: the sanitizers bring their own allocator;
+# no micro-benchmarks). The libraries carry libFuzzer's coverage instrumentation as
+# well, so the fuzz targets below link against this same build.
+SAN_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+  -DSG_WERROR=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF -DSG_BUILD_FUZZ=ON
+$(BUILD_ASAN)/build.ninja: | deps deps-fuzz
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_ASAN) $(SAN_CMAKE_FLAGS)
+
+test-asan: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
@@ -81,33 +86,31 @@ demo: build
 	  $(PYTHON) tools/compare_npy.py $(DEMO)/$$ex-out $(DEMO)/$$ex-eager || exit 1; \
 	done
 
-# Fuzzing with libFuzzer (clang). Seeds: the example programs, graphs compiled from
-# them, and .npy files. `fuzz` runs each target FUZZ_TIME seconds; `fuzz-smoke` a few.
-BUILD_FUZZ ?= build-fuzz
+# Fuzzing with libFuzzer (clang), in the sanitizer build of test-asan. Seeds: the
+# example programs, graphs compiled from them, and .npy files. `fuzz` runs each
+# target FUZZ_TIME seconds; `fuzz-smoke` a few.
 FUZZ_TIME ?= 300
 # One input running longer than this is a finding (a hang), reported at once.
 FUZZ_UNIT_TIMEOUT ?= 30
 FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy
-fuzz-build: deps deps-fuzz build
-	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-	  -DSG_BUILD_FUZZ=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_TESTS=OFF
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(FUZZ_TARGETS)
-	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
-	@for f in examples/*.py tests/programs/*.py; do cp $$f $(BUILD_FUZZ)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
-	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(BUILD_FUZZ)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
-	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(BUILD_FUZZ)/seeds/fuzz_npy >/dev/null
+FUZZ_DIR := $(BUILD_ASAN)/fuzz
+fuzz-build: deps deps-fuzz build $(BUILD_ASAN)/build.ninja
+	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(FUZZ_TARGETS)
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
+	@for f in examples/*.py tests/programs/*.py; do cp $$f $(FUZZ_DIR)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
+	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
+	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(FUZZ_DIR)/seeds/fuzz_npy >/dev/null
 
 fuzz-run: fuzz-build
 	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
-	  if $(BUILD_FUZZ)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=$(FUZZ_UNIT_TIMEOUT) -print_final_stats=1 \
-	       -artifact_prefix=$(BUILD_FUZZ)/$$t- \
-	       $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/seeds/$$t > $(BUILD_FUZZ)/$$t.log 2>&1; then \
-	    tail -n 4 $(BUILD_FUZZ)/$$t.log; \
+	  if $(BUILD_ASAN)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=$(FUZZ_UNIT_TIMEOUT) -print_final_stats=1 \
+	       -artifact_prefix=$(FUZZ_DIR)/$$t- \
+	       $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t > $(FUZZ_DIR)/$$t.log 2>&1; then \
+	    tail -n 4 $(FUZZ_DIR)/$$t.log; \
 	  else \
-	    tail -n 80 $(BUILD_FUZZ)/$$t.log; echo "fuzz: $$t failed; the input is named above, the whole log is $(BUILD_FUZZ)/$$t.log"; exit 1; \
+	    tail -n 80 $(FUZZ_DIR)/$$t.log; echo "fuzz: $$t failed; the input is named above, the whole log is $(FUZZ_DIR)/$$t.log"; exit 1; \
 	  fi; \
 	done
 
@@ -152,4 +155,4 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=20
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_AARCH64)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_AARCH64)

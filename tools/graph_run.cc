@@ -212,7 +212,8 @@ std::optional<Failure> bind_inputs(Session& session, const Options& o) {
   const EntryInfo& entry = session.entry();
   std::string params;
   for (const TensorSpec& in : entry.inputs) params += (params.empty() ? "" : ", ") + in.name;
-  for (const auto& [name, file] : o.inputs) {
+  for (const auto& input : o.inputs) {
+    const std::string& name = input.first;  // a plain reference: clang 14 cannot capture a structured binding
     const bool known = std::any_of(entry.inputs.begin(), entry.inputs.end(),
                                    [&](const TensorSpec& s) { return s.name == name; });
     if (!known)
