@@ -387,12 +387,28 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       return outs[index];
     };
   };
+  // A branch that certainly left by return, break or continue never reaches a
+  // read of what it did not assign: the other branch's value stands, and the
+  // If carries an unset value from the branch that left.
+  auto left = [](const std::map<std::string, Value>& vars) {
+    for (const char* flag : {kReturnFlag, kBreakFlag, kContinueFlag}) {
+      auto it = vars.find(flag);
+      if (it != vars.end() && flag_true(&it->second)) return true;
+    }
+    return false;
+  };
   std::vector<std::pair<std::string, Make>> makes;
   for (const std::string& name : names) {
     if (!defined(then_b.vars, name) || !defined(else_b.vars, name)) {
       const bool then_missing = !defined(then_b.vars, name);
-      sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
-      continue;
+      const int gone = then_missing ? 0 : 1;
+      if (!left(branches[gone]->vars) || !defined(branches[1 - gone]->vars, name)) {
+        sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
+        continue;
+      }
+      const Value model = branches[1 - gone]->vars[name];
+      const bool holds_tensors = model.is_tensor() || model.is<TuplePtr>() || model.is<DictPtr>();
+      in_branch(gone, [&] { branches[gone]->vars[name] = holds_tensors ? unset_value_like(model, span) : model; });
     }
     const std::string shown = name == kReturnValue ? std::string("the return value")
                               : name[0] == '$'     ? "the value of `" + (label == "ifexp" ? std::string("x if c else y")

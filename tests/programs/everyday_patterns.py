@@ -1,10 +1,11 @@
 """Everyday patterns: nested defs with defaults, augmented assignment, slicing, staged
 indices, builtins on tensors, casts (softmax of ints), dict results, returns from both branches,
-bool masks, a staged power loop and recursion over a shrinking slice.
+bool masks, a staged power loop, recursion over a shrinking slice, and a variable
+assigned on every path but one that returns or continues.
 """
 import stagegraph as sg
 
-# e2e: N=1,4 range.i=0,3 range.n=0,4 runs=3
+# e2e: N=1,4 range.i=0,4 range.n=0,4 runs=4
 
 
 @sg.function
@@ -69,3 +70,28 @@ def recursion_sum(x: sg.f32["N"]) -> sg.f32:
     if x.shape[0] == 0:
         return 0.0
     return x[0] + recursion_sum(x[1:])
+
+
+@sg.function
+def elif_return(x: sg.f32["N"], i: sg.i64):
+    if i == 0:
+        y = x
+    elif i == 1:
+        y = x * 2.0
+    elif i == 2:
+        return x * 3.0
+    else:
+        y = -x
+    return y + 1.0
+
+
+@sg.function
+def skip_negative(x: sg.f32["N"]):
+    total = 0.0
+    for v in x:
+        if v < 0.0:
+            continue
+        else:
+            w = v * 2.0
+        total = total + w
+    return total

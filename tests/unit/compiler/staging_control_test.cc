@@ -181,6 +181,37 @@ def f(x: sg.f32[2], c: sg.bool):
   EXPECT_EQ(if_node->outputs.size(), 2u);
 }
 
+TEST(StagingControl, AVariableMissingOnlyOnAPathThatReturnsIsDefinedAfter) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], k: sg.i64):
+    if k == 0:
+        y = x
+    elif k == 1:
+        return x * 3.0
+    else:
+        y = -x
+    return y + 1.0
+)");
+  EXPECT_TRUE(r.ir) << r.locations();
+  // Without the return, the same program reads an undefined y.
+  auto bad = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], k: sg.i64):
+    if k == 0:
+        y = x
+    elif k == 1:
+        z = x * 3.0
+    else:
+        y = -x
+    return y + 1.0
+)");
+  EXPECT_FALSE(bad.ir);
+  EXPECT_NE(bad.locations().find("variable 'y' is assigned in only one branch"), std::string::npos) << bad.locations();
+}
+
 TEST(StagingControl, ADictThatGainsAKeyOnOnePathIsAnError) {
   auto r = stage_source(R"(import stagegraph as sg
 
