@@ -11,7 +11,8 @@ namespace sg::compiler::staging {
 namespace {
 
 const char* const kBuiltins[] = {"len", "range", "min", "max", "abs", "int", "float", "bool", "enumerate",
-                                 "zip", "isinstance", "print", "list", "tuple", "str", "reversed", "dict"};
+                                 "zip", "isinstance", "print", "list", "tuple", "str", "reversed", "dict",
+                                 "sum", "any", "all"};
 
 void expect_args(Stager& s, const Args& a, const std::string& name, size_t lo, size_t hi) {
   if (a.pos.size() < lo || a.pos.size() > hi)
@@ -208,6 +209,46 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     std::vector<Value> items = a.pos.empty() ? std::vector<Value>{} : to_list(a.pos[0], span);
     if (name == "reversed") std::reverse(items.begin(), items.end());
     return name == "tuple" ? make_tuple(std::move(items)) : make_list(std::move(items));
+  }
+  if (name == "sum") {
+    expect_args(*this, a, name, 1, 2);
+    Value total = a.pos.size() == 2 ? a.pos[1] : Value(int64_t(0));
+    for (const auto& [k, v] : a.kw) {
+      if (k != "start") fail(span, "sum() got an unexpected keyword argument '" + k + "'");
+      total = v;
+    }
+    const Value& over = a.pos[0];
+    if (over.is_tensor() && tensor_rank(over) > 0 && !tensor_type(over).shape[0].as_static())
+      fail(span, "sum() of a tensor whose first dim is known only at run time: use sg.sum(x, axis=0)");
+    iterate(over, span, "sum()", [&](const Value& v) {
+      total = binary(BinOp::kAdd, total, v, span);
+      return true;
+    });
+    return total;
+  }
+  if (name == "any" || name == "all") {
+    // Python's any/all over a static sequence; staged scalar items combine with
+    // logical_or/logical_and (each item is already evaluated, so nothing short-circuits).
+    expect_args(*this, a, name, 1, 1);
+    if (a.pos[0].is_tensor()) fail(span, name + "() of a tensor: use sg." + name + "(x)");
+    const bool is_any = name == "any";
+    std::optional<Value> staged_part;
+    bool decided = false;
+    for (const Value& v : to_list(a.pos[0], span)) {
+      if (v.is<Staged>()) {
+        if (tensor_rank(v) != 0)
+          fail(span, name + "() of a non-scalar tensor item " + module_->format_type(tensor_type(v)) + ": use sg." +
+                         name + " to reduce it");
+        Value b = tensor_dtype(v) == DType::kBool ? v : tensor_binary(ops::OpId::NotEqual, v, Value(int64_t(0)), span);
+        staged_part = staged_part ? tensor_binary(is_any ? ops::OpId::LogicalOr : ops::OpId::LogicalAnd, *staged_part,
+                                                  b, span)
+                                  : b;
+      } else if (truth(v, span, name + "()") == is_any) {
+        decided = true;  // a static True for any (False for all) settles it
+      }
+    }
+    if (decided || !staged_part) return Value(decided ? is_any : !is_any);
+    return *staged_part;
   }
   if (name == "str") {
     expect_args(*this, a, name, 0, 1);

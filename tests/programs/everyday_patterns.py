@@ -1,7 +1,8 @@
 """Everyday patterns: nested defs with defaults, augmented assignment, slicing, staged
 indices, builtins on tensors, casts (softmax of ints), dict results, returns from both branches,
-bool masks, a staged power loop, recursion over a shrinking slice, and a variable
-assigned on every path but one that returns or continues.
+bool masks, a staged power loop, recursion over a shrinking slice, a variable
+assigned on every path but one that returns or continues, and the builtins sum,
+any and all over lists of staged values.
 """
 import stagegraph as sg
 
@@ -95,3 +96,13 @@ def skip_negative(x: sg.f32["N"]):
             w = v * 2.0
         total = total + w
     return total
+
+
+@sg.function
+def builtins_over_lists(x: sg.f32["N", 3], i: sg.i64):
+    cols = [x[:, 0], x[:, 1], x[:, 2]]
+    rows = sum(x[:, :2].T)       # over the rows of a static first dim
+    tests = [sg.sum(x) > 0.0, i > 1]
+    both = all(tests)
+    either = any(tests + [False])
+    return sum(cols), sum(cols, 1.0), rows, sg.where(both, 1, 0), sg.where(either, 1, 0), any([i > 2, True])

@@ -374,6 +374,15 @@ TEST(StagingLoopErrors, ZipOfASymbolicTensorWithAListOfMixedNumbers) {
       << e;
 }
 
+TEST(StagingLoopErrors, BuiltinSumOfASymbolicFirstDimAsksForSgSum) {
+  const std::string e = errors_of(R"(def f(x: sg.f32["N", 3]):
+    return sum(x)
+)");
+  EXPECT_NE(e.find("5:12: error: sum() of a tensor whose first dim is known only at run time: use sg.sum(x, axis=0)"),
+            std::string::npos)
+      << e;
+}
+
 TEST(StagingLoopErrors, TensorListItemsOfDifferentTypes) {
   const std::string e = errors_of(R"(def f(xs: sg.f32["T", 3]):
     out = []
