@@ -91,6 +91,7 @@ Token Lexer::fail(SourceSpan span, std::string message) {
 
 Token Lexer::next() {
   if (done_) return final_;
+  if (next_queued_ < queued_.size()) return queued_[next_queued_++];
   if (pending_dedents_ > 0) {
     --pending_dedents_;
     return make(TokenKind::kDedent, pos_, line_, col());
@@ -238,9 +239,7 @@ Token Lexer::lex_name_or_string() {
     std::string prefix = lower(word);
     if (prefix == "r" || prefix == "u" || prefix == "b" || prefix == "f" || prefix == "br" ||
         prefix == "rb" || prefix == "fr" || prefix == "rf") {
-      if (prefix.find('f') != std::string::npos) {
-        return fail(span_from(line, column), "f-strings are not supported in staged programs");
-      }
+      if (prefix.find('f') != std::string::npos) return lex_fstring(line, column, prefix.find('r') != std::string::npos);
       if (prefix.find('b') != std::string::npos) {
         return fail(span_from(line, column), "bytes literals are not supported in staged programs");
       }

@@ -5,8 +5,14 @@
 //
 // Indentation: a stack of widths; a tab advances to the next multiple of 8 (the
 // rule CPython uses to measure a line), so tab-only and space-only files both work.
-// Errors (unterminated strings, invalid characters, bad numbers, f-strings, ':=')
-// are reported to the DiagnosticEngine and end the token stream with kError.
+// Errors (unterminated strings, invalid characters, bad numbers, ':=') are
+// reported to the DiagnosticEngine and end the token stream with kError.
+//
+// An f-string is lexed whole into the tokens of a call of the hidden builtin
+// `$fstring` (a name no program can write): f"a{x!r:>4}b" becomes
+// $fstring('a', (x), 'r', '>4', 'b') -- literal parts and, per replacement
+// field, the expression in parentheses, its conversion and its format spec.
+// The expression's tokens keep their own positions in the file.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +80,7 @@ class Lexer {
   Token lex_name_or_string();
   Token lex_number();
   Token lex_string(size_t start, uint32_t line, uint32_t column, bool raw);
+  Token lex_fstring(uint32_t line, uint32_t column, bool raw);
   bool lex_escape(std::string& out, SourceSpan string_span);
   Token lex_operator();
 
@@ -97,6 +104,9 @@ class Lexer {
   std::vector<Bracket> brackets_;
   bool done_ = false;
   Token final_;  // kEnd or kError once done_
+  std::vector<Token> queued_;  // the rest of an f-string's tokens
+  size_t next_queued_ = 0;
+  bool in_fstring_ = false;
 };
 
 }  // namespace sg::compiler

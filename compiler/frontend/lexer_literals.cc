@@ -232,4 +232,149 @@ bool Lexer::lex_escape(std::string& out, SourceSpan span) {
   return true;
 }
 
+
+Token Lexer::lex_fstring(uint32_t line, uint32_t column, bool raw) {
+  if (in_fstring_) return fail(span_from(line, column), "f-strings nested inside an f-string are not supported");
+  struct Flag {
+    bool& f;
+    ~Flag() { f = false; }
+  } flag{in_fstring_ = true};
+  const char quote = peek_char();
+  const bool triple = peek_char(1) == quote && peek_char(2) == quote;
+  for (int i = 0; i < (triple ? 3 : 1); ++i) advance_char();
+  auto synthetic = [](TokenKind kind, std::string text, std::string value = {}) {
+    Token t;
+    t.kind = kind;
+    t.text = std::move(text);
+    t.str_value = std::move(value);
+    return t;
+  };
+  auto literal = [&](std::string value) { return synthetic(TokenKind::kString, "'...'", std::move(value)); };
+  auto op = [&](const char* text) { return synthetic(TokenKind::kOp, text); };
+  auto at_end = [&] {
+    return peek_char() == quote && (!triple || (peek_char(1) == quote && peek_char(2) == quote));
+  };
+  auto unterminated = [&] {
+    return fail(span_from(line, column), triple ? "unterminated triple-quoted f-string" : "unterminated f-string");
+  };
+  std::vector<Token> out{synthetic(TokenKind::kName, "$fstring"), op("(")};
+  std::string text;  // the literal part being read
+  for (;;) {
+    if (pos_ >= src_.text.size() || (peek_char() == '\n' && !triple)) return unterminated();
+    const char c = peek_char();
+    if (at_end()) {
+      for (int i = 0; i < (triple ? 3 : 1); ++i) advance_char();
+      break;
+    }
+    if (c == '\\') {
+      if (raw) {
+        text += c;
+        advance_char();
+        if (pos_ < src_.text.size()) text += peek_char();
+        advance_char();
+        continue;
+      }
+      if (!lex_escape(text, SourceSpan{file_, line_, col(), line_, col() + 2})) return final_;
+      continue;
+    }
+    if ((c == '{' || c == '}') && peek_char(1) == c) {  // {{ and }} are braces
+      text += c;
+      advance_char();
+      advance_char();
+      continue;
+    }
+    if (c == '}') {
+      const uint32_t l = line_, k = col();
+      advance_char();
+      return fail(span_from(l, k), "f-string: single '}' is not allowed");
+    }
+    if (c != '{') {
+      text += c;
+      advance_char();
+      continue;
+    }
+    // A replacement field: {expression[=][!conversion][:spec]}.
+    const uint32_t field_line = line_, field_col = col();
+    advance_char();
+    const size_t expr_start = pos_;
+    const size_t depth = brackets_.size();
+    std::vector<Token> expr;
+    std::string conversion, spec;
+    bool debug = false;
+    size_t debug_end = 0;
+    for (;;) {
+      while (peek_char() == ' ' || peek_char() == '\t' || (triple && peek_char() == '\n')) advance_char();
+      if (pos_ >= src_.text.size() || at_end() || (peek_char() == '\n' && !triple)) {
+        brackets_.resize(depth);
+        return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+      }
+      const char d = peek_char();
+      if (brackets_.size() == depth) {
+        if (d == '}') break;
+        if (d == '=' && peek_char(1) != '=' && !expr.empty() && !debug && conversion.empty()) {
+          advance_char();
+          while (peek_char() == ' ') advance_char();
+          debug = true;
+          debug_end = pos_;
+          continue;
+        }
+        if (d == '!' && peek_char(1) != '=') {
+          advance_char();
+          while (is_name_char(peek_char())) conversion += peek_char(), advance_char();
+          if (conversion != "r" && conversion != "s" && conversion != "a")
+            return fail(span_from(field_line, field_col), "f-string: invalid conversion character '" + conversion +
+                                                              "': expected 's', 'r', or 'a'");
+          continue;
+        }
+        if (d == ':') {
+          advance_char();
+          while (pos_ < src_.text.size() && peek_char() != '}' && !at_end() && peek_char() != '\n') {
+            if (peek_char() == '{')
+              return fail(span_from(field_line, field_col),
+                          "f-string: a replacement field inside a format spec is not supported");
+            spec += peek_char();
+            advance_char();
+          }
+          if (peek_char() != '}') return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+          break;
+        }
+      }
+      if (!conversion.empty() || debug)
+        return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+      Token t = is_name_start(d)                             ? lex_name_or_string()
+                : is_dec(d) || (d == '.' && is_dec(peek_char(1))) ? lex_number()
+                : d == '"' || d == '\''                     ? lex_string(pos_, line_, col(), /*raw=*/false)
+                                                             : lex_operator();
+      if (t.kind == TokenKind::kError) return t;
+      expr.push_back(std::move(t));
+    }
+    advance_char();  // '}'
+    if (expr.empty()) return fail(span_from(field_line, field_col), "f-string: empty expression not allowed");
+    // {x=} shows the expression's text, then (without a spec) its repr.
+    if (debug) {
+      text += src_.text.substr(expr_start, debug_end - expr_start);
+      if (conversion.empty() && spec.empty()) conversion.push_back('r');
+    }
+    out.push_back(literal(std::move(text)));
+    text.clear();
+    out.push_back(op(","));
+    out.push_back(op("("));
+    for (Token& t : expr) out.push_back(std::move(t));
+    out.push_back(op(")"));
+    out.push_back(op(","));
+    out.push_back(literal(conversion));
+    out.push_back(op(","));
+    out.push_back(literal(spec));
+    out.push_back(op(","));
+  }
+  out.push_back(literal(std::move(text)));
+  out.push_back(op(")"));
+  const SourceSpan whole = span_from(line, column);
+  for (Token& t : out)
+    if (t.span.line == 0) t.span = whole;
+  queued_.assign(out.begin() + 1, out.end());
+  next_queued_ = 0;
+  return out[0];
+}
+
 }  // namespace sg::compiler

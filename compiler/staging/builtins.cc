@@ -2,8 +2,11 @@
 // isinstance print, and the list/tuple/str constructors. They act on static
 // values; len, min, max and abs also take staged scalars.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "staging/stager.h"
 
@@ -12,12 +15,116 @@ namespace {
 
 const char* const kBuiltins[] = {"len", "range", "min", "max", "abs", "int", "float", "bool", "enumerate",
                                  "zip", "isinstance", "print", "list", "tuple", "str", "reversed", "dict",
-                                 "sum", "any", "all"};
+                                 "sum", "any", "all", "$fstring"};
 
 void expect_args(Stager& s, const Args& a, const std::string& name, size_t lo, size_t hi) {
   if (a.pos.size() < lo || a.pos.size() > hi)
     s.fail(a.span, name + "() takes " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
                        " arguments, got " + std::to_string(a.pos.size()));
+}
+
+// Python's format(v, spec) for numbers and strings: [[fill]align][sign][#][0]
+// [width][,|_][.precision][type]. Returns nullopt for a spec it does not take.
+std::optional<std::string> format_with_spec(const Value& v, const std::string& spec) {
+  size_t i = 0;
+  char fill = ' ', align = 0, sign = '-', grouping = 0, type = 0;
+  bool alternate = false;
+  int width = 0, precision = -1;
+  auto is_align = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
+  if (spec.size() >= 2 && is_align(spec[1])) {
+    fill = spec[0];
+    align = spec[1];
+    i = 2;
+  } else if (!spec.empty() && is_align(spec[0])) {
+    align = spec[0];
+    i = 1;
+  }
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
+  if (i < spec.size() && spec[i] == '#') alternate = true, ++i;
+  if (i < spec.size() && spec[i] == '0') {
+    if (!align) fill = '0', align = '=';
+    ++i;
+  }
+  auto digits = [&](int& out) {
+    size_t start = i;
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9' && i - start < 4) out = out * 10 + (spec[i++] - '0');
+    return i > start;
+  };
+  digits(width);
+  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) grouping = spec[i++];
+  if (i < spec.size() && spec[i] == '.') {
+    ++i;
+    precision = 0;
+    if (!digits(precision)) return std::nullopt;
+  }
+  if (i < spec.size()) type = spec[i++];
+  if (i != spec.size()) return std::nullopt;
+
+  std::string body, prefix;  // prefix: the sign and a base marker, before any '=' padding
+  const bool is_string = v.is<std::string>();
+  if (is_string) {
+    if (type && type != 's') return std::nullopt;
+    if (sign != '-' || alternate || grouping || align == '=') return std::nullopt;
+    body = v.as<std::string>();
+    if (precision >= 0 && size_t(precision) < body.size()) body.resize(size_t(precision));
+  } else if (v.is<bool>() || v.is<int64_t>() || v.is<double>()) {
+    const bool integral = !v.is<double>() && (!type || std::string("dxXob").find(type) != std::string::npos);
+    auto group = [&](std::string& number, size_t every) {
+      if (!grouping) return;
+      size_t end = number.find_first_not_of("0123456789abcdefABCDEF");
+      if (end == std::string::npos) end = number.size();
+      for (size_t k = end; k > every; k -= every) number.insert(k - every, 1, grouping);
+    };
+    bool negative = false;
+    if (integral) {
+      if (precision >= 0) return std::nullopt;
+      const int64_t n = v.is<bool>() ? int64_t(v.as<bool>()) : v.as<int64_t>();
+      negative = n < 0;
+      uint64_t m = negative ? 0 - uint64_t(n) : uint64_t(n);
+      const int base = type == 'x' || type == 'X' ? 16 : type == 'o' ? 8 : type == 'b' ? 2 : 10;
+      do {
+        body.insert(body.begin(), "0123456789abcdef"[m % uint64_t(base)]);
+        m /= uint64_t(base);
+      } while (m);
+      if (type == 'X')
+        for (char& c : body) c = char(std::toupper(static_cast<unsigned char>(c)));
+      group(body, base == 10 ? 3 : 4);
+      if (alternate && base != 10) prefix = type == 'b' ? "0b" : type == 'o' ? "0o" : type == 'X' ? "0X" : "0x";
+    } else {
+      if (type && std::string("eEfFgG%n").find(type) == std::string::npos) return std::nullopt;
+      double d = v.is<double>() ? v.as<double>() : v.is<bool>() ? double(v.as<bool>()) : double(v.as<int64_t>());
+      negative = std::signbit(d) && !std::isnan(d);
+      d = std::fabs(d);
+      if (!type && precision < 0) {
+        body = format_float(d);
+        group(body, 3);
+      } else {
+        char conv = type == 'n' || !type ? 'g' : type == '%' ? 'f' : type;
+        if (type == '%') d *= 100;
+        const std::string fmt = std::string("%") + (alternate ? "#" : "") + ".*" + conv;
+        char buf[512];
+        const int len = std::snprintf(buf, sizeof buf, fmt.c_str(), precision < 0 ? 6 : std::min(precision, 200), d);
+        if (len < 0 || size_t(len) >= sizeof buf) return std::nullopt;
+        body.assign(buf, size_t(len));
+        // Python's general format without a type keeps at least one digit after a point.
+        if (!type && body.find_first_of(".einf") == std::string::npos) body += ".0";
+        group(body, 3);
+        if (type == '%') body += '%';
+      }
+    }
+    prefix = (negative ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "") + prefix;
+  } else {
+    return std::nullopt;
+  }
+  const size_t shown = prefix.size() + body.size();
+  const size_t pad = size_t(width) > shown ? size_t(width) - shown : 0;
+  if (!align) align = is_string ? '<' : '>';
+  switch (align) {
+    case '<': return prefix + body + std::string(pad, fill);
+    case '^': return std::string(pad / 2, fill) + prefix + body + std::string(pad - pad / 2, fill);
+    case '=': return prefix + std::string(pad, fill) + body;
+    default: return std::string(pad, fill) + prefix + body;
+  }
 }
 
 bool is_instance(const Value& v, const Value& type) {
@@ -61,7 +168,8 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
       else fail(span, "print() got an unsupported keyword argument '" + k + "'");
     }
     bool any_staged = false;
-    for (const Value& v : a.pos) any_staged = any_staged || v.is<Staged>() || v.is<TensorListV>();
+    for (const Value& v : a.pos)
+      any_staged = any_staged || v.is<Staged>() || v.is<TensorListV>() || v.is<FormattedV>();
     if (any_staged) {
       stage_print(a, sep, end);
       return Value();
@@ -209,6 +317,41 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     std::vector<Value> items = a.pos.empty() ? std::vector<Value>{} : to_list(a.pos[0], span);
     if (name == "reversed") std::reverse(items.begin(), items.end());
     return name == "tuple" ? make_tuple(std::move(items)) : make_list(std::move(items));
+  }
+  if (name == "$fstring") {
+    // The lexer's form of an f-string (lexer.h): text, then per field the value,
+    // its conversion and its spec, then text.
+    std::vector<Value> parts;
+    std::string text = a.pos[0].as<std::string>();
+    for (size_t i = 1; i + 3 < a.pos.size(); i += 4) {
+      const Value& v = a.pos[i].is<TensorListV>()
+                           ? Value(resolve_tensor_list(a.pos[i].as<TensorListV>(), "list", a.pos_spans[i]))
+                           : a.pos[i];
+      const std::string& conversion = a.pos[i + 1].as<std::string>();
+      const std::string& spec = a.pos[i + 2].as<std::string>();
+      if (v.is<Staged>()) {
+        if (!spec.empty())
+          fail(a.pos_spans[i], "f-string: the format spec ':" + spec +
+                                   "' of a value known only at run time is not supported (print shows the value "
+                                   "as the runtime formats it)");
+        parts.push_back(Value(text));
+        parts.push_back(v);
+        text.clear();
+      } else if (!conversion.empty() && conversion != "s") {
+        text += py_repr(v);
+      } else if (spec.empty()) {
+        text += py_str(v);
+      } else {
+        const std::optional<std::string> formatted = format_with_spec(v, spec);
+        if (!formatted)
+          fail(a.pos_spans[i], "f-string: format spec ':" + spec + "' is not supported for " + type_name(v));
+        text += *formatted;
+      }
+      text += a.pos[i + 3].as<std::string>();
+    }
+    if (parts.empty()) return Value(text);
+    parts.push_back(Value(text));
+    return Value(FormattedV{std::move(parts)});
   }
   if (name == "sum") {
     expect_args(*this, a, name, 1, 2);

@@ -29,6 +29,15 @@ void Stager::stage_print(const Args& a, const std::string& sep, const std::strin
     if (v.is<Staged>()) {
       format += "{}";
       inputs.push_back(materialize(v, a.pos_spans[i]));
+    } else if (v.is<FormattedV>()) {
+      for (const Value& part : v.as<FormattedV>().parts) {
+        if (part.is<Staged>()) {
+          format += "{}";
+          inputs.push_back(materialize(part, a.pos_spans[i]));
+        } else {
+          format += escape_braces(part.as<std::string>());
+        }
+      }
     } else {
       format += escape_braces(py_str(v));
     }
@@ -52,7 +61,8 @@ void Stager::stage_assert(const Stmt& s, const Value& test) {
   std::string message;  // empty: the runtime says just "assertion failed"
   if (s.msg) {
     const Value m = eval(*s.msg);
-    if (m.is<Staged>()) fail(s.msg->span, "the message of an assert must be known at compile time");
+    if (m.is<Staged>() || m.is<FormattedV>())
+      fail(s.msg->span, "the message of an assert must be known at compile time");
     message = py_str(m);
   }
   assert_at_run_time(cond, message, s.span);

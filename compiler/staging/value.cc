@@ -88,6 +88,7 @@ std::string type_name(const Value& v) {
     std::string operator()(const EllipsisV&) { return "ellipsis"; }
     std::string operator()(const UndefinedV&) { return "undefined"; }
     std::string operator()(const TensorListV&) { return "list"; }
+    std::string operator()(const FormattedV&) { return "f-string of values known only at run time"; }
   };
   return std::visit(Namer{}, v.data);
 }

@@ -113,11 +113,17 @@ struct TensorListV {
   std::optional<Staged> tensor;
 };
 
+// An f-string with values known only at run time: its text parts (std::string)
+// and staged values in order. Only print takes it (a Print node's format).
+struct FormattedV {
+  std::vector<Value> parts;
+};
+
 struct Value {
   using Data = std::variant<NoneV, bool, int64_t, double, std::string, TuplePtr, ListPtr, DictPtr,
                             StaticTensorPtr, Staged, SgModuleV, SgMember, BuiltinV, DTypeV,
                             AnnotationV, RangeV, std::shared_ptr<FunctionV>, BoundMethod,
-                            EllipsisV, UndefinedV, TensorListV>;
+                            EllipsisV, UndefinedV, TensorListV, FormattedV>;
   Data data;
 
   Value() : data(NoneV{}) {}

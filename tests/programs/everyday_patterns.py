@@ -1,8 +1,8 @@
 """Everyday patterns: nested defs with defaults, augmented assignment, slicing, staged
 indices, builtins on tensors, casts (softmax of ints), dict results, returns from both branches,
 bool masks, a staged power loop, recursion over a shrinking slice, a variable
-assigned on every path but one that returns or continues, and the builtins sum,
-any and all over lists of staged values.
+assigned on every path but one that returns or continues, the builtins sum,
+any and all over lists of staged values, and f-strings (output names, print).
 """
 import stagegraph as sg
 
@@ -106,3 +106,12 @@ def builtins_over_lists(x: sg.f32["N", 3], i: sg.i64):
     both = all(tests)
     either = any(tests + [False])
     return sum(cols), sum(cols, 1.0), rows, sg.where(both, 1, 0), sg.where(either, 1, 0), any([i > 2, True])
+
+
+@sg.function
+def fstring_names(x: sg.f32["N", 3]):
+    out = {}
+    for i in range(3):
+        out[f"col{i}_x{i + 1:02d}"] = x[:, i] * float(i + 1)
+    print(f"total {sg.sum(x)} over {x.shape[0]} rows")
+    return out

@@ -212,6 +212,55 @@ def f(x: sg.f32[2], k: sg.i64):
   EXPECT_NE(bad.locations().find("variable 'y' is assigned in only one branch"), std::string::npos) << bad.locations();
 }
 
+TEST(StagingControl, FStringsFormatStaticValuesAsPythonDoes) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+RATE = 0.125
+
+@sg.function
+def f(x: sg.f32[2]):
+    n = 3
+    print(f"n={n:03d} rate={RATE:.2f} {RATE:>9.2e}|{'ab':^6}|{{}} {1234567:,} {255:#x} {-7:+} {0.5:%} {n=}")
+    out = {}
+    for i in range(2):
+        out[f"y{i}"] = x * float(i)
+    return out
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.printed, "n=003 rate=0.12  1.25e-01|  ab  |{} 1,234,567 0xff -7 50.000000% n=3\n");
+  EXPECT_EQ(r.ir->entries[0].output_names, (std::vector<std::string>{"y0", "y1"}));
+}
+
+TEST(StagingControl, AnFStringOfStagedValuesBecomesAPrintFormat) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], n: sg.i64):
+    print(f"{{n}} is {n}, x is {x!r}", "k")
+    return x
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  const ir::Node* print = nullptr;
+  for (const ir::Node& node : r.ir->functions[0].nodes)
+    if (node.op == ops::OpId::Print) print = &node;
+  ASSERT_NE(print, nullptr);
+  EXPECT_EQ(print->attrs.values[0].s, "{{n}} is {}, x is {} k");
+  EXPECT_EQ(print->inputs.size(), 2u);
+
+  auto bad = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], n: sg.i64):
+    print(f"{n:.2f}")
+    s = f"{n}" + "!"
+    return x
+)");
+  EXPECT_FALSE(bad.ir);
+  EXPECT_NE(bad.locations().find("5:14: error: f-string: the format spec ':.2f' of a value known only at run time is "
+                                 "not supported"),
+            std::string::npos) << bad.locations();
+}
+
 TEST(StagingControl, ADictThatGainsAKeyOnOnePathIsAnError) {
   auto r = stage_source(R"(import stagegraph as sg
 

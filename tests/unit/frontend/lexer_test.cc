@@ -139,9 +139,29 @@ TEST(Lexer, StringLiteralsAndEscapes) {
 TEST(Lexer, StringErrors) {
   EXPECT_EQ(lex("x = 'abc\ny\n"), "NAME:x = ERROR 1:5: unterminated string");
   EXPECT_EQ(lex("x = \"\"\"abc\n\n"), "NAME:x = ERROR 1:5: unterminated triple-quoted string");
-  EXPECT_EQ(lex("print(f\"{x}\")"), "NAME:print ( ERROR 1:7: f-strings are not supported in staged programs");
   EXPECT_EQ(lex("b'xy'"), "ERROR 1:1: bytes literals are not supported in staged programs");
   EXPECT_EQ(lex(R"('\x4')"), "ERROR 1:2: truncated \\xXX escape in string literal");
+}
+
+TEST(Lexer, FStringsBecomeACallOfTheHiddenFormatter) {
+  // Text, then per field: (expression), conversion, spec; then text.
+  EXPECT_EQ(lex("f'a{x}b'"), "NAME:$fstring ( STR:<a> , ( NAME:x ) , STR:<> , STR:<> , STR:<b> ) NL END");
+  EXPECT_EQ(lex("f\"{x + 1!r:>4}{{}}\""),
+            "NAME:$fstring ( STR:<> , ( NAME:x + INT:1 ) , STR:<r> , STR:<>4> , STR:<{}> ) NL END");
+  EXPECT_EQ(lex("f'{d[\"k\"]} {n = }'"),
+            "NAME:$fstring ( STR:<> , ( NAME:d [ STR:<k> ] ) , STR:<> , STR:<> , STR:< n = > , ( NAME:n ) , STR:<r> , "
+            "STR:<> , STR:<> ) NL END");
+  EXPECT_EQ(lex("rf'\\n{x}'"), "NAME:$fstring ( STR:<\\n> , ( NAME:x ) , STR:<> , STR:<> , STR:<> ) NL END");
+}
+
+TEST(Lexer, FStringErrors) {
+  EXPECT_EQ(lex("f'a}b'"), "ERROR 1:4: f-string: single '}' is not allowed");
+  EXPECT_EQ(lex("f'{}'"), "ERROR 1:3: f-string: empty expression not allowed");
+  EXPECT_EQ(lex("f'{x!z}'"), "ERROR 1:3: f-string: invalid conversion character 'z': expected 's', 'r', or 'a'");
+  EXPECT_EQ(lex("f'{x'"), "ERROR 1:3: f-string: expecting '}'");
+  EXPECT_EQ(lex("f'{x:{w}}'"), "ERROR 1:3: f-string: a replacement field inside a format spec is not supported");
+  EXPECT_EQ(lex("f'{f\"{x}\"}'"), "ERROR 1:4: f-strings nested inside an f-string are not supported");
+  EXPECT_EQ(lex("f'abc"), "ERROR 1:1: unterminated f-string");
 }
 
 TEST(Lexer, OperatorsTakeTheLongestMatch) {
