@@ -81,6 +81,7 @@ class Lexer {
   Token lex_number();
   Token lex_string(size_t start, uint32_t line, uint32_t column, bool raw);
   Token lex_fstring(uint32_t line, uint32_t column, bool raw);
+  bool lex_backslash(std::string& out, bool raw);  // false (reported) on a bad escape
   bool lex_escape(std::string& out, SourceSpan string_span);
   Token lex_operator();
 

@@ -155,14 +155,7 @@ Token Lexer::lex_string(size_t start, uint32_t line, uint32_t column, bool raw) 
       continue;
     }
     if (c == '\\') {
-      if (raw) {  // a backslash still keeps the next char from ending the string
-        value += c;
-        advance_char();
-        if (pos_ < src_.text.size()) value += peek_char();
-        advance_char();
-        continue;
-      }
-      if (!lex_escape(value, SourceSpan{file_, line_, col(), line_, col() + 2})) return final_;
+      if (!lex_backslash(value, raw)) return final_;
       continue;
     }
     value += c;
@@ -171,6 +164,16 @@ Token Lexer::lex_string(size_t start, uint32_t line, uint32_t column, bool raw) 
   Token t = make(TokenKind::kString, start, line, column);
   t.str_value = std::move(value);
   return t;
+}
+
+bool Lexer::lex_backslash(std::string& out, bool raw) {
+  if (!raw) return lex_escape(out, SourceSpan{file_, line_, col(), line_, col() + 2});
+  // In a raw string the backslash stays, and still keeps the next char from ending the string.
+  out += peek_char();
+  advance_char();
+  if (pos_ < src_.text.size()) out += peek_char();
+  advance_char();
+  return true;
 }
 
 bool Lexer::lex_escape(std::string& out, SourceSpan span) {
@@ -267,14 +270,7 @@ Token Lexer::lex_fstring(uint32_t line, uint32_t column, bool raw) {
       break;
     }
     if (c == '\\') {
-      if (raw) {
-        text += c;
-        advance_char();
-        if (pos_ < src_.text.size()) text += peek_char();
-        advance_char();
-        continue;
-      }
-      if (!lex_escape(text, SourceSpan{file_, line_, col(), line_, col() + 2})) return final_;
+      if (!lex_backslash(text, raw)) return final_;
       continue;
     }
     if ((c == '{' || c == '}') && peek_char(1) == c) {  // {{ and }} are braces
