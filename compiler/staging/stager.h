@@ -205,7 +205,7 @@ class Stager {
   // The value id of a tensor in the current function (constants and captures
   // are added on first use).
   int32_t materialize(const Value& tensor, SourceSpan span);
-  int32_t local(const Staged& s);
+  int32_t local(const Staged& s, SourceSpan span = {});
   Value staged(int32_t id, std::optional<ir::Dim> known = std::nullopt) const;
   ir::Function& fn() { return module_->functions[size_t(cur_->fn)]; }
   int32_t add_constant(const StaticTensor& t);

@@ -438,14 +438,23 @@ int32_t Stager::add_constant(const StaticTensor& t) {
   return index;
 }
 
-int32_t Stager::local(const Staged& s) {
+int32_t Stager::local(const Staged& s, SourceSpan span) {
   if (s.fn == cur_->fn) return s.id;
   auto it = cur_->imported.find({s.fn, s.id});
   if (it != cur_->imported.end()) return it->second;
   FnBuilder* self = cur_;
-  if (!self->parent) fail({}, "internal error: a staged value of another graph function was used");
+  if (!self->parent) {
+    // Kept past its function in a module-level list or dict: no graph path leads here.
+    std::vector<Note> notes;
+    auto o = origins_.find({s.fn, s.id});
+    if (o != origins_.end() && o->second.span.line) notes.push_back(Note{o->second.span, "it was computed here"});
+    fail(span, "this value was computed while staging '" + module_->functions[size_t(s.fn)].name +
+                   "' and kept (in a module-level list or dict) past it; a staged value cannot leave its "
+                   "function that way: return it, or pass it as an argument",
+         std::move(notes));
+  }
   cur_ = self->parent;
-  const int32_t outer = local(s);
+  const int32_t outer = local(s, span);
   const int32_t outer_fn = cur_->fn;
   ir::Value outer_value = fn().values[size_t(outer)];
   cur_ = self;
@@ -459,7 +468,7 @@ int32_t Stager::local(const Staged& s) {
 }
 
 int32_t Stager::materialize(const Value& tensor, SourceSpan span) {
-  if (tensor.is<Staged>()) return local(tensor.as<Staged>());
+  if (tensor.is<Staged>()) return local(tensor.as<Staged>(), span);
   if (!cur_) fail(span, "internal error: no graph function to add a constant to");
   const StaticTensor& t = *tensor.as<StaticTensorPtr>();
   if (t.splat && t.numel() != 1) {

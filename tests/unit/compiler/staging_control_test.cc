@@ -261,6 +261,27 @@ def f(x: sg.f32[2], n: sg.i64):
             std::string::npos) << bad.locations();
 }
 
+TEST(StagingControl, AStagedValueKeptInAModuleListPastItsFunctionIsAnErrorAtItsUse) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+SEEN = []
+
+@sg.function
+def f(x: sg.f32[2]):
+    SEEN.append(x * 2.0)
+    return x
+
+@sg.function
+def g(x: sg.f32[2]):
+    return SEEN[0] + x
+)");
+  EXPECT_FALSE(r.ir);
+  EXPECT_NE(r.locations().find("12:20: error: this value was computed while staging 'f' and kept (in a module-level "
+                               "list or dict) past it"),
+            std::string::npos) << r.locations();
+  EXPECT_NE(r.locations().find("7:19: note: it was computed here"), std::string::npos) << r.locations();
+}
+
 TEST(StagingControl, ADictThatGainsAKeyOnOnePathIsAnError) {
   auto r = stage_source(R"(import stagegraph as sg
 
