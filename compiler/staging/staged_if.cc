@@ -387,15 +387,13 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       return outs[index];
     };
   };
-  // A branch that certainly left by return, break or continue never reaches a
-  // read of what it did not assign: the other branch's value stands, and the
-  // If carries an unset value from the branch that left.
+  // A branch that certainly returned never reaches a read of what it did not
+  // assign: the other branch's value stands, and the If carries an unset value
+  // from the branch that returned. (After a break or continue the variable may
+  // still be read after the loop, where eager mode would find it undefined.)
   auto left = [](const std::map<std::string, Value>& vars) {
-    for (const char* flag : {kReturnFlag, kBreakFlag, kContinueFlag}) {
-      auto it = vars.find(flag);
-      if (it != vars.end() && flag_true(&it->second)) return true;
-    }
-    return false;
+    auto it = vars.find(kReturnFlag);
+    return it != vars.end() && flag_true(&it->second);
   };
   std::vector<std::pair<std::string, Make>> makes;
   for (const std::string& name : names) {

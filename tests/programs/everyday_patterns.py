@@ -1,7 +1,7 @@
 """Everyday patterns: nested defs with defaults, augmented assignment, slicing, staged
 indices, builtins on tensors, casts (softmax of ints), dict results, returns from both branches,
 bool masks, a staged power loop, recursion over a shrinking slice, a variable
-assigned on every path but one that returns or continues, the builtins sum,
+assigned on every path but one that returns, the builtins sum,
 any and all over lists of staged values, and f-strings (output names, print).
 """
 import stagegraph as sg
@@ -84,18 +84,6 @@ def elif_return(x: sg.f32["N"], i: sg.i64):
     else:
         y = -x
     return y + 1.0
-
-
-@sg.function
-def skip_negative(x: sg.f32["N"]):
-    total = 0.0
-    for v in x:
-        if v < 0.0:
-            continue
-        else:
-            w = v * 2.0
-        total = total + w
-    return total
 
 
 @sg.function

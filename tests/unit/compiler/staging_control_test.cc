@@ -210,6 +210,22 @@ def f(x: sg.f32[2], k: sg.i64):
 )");
   EXPECT_FALSE(bad.ir);
   EXPECT_NE(bad.locations().find("variable 'y' is assigned in only one branch"), std::string::npos) << bad.locations();
+  // After a continue the variable may still be read after the loop, where eager
+  // mode finds it undefined when every iteration continued: still an error.
+  auto after_loop = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32[2], k: sg.i64):
+    for i in range(2):
+        if k > i:
+            continue
+        else:
+            w = x * 2.0
+    return w
+)");
+  EXPECT_FALSE(after_loop.ir);
+  EXPECT_NE(after_loop.locations().find("variable 'w' is assigned in only one branch"), std::string::npos)
+      << after_loop.locations();
 }
 
 TEST(StagingControl, FStringsFormatStaticValuesAsPythonDoes) {
