@@ -46,7 +46,7 @@ struct Branch {
 
 // A list or dict reachable from the scope before a staged `if`, and its items then.
 struct Container {
-  std::string name;  // as messages show it: 'outs', 'state["h"]'
+  std::string name;  // as messages show it: outs, state['h'] (py_repr of each key)
   ListPtr list;
   DictPtr dict;
   std::vector<Value> list_items;
@@ -93,7 +93,7 @@ bool defined(const std::map<std::string, Value>& vars, const std::string& name) 
   return it != vars.end() && !it->second.is<UndefinedV>();
 }
 
-// 'outs', or `state["h"]` for an item reached through another container.
+// 'outs', or `state['h']` for an item reached through another container.
 std::string quoted(const std::string& name) {
   return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
 }
