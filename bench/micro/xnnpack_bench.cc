@@ -178,6 +178,9 @@ SG_DENSE(8x784x512, 8, 784, 512, true)
 SG_DENSE(64x4096x4096, 64, 4096, 4096, false)
 // The rnn benchmark's input projection, hoisted out of its loop: xs [100, 64] @ w [64, 256].
 SG_DENSE(100x64x256, 100, 64, 256, false)
+// The rnn and beam loops' matrix-vector products: h [256] @ u [256, 256], h [128] @ v [128, 1000].
+SG_DENSE(1x256x256, 1, 256, 256, false)
+SG_DENSE(1x128x1000, 1, 128, 1000, false)
 #undef SG_DENSE
 
 constexpr int64_t kM = 64, kK = 784, kN = 512;
@@ -286,6 +289,8 @@ SG_DENSE_BENCH(1x512x10);
 SG_DENSE_BENCH(8x784x512);
 SG_DENSE_BENCH(64x4096x4096);
 SG_DENSE_BENCH(100x64x256);
+SG_DENSE_BENCH(1x256x256);
+SG_DENSE_BENCH(1x128x1000);
 BENCHMARK(BM_StreamRead)->Arg(256)->Arg(596)->UseRealTime()->MinTime(0.5);
 
 }  // namespace

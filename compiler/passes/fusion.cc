@@ -1,6 +1,6 @@
 // Fusion into the ops the backends run in one kernel:
-//   add(matmul(x, w), b) [-> relu]  =>  fully_connected(x, w, b) {activation}
-//   add(conv2d(x, w), b) [-> relu]  =>  conv2d_bias(x, w, b) {conv attrs, activation}
+//   add(matmul(x, w), b) [-> relu | tanh]  =>  fully_connected(x, w, b) {activation}
+//   add(conv2d(x, w), b) [-> relu]         =>  conv2d_bias(x, w, b) {conv attrs, activation}
 // with f32 operands, w of rank 2 (matmul), b of rank 1 with one entry per output
 // channel (either add operand), and each intermediate used only by the next node.
 // w and b need not be constants: the XNNPACK kernel takes constant weights where
@@ -23,7 +23,8 @@ using ops::OpId;
 struct Chain {
   size_t core = 0;                // the matmul or conv2d node
   size_t add = 0;
-  std::optional<size_t> relu;
+  std::optional<size_t> act;  // the relu or tanh node
+  int64_t activation = ops::attr::kActNone;
   int32_t bias = -1;
 };
 
@@ -66,9 +67,13 @@ std::optional<Chain> match(const ir::Function& f, size_t i, const std::vector<in
   const int32_t sum = add.outputs[0];
   if (uses[size_t(sum)] == 1 && users[size_t(sum)].size() == 1) {
     const ir::Node& act = f.nodes[users[size_t(sum)][0]];
-    if (act.kind == ir::NodeKind::kOp && act.op == OpId::Relu &&
-        f.values[size_t(act.outputs[0])].type == f.values[size_t(sum)].type)
-      c.relu = users[size_t(sum)][0];
+    // tanh only into fully_connected: an RNN cell's tanh(x @ W + b).
+    const bool relu = act.op == OpId::Relu, tanh = act.op == OpId::Tanh && core.op == OpId::MatMul;
+    if (act.kind == ir::NodeKind::kOp && (relu || tanh) &&
+        f.values[size_t(act.outputs[0])].type == f.values[size_t(sum)].type) {
+      c.act = users[size_t(sum)][0];
+      c.activation = relu ? ops::attr::kActRelu : ops::attr::kActTanh;
+    }
   }
   return c;
 }
@@ -84,17 +89,17 @@ bool fuse_function(ir::Function& f) {
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     if (erase[i]) continue;
     const std::optional<Chain> c = match(f, i, uses, users);
-    if (!c || erase[c->add] || (c->relu && erase[*c->relu])) continue;
+    if (!c || erase[c->add] || (c->act && erase[*c->act])) continue;
     const ir::Node& core = f.nodes[c->core];
     // The fused node takes the place of the chain's last node: x, w and b are all
     // defined before it (b may be defined after the core).
-    const size_t last = c->relu ? *c->relu : c->add;
+    const size_t last = c->act ? *c->act : c->add;
     ir::Node fused;
     fused.kind = ir::NodeKind::kOp;
     fused.inputs = {core.inputs[0], core.inputs[1], c->bias};
     fused.outputs = f.nodes[last].outputs;
     fused.span = core.span;
-    const int64_t act = c->relu ? ops::attr::kActRelu : ops::attr::kActNone;
+    const int64_t act = c->activation;
     if (core.op == OpId::MatMul) {
       fused.op = OpId::FullyConnected;
       fused.attrs.values = {ops::AttrValue::Int(act)};

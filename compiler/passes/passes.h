@@ -43,13 +43,14 @@ bool simplify_algebra(ir::Module& m);
 // have the If's result type.
 bool select_trivial_ifs(ir::Module& m);
 
-// matmul(x, w rank 2) + b [+ relu] -> fully_connected; conv2d(x, w) + b [+ relu]
-// -> conv2d_bias (f32, b rank 1 over the output channels).
+// matmul(x, w rank 2) + b [+ relu | tanh] -> fully_connected; conv2d(x, w) + b
+// [+ relu] -> conv2d_bias (f32, b rank 1 over the output channels).
 bool fuse_operations(ir::Module& m);
 
 // In a While that counts t from 0 to xs.shape[0] (no break or return), replaces
 // row(xs, t) @ W [+ b] (xs, W, b loop-invariant) by row t of P = xs @ W [+ b],
-// computed once before the While and carried into it.
+// computed once before the While and carried into it; (row(xs, t) @ W + y) + b
+// brings its b into P too.
 bool hoist_row_projections(ir::Module& m);
 
 // Moves pure nodes of a While body whose inputs are loop-invariant before the

@@ -4,8 +4,12 @@
 //
 // computes row t of one loop-invariant product per iteration. The pass computes
 // P = xs @ W [+ b] once before the While, one GEMM instead of T GEMVs, and the body
-// reads row t of P. It applies only where that is the same work the loop does
-// anyway, and cannot fail where the loop would not:
+// reads row t of P. An RNN cell's `xs[t] @ W + h @ U + b` brings its b into P too:
+// (row @ W + y) + b becomes row(P, t) + y, a reassociation that moves rounding by
+// an ulp or so of the sum (inside SPEC §1's tolerance) and leaves the body
+// row(P, t) + h @ U, which fuses into one fully_connected with its tanh. It
+// applies only where that is the same work the loop does anyway, and cannot fail
+// where the loop would not:
 //  - the loop is counted: cond is exactly `t < n` over two carried values, t
 //    starts at the constant 0 and the body returns t + 1, n is carried unchanged
 //    and is xs.shape[0] (a shape_dim of xs before the While, or a constant equal to
@@ -43,6 +47,8 @@ struct Projection {
   int32_t xs = -1, w = -1;        // body values
   std::vector<int32_t> extra;     // fully_connected's bias, or the folded add's bias
   bool bias_first = false;        // the folded add reads (b, matmul)
+  // (row @ W + y) + b: the add of y, and the add of b that it then takes the place of.
+  std::optional<size_t> mid, late;
   int32_t result = -1;            // what row(P, t) replaces
 };
 
@@ -137,6 +143,32 @@ bool is_row_of(const ir::Function& body, const ir::Node* s, int32_t t) {
   return true;
 }
 
+// The add node after `from` that reads v, which side, its other operand and sum.
+struct Addend {
+  size_t node = 0;
+  int side = 0;
+  int32_t other = -1, sum = -1;
+};
+
+std::optional<Addend> sole_add(const ir::Function& body, size_t from, int32_t v, const std::vector<int32_t>& uses) {
+  if (uses[size_t(v)] != 1) return std::nullopt;
+  for (size_t j = from; j < body.nodes.size(); ++j) {
+    const ir::Node& n = body.nodes[j];
+    for (int32_t in : n.inputs)
+      if (in == v) {
+        if (!is_op(&n, OpId::Add) || n.inputs[0] == n.inputs[1]) return std::nullopt;
+        const int side = n.inputs[0] == v ? 0 : 1;
+        return Addend{j, side, n.inputs[size_t(1 - side)], n.outputs[0]};
+      }
+  }
+  return std::nullopt;
+}
+
+// A loop-invariant addend of static shape that broadcasts over P's rows.
+bool bias_like(const ir::Function& body, const ir::Node& loop, int32_t b) {
+  return body.values[size_t(b)].type.rank() <= 1 && static_invariant(body, loop, b);
+}
+
 std::optional<Projection> match(const ir::Module& m, const ir::Function& f, size_t w, const ir::Node& loop,
                                 const CountedLoop& c, size_t i, const std::vector<int32_t>& uses) {
   const ir::Function& body = m.functions[size_t(loop.functions[1])];
@@ -161,22 +193,24 @@ std::optional<Projection> match(const ir::Module& m, const ir::Function& f, size
   }
   if (!trips_over_rows(m, f, w, loop, c, body, p.xs)) return std::nullopt;
   if (core.op != OpId::MatMul || uses[size_t(p.result)] != 1) return p;
+  const std::optional<Addend> first = sole_add(body, i + 1, p.result, uses);
+  if (!first || body.values[size_t(first->sum)].type != out) return p;
   // A bias added to the product alone comes along into P.
-  for (size_t j = i + 1; j < body.nodes.size(); ++j) {
-    const ir::Node& add = body.nodes[j];
-    if (!is_op(&add, OpId::Add)) continue;
-    for (int side = 0; side < 2; ++side) {
-      if (add.inputs[size_t(side)] != p.result) continue;
-      const int32_t b = add.inputs[size_t(1 - side)];
-      if (b == p.result || body.values[size_t(b)].type.rank() > 1 || !static_invariant(body, loop, b) ||
-          body.values[size_t(add.outputs[0])].type != out)
-        return p;
-      p.add = j;
-      p.extra = {b};
-      p.bias_first = side == 1;
-      p.result = add.outputs[0];
-      return p;
-    }
+  if (bias_like(body, loop, first->other)) {
+    p.add = first->node;
+    p.extra = {first->other};
+    p.bias_first = first->side == 1;
+    p.result = first->sum;
+    return p;
+  }
+  // So does one added to the product plus something else.
+  const std::optional<Addend> second = sole_add(body, first->node + 1, first->sum, uses);
+  if (second && bias_like(body, loop, second->other) &&
+      body.values[size_t(second->sum)].type == out) {
+    p.mid = first->node;
+    p.late = second->node;
+    p.extra = {second->other};
+    p.bias_first = second->side == 1;
   }
   return p;
 }
@@ -219,11 +253,11 @@ size_t rewrite(ir::Module& m, size_t fi, size_t w, const CountedLoop& c, const P
   if (core.op == OpId::FullyConnected) in.push_back(outer_value(f, body, loop, p.extra[0]));
   int32_t outer_p = f.add_value(product, result.name, core.span);
   hoisted.push_back(op_node(core.op, in, {outer_p}, core.attrs, core.span));
-  if (p.add) {
+  if (const std::optional<size_t> add = p.add ? p.add : p.late) {
     const int32_t b = outer_value(f, body, loop, p.extra[0]);
-    const int32_t sum = f.add_value(product, result.name, body.nodes[*p.add].span);
+    const int32_t sum = f.add_value(product, result.name, body.nodes[*add].span);
     hoisted.push_back(op_node(OpId::Add, p.bias_first ? std::vector{b, outer_p} : std::vector{outer_p, b}, {sum},
-                              {}, body.nodes[*p.add].span));
+                              {}, body.nodes[*add].span));
     outer_p = sum;
   }
 
@@ -243,6 +277,11 @@ size_t rewrite(ir::Module& m, size_t fi, size_t w, const CountedLoop& c, const P
   body.nodes[last] = op_node(OpId::Slice, {inner_p, body.params[c.counter]}, {p.result}, std::move(row),
                              body.nodes[last].span);
   if (p.add) erase[p.core] = true;
+  // The add of y now gives what the add of b gave.
+  if (p.late) {
+    body.nodes[*p.mid].outputs = body.nodes[*p.late].outputs;
+    erase[*p.late] = true;
+  }
 
   const size_t count = hoisted.size();
   f.nodes.insert(f.nodes.begin() + std::ptrdiff_t(w), std::make_move_iterator(hoisted.begin()),
@@ -263,7 +302,8 @@ size_t hoist_loop(ir::Module& m, size_t fi, size_t w) {
     if (taken[i]) continue;
     const ir::Node current = m.functions[fi].nodes[w];
     if (std::optional<Projection> p = match(m, m.functions[fi], w, current, *c, i, uses)) {
-      if (p->add) taken[*p->add] = true;
+      for (std::optional<size_t> n : {p->add, p->mid, p->late})
+        if (n) taken[*n] = true;
       found.push_back(*p);
     }
   }

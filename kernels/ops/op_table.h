@@ -204,9 +204,9 @@ enum FullyConnected { kFcActivation = 0 };
 // conv2d_bias: Conv's four attributes at the same positions, then the activation
 enum ConvBias { kConvActivation = 4 };
 // The activations fused ops apply. Only those whose fused kernels keep NumPy's
-// NaN behaviour are listed; relu(NaN) is NaN.
-enum Activation : int64_t { kActNone = 0, kActRelu = 1 };
-inline constexpr int64_t kNumActivations = 2;
+// NaN behaviour are listed; relu(NaN) and tanh(NaN) are NaN.
+enum Activation : int64_t { kActNone = 0, kActRelu = 1, kActTanh = 2 };
+inline constexpr int64_t kNumActivations = 3;
 }  // namespace attr
 
 struct OpDef {

@@ -2,6 +2,7 @@
 // conv2d reference kernel writes the output, then one pass adds the bias and
 // applies the activation in place. The result is bit-identical to the unfused
 // nodes' reference kernels (same accumulation, then add, then relu).
+#include <cmath>
 #include <string>
 
 #include "reference/kernel_util.h"
@@ -10,13 +11,14 @@
 namespace sg::kernels {
 
 void bias_activation_f32(float* data, int64_t rows, int64_t channels, const float* bias, int64_t activation) {
-  const bool relu = activation == ops::attr::kActRelu;
+  const bool relu = activation == ops::attr::kActRelu, tanh = activation == ops::attr::kActTanh;
   for (int64_t r = 0; r < rows; ++r) {
     float* row = data + r * channels;
     for (int64_t c = 0; c < channels; ++c) {
       const float v = row[c] + bias[c];
       // NumPy's maximum(v, 0): NaN stays NaN (the comparison is false for it).
-      row[c] = relu && v < 0.0f ? 0.0f : v;
+      // tanh as the reference tanh kernel computes it.
+      row[c] = tanh ? std::tanh(v) : relu && v < 0.0f ? 0.0f : v;
     }
   }
 }

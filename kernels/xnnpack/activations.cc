@@ -147,6 +147,11 @@ void run_tile(void* arg, size_t start, size_t count) {
 // Elements per task: large enough to amortize a task, small enough to balance.
 constexpr size_t kTile = 4096;
 
+void map_split(const KernelContext& ctx, MapTask task, size_t n) {
+  if (n <= kTile) run_tile(&task, 0, n);
+  else parallelize_tiles(ctx, run_tile, &task, n, kTile);
+}
+
 class ActivationKernel final : public PreparedKernel {
  public:
   explicit ActivationKernel(Fn fn) : fn_(fn), isa_(best_isa()) {}
@@ -157,10 +162,7 @@ class ActivationKernel final : public PreparedKernel {
     const TensorRef &x = in[0], &o = out[0];
     if (!is_f32(x) || !is_f32(o) || x.numel() != o.numel())
       return internal_error(std::string(op) + ": " + describe_shape(x) + " -> " + describe_shape(o));
-    MapTask task{fn_, isa_, x.as<const float>(), o.as<float>()};
-    const size_t n = size_t(o.numel());
-    if (n <= kTile) run_tile(&task, 0, n);
-    else parallelize_tiles(ctx, run_tile, &task, n, kTile);
+    map_split(ctx, MapTask{fn_, isa_, x.as<const float>(), o.as<float>()}, size_t(o.numel()));
     return Status::Ok();
   }
   const char* name() const override {
@@ -173,6 +175,10 @@ class ActivationKernel final : public PreparedKernel {
 };
 
 }  // namespace
+
+void tanh_f32(const KernelContext& ctx, simd::Isa isa, const float* x, float* y, size_t n) {
+  map_split(ctx, MapTask{Fn::kTanh, isa, x, y}, n);
+}
 
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in) {
   if (in.size() != 1 || !is_f32(in[0])) return nullptr;

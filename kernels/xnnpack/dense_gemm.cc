@@ -58,9 +58,9 @@ void run_split(void* context, size_t i) {
 class PackedGemmKernel final : public PreparedKernel {
  public:
   // `run_time_bias`: fully_connected's bias is an input of each run (input 2), not packed.
-  PackedGemmKernel(PackedPanels packed, ops::OpId op, ops::Attrs attrs, int64_t k, int64_t n, bool relu,
+  PackedGemmKernel(PackedPanels packed, ops::OpId op, ops::Attrs attrs, int64_t k, int64_t n, bool relu, bool tanh,
                    bool run_time_bias, OverflowBound bound, std::string name)
-      : packed_(std::move(packed)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n), relu_(relu),
+      : packed_(std::move(packed)), op_(op), attrs_(std::move(attrs)), k_(k), n_(n), relu_(relu), tanh_(tanh),
         run_time_bias_(run_time_bias), bound_(bound), name_(std::move(name)), simd_(best_isa()) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
@@ -72,6 +72,7 @@ class PackedGemmKernel final : public PreparedKernel {
       return run_reference(op_, attrs_, ctx, in, out);
     run_packed(packed_, a.as<const float>(), size_t(k_), o.as<float>(), size_t(n_), m, relu_, ctx,
                run_time_bias_ ? in[2].as<const float>() : nullptr);
+    if (tanh_) tanh_f32(ctx, simd_, o.as<float>(), o.as<float>(), m * size_t(n_));
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
@@ -82,7 +83,7 @@ class PackedGemmKernel final : public PreparedKernel {
   ops::OpId op_;  // matmul or fully_connected, for the reference kernel
   ops::Attrs attrs_;
   int64_t k_, n_;
-  bool relu_, run_time_bias_;
+  bool relu_, tanh_, run_time_bias_;
   OverflowBound bound_;
   std::string name_;
   Isa simd_;  // for the overflow bound's scan
@@ -181,13 +182,17 @@ std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, 
   // A bias computed at run time (an RNN cell's x @ W row beside h @ U) is added in
   // the last store, as a packed one is: no second pass over the output. rnn at one
   // thread (EPYC, Zen 3): median 0.404 -> 0.384 ms, outputs byte-identical.
+  // A tanh activation is one pass of sg:tanh_f32 over the output after the GEMM
+  // (over a row in cache: a 1 x 256 RNN step's tanh); the stores apply the rest.
   const bool run_time_bias = in.size() == 3 && in[2].constant == nullptr;
+  const bool tanh = in.size() == 3 && activation == ops::attr::kActTanh;
+  const int64_t stored = tanh ? ops::attr::kActNone : activation;
   const std::optional<DenseLayer> layer =
-      run_time_bias ? dense_layer_of(in.first(2), ops::attr::kActNone) : dense_layer_of(in, activation);
+      run_time_bias ? dense_layer_of(in.first(2), ops::attr::kActNone) : dense_layer_of(in, stored);
   if (!layer) return nullptr;
   const int64_t k = layer->k, n = layer->n;
   if (run_time_bias && (!is_f32(in[2]) || in[2].rank != 1 || (in[2].shape[0] >= 0 && in[2].shape[0] != n) ||
-                        (activation != ops::attr::kActNone && activation != ops::attr::kActRelu)))
+                        (stored != ops::attr::kActNone && stored != ops::attr::kActRelu)))
     return nullptr;
   const bool fused = in.size() == 3;
   const float* w = layer->w;
@@ -198,11 +203,13 @@ std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, 
   std::string name = std::string("sg:packed_gemm_f32(") + packed->isa.name + ")";
   if (fused) name += run_time_bias ? "+run_time_bias" : "+bias";
   if (activation == ops::attr::kActRelu) name += "+relu";
+  if (tanh) name += "+sg:tanh_f32";
   ops::Attrs attrs;
   if (fused) attrs.values = {ops::AttrValue::Int(activation)};
   return std::make_unique<PackedGemmKernel>(std::move(*packed), fused ? ops::OpId::FullyConnected : ops::OpId::MatMul,
-                                            std::move(attrs), k, n, activation == ops::attr::kActRelu, run_time_bias,
-                                            OverflowBound::of(w, size_t(k), size_t(n), bias), std::move(name));
+                                            std::move(attrs), k, n, stored == ops::attr::kActRelu, tanh,
+                                            run_time_bias, OverflowBound::of(w, size_t(k), size_t(n), bias),
+                                            std::move(name));
 }
 
 }  // namespace sg::kernels::xnn

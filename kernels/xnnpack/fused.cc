@@ -4,7 +4,7 @@
 // (packed_gemm_isa), which adds that bias in its last store. Otherwise the
 // kernel of the unfused core (matmul, conv2d) writes the output and one
 // vectorized pass adds the bias and applies the activation in place, with
-// NumPy's NaN rule (relu keeps NaN).
+// NumPy's NaN rule (relu keeps NaN); tanh is a second pass, sg:tanh_f32's.
 #include <string>
 
 #include "xnnpack/simd.h"
@@ -48,8 +48,11 @@ void epilogue_baseline(float* d, size_t rows, size_t ch, const float* b, bool re
 class BiasActivationKernel final : public PreparedKernel {
  public:
   BiasActivationKernel(std::unique_ptr<PreparedKernel> core, int64_t activation)
-      : core_(std::move(core)), relu_(activation == ops::attr::kActRelu), isa_(best_isa()) {
-    name_ = std::string(core_->name()) + (relu_ ? "+sg:bias_relu" : "+sg:bias");
+      : core_(std::move(core)),
+        relu_(activation == ops::attr::kActRelu),
+        tanh_(activation == ops::attr::kActTanh),
+        isa_(best_isa()) {
+    name_ = std::string(core_->name()) + (relu_ ? "+sg:bias_relu" : tanh_ ? "+sg:bias+sg:tanh_f32" : "+sg:bias");
   }
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
@@ -69,6 +72,7 @@ class BiasActivationKernel final : public PreparedKernel {
 #endif
       default: epilogue_baseline(d, rows, channels, b.as<const float>(), relu_); break;
     }
+    if (tanh_) tanh_f32(ctx, isa_, d, d, size_t(o.numel()));
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
@@ -77,7 +81,7 @@ class BiasActivationKernel final : public PreparedKernel {
 
  private:
   std::unique_ptr<PreparedKernel> core_;
-  bool relu_;
+  bool relu_, tanh_;
   Isa isa_;
   std::string name_;
 };
@@ -92,10 +96,11 @@ std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs
   int64_t activation = 0;
   if (op == OpId::FullyConnected && attrs.values.size() == 1) {
     activation = attrs.i(ops::attr::kFcActivation);
-    if (constant_bias && in[1].constant != nullptr)
+    if (constant_bias && in[1].constant != nullptr && activation != ops::attr::kActTanh)
       if (auto whole = make_fully_connected(in, activation)) return whole;
-    // Constant weights, a bias computed at run time: our GEMM adds it in its store.
-    if (!constant_bias && in[1].constant != nullptr && in[1].rank == 2)
+    // Constant weights, with a bias computed at run time or a tanh (XNNPACK's
+    // operator has neither): our GEMM adds the bias in its store, then tanh.
+    if ((!constant_bias || activation == ops::attr::kActTanh) && in[1].constant != nullptr && in[1].rank == 2)
       if (const std::optional<simd::Isa> isa = packed_gemm_isa(in[1].shape[1]))
         if (auto ours = make_packed_gemm(in, activation, *isa)) return ours;
     core = xnnpack_prepare(OpId::MatMul, ops::Attrs{}, in.first(2));

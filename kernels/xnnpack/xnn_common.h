@@ -40,6 +40,10 @@ inline pthreadpool_t pool_for(const KernelContext& ctx, double flops) {
   return flops >= kMinPoolFlops ? pool_of(ctx) : nullptr;
 }
 
+// y[i] = tanh(x[i]) for i < n as the sg:tanh_f32 kernel computes it on `isa` (y may be x),
+// split over the context's threads when long: fused ops' tanh activation.
+void tanh_f32(const KernelContext& ctx, simd::Isa isa, const float* x, float* y, size_t n);
+
 inline bool is_f32(const InputInfo& in) { return in.dtype == DType::kF32; }
 inline bool is_f32(const TensorRef& t) { return t.dtype == DType::kF32; }
 

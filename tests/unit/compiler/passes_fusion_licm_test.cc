@@ -56,6 +56,38 @@ TEST(Fusion, BiasFirstNoActivationAndUnfusableChains) {
             "entry f = @f (x, w, b, c) -> (output_0, output_1, output_2, output_3)\n");
 }
 
+// tanh fuses into fully_connected (an RNN cell), not into conv2d_bias.
+TEST(Fusion, TanhFusesAfterAMatmulOnly) {
+  auto tm = make_single({{"x", t(DType::kF32, {1, 5, 5, 2})}, {"k", t(DType::kF32, {1, 1, 2, 3})},
+                         {"w", t(DType::kF32, {2, 3})}, {"b", t(DType::kF32, {3})}});
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const auto [x, k, w, b] = std::tuple(f.params[0], f.params[1], f.params[2], f.params[3]);
+  const ir::Type image = t(DType::kF32, {1, 5, 5, 3});
+  const int32_t mm = f.add_value(image), s1 = f.add_value(image), y1 = f.add_value(image, "y1");
+  const int32_t cv = f.add_value(image), s2 = f.add_value(image), y2 = f.add_value(image, "y2");
+  const ops::Attrs conv = attrs_of({ops::AttrValue::Ints({1, 1}), ops::AttrValue::Ints({1, 1}),
+                                    ops::AttrValue::String("VALID"), ops::AttrValue::Int(1)});
+  f.nodes.push_back(op_node(OpId::MatMul, {x, w}, {mm}));
+  f.nodes.push_back(op_node(OpId::Add, {mm, b}, {s1}));
+  f.nodes.push_back(op_node(OpId::Tanh, {s1}, {y1}));
+  f.nodes.push_back(op_node(OpId::Conv2D, {x, k}, {cv}, {}, conv));
+  f.nodes.push_back(op_node(OpId::Add, {cv, b}, {s2}));
+  f.nodes.push_back(op_node(OpId::Tanh, {s2}, {y2}));
+  set_results(m, {y1, y2});
+  EXPECT_EQ(run_pass(passes::fuse_operations, m),
+            "func f(%x: f32[1, 5, 5, 2], %k: f32[1, 1, 2, 3], %w: f32[2, 3], %b: f32[3]) -> (%y1: f32[1, 5, 5, 3], "
+            "%y2: f32[1, 5, 5, 3]) {\n"
+            "  %y1: f32[1, 5, 5, 3] = fully_connected(%x, %w, %b) {activation=2}\n"
+            "  %8: f32[1, 5, 5, 3] = conv2d_bias(%x, %k, %b) {stride=[1, 1], dilation=[1, 1], padding=\"VALID\", "
+            "groups=1, activation=0}\n"
+            "  %y2: f32[1, 5, 5, 3] = tanh(%8)\n"
+            "  return %y1, %y2\n"
+            "}\n"
+            "\n"
+            "entry f = @f (x, k, w, b) -> (output_0, output_1)\n");
+}
+
 TEST(Fusion, ConvBiasReluBecomesConv2dBias) {
   auto tm = make_single({{"x", t(DType::kF32, {1, 5, 5, 2})}, {"k", t(DType::kF32, {3, 3, 2, 4})}});
   ir::Module& m = tm->module;

@@ -196,12 +196,23 @@ TEST(RowProjection, StagedCountedLoopsMatch) {
                          "        h = sg.tanh(xs[t] @ w + h @ u + b)\n"
                          "    return h\n",
                      &o2));
-  // At -O2 the body keeps one matmul, fused with row(P, t) as its bias.
-  EXPECT_NE(o2.find("%16: f32[T, 8] = matmul(%xs, %w)"), std::string::npos) << o2;
-  EXPECT_NE(o2.find("%8: f32[8] = fully_connected(%h.1, %u, %6) {activation=0}"), std::string::npos) << o2;
-  EXPECT_NE(o2.find("%6: f32[8] = slice(%13, %t) {begin=[0, 0], end=[0, 0], step=[1, 1], flags=[12, 0]}"),
+  // At -O2 P = xs @ w + b (the late bias comes along), and the body keeps one
+  // matmul, fused with row(P, t) as its bias and with the tanh.
+  EXPECT_NE(o2.find("%16: f32[T, 8] = fully_connected(%xs, %w, %b) {activation=0}"), std::string::npos) << o2;
+  EXPECT_NE(o2.find("%h.9: f32[8] = fully_connected(%h.1, %u, %6) {activation=2}"), std::string::npos) << o2;
+  EXPECT_NE(o2.find("%6: f32[8] = slice(%11, %t) {begin=[0, 0], end=[0, 0], step=[1, 1], flags=[12, 0]}"),
             std::string::npos) << o2;
+  EXPECT_EQ(o2.find("add(%"), o2.rfind("add(%")) << "one add in all, the counter's\n" << o2;
   EXPECT_EQ(o2.find("matmul("), o2.rfind("matmul(")) << "one matmul in all, the hoisted one\n" << o2;
+  // The sum before the late bias is read twice: b stays in the body.
+  EXPECT_TRUE(hoists(std::string(kHead) +
+                         "    for t in range(xs.shape[0]):\n"
+                         "        s = xs[t] @ w + h\n"
+                         "        h = sg.tanh(s + b) * s\n"
+                         "    return h\n",
+                     &o2));
+  EXPECT_NE(o2.find("= matmul(%xs, %w)"), std::string::npos) << o2;
+  EXPECT_NE(o2.find("= add(%s, %b)"), std::string::npos) << o2;
   EXPECT_TRUE(hoists(std::string(kHead) +
                      "    for x in xs:\n"
                      "        h = sg.tanh(x @ w + h @ u)\n"

@@ -1,7 +1,8 @@
 // Reference kernels of the fused ops: activation(x @ w + b) and
-// activation(conv2d(x, w) + b), NaN kept through relu.
+// activation(conv2d(x, w) + b), NaN kept through relu and tanh.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "kernels/kernel_tester.h"
@@ -31,6 +32,17 @@ TEST(FullyConnected, NoActivationAndBatchDims) {
       .attr_int(ops::attr::kActNone)
       .out(DType::kF32, {2, 1, 1});
   t.expect({9, 9});
+}
+
+TEST(FullyConnected, AddsTheBiasThenTanh) {
+  // x [2, 2] @ w [2, 2] = [[1, -2], [nan, nan]], + b [-1, 2.5]: tanh of [0, 0.5], NaN.
+  KernelTester t(OpId::FullyConnected);
+  t.in(HostTensor::of(DType::kF32, {2, 2}, {1, 0, kNaN, 1}))
+      .in(HostTensor::of(DType::kF32, {2, 2}, {1, -2, 4, 5}))
+      .in(HostTensor::of(DType::kF32, {2}, {-1, 2.5}))
+      .attr_int(ops::attr::kActTanh)
+      .out(DType::kF32, {2, 2});
+  t.expect({0, double(std::tanh(0.5f)), kNaN, kNaN});
 }
 
 TEST(FullyConnected, RejectsABadBiasAndActivation) {

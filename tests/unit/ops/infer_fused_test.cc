@@ -23,7 +23,9 @@ TEST(FullyConnected, MatmulShapeWithAChannelBias) {
   EXPECT_ERROR_HAS(run_both(OpId::FullyConnected, attrs({I(0)}), {T(DType::kI32, {4, 5}), T(DType::kI32, {5, 3}),
                                                                   T(DType::kI32, {3})}),
                    "operands must be f32");
-  EXPECT_FALSE(run_both(OpId::FullyConnected, attrs({I(2)}), {F32({4, 5}), F32({5, 3}), F32({3})}).status.ok());
+  EXPECT_TRUE(run_both(OpId::FullyConnected, attrs({I(2)}), {F32({4, 5}), F32({5, 3}), F32({3})}).status.ok());
+  EXPECT_FALSE(run_both(OpId::FullyConnected, attrs({I(3)}), {F32({4, 5}), F32({5, 3}), F32({3})}).status.ok());
+  EXPECT_FALSE(run_both(OpId::FullyConnected, attrs({I(-1)}), {F32({4, 5}), F32({5, 3}), F32({3})}).status.ok());
 }
 
 TEST(Conv2DBias, ConvShapeWithAChannelBias) {

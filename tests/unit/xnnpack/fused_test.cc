@@ -1,5 +1,5 @@
 // fully_connected and conv2d_bias on the XNNPACK backend against their reference
-// kernels, with constant and non-constant weights, relu and none, and NaN.
+// kernels, with constant and non-constant weights, relu, tanh and none, and NaN.
 #include <limits>
 
 #include "xnnpack/xnn_common.h"
@@ -42,6 +42,44 @@ TEST(XnnpackFused, FullyConnectedKeepsNaNThroughRelu) { check_fully_connected(tr
 // XNNPACK's operator runs and then our epilogue (packed_gemm_isa).
 TEST(XnnpackFused, FullyConnectedInputBiasRelu) { check_fully_connected(true, ops::attr::kActRelu, false, false); }
 TEST(XnnpackFused, FullyConnectedInputBiasKeepsNaN) { check_fully_connected(true, ops::attr::kActRelu, true, false); }
+// tanh: our GEMM then sg:tanh_f32 (XNNPACK's operator has no tanh), or the matmul
+// core then the epilogue's bias and tanh passes; NaN stays NaN.
+TEST(XnnpackFused, FullyConnectedTanh) {
+  for (bool constant_weights : {true, false})
+    for (bool constant_bias : {true, false})
+      for (bool with_nan : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << constant_weights << constant_bias << with_nan);
+        check_fully_connected(constant_weights, ops::attr::kActTanh, with_nan, constant_bias);
+      }
+}
+
+TEST(XnnpackFused, TanhRunsAfterOurGemmOrTheEpilogue) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  HostTensor x = HostTensor::random(DType::kF32, {3, 40}, 1, -2, 2);
+  HostTensor w = HostTensor::random(DType::kF32, {40, 37}, 2, -1, 1);
+  HostTensor b = HostTensor::random(DType::kF32, {37}, 3, -1, 1);
+  const ops::Attrs tanh = fc_attrs(ops::attr::kActTanh);
+  const std::optional<simd::Isa> ours = xnn::packed_gemm_isa(37);
+  const std::string core = !ours ? std::string("")
+                                 : *ours == simd::Isa::kAvx2 ? "sg:packed_gemm_f32(avx2)"
+                                                             : "sg:packed_gemm_f32(avx512)";
+  std::vector<HostTensor> in = {x, w, b};
+  for (bool constant_bias : {true, false}) {
+    const std::vector<InputInfo> infos = {info_of(x, false), info_of(w, true), info_of(b, constant_bias)};
+    auto k = xnnpack_prepare(OpId::FullyConnected, tanh, infos);
+    ASSERT_NE(k, nullptr);
+    if (ours) EXPECT_EQ(k->name(), core + (constant_bias ? "+bias" : "+run_time_bias") + "+sg:tanh_f32");
+    else EXPECT_NE(std::string(k->name()).find("+sg:bias+sg:tanh_f32"), std::string::npos) << k->name();
+    compare_once(*k, OpId::FullyConnected, tanh, in, nullptr, k->name());
+    ThreadPool pool(2);
+    compare_once(*k, OpId::FullyConnected, tanh, in, pool.get(), k->name());
+  }
+  const std::vector<InputInfo> run_time = {info_of(x, false), info_of(w, false), info_of(b, false)};
+  auto epilogue = xnnpack_prepare(OpId::FullyConnected, tanh, run_time);
+  ASSERT_NE(epilogue, nullptr);
+  EXPECT_NE(std::string(epilogue->name()).find("+sg:bias+sg:tanh_f32"), std::string::npos) << epilogue->name();
+  compare_once(*epilogue, OpId::FullyConnected, tanh, in, nullptr, epilogue->name());
+}
 
 // With a constant bias the node is one operator: XNNPACK's, or our GEMM where it is
 // the faster on this CPU (packed_gemm_isa). With a bias computed at run time, our
