@@ -62,8 +62,27 @@ Value matmul(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"a", "b"}, 2);
   Value x = s.to_tensor(b[0], std::nullopt, a.span), y = s.to_tensor(b[1], std::nullopt, a.span);
   if (name == "dot" && (s.tensor_rank(x) == 0 || s.tensor_rank(y) == 0)) return s.binary(BinOp::kMul, x, y, a.span);
-  if (name == "dot" && (s.tensor_rank(x) > 2 || s.tensor_rank(y) > 2))
-    s.fail(a.span, "dot of tensors of rank above 2 is not supported; use sg.matmul");
+  const size_t p = s.tensor_rank(x), q = s.tensor_rank(y);
+  if (name == "dot" && p >= 2 && q >= 3) {
+    // NumPy's dot of [A..., m, k] and [B..., k, n] is [A..., m, B..., n], the sum
+    // over k. Unlike matmul it pairs every row of x with every matrix of y: x
+    // becomes [A..., m, 1 (q-2 times), 1, k], whose batch dims broadcast against
+    // y's, and the product [A..., m, B..., 1, n] loses its row dim. Where matmul
+    // and dot agree (either rank at most 2, x of rank 1) matmul runs as it is.
+    const ir::Type tx = s.tensor_type(x), ty = s.tensor_type(y);
+    if (ops::dim_equal(tx.shape.back(), ty.shape[q - 2]) == ops::Tri::kNo)
+      s.fail(a.span, "dot: shapes " + s.module().format_type(tx) + " and " + s.module().format_type(ty) +
+                         " are not aligned: the last dim of the first and the second-to-last of the second differ");
+    std::vector<int64_t> axes;
+    for (size_t i = 0; i + 1 < q; ++i) axes.push_back(int64_t(p - 1 + i));
+    ops::Attrs expand;
+    expand.values = {ops::AttrValue::Ints(axes)};
+    const Value rows = s.apply(ops::OpId::ExpandDims, std::move(expand), {x}, a.span);
+    const Value product = s.binary(BinOp::kMatMul, rows, y, a.span);
+    ops::Attrs squeeze;
+    squeeze.values = {ops::AttrValue::Ints({int64_t(p + q - 3)})};
+    return s.apply(ops::OpId::Squeeze, std::move(squeeze), {product}, a.span);
+  }
   return s.binary(BinOp::kMatMul, x, y, a.span);
 }
 
@@ -320,6 +339,30 @@ Value softmax(Stager& s, const Args& a, const std::string& name) {
     ops::Attrs attrs;
     attrs.values = {ops::AttrValue::Int(0)};
     return reshape(s, s.apply(op, std::move(attrs), {flatten(s, x, a.span)}, a.span), s.shape_tuple(x, a.span), a.span);
+  }
+  if (b.has(1) && (b[1].is<TuplePtr>() || b[1].is<ListPtr>())) {
+    // Over several axes: they move to the end and merge into one, the op runs
+    // along it, and the result goes back (an empty tensor stays empty, as in
+    // eager mode, where a max over an empty axis would fail).
+    const size_t rank = s.tensor_rank(x);
+    const std::vector<int64_t> over = normalize_axes(s, b[1], rank, a.span);
+    std::vector<Value> perm, inverse(rank);
+    for (size_t i = 0; i < rank; ++i)
+      if (!std::binary_search(over.begin(), over.end(), int64_t(i))) perm.push_back(Value(int64_t(i)));
+    const size_t kept = perm.size();
+    for (int64_t i : over) perm.push_back(Value(i));
+    for (size_t i = 0; i < rank; ++i) inverse[size_t(perm[i].as<int64_t>())] = Value(int64_t(i));
+    const Value moved = transpose(s, x, make_tuple(perm), a.span);
+    const Value shape = s.shape_tuple(moved, a.span);
+    std::vector<Value> dims = s.to_list(shape, a.span);
+    Value merged(int64_t(1));
+    for (size_t i = kept; i < rank; ++i) merged = s.binary(BinOp::kMul, merged, dims[i], a.span);
+    dims.resize(kept);
+    dims.push_back(merged);
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Int(int64_t(kept))};
+    const Value r = s.apply(op, std::move(attrs), {reshape(s, moved, make_tuple(dims), a.span)}, a.span);
+    return transpose(s, reshape(s, r, shape, a.span), make_tuple(inverse), a.span);
   }
   ops::Attrs attrs;
   attrs.values = {ops::AttrValue::Int(normalize_axis(s, b.get(1, Value(int64_t(-1))), s.tensor_rank(x), a.span))};

@@ -194,6 +194,8 @@ def _matmul(t):
             "av": sg.matmul(a, v),
             "vw": v @ w,
             "vv": sg.dot(v, v),
+            "dot_nd": sg.dot(bx, bw),
+            "dot_vn": sg.dot(v, bw),
             "batch": sg.matmul(bx, bw),
             "z": z @ w,
             "inner0": k0 @ k1,

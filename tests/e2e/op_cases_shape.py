@@ -255,6 +255,9 @@ def _softmax(op):
                 "last": {f}(a),
                 "mid": {f}(a, axis=-2),
                 "batch": {f}(a, axis=0),
+                "axes": {f}(a, axis=(1, 2)),
+                "outer": {f}(a, axis=(0, -1)),
+                "one": {f}(a, axis=(1,)),
                 "z": {f}(z, axis=-1),
             }}
             """, "scale.a=3")
