@@ -147,8 +147,10 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
       if (auto n = ops::dim_product(t.shape).as_static()) return Value(*n);
       fail(span, "x.size of a tensor with symbolic dims is not supported; use the shape");
     }
-    static const char* const kMethods[] = {"astype", "reshape", "transpose", "sum", "mean", "max", "min",
-                                           "prod", "any", "all", "argmax", "argmin", "squeeze", "flatten"};
+    // NumPy's array methods for ops of the library; eager mode's Tensor has the same.
+    static const char* const kMethods[] = {"astype", "reshape", "transpose", "sum",    "mean",  "max",
+                                           "min",    "prod",    "any",       "all",    "argmax", "argmin",
+                                           "squeeze", "flatten", "cumsum",   "clip",   "round", "dot"};
     for (const char* m : kMethods)
       if (name == m) return method();
     fail(span, "tensors have no attribute '" + name + "'");

@@ -3,7 +3,10 @@
 // dims follow NumPy's clamping exactly. With a symbolic dim or a bound tied to a
 // symbolic dim, the length is computed assuming the bounds lie inside the axis
 // (x[1:] of [N] is [N-1], x[-1:] is [1]); what cannot be expressed becomes a
-// fresh dim. At run time everything is concrete and the exact rule applies.
+// fresh dim. So does a static length above 1 of a symbolic axis: x[:512] of [N]
+// has min(N, 512) elements, which only the run knows (typed [512], its .size and
+// .shape would be wrong constants whenever N < 512). At run time everything is
+// concrete and the exact rule applies.
 // slice_update selects its region the same way.
 #include "ops/infer_rules.h"
 
@@ -68,7 +71,10 @@ Result<D> symbolic_slice_length(const Rule<D>& r, const D& n, const Bound<D>& b,
   const D span = step < 0 ? start - stop : stop - start;
   const int64_t stride = step < 0 ? -step : step;
   if (std::optional<int64_t> s = dim_static(span)) {
-    return D(*s <= 0 ? 0 : (*s - 1) / stride + 1);
+    const int64_t len = *s <= 0 ? 0 : (*s - 1) / stride + 1;
+    if (len > 1 && !dim_static(n))
+      return unknown_dim(r, "a slice of up to " + std::to_string(len) + " elements of a symbolic dim");
+    return D(len);
   }
   if (std::optional<D> q = dim_div_exact(span, D(stride))) return *q;
   if (std::optional<D> q = dim_div_exact(span + D(stride - 1), D(stride))) return *q;

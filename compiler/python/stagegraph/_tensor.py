@@ -39,6 +39,10 @@ class Tensor:
         return dt.from_numpy(self._a.dtype)
 
     @property
+    def size(self):
+        return int(self._a.size)
+
+    @property
     def T(self):
         return Tensor(self._a.T)
 
@@ -50,6 +54,74 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         return reshape(self, shape)
+
+    # NumPy's array methods for the ops of SPEC §7 that ndarray has as methods,
+    # with the same arguments as the sg functions (graph-compile takes the same set).
+    def transpose(self, *axes):
+        from ._shape_ops import transpose
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return transpose(self, axes if axes != () else None)
+
+    def flatten(self):
+        from ._shape_ops import reshape
+        return reshape(self, (-1,))
+
+    def squeeze(self, axis=None):
+        from ._shape_ops import squeeze
+        return squeeze(self, axis)
+
+    def sum(self, axis=None, keepdims=False):
+        from ._reductions import sum as op
+        return op(self, axis, keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        from ._reductions import mean
+        return mean(self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        from ._reductions import max as op
+        return op(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        from ._reductions import min as op
+        return op(self, axis, keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        from ._reductions import prod
+        return prod(self, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        from ._reductions import any as op
+        return op(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from ._reductions import all as op
+        return op(self, axis, keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        from ._reductions import argmax
+        return argmax(self, axis, keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        from ._reductions import argmin
+        return argmin(self, axis, keepdims)
+
+    def cumsum(self, axis=None):
+        from ._reductions import cumsum
+        return cumsum(self, axis)
+
+    def clip(self, a_min=None, a_max=None):
+        from ._elementwise import clip
+        return clip(self, a_min, a_max)
+
+    def round(self):
+        from ._elementwise import round as op
+        return op(self)
+
+    def dot(self, b):
+        from ._linalg import dot
+        return dot(self, b)
 
     def numpy(self):
         return np.array(self._a)
