@@ -461,6 +461,33 @@ class AgreesWithNumPy(unittest.TestCase):
         self.check(sg.full((2, 2), 3.5), np.full((2, 2), 3.5, np.float32), exact=True)
         self.check(sg.any(A > 2), np.any(a > 2), exact=True)
 
+    def test_array_methods_are_numpys(self):
+        a, b, i = self.a, self.b, self.i
+        A, Bt, I = Tensor(a), Tensor(b), Tensor(i)
+        self.check(I.sum(axis=0), i.sum(axis=0), exact=True)
+        self.check(A.mean(), a.mean())
+        self.check(A.max(axis=1, keepdims=True), a.max(axis=1, keepdims=True), exact=True)
+        self.check(I.min(), i.min(), exact=True)
+        self.check(I[:, :2].prod(axis=1), i[:, :2].prod(axis=1), exact=True)
+        self.check((A > 0).any(axis=0), (a > 0).any(axis=0), exact=True)
+        self.check((A > -9).all(), (a > -9).all(), exact=True)
+        self.check(A.argmax(axis=1), a.argmax(axis=1), exact=True)
+        self.check(A.argmin(), a.argmin(), exact=True)
+        self.check(A.cumsum(1), a.cumsum(1))
+        self.check(I.clip(-5, 5), i.clip(-5, 5), exact=True)
+        self.check((A * 3).round(), np.round(a * 3), exact=True)
+        self.check(A.dot(Bt), a.dot(b))
+        self.check(A.transpose(1, 0), a.transpose(1, 0), exact=True)
+        self.check(A.transpose((1, 0)), a.T, exact=True)
+        self.check(A.transpose(), a.T, exact=True)
+        self.check(A.flatten(), a.flatten(), exact=True)
+        self.check(A[:, None].squeeze(1), a, exact=True)
+        self.assertEqual(A.size, a.size)
+        stack = np.stack([b, b * 2, b - 1])
+        self.check(sg.dot(A, Tensor(stack)), np.dot(a, stack))
+        with self.assertRaises(AttributeError):
+            A.softmax()  # no such method in NumPy; graph-compile refuses it too
+
 
 class FunctionBoundary(unittest.TestCase):
     def test_results_are_plain_numpy(self):

@@ -35,6 +35,29 @@ def f(x: sg.f32["N", 784], w: sg.f32[512, 10]):
             "                                  ^~~~~~~~~~~~~~~\n");
 }
 
+// A method NumPy's arrays do not have is an error (eager mode's Tensor lacks it
+// too), as is a dot whose inner dims differ, named as dot, not as its matmul.
+TEST(StagingErrors, TensorMethodsAndDotOfStacks) {
+  auto method = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 4]):
+    return x.softmax()
+)");
+  EXPECT_FALSE(method.ir);
+  EXPECT_EQ(method.locations(), "5:12: error: tensors have no attribute 'softmax'\n");
+  auto dot = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N", 4], ws: sg.f32[2, 3, 5]):
+    return sg.dot(x, ws)
+)");
+  EXPECT_FALSE(dot.ir);
+  EXPECT_EQ(dot.locations(),
+            "5:12: error: dot: shapes f32[N, 4] and f32[2, 3, 5] are not aligned: the last dim of the first and the "
+            "second-to-last of the second differ\n");
+}
+
 TEST(StagingErrors, AugmentedAssignmentAndComparisonPointAtTheirOperators) {
   auto r = stage_source(R"(import stagegraph as sg
 
