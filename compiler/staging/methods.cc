@@ -35,8 +35,17 @@ Value Stager::call_method(const BoundMethod& m, Args& a) {
       forwarded.pos.insert(forwarded.pos.begin(), self);
       return call_sg(name, forwarded);
     }
-    // Reductions: x.sum(axis=None, keepdims=False), ...
+    // Reductions: x.sum(axis=None, keepdims=False), ...; x.clip(min=, max=) is
+    // NumPy's method spelling of sg.clip's a_min and a_max.
     Args forwarded = a;
+    if (name == "clip") {
+      bool has_max = forwarded.pos.size() >= 2;
+      for (auto& [key, value] : forwarded.kw) {
+        if (key == "min" || key == "max") key = "a_" + key;
+        has_max |= key == "a_max";
+      }
+      if (!has_max) forwarded.kw.emplace_back("a_max", Value());  // ndarray.clip's max=None
+    }
     forwarded.pos.insert(forwarded.pos.begin(), self);
     forwarded.pos_spans.insert(forwarded.pos_spans.begin(), span);
     return call_sg(name, forwarded);

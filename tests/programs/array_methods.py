@@ -33,6 +33,7 @@ def reshaping(x: sg.f32["N", 4], w: sg.f32[4, 3]):
         "squeezed": x[:, None, :].squeeze(1),
         "dot": x.dot(w),
         "clip": x.clip(-0.5, 0.5),
+        "clip_min": x.clip(min=0.0),
         "round": (x * 3.0).round(),
         "size": x[:1].size * x,
         "head": x[:2].shape[0] * x[:2],

@@ -111,9 +111,9 @@ class Tensor:
         from ._reductions import cumsum
         return cumsum(self, axis)
 
-    def clip(self, a_min=None, a_max=None):
+    def clip(self, min=None, max=None):  # noqa: A002 - ndarray.clip's names
         from ._elementwise import clip
-        return clip(self, a_min, a_max)
+        return clip(self, min, max)
 
     def round(self):
         from ._elementwise import round as op
