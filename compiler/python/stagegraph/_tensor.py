@@ -16,6 +16,15 @@ import numpy as np
 from . import _dtypes as dt
 
 
+def _reduction_method(name):
+    """x.NAME(axis=None, keepdims=False) as sg.NAME(x, axis, keepdims)."""
+    def method(self, axis=None, keepdims=False):
+        from . import _reductions
+        return getattr(_reductions, name)(self, axis, keepdims)
+    method.__name__ = name
+    return method
+
+
 class Tensor:
     __slots__ = ("_a",)
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected operator
@@ -71,41 +80,15 @@ class Tensor:
         from ._shape_ops import squeeze
         return squeeze(self, axis)
 
-    def sum(self, axis=None, keepdims=False):
-        from ._reductions import sum as op
-        return op(self, axis, keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        from ._reductions import mean
-        return mean(self, axis, keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        from ._reductions import max as op
-        return op(self, axis, keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        from ._reductions import min as op
-        return op(self, axis, keepdims)
-
-    def prod(self, axis=None, keepdims=False):
-        from ._reductions import prod
-        return prod(self, axis, keepdims)
-
-    def any(self, axis=None, keepdims=False):
-        from ._reductions import any as op
-        return op(self, axis, keepdims)
-
-    def all(self, axis=None, keepdims=False):
-        from ._reductions import all as op
-        return op(self, axis, keepdims)
-
-    def argmax(self, axis=None, keepdims=False):
-        from ._reductions import argmax
-        return argmax(self, axis, keepdims)
-
-    def argmin(self, axis=None, keepdims=False):
-        from ._reductions import argmin
-        return argmin(self, axis, keepdims)
+    sum = _reduction_method("sum")  # noqa: A003 - ndarray's names
+    mean = _reduction_method("mean")
+    max = _reduction_method("max")  # noqa: A003
+    min = _reduction_method("min")  # noqa: A003
+    prod = _reduction_method("prod")
+    any = _reduction_method("any")  # noqa: A003
+    all = _reduction_method("all")  # noqa: A003
+    argmax = _reduction_method("argmax")
+    argmin = _reduction_method("argmin")
 
     def cumsum(self, axis=None):
         from ._reductions import cumsum
