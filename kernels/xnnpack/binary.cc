@@ -63,23 +63,52 @@ SG_SIMD_INLINE void row_steps(const float* a, bool step_a, const float* b, bool 
   else row<V, Op, false, false>(a, b, o, n);
 }
 
-template <class V>
-SG_SIMD_INLINE void row_op(BinOp op, const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n) {
-  switch (op) {
-    case BinOp::kAdd: return row_steps<V, Add>(a, step_a, b, step_b, o, n);
-    case BinOp::kSub: return row_steps<V, Sub>(a, step_a, b, step_b, o, n);
-    case BinOp::kMul: return row_steps<V, Mul>(a, step_a, b, step_b, o, n);
-    case BinOp::kDiv: return row_steps<V, Div>(a, step_a, b, step_b, o, n);
-    case BinOp::kMax: return row_steps<V, Max>(a, step_a, b, step_b, o, n);
-    case BinOp::kMin: return row_steps<V, Min>(a, step_a, b, step_b, o, n);
+// One row of one op on one instruction set, chosen when the kernel is made: a
+// small op runs one call of it, a broadcast plan one per row, neither a switch.
+using FlatFn = void (*)(const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
+
+template <class Op>
+void flat_baseline(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
+  row_steps<V4, Op>(a, sa, b, sb, o, n);
+}
+#ifdef SG_SIMD_X86
+template <class Op>
+SG_TARGET_AVX512 void flat_avx512(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
+  row_steps<V16, Op>(a, sa, b, sb, o, n);
+}
+template <class Op>
+SG_TARGET_AVX2 void flat_avx2(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
+  row_steps<V8, Op>(a, sa, b, sb, o, n);
+}
+#endif
+
+template <class Op>
+FlatFn flat_for(Isa isa) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return &flat_avx512<Op>;
+    case Isa::kAvx2: return &flat_avx2<Op>;
+#endif
+    default: return &flat_baseline<Op>;
   }
+}
+
+FlatFn flat_fn(BinOp op, Isa isa) {
+  switch (op) {
+    case BinOp::kAdd: return flat_for<Add>(isa);
+    case BinOp::kSub: return flat_for<Sub>(isa);
+    case BinOp::kMul: return flat_for<Mul>(isa);
+    case BinOp::kDiv: return flat_for<Div>(isa);
+    case BinOp::kMax: return flat_for<Max>(isa);
+    case BinOp::kMin: return flat_for<Min>(isa);
+  }
+  return nullptr;
 }
 
 // The coalesced problem: `rank` output dims, each operand's element stride per dim
 // (0 where it broadcasts); the last dim is the row.
 struct Plan {
-  BinOp op;
-  Isa isa;
+  FlatFn row;  // the op's row function on this CPU
   const float* a;
   const float* b;
   float* o;
@@ -130,8 +159,8 @@ bool make_plan(const TensorRef& a, const TensorRef& b, const TensorRef& o, Plan&
   return true;
 }
 
-template <class V>
-SG_SIMD_INLINE void run_rows(const Plan& p, size_t start, size_t count) {
+void run_task(void* arg, size_t start, size_t count) {
+  const Plan& p = *static_cast<const Plan*>(arg);
   const size_t n = p.dims[p.rank - 1];
   const bool step_a = p.a_strides[p.rank - 1] != 0, step_b = p.b_strides[p.rank - 1] != 0;
   for (size_t r = start; r < start + count; ++r) {
@@ -142,24 +171,7 @@ SG_SIMD_INLINE void run_rows(const Plan& p, size_t start, size_t count) {
       a_off += i * p.a_strides[d];
       b_off += i * p.b_strides[d];
     }
-    row_op<V>(p.op, p.a + a_off, step_a, p.b + b_off, step_b, p.o + r * n, n);
-  }
-}
-
-#ifdef SG_SIMD_X86
-SG_TARGET_AVX512 void rows_avx512(const Plan& p, size_t start, size_t count) { run_rows<V16>(p, start, count); }
-SG_TARGET_AVX2 void rows_avx2(const Plan& p, size_t start, size_t count) { run_rows<V8>(p, start, count); }
-#endif
-void rows_baseline(const Plan& p, size_t start, size_t count) { run_rows<V4>(p, start, count); }
-
-void run_task(void* arg, size_t start, size_t count) {
-  const Plan& p = *static_cast<const Plan*>(arg);
-  switch (p.isa) {
-#ifdef SG_SIMD_X86
-    case Isa::kAvx512: return rows_avx512(p, start, count);
-    case Isa::kAvx2: return rows_avx2(p, start, count);
-#endif
-    default: return rows_baseline(p, start, count);
+    p.row(p.a + a_off, step_a, p.b + b_off, step_b, p.o + r * n, n);
   }
 }
 
@@ -179,48 +191,6 @@ SG_SIMD_INLINE bool flat_operand(const TensorRef& t, const TensorRef& o, bool& s
   return same || (t.rank <= o.rank && t.numel() == 1);
 }
 
-// One flat row of one op on one instruction set, chosen when the kernel is made:
-// a chain of small ops then pays one indirect call per node, no switch.
-using FlatFn = void (*)(const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
-
-template <class V, class Op>
-void flat_baseline(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
-  row_steps<V, Op>(a, sa, b, sb, o, n);
-}
-#ifdef SG_SIMD_X86
-template <class Op>
-SG_TARGET_AVX512 void flat_avx512(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
-  row_steps<V16, Op>(a, sa, b, sb, o, n);
-}
-template <class Op>
-SG_TARGET_AVX2 void flat_avx2(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
-  row_steps<V8, Op>(a, sa, b, sb, o, n);
-}
-#endif
-
-template <class Op>
-FlatFn flat_for(Isa isa) {
-  switch (isa) {
-#ifdef SG_SIMD_X86
-    case Isa::kAvx512: return &flat_avx512<Op>;
-    case Isa::kAvx2: return &flat_avx2<Op>;
-#endif
-    default: return &flat_baseline<V4, Op>;
-  }
-}
-
-FlatFn flat_fn(BinOp op, Isa isa) {
-  switch (op) {
-    case BinOp::kAdd: return flat_for<Add>(isa);
-    case BinOp::kSub: return flat_for<Sub>(isa);
-    case BinOp::kMul: return flat_for<Mul>(isa);
-    case BinOp::kDiv: return flat_for<Div>(isa);
-    case BinOp::kMax: return flat_for<Max>(isa);
-    case BinOp::kMin: return flat_for<Min>(isa);
-  }
-  return nullptr;
-}
-
 __attribute__((noinline, cold)) Status wrong_operands(const char* name) {
   return internal_error(std::string(name) + ": wrong operand count");
 }
@@ -228,7 +198,7 @@ __attribute__((noinline, cold)) Status wrong_operands(const char* name) {
 class BinaryKernel final : public PreparedKernel {
  public:
   BinaryKernel(ops::OpId id, BinOp op, const char* name)
-      : id_(id), op_(op), isa_(best_isa()), flat_(flat_fn(op, isa_)), name_(name) {}
+      : id_(id), flat_(flat_fn(op, best_isa())), name_(name) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (in.size() != 2 || out.size() != 1) [[unlikely]] return wrong_operands(name_);
@@ -258,8 +228,7 @@ class BinaryKernel final : public PreparedKernel {
     // give the error message.
     if (!is_f32(a) || !is_f32(b) || !is_f32(o) || !make_plan(a, b, o, p)) return run_reference(id_, {}, ctx, in, out);
     if (o.numel() == 0) return Status::Ok();
-    p.op = op_;
-    p.isa = isa_;
+    p.row = flat_;
     const size_t n = p.dims[p.rank - 1];
     // One row (scalars, equal shapes): no division, no pool (small ops in loops).
     if (size_t(o.numel()) == n) {
@@ -274,9 +243,7 @@ class BinaryKernel final : public PreparedKernel {
   }
 
   ops::OpId id_;
-  BinOp op_;
-  Isa isa_;
-  FlatFn flat_;
+  FlatFn flat_;  // the op's row function on this CPU
   const char* name_;
 };
 
