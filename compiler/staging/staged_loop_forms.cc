@@ -96,16 +96,27 @@ Flow Stager::exec_while(const Stmt& s) {
     StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
     return run_staged_loop(*this, spec);
   }
-  // `while True:` that leaves by a staged break or return becomes a While node
-  // once that shows (its second iteration): staged from the start again.
+  // A loop with a static test that leaves by a staged break or return (`while
+  // True:`, `while j < 3:` with an `if x[j] > t: break`) becomes a While node once
+  // that shows, before its second test: staged from the start again. Its test
+  // would otherwise turn staged there (the variables it reads now depend on
+  // whether the loop left), and a static test cannot say when a run leaves.
   std::optional<Checkpoint> before;
-  if (s.test->kind == ExprKind::kBool) before = checkpoint();
+  const LoopJumps jumps = loop_jumps(s.body);
+  if (jumps.has_break || jumps.has_return) before = checkpoint();
   explain(s.span, "while", "compile time (the test `" + source_text(s.test->span) + "` is static)");
   LoopFlagsScope flags(*this);
   int64_t iterations = 0;
   Flow result = Flow::kNormal;
   for (;;) {
     if (iterations > 0) {
+      if (before && (flag_staged(scope().find_local(kBreakFlag)) || flag_staged(scope().find_local(kReturnFlag)))) {
+        rollback(*before);
+        explain(s.span, "while", "staged (the test `" + source_text(s.test->span) +
+                                     "` is static, but the loop ends by a break or return known only at run time)");
+        StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
+        return run_staged_loop(*this, spec);
+      }
       test = eval(*s.test);
       if (test.is<Staged>())
         fail(s.span, "the test `" + source_text(s.test->span) + "` of this while loop became known only at run time after " +
@@ -116,14 +127,6 @@ Flow Stager::exec_while(const Stmt& s) {
     if (!truth(test, s.test->span, "a while loop")) break;
     if (++iterations > kMaxUnrolledIterations) too_many(*this, s);
     count_step(s.span);
-    if (iterations > 1 && before &&
-        (flag_staged(scope().find_local(kBreakFlag)) || flag_staged(scope().find_local(kReturnFlag)))) {
-      rollback(*before);
-      explain(s.span, "while", "staged (the test `" + source_text(s.test->span) +
-                                   "` is static, but the loop ends by a break or return known only at run time)");
-      StagedLoopSpec spec{s, "while", [&] { return eval(*s.test); }, [] {}, {}, {}};
-      return run_staged_loop(*this, spec);
-    }
     if (!static_iteration(*this, s, [&] { exec_block(s.body, &s); }, result)) break;
   }
   return result;

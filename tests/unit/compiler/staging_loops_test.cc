@@ -127,6 +127,45 @@ def g(x: sg.f32["N"]):
   EXPECT_EQ(r.explained.find("model.py:5:5: while: compile time"), std::string::npos) << r.explained;
 }
 
+// So is a loop whose test is static but reads a variable that the first
+// iteration's run-time break made staged: `j < 3` below would turn staged at its
+// second test (j is 0 or 1 by then), which is an error for a loop unrolled at
+// compile time. The return case reads only static variables in its test.
+TEST(StagingLoops, StaticTestWithARunTimeBreakIsAWhileNode) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(x: sg.f32["N"]):
+    j = 0
+    while j < 3:
+        if x[0] * j > 1.0:
+            break
+        j += 1
+    return j
+
+@sg.function
+def g(x: sg.f32[4]):
+    k = 0
+    while k < 4:
+        if x[k] > 0:
+            return x[k]
+        k += 1
+    return x[0]
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  for (const char* name : {"f", "g"}) {
+    size_t whiles = 0;
+    for (const ir::Node& n : r.function(name).nodes) whiles += n.kind == ir::NodeKind::kWhile;
+    EXPECT_EQ(whiles, 1u) << name << "\n" << ir::print(*r.ir);
+  }
+  EXPECT_EQ(r.result_type("f"), "i64[]");
+  EXPECT_NE(r.explained.find("model.py:6:5: while: staged (the test `j < 3` is static, but the loop ends by a "
+                             "break or return known only at run time)"),
+            std::string::npos)
+      << r.explained;
+}
+
 TEST(StagingLoops, ForOverRangesAndTensors) {
   auto r = stage_source(R"(import stagegraph as sg
 
