@@ -65,11 +65,17 @@ void run_rows(const BroadcastPlan<2>& plan, const TensorRef& a, const TensorRef&
 // Integer floordiv/mod by zero and integer powers with negative exponents are
 // errors (SPEC §3, NumPy); checking the right operand first keeps the loops free
 // of error paths.
+template <class Op, class C>
+constexpr bool checks_right_operand() {
+  constexpr bool kDivision = std::is_same_v<Op, binary::FloorDiv> || std::is_same_v<Op, binary::Mod>;
+  constexpr bool kPow = std::is_same_v<Op, binary::Pow>;
+  return (kDivision && std::is_integral_v<C>) || (kPow && binary::kIsInt<C>);
+}
+
 template <class Op, DType In, class C>
 Status check_right_operand(const TensorRef& b) {
   constexpr bool kDivision = std::is_same_v<Op, binary::FloorDiv> || std::is_same_v<Op, binary::Mod>;
-  constexpr bool kPow = std::is_same_v<Op, binary::Pow>;
-  if constexpr ((kDivision && std::is_integral_v<C>) || (kPow && binary::kIsInt<C>)) {
+  if constexpr (checks_right_operand<Op, C>()) {
     const Storage<In>* p = b.as<Storage<In>>();
     const int64_t n = b.numel();
     for (int64_t i = 0; i < n; ++i) {
@@ -149,6 +155,30 @@ Status fixed_scalar(const KernelContext&, const ops::Attrs&, std::span<const Ten
   return apply_one<Op, In, Out>(in[0], in[1], out[0]);
 }
 
+// The same as a fixed run (kernel.h) where no value makes the op fail.
+template <class Op, DType In, DType Out>
+void fixed_scalar_run(uint64_t, const TensorRef* t) {
+  using C = typename ComputeOf<Op, In, Out>::type;
+  const C x = convert<C>(load<In>(*t[0].as<Storage<In>>()));
+  const C y = convert<C>(load<In>(*t[1].as<Storage<In>>()));
+  *t[2].as<Storage<Out>>() = store<Out>(Op::apply(x, y));
+}
+
+template <class Op>
+FixedFn fixed_scalar_run_for(DType in, DType out) {
+  return visit_dtype(in, [&](auto ti) {
+    return visit_dtype(out, [&](auto to) -> FixedFn {
+      constexpr DType In = decltype(ti)::value;
+      constexpr DType Out = decltype(to)::value;
+      if constexpr (supported<Op, In, Out>()) {
+        if constexpr (!checks_right_operand<Op, typename ComputeOf<Op, In, Out>::type>())
+          return &fixed_scalar_run<Op, In, Out>;
+      }
+      return nullptr;
+    });
+  });
+}
+
 template <class Op>
 KernelFn fixed_scalar_for(DType in, DType out) {
   return visit_dtype(in, [&](auto ti) {
@@ -183,6 +213,30 @@ KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
     case OpId::NotEqual: return fixed_scalar_for<binary::NotEqual>(in, out);
     case OpId::LogicalAnd: return fixed_scalar_for<binary::LogicalAnd>(in, out);
     case OpId::LogicalOr: return fixed_scalar_for<binary::LogicalOr>(in, out);
+    default: return nullptr;
+  }
+}
+
+FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
+  using ops::OpId;
+  switch (op) {
+    case OpId::Add: return fixed_scalar_run_for<binary::Add>(in, out);
+    case OpId::Sub: return fixed_scalar_run_for<binary::Sub>(in, out);
+    case OpId::Mul: return fixed_scalar_run_for<binary::Mul>(in, out);
+    case OpId::Div: return fixed_scalar_run_for<binary::Div>(in, out);
+    case OpId::FloorDiv: return fixed_scalar_run_for<binary::FloorDiv>(in, out);
+    case OpId::Mod: return fixed_scalar_run_for<binary::Mod>(in, out);
+    case OpId::Pow: return fixed_scalar_run_for<binary::Pow>(in, out);
+    case OpId::Maximum: return fixed_scalar_run_for<binary::Maximum>(in, out);
+    case OpId::Minimum: return fixed_scalar_run_for<binary::Minimum>(in, out);
+    case OpId::Less: return fixed_scalar_run_for<binary::Less>(in, out);
+    case OpId::LessEqual: return fixed_scalar_run_for<binary::LessEqual>(in, out);
+    case OpId::Greater: return fixed_scalar_run_for<binary::Greater>(in, out);
+    case OpId::GreaterEqual: return fixed_scalar_run_for<binary::GreaterEqual>(in, out);
+    case OpId::Equal: return fixed_scalar_run_for<binary::Equal>(in, out);
+    case OpId::NotEqual: return fixed_scalar_run_for<binary::NotEqual>(in, out);
+    case OpId::LogicalAnd: return fixed_scalar_run_for<binary::LogicalAnd>(in, out);
+    case OpId::LogicalOr: return fixed_scalar_run_for<binary::LogicalOr>(in, out);
     default: return nullptr;
   }
 }

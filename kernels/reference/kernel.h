@@ -71,6 +71,18 @@ struct KernelContext {
 using KernelFn = Status (*)(const KernelContext& ctx, const ops::Attrs& attrs,
                             std::span<const TensorRef> inputs, std::span<TensorRef> outputs);
 
+// A kernel's run for one set of operand shapes, fixed when a frame is planned:
+// fn(word, operands), the operands (inputs, then outputs) with the shapes given
+// to PreparedKernel::fix (or the rank 0 of a scalar kernel), only their data
+// pointers new. It checks nothing and cannot fail: what it was made for it runs.
+// The executor calls it in place of run() or a KernelFn: a chain of small ops
+// pays for neither a virtual call nor the checks, nor a Status.
+using FixedFn = void (*)(uint64_t word, const TensorRef* operands);
+struct FixedRun {
+  FixedFn fn = nullptr;  // null: the kernel has no fixed run for these shapes
+  uint64_t word = 0;     // what the kernel worked out from the shapes
+};
+
 // The portable reference kernel of every op in the table (never null).
 KernelFn reference_kernel(ops::OpId op);
 
@@ -78,6 +90,9 @@ KernelFn reference_kernel(ops::OpId op);
 // dtypes: the same arithmetic without broadcasting or dtype dispatch (loop
 // counters and tests run it every iteration). Null for other ops and dtypes.
 KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out);
+// The same op as a fixed run, for the ops no value makes fail (not integer `//`,
+// `%` or `**`, which check their right operand). Null where there is none.
+FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out);
 
 // Scratch bytes the reference kernel of `op` needs for these operands (usually 0).
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
@@ -114,6 +129,14 @@ class PreparedKernel {
   // True when the kernel runs XNNPACK operators, which only a pthreadpool can
   // split. A Session whose kernels all say false runs on a Team instead of a pool.
   virtual bool needs_pool() const { return false; }
+  // Its run for operands of exactly these dtypes and shapes, where it has one that
+  // needs neither a context nor the kernel's state; it must compute what run()
+  // computes. Called when a frame is planned, never on the hot path.
+  virtual FixedRun fix(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) const {
+    (void)inputs;
+    (void)outputs;
+    return {};
+  }
 };
 
 }  // namespace sg::kernels

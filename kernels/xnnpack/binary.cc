@@ -105,6 +105,58 @@ FlatFn flat_fn(BinOp op, Isa isa) {
   return nullptr;
 }
 
+// A small op's fixed run (kernel.h): operands `t` = a, b, o, the word the element
+// count; whether each operand advances is fixed too.
+template <class V, class Op, bool kA, bool kB>
+SG_SIMD_INLINE void fixed_row(uint64_t n, const TensorRef* t) {
+  row<V, Op, kA, kB>(t[0].as<const float>(), t[1].as<const float>(), t[2].as<float>(), size_t(n));
+}
+template <class Op, bool kA, bool kB>
+void fixed_baseline(uint64_t n, const TensorRef* t) {
+  fixed_row<V4, Op, kA, kB>(n, t);
+}
+#ifdef SG_SIMD_X86
+template <class Op, bool kA, bool kB>
+SG_TARGET_AVX512 void fixed_avx512(uint64_t n, const TensorRef* t) {
+  fixed_row<V16, Op, kA, kB>(n, t);
+}
+template <class Op, bool kA, bool kB>
+SG_TARGET_AVX2 void fixed_avx2(uint64_t n, const TensorRef* t) {
+  fixed_row<V8, Op, kA, kB>(n, t);
+}
+#endif
+
+template <class Op, bool kA, bool kB>
+FixedFn fixed_steps(Isa isa) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return &fixed_avx512<Op, kA, kB>;
+    case Isa::kAvx2: return &fixed_avx2<Op, kA, kB>;
+#endif
+    default: return &fixed_baseline<Op, kA, kB>;
+  }
+}
+
+template <class Op>
+FixedFn fixed_for(Isa isa, bool step_a, bool step_b) {
+  if (step_a && step_b) return fixed_steps<Op, true, true>(isa);
+  if (step_a) return fixed_steps<Op, true, false>(isa);
+  if (step_b) return fixed_steps<Op, false, true>(isa);
+  return fixed_steps<Op, false, false>(isa);
+}
+
+FixedFn fixed_fn(BinOp op, Isa isa, bool step_a, bool step_b) {
+  switch (op) {
+    case BinOp::kAdd: return fixed_for<Add>(isa, step_a, step_b);
+    case BinOp::kSub: return fixed_for<Sub>(isa, step_a, step_b);
+    case BinOp::kMul: return fixed_for<Mul>(isa, step_a, step_b);
+    case BinOp::kDiv: return fixed_for<Div>(isa, step_a, step_b);
+    case BinOp::kMax: return fixed_for<Max>(isa, step_a, step_b);
+    case BinOp::kMin: return fixed_for<Min>(isa, step_a, step_b);
+  }
+  return nullptr;
+}
+
 // The coalesced problem: `rank` output dims, each operand's element stride per dim
 // (0 where it broadcasts); the last dim is the row.
 struct Plan {
@@ -198,7 +250,7 @@ __attribute__((noinline, cold)) Status wrong_operands(const char* name) {
 class BinaryKernel final : public PreparedKernel {
  public:
   BinaryKernel(ops::OpId id, BinOp op, const char* name)
-      : id_(id), flat_(flat_fn(op, best_isa())), name_(name) {}
+      : id_(id), op_(op), isa_(best_isa()), flat_(flat_fn(op, isa_)), name_(name) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (in.size() != 2 || out.size() != 1) [[unlikely]] return wrong_operands(name_);
@@ -217,6 +269,17 @@ class BinaryKernel final : public PreparedKernel {
   const char* name() const override { return name_; }
   // Elementwise rows read x[j] and y[j] before writing z[j]; the reference fallback too.
   bool runs_in_place() const override { return true; }
+  // What run() takes as one flat row, fixed with each operand's step.
+  FixedRun fix(std::span<const TensorRef> in, std::span<const TensorRef> out) const override {
+    if (in.size() != 2 || out.size() != 1) return {};
+    const TensorRef &a = in[0], &b = in[1], &o = out[0];
+    bool step_a = false, step_b = false;
+    const int64_t n_out = o.numel();
+    if (n_out <= 0 || n_out > kFlatElements || !is_f32(a) || !is_f32(b) || !is_f32(o) ||
+        !flat_operand(a, o, step_a) || !flat_operand(b, o, step_b))
+      return {};
+    return {fixed_fn(op_, isa_, step_a, step_b), uint64_t(n_out)};
+  }
 
  private:
   // Any other broadcast, or a large output: the coalesced plan, split over threads.
@@ -243,6 +306,8 @@ class BinaryKernel final : public PreparedKernel {
   }
 
   ops::OpId id_;
+  BinOp op_;
+  Isa isa_;
   FlatFn flat_;  // the op's row function on this CPU
   const char* name_;
 };

@@ -270,7 +270,7 @@ Status Executor::run_steps(Frame& frame) {
   const kernels::KernelContext& ctx = direct_ctx_;
   for (uint32_t pc = frame.pc; pc < n; ++pc) {
     PlanStep& step = steps[pc];
-    if (step.mode == StepMode::kDirect) [[likely]] {
+    if (step.mode <= StepMode::kFixed) [[likely]] {
       kernels::TensorRef* const ops = refs + step.ref_begin;
       const OperandBind* b = binds + step.bind_begin;
       if (step.bound_arena != arena) {
@@ -297,14 +297,20 @@ Status Executor::run_steps(Frame& frame) {
         }
       }
       const uint64_t start = kProfile ? now_ns() : 0;
-      const std::span<const kernels::TensorRef> in(ops, step.n_in);
-      const std::span<kernels::TensorRef> out(ops + step.n_in, step.n_out);
-      const Status ran = step.prepared != nullptr ? step.prepared->run(ctx, in, out) : step.fn(ctx, *step.attrs, in, out);
-      if (kProfile) record(frame, pc, start);
-      if (!ran.ok()) [[unlikely]] {
-        frame.pc = pc;
-        return at(program_.functions[frame.fn].nodes[pc], ran.code(), ran.message());
+      if (step.mode == StepMode::kFixed) {
+        step.fixed(step.word, ops);
+      } else {
+        const std::span<const kernels::TensorRef> in(ops, step.n_in);
+        const std::span<kernels::TensorRef> out(ops + step.n_in, step.n_out);
+        const Status ran =
+            step.prepared != nullptr ? step.prepared->run(ctx, in, out) : step.fn(ctx, *step.attrs, in, out);
+        if (!ran.ok()) [[unlikely]] {
+          if (kProfile) record(frame, pc, start);
+          frame.pc = pc;
+          return at(program_.functions[frame.fn].nodes[pc], ran.code(), ran.message());
+        }
       }
+      if (kProfile) record(frame, pc, start);
       for (const uint32_t* r = release + step.release_begin, *e = r + step.n_release; r != e; ++r) slots[*r].reset();
       continue;
     }
@@ -323,6 +329,7 @@ Status Executor::run_steps(Frame& frame) {
         for (const uint32_t* r = release + step.release_begin, *e = r + step.n_release; r != e; ++r) slots[*r].reset();
         break;
       case StepMode::kDirect:
+      case StepMode::kFixed:
         break;
     }
   }

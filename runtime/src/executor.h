@@ -219,6 +219,8 @@ class Executor {
     kernels::KernelFn fn;
     kernels::PreparedKernel* prepared;
     const ops::Attrs* attrs;
+    kernels::FixedFn fixed;  // in place of the three above where not null
+    uint64_t word;
     uint32_t ref_begin;  // into reg_refs_: inputs, then outputs
     uint16_t n_in, n_out;
     uint32_t function, node;  // where an error is reported

@@ -28,7 +28,7 @@ constexpr size_t kRegisterStride = 64;
 
 bool direct_only(const FramePlan& plan) {
   return std::all_of(plan.steps.begin(), plan.steps.end(),
-                     [](const PlanStep& s) { return s.mode == StepMode::kDirect; });
+                     [](const PlanStep& s) { return s.mode == StepMode::kDirect || s.mode == StepMode::kFixed; });
 }
 
 size_t owned_outputs(const FramePlan& plan) {
@@ -74,7 +74,10 @@ bool Executor::bind_registers(const Frame& frame, uint8_t*& next, const uint8_t*
       addr[b->value] = r.data = next;
       next += kRegisterStride;
     }
-    reg_ops_.push_back({step.fn, step.prepared, step.attrs, first, step.n_in, step.n_out, frame.fn, pc});
+    if (step.mode == StepMode::kFixed)
+      reg_ops_.push_back({nullptr, nullptr, nullptr, step.fixed, step.word, first, step.n_in, step.n_out, frame.fn, pc});
+    else
+      reg_ops_.push_back({step.fn, step.prepared, step.attrs, nullptr, 0, first, step.n_in, step.n_out, frame.fn, pc});
   }
   return true;
 }
@@ -147,6 +150,10 @@ Status Executor::run_in_registers(Frame& body, Frame& cond, bool& ran) {
   const RegisterOp* const ops_end = ops + reg_ops_.size();
   const auto run_ops = [&](const RegisterOp* op, const RegisterOp* e) -> Status {
     for (; op != e; ++op) {
+      if (op->fixed != nullptr) {
+        op->fixed(op->word, refs + op->ref_begin);
+        continue;
+      }
       const std::span<const kernels::TensorRef> in(refs + op->ref_begin, op->n_in);
       const std::span<kernels::TensorRef> out(refs + op->ref_begin + op->n_in, op->n_out);
       const Status s = op->prepared != nullptr ? op->prepared->run(ctx, in, out) : op->fn(ctx, *op->attrs, in, out);

@@ -255,6 +255,21 @@ void fill_node_tables(const FunctionImpl& fn, std::span<const NodeKernel> kernel
     lead.mode = StepMode::kWave;
     lead.wave = uint32_t(w);
   }
+  // Outside waves, a kernel's fixed run where it has one for the planned shapes.
+  for (size_t i = 0; i < nodes; ++i) {
+    PlanStep& step = plan.steps[i];
+    if (step.mode != StepMode::kDirect) continue;
+    kernels::FixedRun run{kernels[i].scalar_fixed, 0};
+    if (step.prepared != nullptr) {
+      const kernels::TensorRef* ops = plan.refs.data() + step.ref_begin;
+      run = step.prepared->fix(std::span<const kernels::TensorRef>(ops, step.n_in),
+                               std::span<const kernels::TensorRef>(ops + step.n_in, step.n_out));
+    }
+    if (run.fn == nullptr) continue;
+    step.mode = StepMode::kFixed;
+    step.fixed = run.fn;
+    step.word = run.word;
+  }
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ enum class StepMode : uint8_t {
   // A static op: its TensorRefs are in the plan, only data pointers are set
   // (`binds`), owned outputs made, and the kernel is called inline.
   kDirect,
+  // The same, through the kernel's fixed run for these shapes (kernel.h).
+  kFixed,
   // Any other op: shapes inferred at run time, appends, scratch.
   kGeneral,
   kControl,  // If, While, Call
@@ -90,9 +92,17 @@ struct WaveSpan {
 // Everything a direct node needs, in one cache line, so the hot loop reads one
 // line per node beside the operands' TensorRefs.
 struct alignas(64) PlanStep {
-  kernels::KernelFn fn = nullptr;               // used when `prepared` is null
+  // kDirect (and the modes of a wave): `prepared`, or where it is null `fn` with
+  // `attrs`. kFixed: `fixed` with its `word`.
+  union {
+    kernels::KernelFn fn = nullptr;
+    kernels::FixedFn fixed;
+  };
   kernels::PreparedKernel* prepared = nullptr;
-  const ops::Attrs* attrs = nullptr;
+  union {
+    const ops::Attrs* attrs = nullptr;
+    uint64_t word;
+  };
   // The arena whose pointers the arena binds last wrote into the refs: while a
   // frame on the same arena runs the node again they need not be written.
   const uint8_t* bound_arena = nullptr;

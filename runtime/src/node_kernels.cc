@@ -14,15 +14,20 @@ bool elementwise(ops::OpId op) {
 }
 
 // An elementwise binary node whose operands are all declared rank 0 (counters,
-// tests): its scalar kernel, or null.
-kernels::KernelFn scalar_kernel(const FunctionImpl& fn, const NodeInfo& node) {
+// tests): whether it is one, and its scalar kernel and fixed run into `k`.
+bool scalar_kernel(const FunctionImpl& fn, const NodeInfo& node, NodeKernel& k) {
   if (!ops::has_flag(node.op, ops::kElementwiseBinary) || node.inputs.size() != 2 || node.outputs.size() != 1)
-    return nullptr;
+    return false;
   for (uint32_t v : {node.inputs[0], node.inputs[1], node.outputs[0]})
-    if (!fn.values[v].dims.empty()) return nullptr;
-  const DType in = fn.values[node.inputs[0]].dtype;
-  if (fn.values[node.inputs[1]].dtype != in) return nullptr;
-  return kernels::scalar_binary_kernel(node.op, in, fn.values[node.outputs[0]].dtype);
+    if (!fn.values[v].dims.empty()) return false;
+  const DType in = fn.values[node.inputs[0]].dtype, out = fn.values[node.outputs[0]].dtype;
+  if (fn.values[node.inputs[1]].dtype != in) return false;
+  const kernels::KernelFn one = kernels::scalar_binary_kernel(node.op, in, out);
+  if (one == nullptr) return false;
+  k.fn = one;
+  k.scalar = true;
+  k.scalar_fixed = kernels::scalar_binary_fixed(node.op, in, out);
+  return true;
 }
 
 bool appends(const FunctionImpl& fn, const NodeInfo& node) {
@@ -63,10 +68,7 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
       if (node.kind != NodeKind::kOp) continue;
       NodeKernel& k = table_[f][n];
       k.fn = node.kernel;
-      if (kernels::KernelFn one = scalar_kernel(fn, node)) {
-        k.fn = one;
-        k.scalar = true;
-      }
+      scalar_kernel(fn, node, k);
 #ifdef SG_HAVE_XNNPACK
       if (k.scalar) {
         // One element: nothing for a backend to do faster.

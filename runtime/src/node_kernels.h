@@ -27,6 +27,8 @@ struct NodeKernel {
   bool appends = false;
   // `fn` is the rank-0 kernel of an elementwise binary op (scalar_binary_kernel).
   bool scalar = false;
+  // Its fixed run, where the op cannot fail (scalar_binary_fixed), else null.
+  kernels::FixedFn scalar_fixed = nullptr;
 };
 
 class NodeKernels {

@@ -107,6 +107,63 @@ TEST(MemoryPlan, PlanFixesShapesAndPlacesEscapingValuesApart) {
   EXPECT_FALSE(runtime::plan_matches(plan, fn, slots, false));
 }
 
+// Which static steps run through a kernel's fixed run (kernel.h), and that they
+// compute what the kernels do: f32 ops on one flat row (our binary kernels, on
+// builds with the backend), and rank-0 counters that cannot fail; integer `//`,
+// which fails on a zero divisor, and the broadcast that needs a plan keep run().
+// def f(x: f32[16], i: i64, r: f32[4, 16]):
+//     return (x * x + x, i + i, i // i, r + x)
+TEST(MemoryPlan, FixedRunsWhereTheKernelHasOne) {
+  GraphSpec g;
+  FunctionSpec f;
+  f.name = "f";
+  const uint32_t x = f.param(DType::kF32, shape({16}));
+  const uint32_t i = f.param(DType::kI64, shape({}));
+  const uint32_t r = f.param(DType::kF32, shape({4, 16}));
+  const uint32_t xx = f.op("mul", {x, x}, DType::kF32, shape({16}));
+  f.results = {f.op("add", {xx, x}, DType::kF32, shape({16})), f.op("add", {i, i}, DType::kI64, shape({})),
+               f.op("floordiv", {i, i}, DType::kI64, shape({})), f.op("add", {r, x}, DType::kF32, shape({4, 16}))};
+  g.add_entry("f", g.add_function(std::move(f)), {"x", "i", "r"}, {"y", "j", "k", "z"});
+  auto program = load_ok(g);
+  ASSERT_NE(program, nullptr);
+  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  runtime::NodeKernels kernels(program->impl(), 1);
+  std::vector<float> xs(16), rs(64);
+  for (int k = 0; k < 16; ++k) xs[size_t(k)] = 0.25f * float(k - 8);
+  for (int k = 0; k < 64; ++k) rs[size_t(k)] = float(k);
+  std::vector<Tensor> slots(fn.values.size());
+  slots[fn.params[0]] = make_tensor<float>(DType::kF32, {16}, xs);
+  slots[fn.params[1]] = make_tensor<int64_t>(DType::kI64, {}, {7});
+  slots[fn.params[2]] = make_tensor<float>(DType::kF32, {4, 16}, rs);
+  const runtime::FramePlan plan = runtime::make_plan(fn, kernels.of(0), slots);
+  const runtime::StepMode flat_row = kernels.at(0, 0).prepared != nullptr ? runtime::StepMode::kFixed
+                                                                           : runtime::StepMode::kDirect;
+  EXPECT_EQ(plan.steps[0].mode, flat_row);                  // x * x
+  EXPECT_EQ(plan.steps[1].mode, flat_row);                  // + x
+  EXPECT_EQ(plan.steps[2].mode, runtime::StepMode::kFixed);   // i + i
+  EXPECT_EQ(plan.steps[3].mode, runtime::StepMode::kDirect);  // i // i can fail
+  EXPECT_EQ(plan.steps[4].mode, runtime::StepMode::kDirect);  // [4, 16] + [16]: a broadcast plan
+
+  auto s = Session::create(program, "f");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {16}, xs)).ok());
+  ASSERT_TRUE((*s)->set_input("i", make_tensor<int64_t>(DType::kI64, {}, {7})).ok());
+  ASSERT_TRUE((*s)->set_input("r", make_tensor<float>(DType::kF32, {4, 16}, rs)).ok());
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE((*s)->run().ok());
+    const std::vector<float> y = values_of<float>((*s)->output(0));
+    for (size_t k = 0; k < 16; ++k) EXPECT_EQ(y[k], xs[k] * xs[k] + xs[k]) << k;
+    EXPECT_EQ(values_of<int64_t>((*s)->output(1)), std::vector<int64_t>{14});
+    EXPECT_EQ(values_of<int64_t>((*s)->output(2)), std::vector<int64_t>{1});
+    const std::vector<float> z = values_of<float>((*s)->output(3));
+    for (size_t k = 0; k < 64; ++k) EXPECT_EQ(z[k], rs[k] + xs[k % 16]) << k;
+  }
+  ASSERT_TRUE((*s)->set_input("i", make_tensor<int64_t>(DType::kI64, {}, {0})).ok());
+  const Status zero = (*s)->run();
+  EXPECT_FALSE(zero.ok());
+  EXPECT_NE(zero.message().find("division by zero"), std::string::npos) << zero.message();
+}
+
 TEST(MemoryPlan, ArenaStaysNearItsLowerBoundOnALongChain) {
   // def ladder(x: i32[64]): v_k = v_{k-1} + v_{k-2}, 40 nodes, each read twice.
   GraphSpec g;

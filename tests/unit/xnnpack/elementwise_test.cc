@@ -1,5 +1,6 @@
 // Unary, binary (broadcasting) and softmax kernels of the XNNPACK backend against
 // the reference kernels.
+#include <cstring>
 #include <limits>
 
 #include "xnnpack/xnn_tester.h"
@@ -152,6 +153,58 @@ TEST_P(BinaryTest, NanAndInfinity) {
   cases[0].push_back(HostTensor::of(DType::kF32, {6}, {kNaN, 1.0, kInf, -kInf, kNaN, 2.0}));
   cases[0].push_back(HostTensor::of(DType::kF32, {6}, {1.0, kNaN, 1.0, kInf, kNaN, -kInf}));
   compare_cases(op, {}, {info_of(cases[0][0], false), info_of(cases[0][1], false)}, cases);
+}
+
+// The fixed runs a frame plan takes in place of run() (kernel.h): exactly for one
+// flat row (equal shapes or one value, 1 to 4,096 elements), with run()'s bytes,
+// NaN and infinities included; none for a broadcast that needs the plan, a large
+// or an empty output.
+TEST_P(BinaryTest, FixedRunsAreTheFlatRows) {
+  const OpId op = GetParam();
+  ASSERT_TRUE(xnnpack_init().ok());
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> fixed = {
+      {{16}, {16}}, {{16}, {}}, {{}, {19}}, {{}, {}}, {{1, 1}, {3, 5}}, {{4096}, {4096}}, {{2, 7}, {2, 7}}};
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> not_fixed = {
+      {{2, 3}, {3}}, {{4097}, {4097}}, {{0}, {0}}, {{3, 1}, {1, 3}}, {{2}, {2, 1}}};
+  HostTensor declared(DType::kF32, {16});
+  std::unique_ptr<PreparedKernel> kernel =
+      xnnpack_prepare(op, {}, std::vector<InputInfo>{info_of(declared, false), info_of(declared, false)});
+  ASSERT_NE(kernel, nullptr);
+  uint32_t seed = 70;
+  for (const auto& [sa, sb] : fixed) {
+    const std::string what = std::string(ops::op_def(op).name) + " " + shape_string(sa) + " " + shape_string(sb);
+    std::vector<HostTensor> in;
+    in.push_back(HostTensor::random(DType::kF32, sa, seed++, -3, 3));
+    in.push_back(HostTensor::random(DType::kF32, sb, seed++, 0.5, 3));
+    if (in[0].numel() > 2) in[0].set(1, kNaN), in[0].set(2, kInf);
+    const std::vector<int64_t> shape = infer_shape(op, {}, in);
+    HostTensor want(DType::kF32, shape), got(DType::kF32, shape);
+    want.poison();
+    got.poison();
+    const TensorRef ins[2] = {in[0].ref(), in[1].ref()};
+    TensorRef w = want.ref();
+    ASSERT_TRUE(kernel->run({}, std::span<const TensorRef>(ins), std::span<TensorRef>(&w, 1)).ok()) << what;
+    const TensorRef operands[3] = {in[0].ref(), in[1].ref(), got.ref()};
+    const FixedRun run = kernel->fix(std::span<const TensorRef>(operands, 2), std::span<const TensorRef>(operands + 2, 1));
+    ASSERT_NE(run.fn, nullptr) << what;
+    run.fn(run.word, operands);
+    EXPECT_EQ(std::memcmp(got.ref().data, w.data, size_t(want.numel()) * 4), 0) << what;
+    EXPECT_TRUE(got.guard_intact()) << what;
+  }
+  for (const auto& [sa, sb] : not_fixed) {
+    HostTensor a(DType::kF32, sa), b(DType::kF32, sb);
+    std::vector<HostTensor> in;
+    in.push_back(HostTensor(DType::kF32, sa));
+    in.push_back(HostTensor(DType::kF32, sb));
+    HostTensor o(DType::kF32, infer_shape(op, {}, in));
+    const TensorRef operands[3] = {a.ref(), b.ref(), o.ref()};
+    EXPECT_EQ(kernel->fix(std::span<const TensorRef>(operands, 2), std::span<const TensorRef>(operands + 2, 1)).fn,
+              nullptr)
+        << shape_string(sa) << " " << shape_string(sb);
+  }
+  HostTensor i(DType::kI32, {4}), o(DType::kI32, {4});
+  const TensorRef ints[3] = {i.ref(), i.ref(), o.ref()};
+  EXPECT_EQ(kernel->fix(std::span<const TensorRef>(ints, 2), std::span<const TensorRef>(ints + 2, 1)).fn, nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, BinaryTest,
