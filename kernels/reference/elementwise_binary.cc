@@ -193,52 +193,42 @@ KernelFn fixed_scalar_for(DType in, DType out) {
 
 }  // namespace
 
-KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
+namespace {
+
+// f(Op{}) for the op of a rank-0 node, where it is one with a scalar kernel; null else.
+template <class F>
+auto with_scalar_op(ops::OpId op, F f) -> decltype(f(binary::Add{})) {
   using ops::OpId;
   switch (op) {
-    case OpId::Add: return fixed_scalar_for<binary::Add>(in, out);
-    case OpId::Sub: return fixed_scalar_for<binary::Sub>(in, out);
-    case OpId::Mul: return fixed_scalar_for<binary::Mul>(in, out);
-    case OpId::Div: return fixed_scalar_for<binary::Div>(in, out);
-    case OpId::FloorDiv: return fixed_scalar_for<binary::FloorDiv>(in, out);
-    case OpId::Mod: return fixed_scalar_for<binary::Mod>(in, out);
-    case OpId::Pow: return fixed_scalar_for<binary::Pow>(in, out);
-    case OpId::Maximum: return fixed_scalar_for<binary::Maximum>(in, out);
-    case OpId::Minimum: return fixed_scalar_for<binary::Minimum>(in, out);
-    case OpId::Less: return fixed_scalar_for<binary::Less>(in, out);
-    case OpId::LessEqual: return fixed_scalar_for<binary::LessEqual>(in, out);
-    case OpId::Greater: return fixed_scalar_for<binary::Greater>(in, out);
-    case OpId::GreaterEqual: return fixed_scalar_for<binary::GreaterEqual>(in, out);
-    case OpId::Equal: return fixed_scalar_for<binary::Equal>(in, out);
-    case OpId::NotEqual: return fixed_scalar_for<binary::NotEqual>(in, out);
-    case OpId::LogicalAnd: return fixed_scalar_for<binary::LogicalAnd>(in, out);
-    case OpId::LogicalOr: return fixed_scalar_for<binary::LogicalOr>(in, out);
+    case OpId::Add: return f(binary::Add{});
+    case OpId::Sub: return f(binary::Sub{});
+    case OpId::Mul: return f(binary::Mul{});
+    case OpId::Div: return f(binary::Div{});
+    case OpId::FloorDiv: return f(binary::FloorDiv{});
+    case OpId::Mod: return f(binary::Mod{});
+    case OpId::Pow: return f(binary::Pow{});
+    case OpId::Maximum: return f(binary::Maximum{});
+    case OpId::Minimum: return f(binary::Minimum{});
+    case OpId::Less: return f(binary::Less{});
+    case OpId::LessEqual: return f(binary::LessEqual{});
+    case OpId::Greater: return f(binary::Greater{});
+    case OpId::GreaterEqual: return f(binary::GreaterEqual{});
+    case OpId::Equal: return f(binary::Equal{});
+    case OpId::NotEqual: return f(binary::NotEqual{});
+    case OpId::LogicalAnd: return f(binary::LogicalAnd{});
+    case OpId::LogicalOr: return f(binary::LogicalOr{});
     default: return nullptr;
   }
 }
 
+}  // namespace
+
+KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
+  return with_scalar_op(op, [&](auto o) { return fixed_scalar_for<decltype(o)>(in, out); });
+}
+
 FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
-  using ops::OpId;
-  switch (op) {
-    case OpId::Add: return fixed_scalar_run_for<binary::Add>(in, out);
-    case OpId::Sub: return fixed_scalar_run_for<binary::Sub>(in, out);
-    case OpId::Mul: return fixed_scalar_run_for<binary::Mul>(in, out);
-    case OpId::Div: return fixed_scalar_run_for<binary::Div>(in, out);
-    case OpId::FloorDiv: return fixed_scalar_run_for<binary::FloorDiv>(in, out);
-    case OpId::Mod: return fixed_scalar_run_for<binary::Mod>(in, out);
-    case OpId::Pow: return fixed_scalar_run_for<binary::Pow>(in, out);
-    case OpId::Maximum: return fixed_scalar_run_for<binary::Maximum>(in, out);
-    case OpId::Minimum: return fixed_scalar_run_for<binary::Minimum>(in, out);
-    case OpId::Less: return fixed_scalar_run_for<binary::Less>(in, out);
-    case OpId::LessEqual: return fixed_scalar_run_for<binary::LessEqual>(in, out);
-    case OpId::Greater: return fixed_scalar_run_for<binary::Greater>(in, out);
-    case OpId::GreaterEqual: return fixed_scalar_run_for<binary::GreaterEqual>(in, out);
-    case OpId::Equal: return fixed_scalar_run_for<binary::Equal>(in, out);
-    case OpId::NotEqual: return fixed_scalar_run_for<binary::NotEqual>(in, out);
-    case OpId::LogicalAnd: return fixed_scalar_run_for<binary::LogicalAnd>(in, out);
-    case OpId::LogicalOr: return fixed_scalar_run_for<binary::LogicalOr>(in, out);
-    default: return nullptr;
-  }
+  return with_scalar_op(op, [&](auto o) { return fixed_scalar_run_for<decltype(o)>(in, out); });
 }
 
 KernelFn elementwise_binary_kernel(ops::OpId op) {
