@@ -1,8 +1,9 @@
 """While loops whose test is static (`j < 3` with j a Python int) but which leave
 by a break or return known only at run time. They become While nodes from the
 start: unrolled, the first run-time break would make the test's variables staged
-at its second check. Nested in a staged loop, in a loop with both exits, and one
-that ends by its static test or by a return.
+at its second check. Nested in a staged loop (with a break, with a return), with
+both exits, one that ends by its static test or by a return, in an inlined
+function called twice, and in each iteration of an unrolled loop.
 """
 import stagegraph as sg
 
@@ -48,6 +49,46 @@ def both_exits(x: sg.f32["N"], limit: sg.f32):
             break
         steps += 1
     return -total, steps
+
+
+@sg.function
+def inner_return(x: sg.f32["N"]):
+    i = 0
+    while i < x.shape[0]:
+        j = 0
+        while j < 3:
+            if x[i] * j > 2.0:
+                return i * 10 + j
+            j += 1
+        i += 1
+    return -1
+
+
+def find(x, t):
+    k = 0
+    while k < 2:
+        if x[k % x.shape[0]] > t:
+            return k
+        k += 1
+    return 5
+
+
+@sg.function
+def inlined(x: sg.f32["N"], t: sg.f32):
+    return find(x, t) + find(x * 2.0, t)
+
+
+@sg.function
+def in_unrolled_loop(x: sg.f32["N"]):
+    total = sg.zeros(())
+    for r in range(2):
+        j = 0
+        while j < 3:
+            if x[0] > j + r:
+                break
+            total = total + 1.0
+            j += 1
+    return total
 
 
 if __name__ == "__main__":
