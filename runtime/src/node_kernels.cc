@@ -14,20 +14,19 @@ bool elementwise(ops::OpId op) {
 }
 
 // An elementwise binary node whose operands are all declared rank 0 (counters,
-// tests): whether it is one, and its scalar kernel and fixed run into `k`.
-bool scalar_kernel(const FunctionImpl& fn, const NodeInfo& node, NodeKernel& k) {
+// tests): its scalar kernel and fixed run into `k`, where it is one.
+void scalar_kernel(const FunctionImpl& fn, const NodeInfo& node, NodeKernel& k) {
   if (!ops::has_flag(node.op, ops::kElementwiseBinary) || node.inputs.size() != 2 || node.outputs.size() != 1)
-    return false;
+    return;
   for (uint32_t v : {node.inputs[0], node.inputs[1], node.outputs[0]})
-    if (!fn.values[v].dims.empty()) return false;
+    if (!fn.values[v].dims.empty()) return;
   const DType in = fn.values[node.inputs[0]].dtype, out = fn.values[node.outputs[0]].dtype;
-  if (fn.values[node.inputs[1]].dtype != in) return false;
+  if (fn.values[node.inputs[1]].dtype != in) return;
   const kernels::KernelFn one = kernels::scalar_binary_kernel(node.op, in, out);
-  if (one == nullptr) return false;
+  if (one == nullptr) return;
   k.fn = one;
   k.scalar = true;
   k.scalar_fixed = kernels::scalar_binary_fixed(node.op, in, out);
-  return true;
 }
 
 bool appends(const FunctionImpl& fn, const NodeInfo& node) {

@@ -29,6 +29,23 @@ std::vector<double> values_for(DType t) {
   return {};
 }
 
+// f(x, y, reference status, reference result) for every operand pair of values_for(in).
+template <class F>
+void for_each_pair(OpId op, DType in, DType out, F f) {
+  for (double a : values_for(in))
+    for (double b : values_for(in)) {
+      SCOPED_TRACE(::testing::Message() << ops::op_def(op).name << " " << dtype_name(in) << " -> " << dtype_name(out)
+                                        << " (" << a << ", " << b << ")");
+      HostTensor x = HostTensor::scalar(in, a), y = HostTensor::scalar(in, b);
+      HostTensor want(out, {});
+      want.poison();
+      const TensorRef ins[2] = {x.ref(), y.ref()};
+      TensorRef w = want.ref();
+      const Status rs = reference_kernel(op)({}, ops::Attrs{}, std::span<const TensorRef>(ins), std::span<TensorRef>(&w, 1));
+      f(x, y, rs, want);
+    }
+}
+
 TEST(ScalarBinary, SameBytesAsTheReferenceKernel) {
   int pairs = 0, kernels_found = 0;
   for (OpId op : kOps)
@@ -37,27 +54,21 @@ TEST(ScalarBinary, SameBytesAsTheReferenceKernel) {
         const KernelFn scalar = scalar_binary_kernel(op, in, out);
         if (scalar == nullptr) continue;
         ++kernels_found;
-        for (double a : values_for(in))
-          for (double b : values_for(in)) {
-            SCOPED_TRACE(::testing::Message() << ops::op_def(op).name << " " << dtype_name(in) << " -> "
-                                              << dtype_name(out) << " (" << a << ", " << b << ")");
-            HostTensor x = HostTensor::scalar(in, a), y = HostTensor::scalar(in, b);
-            HostTensor want(out, {}), got(out, {});
-            want.poison();
-            got.poison();
-            const TensorRef ins[2] = {x.ref(), y.ref()};
-            TensorRef w = want.ref(), g = got.ref();
-            const KernelContext ctx;
-            const Status rs = reference_kernel(op)(ctx, ops::Attrs{}, std::span<const TensorRef>(ins), std::span<TensorRef>(&w, 1));
-            const Status ss = scalar(ctx, ops::Attrs{}, std::span<const TensorRef>(ins), std::span<TensorRef>(&g, 1));
-            ASSERT_EQ(ss.ok(), rs.ok()) << ss.message() << " / reference: " << rs.message();
-            if (!rs.ok()) {
-              EXPECT_EQ(ss.message(), rs.message());
-              continue;
-            }
-            EXPECT_EQ(std::memcmp(g.data, w.data, dtype_size(out)), 0) << "got " << got.at(0) << ", want " << want.at(0);
-            ++pairs;
+        for_each_pair(op, in, out, [&](HostTensor& x, HostTensor& y, const Status& rs, HostTensor& want) {
+          HostTensor got(out, {});
+          got.poison();
+          const TensorRef ins[2] = {x.ref(), y.ref()};
+          TensorRef g = got.ref();
+          const Status ss = scalar({}, ops::Attrs{}, std::span<const TensorRef>(ins), std::span<TensorRef>(&g, 1));
+          ASSERT_EQ(ss.ok(), rs.ok()) << ss.message() << " / reference: " << rs.message();
+          if (!rs.ok()) {
+            EXPECT_EQ(ss.message(), rs.message());
+            return;
           }
+          EXPECT_EQ(std::memcmp(g.data, want.ref().data, dtype_size(out)), 0)
+              << "got " << got.at(0) << ", want " << want.at(0);
+          ++pairs;
+        });
       }
   // Arithmetic on each dtype, comparisons to bool, int / int to f32, bool + bool.
   EXPECT_NE(scalar_binary_kernel(OpId::Add, DType::kI64, DType::kI64), nullptr);
@@ -91,24 +102,16 @@ TEST(ScalarBinary, FixedRunsSameBytesWhereTheOpCannotFail) {
                                             << dtype_name(out);
         if (fixed == nullptr) continue;
         ++fixed_found;
-        for (double a : values_for(in))
-          for (double b : values_for(in)) {
-            SCOPED_TRACE(::testing::Message() << ops::op_def(op).name << " " << dtype_name(in) << " -> "
-                                              << dtype_name(out) << " (" << a << ", " << b << ")");
-            HostTensor x = HostTensor::scalar(in, a), y = HostTensor::scalar(in, b);
-            HostTensor want(out, {}), got(out, {});
-            want.poison();
-            got.poison();
-            const TensorRef ins[2] = {x.ref(), y.ref()};
-            TensorRef w = want.ref();
-            const TensorRef operands[3] = {x.ref(), y.ref(), got.ref()};
-            ASSERT_TRUE(reference_kernel(op)({}, ops::Attrs{}, std::span<const TensorRef>(ins),
-                                             std::span<TensorRef>(&w, 1)).ok());
-            fixed(0, operands);
-            EXPECT_EQ(std::memcmp(got.ref().data, w.data, dtype_size(out)), 0)
-                << "got " << got.at(0) << ", want " << want.at(0);
-            ++pairs;
-          }
+        for_each_pair(op, in, out, [&](HostTensor& x, HostTensor& y, const Status& rs, HostTensor& want) {
+          ASSERT_TRUE(rs.ok()) << rs.message();
+          HostTensor got(out, {});
+          got.poison();
+          const TensorRef operands[3] = {x.ref(), y.ref(), got.ref()};
+          fixed(0, operands);
+          EXPECT_EQ(std::memcmp(got.ref().data, want.ref().data, dtype_size(out)), 0)
+              << "got " << got.at(0) << ", want " << want.at(0);
+          ++pairs;
+        });
       }
   EXPECT_NE(scalar_binary_fixed(OpId::FloorDiv, DType::kF32, DType::kF32), nullptr);
   EXPECT_EQ(scalar_binary_fixed(OpId::FloorDiv, DType::kI64, DType::kI64), nullptr);
