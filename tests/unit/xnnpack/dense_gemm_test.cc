@@ -2,7 +2,12 @@
 // instruction set this CPU has, awkward M, N and K (row and column tails, K over
 // several K blocks and not a multiple of the block), with and without bias and
 // relu, 1 and 2 threads; NaN through relu; which kernel a dense layer gets.
+#include <algorithm>
+#include <cstring>
 #include <limits>
+#include <optional>
+#include <random>
+#include <vector>
 
 #include "xnnpack/dense_gemm.h"
 #include "xnnpack/xnn_common.h"
@@ -138,11 +143,12 @@ TEST(PackedGemm, NonFiniteAndOverflowingInputsGiveTheReferenceResult) {
 
 // A bias that arrives at run time is added in the last store: NaN and infinities
 // in it come out as in the reference (relu keeps NaN), each run reads the bias it
-// is given, and the last, partial panel reads no bias past its 20 columns.
-TEST(PackedGemm, RunTimeBiasIsAddedInTheStore) {
+// is given, and the last, partial panel reads no bias past its 20 columns. Three
+// rows run the tiles; one row (an RNN step) the single-row loop over full panels.
+void check_run_time_bias(int64_t m) {
   ASSERT_TRUE(xnnpack_init().ok());
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  HostTensor x = HostTensor::random(DType::kF32, {3, 9}, 1, -1, 1);
+  HostTensor x = HostTensor::random(DType::kF32, {m, 9}, 1, -1, 1);
   HostTensor w = HostTensor::random(DType::kF32, {9, 20}, 2, -1, 1);
   HostTensor b1 = HostTensor::random(DType::kF32, {20}, 3, -1, 1);
   HostTensor b2 = HostTensor::random(DType::kF32, {20}, 4, -1, 1);
@@ -160,6 +166,43 @@ TEST(PackedGemm, RunTimeBiasIsAddedInTheStore) {
         compare_once(*kernel, OpId::FullyConnected, fc_attrs(act), in, nullptr, kernel->name());
       }
     }
+}
+
+TEST(PackedGemm, RunTimeBiasIsAddedInTheStore) {
+  for (int64_t m : {3, 1}) {
+    SCOPED_TRACE("rows " + std::to_string(m));
+    check_run_time_bias(m);
+  }
+}
+
+// One row of C comes from the loop over full panels and, for the last partial
+// panel, from the one-panel row kernel: both sum in the same order, so a column
+// is the same bytes on either path. Columns 16..23 of W repeat columns 0..7.
+TEST(PackedGemm, SingleRowPathsGiveTheSameBytes) {
+#ifdef SG_SIMD_X86
+  if (int(simd::best_isa()) < int(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  constexpr int64_t k = 37, n = 24;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(k), w(k * n), b(n);
+  for (float& v : a) v = dist(rng);
+  for (float& v : w) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  for (int64_t r = 0; r < k; ++r) std::copy_n(&w[size_t(r * n)], 8, &w[size_t(r * n + 16)]);
+  std::copy_n(&b[0], 8, &b[16]);
+  for (bool relu : {false, true}) {
+    std::optional<xnn::PackedPanels> p =
+        xnn::pack_panels(Isa::kAvx2, w.data(), size_t(k), size_t(n), b.data());
+    ASSERT_TRUE(p.has_value());
+    std::vector<float> c(n);
+    xnn::run_packed_rows(*p, a.data(), size_t(k), c.data(), size_t(n), 0, 1, relu);
+    for (int64_t j = 0; j < 8; ++j)
+      EXPECT_EQ(std::memcmp(&c[size_t(j)], &c[size_t(16 + j)], sizeof(float)), 0)
+          << "column " << j << ": " << c[size_t(j)] << " vs " << c[size_t(16 + j)] << (relu ? " (relu)" : "");
+  }
+#else
+  GTEST_SKIP() << "x86 micro-kernels only";
+#endif
 }
 
 TEST(PackedGemm, WeightsAreCopiedAtPrepare) {
