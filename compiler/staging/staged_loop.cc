@@ -27,6 +27,10 @@ struct Carry {
   int32_t body_param = -1, cond_param = -1, body_result = -1;
   Value body_value;                       // the value after one iteration
   bool dropped = false;
+  // This loop's Python number (never retyped) that an iteration leaves a number:
+  // `k = k * 2 + 1`, not `k = k + x[i]`. After the loop it stands for a Python
+  // number still, which takes a tensor's dtype where it meets one, as in eager mode.
+  bool number_after = false;
   // kList: an enclosing loop's list that nothing has appended to yet, so its item
   // type is unknown until this loop's body appends; resolved when the node is made.
   std::optional<TensorListV> outer_list;
@@ -372,6 +376,10 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
                               " and " + (v.is<UndefinedV>() ? std::string("undefined") : "a " + type_name(v)) +
                               " after an iteration");
         const DType want = c.type->dtype;
+        if (c.weak && c.weak->loop == token && !c.weak->retyped) {
+          const WeakOrigin* w = st.weak_origin(v);
+          c.number_after = v.is_number() || (w && w->loop == token && w->name == c.name);
+        }
         if (v.is_tensor() && st.tensor_dtype(v) != want) st.retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
         if (v.is_tensor() && st.tensor_dtype(v) != want)
           st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
@@ -514,8 +522,10 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
     else sc.set(c.name, st.staged(id));
-    // After the loop its own numbers have their dtype; an enclosing loop's may still change.
+    // After the loop its own numbers keep their dtype, taking another only at a use
+    // beside a tensor; an enclosing loop's may still change.
     if (c.weak && c.weak->loop != token) st.mark_weak(st.staged(id), *c.weak);
+    else if (c.number_after) st.mark_weak(st.staged(id), WeakOrigin{0, "", c.weak->number, true});
   }
   if (return_shape) {
     size_t k = 0;

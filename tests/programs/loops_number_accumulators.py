@@ -1,8 +1,9 @@
 """Loop-carried variables that start as Python numbers (`total = 0`) and meet
 tensors of another dtype in the loop: the number takes that dtype, as NumPy 2
 (NEP 50) gives it in eager mode's first iteration. Sums over f32, i32 and f16
-values, a plain assignment, a comparison, a branch, `where`, nested loops, and a
-number that stays an int. (Eager mode keeps the Python number where the loop
+values, a plain assignment, a comparison, a branch, `where`, nested loops, a
+number that stays an int, and numbers that stay numbers through the loop and meet
+tensors after it. (Eager mode keeps the Python number where the loop
 does not run or the branch is not taken; the graph has one dtype, so the inputs
 here run each loop and take each first branch.)
 """
@@ -87,3 +88,22 @@ def counters_as_numbers(x: sg.f32["N"], y: sg.i32["N"], m: sg.bool["N"]):
         scaled = scaled + x[j] * j
         j += 1
     return w, total, hits, weighted, scaled, j
+
+
+@sg.function
+def numbers_after_the_loop(x: sg.f32["N"], y: sg.i32["N"]):
+    # The loop leaves k and steps Python ints in eager mode (only numbers meet
+    # them), so after it they take x's and y's dtypes where they meet them; so does
+    # a total that an inner loop counts up. `s` meets x[i] in the loop: f32 there.
+    k = 1
+    steps = 0
+    s = 0
+    for i in range(x.shape[0]):
+        k = k * 2 + 1
+        steps += 1
+        s = s + x[i]
+    total = 0
+    for i in range(x.shape[0]):
+        for j in range(i + 1):
+            total = total + 1
+    return x * k, y + steps, x / (steps + 1), y * total + s.astype(sg.i32), k, total
