@@ -376,12 +376,16 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     out_types.push_back(std::move(joined));
     if (tensor_list)
       return [index, slot](const std::vector<Value>& outs) { return Value(TensorListV{slot, outs[index].as<Staged>()}); };
-    // A carried Python number joined with itself or with a number stays one.
+    // A carried Python number joined with itself or with a number stays one; so do
+    // two numbers of one kind (`k = 1` in one branch, `k = 2` in the other), which
+    // are a Python int or float in eager mode on either path.
     const WeakOrigin* wt = weak_origin(tv);
     const WeakOrigin* we = weak_origin(ev);
     std::optional<WeakOrigin> weak;
     if (wt && (we ? we->loop == wt->loop && we->name == wt->name : ev.is_number())) weak = *wt;
     else if (we && tv.is_number()) weak = *we;
+    else if ((tv.is<int64_t>() && ev.is<int64_t>()) || (tv.is<double>() && ev.is<double>()))
+      weak = WeakOrigin{0, "", tv, true};
     return [this, index, weak](const std::vector<Value>& outs) {
       if (weak) mark_weak(outs[index], *weak);
       return outs[index];
