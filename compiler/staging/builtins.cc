@@ -236,7 +236,11 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
   if (name == "abs") {
     expect_args(*this, a, name, 1, 1);
     const Value& v = a.pos[0];
-    if (v.is_tensor()) return apply(ops::OpId::Abs, {}, {v}, span);
+    if (v.is_tensor()) {
+      Value r = apply(ops::OpId::Abs, {}, {v}, span);
+      if (const WeakOrigin* w = weak_origin(v)) mark_weak(r, *w);  // abs(i) is a Python int too
+      return r;
+    }
     if (v.is<double>()) return Value(std::fabs(v.as<double>()));
     if (v.is<int64_t>() || v.is<bool>()) {
       const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();

@@ -156,7 +156,11 @@ Value Stager::unary(UnaryOp op, const Value& a, SourceSpan span) {
       case UnaryOp::kPos: return a;
       case UnaryOp::kNeg:
         if (dt == DType::kBool) fail(span, "unary - is not supported on bool tensors; use ~ or sg.logical_not");
-        return apply(ops::OpId::Neg, {}, {a}, span);
+        {
+          Value r = apply(ops::OpId::Neg, {}, {a}, span);
+          if (const WeakOrigin* w = weak_origin(a)) mark_weak(r, *w);  // -i is a Python int too
+          return r;
+        }
       case UnaryOp::kInvert:
         if (dt != DType::kBool) fail(span, "~ is supported on bool tensors only");
         return apply(ops::OpId::LogicalNot, {}, {a}, span);

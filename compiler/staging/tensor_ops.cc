@@ -353,6 +353,11 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
       (wa && wb ? wa->loop == wb->loop && wa->name == wb->name : (wa ? b : a).is_number()) &&
       tensor_dtype(r) == tensor_dtype(wa ? a : b))
     mark_weak(r, *w);
+  // An int that stands for a Python int, with a Python float: a Python float
+  // (`i + 0.5` beside an f16 tensor is f16, as in eager mode).
+  else if (w && w->loop == 0 && w->number.is<int64_t>() && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
+           (wa ? b : a).is<double>() && is_float(tensor_dtype(r)))
+    mark_weak(r, WeakOrigin{0, "", (wa ? b : a), true});
   // A scalar tied to a dim keeps it through + - * (len(b) + 1 is M+1).
   if (r.is<Staged>() && tensor_rank(r) == 0 && is_int(tensor_dtype(r)) &&
       (op == ops::OpId::Add || op == ops::OpId::Sub || op == ops::OpId::Mul)) {

@@ -107,3 +107,16 @@ def numbers_after_the_loop(x: sg.f32["N"], y: sg.i32["N"]):
         for j in range(i + 1):
             total = total + 1
     return x * k, y + steps, x / (steps + 1), y * total + s.astype(sg.i32), k, total
+
+
+@sg.function
+def counter_arithmetic(x: sg.f32["N"], z: sg.f16["N"]):
+    # What a counter makes with numbers stays a Python number in eager mode:
+    # -i, abs(i - 2), max(i, 1), i // 2, i % 3, and i + 0.5, a float beside f16.
+    s = sg.zeros_like(x)
+    h = sg.zeros_like(z)
+    for i in range(x.shape[0]):
+        s = s + x * max(i, 1) + min(i, 2) + abs(i - 2) - (-i) + x * (i // 2) + i % 3
+        h = h + z * (i + 0.5)
+    n = x.shape[0]
+    return s, h, x / n + (-n) + abs(n - 3)
