@@ -1,12 +1,14 @@
 // f32 tanh and gelu, which this XNNPACK lacks, and relu, whose XNNPACK clamp
 // turns NaN into 0: evaluated with SIMD vectors (simd.h), split into tiles over
 // the thread pool.
-//   tanh(x): odd/even polynomial ratio on x clamped to +-7.905 (beyond it tanh
-//            rounds to +-1 in f32), x itself below 4e-4; max relative error ~3e-7.
+//   tanh(x): odd/even polynomial ratio on x clamped to +-7.905, x itself below
+//            4e-4, +-1 from |x| >= 9.0109 on; max relative error ~3e-7.
 //   gelu(x) = 0.5*x*(1 + erf(x/sqrt(2))) (exact form, SPEC §7), computed as
 //            0.5*x*erfc(-x/sqrt(2)) to keep the negative tail accurate; max relative
 //            error ~5e-7.
 #include <pthreadpool.h>
+
+#include <cstring>
 
 #include "xnnpack/simd.h"
 #include "xnnpack/xnn_common.h"
@@ -32,7 +34,10 @@ struct Tanh {
     q = q * x2 + 2.26843463243900e-03f;
     q = q * x2 + 4.89352518554385e-03f;
     const V ax = x < splat<V>(0.0f) ? -x : x;
-    return ax < splat<V>(4e-4f) ? x : p / q;
+    // From 9.0109 (13 ln 2) on, tanh is within half an ulp of 1: exactly +-1, as
+    // NumPy gives it; the ratio at the clamp is 0.99999976.
+    const V one = x < splat<V>(0.0f) ? splat<V>(-1.0f) : splat<V>(1.0f);
+    return ax < splat<V>(4e-4f) ? x : ax >= splat<V>(9.01091334f) ? one : p / q;
   }
 };
 
@@ -98,15 +103,23 @@ struct Relu {
   }
 };
 
-// y[i] = f(x[i]) for i < n: full vectors, then the tail one element at a time.
-// F is a functor with an always-inline operator(), never a lambda: a lambda would
-// be compiled for the baseline ISA and called with wide vectors across a
-// mismatched ABI.
+// y[i] = f(x[i]) for i < n: full vectors, then the tail as one vector through a
+// zero-padded copy, so that every element is the vector code's result wherever it
+// lies (scalar code contracts and rounds differently: tanh of one value gave
+// 0.99999976 in a vector and 1.0 in the tail). F is a functor with an
+// always-inline operator(), never a lambda: a lambda would be compiled for the
+// baseline ISA and called with wide vectors across a mismatched ABI.
 template <class V, class F>
 SG_SIMD_INLINE void map(const float* x, float* y, size_t n, F f) {
+  constexpr size_t L = size_t(kLanes<V>);
   size_t i = 0;
-  for (; i + kLanes<V> <= n; i += kLanes<V>) store<V>(y + i, f(load<V>(x + i)));
-  for (; i < n; ++i) y[i] = f(x[i]);
+  for (; i + L <= n; i += L) store<V>(y + i, f(load<V>(x + i)));
+  if (i < n) {
+    float tail[L] = {};
+    std::memcpy(tail, x + i, (n - i) * sizeof(float));
+    store<V>(tail, f(load<V>(tail)));
+    std::memcpy(y + i, tail, (n - i) * sizeof(float));
+  }
 }
 
 enum class Fn { kTanh, kGelu, kRelu };
