@@ -176,7 +176,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     }
     std::string line;
     for (size_t i = 0; i < a.pos.size(); ++i) line += (i ? sep : "") + py_str(a.pos[i]);
-    if (options_.compile_time_stdout && !speculative()) print_out(options_.compile_time_stdout, line + end);
+    if (options_.compile_time_stdout) print_out(options_.compile_time_stdout, line + end);
     return Value();
   }
   if (!a.kw.empty() && name != "enumerate")

@@ -56,11 +56,11 @@ void Stager::steps_spent(SourceSpan span) {
 }
 
 void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {
-  if (!speculative()) diags_.warning(span, std::move(message), std::move(notes));
+  diags_.warning(span, std::move(message), std::move(notes));
 }
 
 void Stager::explain(SourceSpan span, const std::string& construct, const std::string& how) {
-  if (!options_.explain_staging || speculative()) return;
+  if (!options_.explain_staging) return;
   std::string where;
   if (span.valid() && span.file < sources_.size())
     where = sources_.file(span.file).path + ":" + std::to_string(span.line) + ":" +

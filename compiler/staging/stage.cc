@@ -152,6 +152,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   module_->functions.push_back(ir::Function{});
   const int32_t fn_id = int32_t(module_->functions.size() - 1);
   module_->functions.back().name = def.name;
+  name_entry(fn_id, def.name);
   FnBuilder builder;
   builder.fn = fn_id;
   cur_ = &builder;
@@ -255,6 +256,7 @@ std::unique_ptr<ir::Module> Stager::run() {
       stage_entry(f);
     } catch (StageAbort&) {
       // Reported; the other entry points are still checked.
+      depth_exceeded_ = false;
     }
   }
   frame_ = nullptr;

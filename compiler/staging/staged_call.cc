@@ -80,26 +80,67 @@ Value Stager::call_graph_function(const std::shared_ptr<FunctionV>& f, const Sco
 }
 
 GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
-  return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size()};
+  return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size(),
+                  s.diags_.diagnostics().size(), s.held_output_.size(), s.control().zero_trip_warned};
 }
 
-void GraphCalls::rollback(Stager& s, const Snapshot& snap) {
+void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics) {
   s.forget_functions(snap.functions, snap.constants);
   specs.resize(snap.specs);
+  if (!keep_diagnostics) s.diags_.truncate(snap.diagnostics);
+  s.held_output_.resize(snap.output);
+  s.control().zero_trip_warned = snap.zero_trip_warned;
+}
+
+namespace {
+
+// Drops the entries of a map or set keyed by (function, value) from function
+// `first` on: they sort last, so this costs what it drops, not a scan (a
+// recursion through thousands of specialisations rolls back once per level).
+template <class M>
+void drop_from_function(M& m, size_t first) {
+  m.erase(m.lower_bound(std::pair<int32_t, int32_t>{int32_t(first), INT32_MIN}), m.end());
+}
+
+}  // namespace
+
+void Stager::name_entry(int32_t fn, const std::string& name) {
+  taken_names_.insert(name);
+  name_of_function_[fn] = CalledName{name, 0};
+}
+
+std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
+  int64_t& first = first_free_suffix_[base];
+  const auto named = [&](int64_t k) { return k == 0 ? base : base + "." + std::to_string(k); };
+  while (taken_names_.count(named(first))) ++first;
+  const std::string name = named(first);
+  taken_names_.insert(name);
+  name_of_function_[fn] = CalledName{base, first};
+  ++first;
+  return name;
 }
 
 void Stager::forget_functions(size_t functions, size_t constants) {
+  for (auto it = name_of_function_.lower_bound(int32_t(functions)); it != name_of_function_.end();) {
+    const CalledName& n = it->second;
+    taken_names_.erase(n.suffix == 0 ? n.base : n.base + "." + std::to_string(n.suffix));
+    int64_t& first = first_free_suffix_[n.base];
+    first = std::min(first, n.suffix);
+    it = name_of_function_.erase(it);
+  }
   module_->functions.resize(functions);
-  module_->constants.resize(constants);
-  std::erase_if(constant_index_, [&](const auto& kv) { return size_t(kv.second) >= constants; });
-  std::erase_if(origins_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
-  std::erase_if(reduced_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
-  std::erase_if(weak_, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
+  if (module_->constants.size() > constants) {
+    module_->constants.resize(constants);
+    std::erase_if(constant_index_, [&](const auto& kv) { return size_t(kv.second) >= constants; });
+  }
+  drop_from_function(origins_, functions);
+  drop_from_function(reduced_, functions);
+  drop_from_function(weak_, functions);
   // Marks on values of the dropped functions must not fall on the functions
   // that take their ids next.
   ControlState& cs = control();
-  std::erase_if(cs.relaxed, [&](const auto& kv) { return size_t(kv.first.first) >= functions; });
-  std::erase_if(cs.unset_values, [&](const auto& v) { return size_t(v.first) >= functions; });
+  drop_from_function(cs.relaxed, functions);
+  drop_from_function(cs.unset_values, functions);
   std::erase_if(cs.zero_trip_dims, [&](const auto& kv) { return size_t(kv.second.fn) >= functions; });
 }
 
@@ -226,9 +267,10 @@ CallArgs GraphCalls::flatten(Stager& s, const std::shared_ptr<FunctionV>& f, con
 }
 
 std::optional<size_t> GraphCalls::find(const std::string& family, const std::vector<ir::Type>& types) const {
+  const size_t hash = std::hash<std::string>{}(family);
   for (size_t i = 0; i < specs.size(); ++i) {
     const Specialisation& sp = specs[i];
-    if (sp.family != family) continue;
+    if (sp.family_hash != hash || sp.family != family) continue;
     bool match = true;
     for (size_t k = 0; match && k < types.size(); ++k)
       for (size_t d = 0; match && d < types[k].rank(); ++d) {
@@ -267,6 +309,7 @@ Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Sco
     Specialisation sp;
     sp.def = f->def;
     sp.family = args.family;
+    sp.family_hash = std::hash<std::string>{}(args.family);
     sp.param_types = types;
     specs.push_back(std::move(sp));
     idx = specs.size() - 1;
@@ -282,7 +325,8 @@ Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Sco
 void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
                        const CallArgs& args, SourceSpan span) {
   const FunctionDef& def = *f->def;
-  const Snapshot before = Snapshot{s.module_->functions.size(), s.module_->constants.size(), idx};
+  Snapshot before = snapshot(s);
+  before.specs = idx;
   // Inside another function's probe, a path of this one that waits on that
   // function is the probe's business: it may take another path.
   const bool nested_in_probe = s.probing();
@@ -295,6 +339,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
     for (int passes = 1;; ++passes) {
       if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
       const Snapshot snap = snapshot(s);
+      const int64_t pending_before = s.pending_branches_;
       const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
@@ -313,7 +358,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
         rollback(s, snap);
         continue;
       } catch (StageAbort&) {
-        if (!speculating) throw;
+        if (!speculating || s.depth_exceeded_) throw;
         rollback(s, snap);
         // A base case that returns a Python int may stand for a float (its
         // dtype gives way to a tensor's where the paths join): try that.
@@ -322,6 +367,17 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
         // same pass again, diagnostics on, reports it.
         speculating = false;
         continue;
+      }
+      // A pass that left no branch pending staged every path for real; it is
+      // final when no assumption of this specialisation was used or the one used
+      // holds. Staging it again (as a check, or with diagnostics on: warnings
+      // and output are recorded in speculation too) would repeat every nested
+      // specialisation's passes, a cost exponential in the depth of recursion
+      // through static arguments (f(x, 20) calling f(x, 19), ...).
+      const bool complete = s.pending_branches_ == pending_before;
+      if (probe && complete) {
+        specs[idx].result = *result;
+        break;
       }
       if (probe) {
         rollback(s, snap);
@@ -340,8 +396,9 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
         speculating = true;
         continue;
       }
-      if (speculating) {
-        // The assumption holds: stage once more with diagnostics on.
+      if (speculating && !complete) {
+        // The assumption holds, but a branch waited on another function's
+        // probe: stage once more with diagnostics on.
         rollback(s, snap);
         speculating = false;
         continue;
@@ -352,7 +409,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
     specs[idx].in_progress = false;
     specs[idx].assumed.reset();
   } catch (StageAbort&) {
-    rollback(s, before);
+    rollback(s, before, /*keep_diagnostics=*/true);  // the error just reported
     throw;
   } catch (PendingResult&) {
     rollback(s, before);
@@ -363,21 +420,22 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
 ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
                            const CallArgs& args, SourceSpan span) {
   const FunctionDef& def = *f->def;
-  if (s.call_depth_ >= kMaxCompileTimeDepth)
-    s.fail(span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
-                     " calls at compile time (each call with different static arguments is a new specialisation)");
+  if (s.call_depth_ >= kMaxCompileTimeDepth) {
+    // Reported at once, speculating or not, and no pass above retries: each
+    // retry would descend as deep again.
+    const std::string message = "recursion of '" + def.name + "' goes deeper than " +
+                                std::to_string(kMaxCompileTimeDepth) +
+                                " calls at compile time (each call with different static arguments is a new "
+                                "specialisation)";
+    s.depth_exceeded_ = true;
+    if (s.speculative()) s.diags_.error(span, message);
+    s.fail(span, message);
+  }
   // Named after the function; later specialisations (and an entry point of the
   // same name) make it name.1, name.2, ...
-  std::string name = def.name;
-  for (int k = 1;; ++k) {
-    bool used = false;
-    for (const ir::Function& other : s.module_->functions) used = used || other.name == name;
-    if (!used) break;
-    name = def.name + "." + std::to_string(k);
-  }
   s.module_->functions.push_back(ir::Function{});
   const int32_t fn_id = int32_t(s.module_->functions.size() - 1);
-  s.module_->functions.back().name = name;
+  s.module_->functions.back().name = s.name_specialisation(fn_id, def.name);
   specs[idx].fn = fn_id;
 
   FnBuilder builder;
@@ -457,6 +515,10 @@ Value GraphCalls::emit_call(Stager& s, size_t idx, const CallArgs& args, const R
         const int32_t id = s.fn().add_value(std::move(t), "", span);
         node.outputs.push_back(id);
         s.set_origin(s.cur_->fn, id, Origin{span, "the call of '" + sp.def->name + "' produced"});
+        // A result that is a Python number on every path is one at the call too:
+        // beside a tensor it takes the tensor's dtype, as in eager mode.
+        if (r.weak && (is_int(r.type.dtype) || is_float(r.type.dtype)) && r.type.rank() == 0)
+          s.mark_weak(s.staged(id), WeakOrigin{0, "", is_float(r.type.dtype) ? Value(0.0) : Value(int64_t(0)), true});
         return s.staged(id);
       }
       case ResultSig::Kind::kTuple: {

@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct ResultSig {
 struct Specialisation {
   const FunctionDef* def = nullptr;
   std::string family;              // def, closure, static values, staged dtypes and ranks
+  size_t family_hash = 0;          // compared first: families share long prefixes
   int32_t fn = -1;                 // the IR function (of the latest pass)
   std::vector<ir::Type> param_types;  // staged argument leaves, then captured values
   std::set<int32_t> widened;       // symbols introduced by widening
@@ -77,11 +79,15 @@ struct GraphCalls {
   Value call(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
 
  private:
+  // What a pass adds that its rollback drops: functions, constants and
+  // specialisations, and the warnings and compile-time output it recorded.
   struct Snapshot {
-    size_t functions = 0, constants = 0, specs = 0;
+    size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
+    std::set<int32_t> zero_trip_warned;
   };
   Snapshot snapshot(Stager& s) const;
-  void rollback(Stager& s, const Snapshot& snap);
+  // `keep_diagnostics`: a pass that failed with diagnostics on keeps its error.
+  void rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics = false);
   CallArgs flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
   std::optional<size_t> find(const std::string& family, const std::vector<ir::Type>& types) const;
   void stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound, const CallArgs& args,

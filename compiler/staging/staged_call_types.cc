@@ -73,7 +73,10 @@ ResultSig GraphCalls::materialize_result(Stager& s, const Value& v, const Functi
   s.fn().results.push_back(id);
   r.kind = ResultSig::Kind::kTensor;
   r.type = s.fn().values[size_t(id)].type;
-  r.weak = v.is_number();
+  // A Python number, or a value that stands for one (a counter, `1 + f(n - 1)`
+  // over such a result): a Python number in eager mode too.
+  const WeakOrigin* w = s.weak_origin(v);
+  r.weak = v.is_number() || (w && w->loop == 0 && !w->number.is<bool>());
   return r;
 }
 

@@ -190,6 +190,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     } catch (const PendingResult& p) {
       if (pending) throw;  // both branches pending: so is the If
       pending = p;
+      ++pending_branches_;
       pending_side = k;
       return Branch{};
     }

@@ -617,7 +617,7 @@ void warn_zero_trip_read(Stager& st, const ir::Dim& dim, const std::string& what
   auto it = cs.zero_trip_dims.find(*sym);
   if (it == cs.zero_trip_dims.end() || !st.builder() || st.builder()->fn != it->second.fn) return;
   // One warning per loop-grown value: its first read; the fix is the same for all.
-  if (st.speculative() || !cs.zero_trip_warned.insert(*sym).second) return;
+  if (!cs.zero_trip_warned.insert(*sym).second) return;
   const ControlState::ZeroTripDim& z = it->second;
   st.warn(span, what + " '" + z.name + "', which " + z.where + " grows from empty: it is empty when that loop runs "
                     "zero times, and " + consequence,

@@ -157,7 +157,7 @@ class Stager {
   // until staging ends so that a loop staged again (WeakRetype) prints once.
   void print_out(std::ostream* os, const std::string& text);
   // Whether explain() prints: callers skip building costly explanations otherwise.
-  bool explaining() const { return options_.explain_staging != nullptr && !speculative(); }
+  bool explaining() const { return options_.explain_staging != nullptr; }
   // Remembers that `result` came from a reduction that dropped `axes`, for the
   // keepdims=True suggestion when it later fails to broadcast.
   void note_reduction(const Value& result, std::vector<int64_t> axes);
@@ -230,8 +230,9 @@ class Stager {
   // or of an @sg.function (SPEC §6). `bound` holds the bound parameters.
   bool wants_graph_function(const FunctionV& f, const Scope& bound);
   Value call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
-  // Inside a staging pass whose assumptions may prove wrong: errors, warnings
-  // and compile-time output are held back (staged_call.h).
+  // Inside a staging pass whose assumptions may prove wrong: errors are held
+  // back; warnings and compile-time output are recorded, and dropped with the
+  // pass if it is rolled back (staged_call.h).
   bool speculative() const { return speculative_ > 0; }
   // Inside a probe for a result type: a recursive call of unknown result type
   // throws PendingResult, which staged_branches turns into a pending branch.
@@ -266,6 +267,11 @@ class Stager {
   void rollback(const Checkpoint& c);
   // Drops the per-value records of functions from `functions` on.
   void forget_functions(size_t functions, size_t constants);
+  // The name of entry function `fn`: its def's.
+  void name_entry(int32_t fn, const std::string& name);
+  // The name of specialisation function `fn` of def `base`: base, or base.1,
+  // base.2, ..., the first not taken by a live entry or specialisation.
+  std::string name_specialisation(int32_t fn, const std::string& base);
 
   // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
   //      control_flags.cc) ----------------------------------------------------------
@@ -355,6 +361,22 @@ class Stager {
   std::shared_ptr<GraphCalls> graph_calls_;
   int speculative_ = 0;
   int probing_ = 0;
+  // Branches a probe left pending (staged_if.cc): a pass with none reached no
+  // recursive call of unknown result, so what it staged is final.
+  int64_t pending_branches_ = 0;
+  // A recursion ran past kMaxCompileTimeDepth: reported, and not retried.
+  bool depth_exceeded_ = false;
+  // The names entry and specialisation functions hold (name_entry,
+  // name_specialisation), kept as functions are made and forgotten, so that a
+  // new specialisation finds its suffix without scanning every function (that
+  // was quadratic in a recursion through thousands of static arguments).
+  struct CalledName {
+    std::string base;
+    int64_t suffix;
+  };
+  std::set<std::string> taken_names_;
+  std::map<int32_t, CalledName> name_of_function_;
+  std::map<std::string, int64_t> first_free_suffix_;  // every suffix below it is taken
   std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
   int64_t loop_tokens_ = 0;
   std::vector<std::pair<std::ostream*, std::string>> held_output_;

@@ -546,5 +546,87 @@ def f(x: sg.f32[3]):
   EXPECT_NE(ir::print(*r.ir).find("= 9990"), std::string::npos);
 }
 
+// A recursion through a static argument, each level behind a staged branch,
+// stages each specialisation once: a pass that left no branch pending is final
+// (staging it again, as a check and with diagnostics on, repeated every level
+// below it: 3^depth passes, past any test's time at depth 60). Its compile-time
+// prints come out once per level.
+TEST(StagingCalls, RecursionThroughStaticArgumentsStagesEachLevelOnce) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def scale(x, i):
+    if x[0] > 100.0:
+        return x
+    if i == 0:
+        return x
+    print("level", i)
+    return scale(x * 2.0, i - 1)
+
+@sg.function
+def f(x: sg.f32[3]):
+    return scale(x, 60)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(count_specialisations(r, "scale"), 61u);
+  for (int level : {1, 30, 60}) {
+    const std::string line = "level " + std::to_string(level) + "\n";
+    size_t count = 0;
+    for (size_t at = r.printed.find(line); at != std::string::npos; at = r.printed.find(line, at + 1))
+      count += at == 0 || r.printed[at - 1] == '\n';
+    EXPECT_EQ(count, 1u) << line << r.printed;
+  }
+}
+
+// Warnings and compile-time prints of a recursive function's body are recorded
+// by the pass that is kept and dropped with the passes that are rolled back (the
+// probe, which leaves the recursive branch pending): one of each.
+TEST(StagingCalls, WarningsInARecursiveFunctionComeOutOnce) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def shrink(x, n):
+    if n <= 0:
+        return x
+    w = sg.sum(x + sg.reshape(x, (3, 1)))
+    print("shrinking")
+    return shrink(x, n - 1) * 0.5 + w
+
+@sg.function
+def f(x: sg.f32[3], n: sg.i64):
+    return shrink(x, n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  size_t warnings = 0;
+  for (const Diagnostic& d : r.diags->diagnostics()) warnings += d.severity == Severity::kWarning;
+  EXPECT_EQ(warnings, 1u) << r.locations();
+  EXPECT_NE(r.locations().find("6:18: warning: add: broadcasting"), std::string::npos) << r.locations();
+  EXPECT_EQ(r.printed, "shrinking\n");
+}
+
+// A static argument that grows while the recursion ends on a run-time test
+// never ends at compile time: the depth limit reports it, once, without each
+// level staging the failing pass again (which made it exponential).
+TEST(StagingCalls, UnboundedStaticArgumentReportsTheDepthLimitOnce) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def count_pos(x, i):
+    if i >= x.shape[0]:
+        return 0
+    if x[i] > 0:
+        return 1 + count_pos(x, i + 1)
+    return count_pos(x, i + 1)
+
+@sg.function
+def f(x: sg.f32["N"]):
+    return count_pos(x, 0)
+)");
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  const std::string message = "recursion of 'count_pos' goes deeper than 10000 calls at compile time";
+  const size_t first = errors.find(message);
+  EXPECT_NE(first, std::string::npos) << errors;
+  EXPECT_EQ(errors.find(message, first + 1), std::string::npos) << errors;
+}
+
 }  // namespace
 }  // namespace sg::compiler
