@@ -97,18 +97,15 @@ void tile(const float* a, size_t lda, const float* w, size_t kc, float* c, size_
   store_tile<MR>(lo, hi, c, ldc, s);
 }
 
-// One row: four interleaved sums over k hide the FMA latency. As in the AVX-512
-// file, a single-row product calls it with the panel's whole K (here only for a
-// partial last panel; row_full_panels below runs the full ones), and each
-// iteration asks for the cache lines kAhead bytes on, across the end of the
-// panel into the next (they are contiguous): on an EPYC (Zen 3) the rnn benchmark
-// (100 steps of 1 x 256 -> 256, weights from L2) went from 0.40 to 0.38 ms with
-// 1 KiB ahead (2 KiB: 0.38-0.39).
-__attribute__((noinline)) SG_TARGET_AVX2
-void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s) {
+// One row: four interleaved sums over k hide the FMA latency; `lo` and `hi` come
+// in holding the tile's start (zero, or C of the K blocks before) and go out
+// holding the row's sums. Each iteration asks for the cache lines kAhead bytes
+// on, across the end of the panel into the next (they are contiguous): on an
+// EPYC (Zen 3) the rnn benchmark (100 steps of 1 x 256 -> 256, weights from L2)
+// went from 0.40 to 0.38 ms with 1 KiB ahead (2 KiB: 0.38-0.39).
+SG_TARGET_AVX2 inline __attribute__((always_inline)) void row_sums(const float* a, const float* w, size_t kc,
+                                                                   __m256& lo, __m256& hi) {
   constexpr size_t kAhead = 1024 / sizeof(float);
-  __m256 lo[1], hi[1];
-  load_tile<1>(lo, hi, c, 0, s);
   __m256 l1 = _mm256_setzero_ps(), h1 = l1, l2 = l1, h2 = l1, l3 = l1, h3 = l1;
   size_t p = 0;
   for (; p + 4 <= kc; p += 4) {
@@ -116,8 +113,8 @@ void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s
 #pragma GCC unroll 4
     for (int line = 0; line < 4; ++line)
       _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
-    lo[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q), lo[0]);
-    hi[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q + 8), hi[0]);
+    lo = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q), lo);
+    hi = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q + 8), hi);
     l1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 1), _mm256_load_ps(q + 16), l1);
     h1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 1), _mm256_load_ps(q + 24), h1);
     l2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 2), _mm256_load_ps(q + 32), l2);
@@ -126,64 +123,39 @@ void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s
     h3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 3), _mm256_load_ps(q + 56), h3);
   }
   for (; p < kc; ++p) {
-    lo[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(w + p * kNR), lo[0]);
-    hi[0] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(w + p * kNR + 8), hi[0]);
+    lo = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(w + p * kNR), lo);
+    hi = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(w + p * kNR + 8), hi);
   }
-  lo[0] = _mm256_add_ps(_mm256_add_ps(lo[0], l1), _mm256_add_ps(l2, l3));
-  hi[0] = _mm256_add_ps(_mm256_add_ps(hi[0], h1), _mm256_add_ps(h2, h3));
+  lo = _mm256_add_ps(_mm256_add_ps(lo, l1), _mm256_add_ps(l2, l3));
+  hi = _mm256_add_ps(_mm256_add_ps(hi, h1), _mm256_add_ps(h2, h3));
+}
+
+// One row of one panel: a row tile of one (m % 6 == 1), or a single-row
+// product's partial last panel.
+__attribute__((noinline)) SG_TARGET_AVX2
+void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s) {
+  __m256 lo[1], hi[1];
+  load_tile<1>(lo, hi, c, 0, s);
+  row_sums(a, w, kc, lo[0], hi[0]);
   store_tile<1>(lo, hi, c, 0, s);
 }
 
-// One row over full panels [panel_begin, panel_end) in one loop: the single-row
-// product's sixteen calls of row() (one per panel of a 1 x 256 -> 256 RNN step)
-// each paid for the tile's setup, a call and a return, and the prefetch ran on
-// across them anyway, since the panels are contiguous. On an EPYC (Zen 3), 16
-// rounds alternating with the per-panel calls: rnn 0.547 -> 0.523 ms, beam (62
-// full panels of 1 x 128 -> 1000) 0.645 -> 0.608 ms, outputs byte-identical.
+// A single-row product over full panels [panel_begin, panel_end) in one loop,
+// the panel's whole K at once: a call of row() per panel (sixteen in a
+// 1 x 256 -> 256 RNN step) paid for the tile's setup, a call and a return each.
+// On an EPYC (Zen 3), 16 rounds alternating with the per-panel calls: rnn
+// 0.547 -> 0.523 ms, beam (62 full panels of 1 x 128 -> 1000) 0.645 -> 0.608 ms,
+// outputs byte-identical (the same sums in the same order).
 __attribute__((noinline)) SG_TARGET_AVX2
 void row_full_panels(const GemmArgs& g, const float* a, float* c, size_t panel_begin, size_t panel_end) {
-  constexpr size_t kAhead = 1024 / sizeof(float);
-  const size_t k = g.k;
+  const __m256i all = _mm256_set1_epi32(-1);
   for (size_t panel = panel_begin; panel < panel_end; ++panel) {
-    const float* w = g.w + panel * k * kNR;
-    __m256 l0 = _mm256_setzero_ps(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
-    size_t p = 0;
-    for (; p + 4 <= k; p += 4) {
-      const float* q = w + p * kNR;
-#pragma GCC unroll 4
-      for (int line = 0; line < 4; ++line)
-        _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
-      const __m256 a0 = _mm256_broadcast_ss(a + p), a1 = _mm256_broadcast_ss(a + p + 1);
-      const __m256 a2 = _mm256_broadcast_ss(a + p + 2), a3 = _mm256_broadcast_ss(a + p + 3);
-      l0 = _mm256_fmadd_ps(a0, _mm256_load_ps(q), l0);
-      h0 = _mm256_fmadd_ps(a0, _mm256_load_ps(q + 8), h0);
-      l1 = _mm256_fmadd_ps(a1, _mm256_load_ps(q + 16), l1);
-      h1 = _mm256_fmadd_ps(a1, _mm256_load_ps(q + 24), h1);
-      l2 = _mm256_fmadd_ps(a2, _mm256_load_ps(q + 32), l2);
-      h2 = _mm256_fmadd_ps(a2, _mm256_load_ps(q + 40), h2);
-      l3 = _mm256_fmadd_ps(a3, _mm256_load_ps(q + 48), l3);
-      h3 = _mm256_fmadd_ps(a3, _mm256_load_ps(q + 56), h3);
-    }
-    for (; p < k; ++p) {
-      const __m256 ap = _mm256_broadcast_ss(a + p);
-      l0 = _mm256_fmadd_ps(ap, _mm256_load_ps(w + p * kNR), l0);
-      h0 = _mm256_fmadd_ps(ap, _mm256_load_ps(w + p * kNR + 8), h0);
-    }
-    // The same order of sums as row(): outputs do not depend on the path.
-    __m256 lo = _mm256_add_ps(_mm256_add_ps(l0, l1), _mm256_add_ps(l2, l3));
-    __m256 hi = _mm256_add_ps(_mm256_add_ps(h0, h1), _mm256_add_ps(h2, h3));
+    __m256 lo = _mm256_setzero_ps(), hi = lo;
+    row_sums(a, g.w + panel * g.k * kNR, g.k, lo, hi);
     const size_t col = panel * kNR;
-    if (g.bias != nullptr) {
-      lo = _mm256_add_ps(lo, _mm256_loadu_ps(g.bias + col));
-      hi = _mm256_add_ps(hi, _mm256_loadu_ps(g.bias + col + 8));
-    }
-    if (g.relu) {
-      const __m256 zero = _mm256_setzero_ps();
-      lo = _mm256_blendv_ps(lo, zero, _mm256_cmp_ps(lo, zero, _CMP_LT_OQ));
-      hi = _mm256_blendv_ps(hi, zero, _mm256_cmp_ps(hi, zero, _CMP_LT_OQ));
-    }
-    _mm256_storeu_ps(c + col, lo);
-    _mm256_storeu_ps(c + col + 8, hi);
+    const float* bias = g.bias != nullptr ? g.bias + col : nullptr;
+    _mm256_storeu_ps(c + col, finish(lo, bias, all, true, g.relu));
+    _mm256_storeu_ps(c + col + 8, finish(hi, bias != nullptr ? bias + 8 : nullptr, all, true, g.relu));
   }
 }
 
