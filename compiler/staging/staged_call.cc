@@ -106,7 +106,7 @@ void drop_from_function(M& m, size_t first) {
 
 void Stager::name_entry(int32_t fn, const std::string& name) {
   taken_names_.insert(name);
-  name_of_function_[fn] = CalledName{name, 0};
+  name_of_function_[fn] = CalledName{name, name, 0};
 }
 
 std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
@@ -115,7 +115,7 @@ std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
   while (taken_names_.count(named(first))) ++first;
   const std::string name = named(first);
   taken_names_.insert(name);
-  name_of_function_[fn] = CalledName{base, first};
+  name_of_function_[fn] = CalledName{name, base, first};
   ++first;
   return name;
 }
@@ -123,7 +123,7 @@ std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
 void Stager::forget_functions(size_t functions, size_t constants) {
   for (auto it = name_of_function_.lower_bound(int32_t(functions)); it != name_of_function_.end();) {
     const CalledName& n = it->second;
-    taken_names_.erase(n.suffix == 0 ? n.base : n.base + "." + std::to_string(n.suffix));
+    taken_names_.erase(n.name);
     int64_t& first = first_free_suffix_[n.base];
     first = std::min(first, n.suffix);
     it = name_of_function_.erase(it);
@@ -518,7 +518,7 @@ Value GraphCalls::emit_call(Stager& s, size_t idx, const CallArgs& args, const R
         // A result that is a Python number on every path is one at the call too:
         // beside a tensor it takes the tensor's dtype, as in eager mode.
         if (r.weak && (is_int(r.type.dtype) || is_float(r.type.dtype)) && r.type.rank() == 0)
-          s.mark_weak(s.staged(id), WeakOrigin{0, "", is_float(r.type.dtype) ? Value(0.0) : Value(int64_t(0)), true});
+          s.mark_weak(s.staged(id), WeakOrigin::of_number(is_float(r.type.dtype) ? Value(0.0) : Value(int64_t(0))));
         return s.staged(id);
       }
       case ResultSig::Kind::kTuple: {

@@ -386,7 +386,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     if (wt && (we ? we->loop == wt->loop && we->name == wt->name : ev.is_number())) weak = *wt;
     else if (we && tv.is_number()) weak = *we;
     else if ((tv.is<int64_t>() && ev.is<int64_t>()) || (tv.is<double>() && ev.is<double>()))
-      weak = WeakOrigin{0, "", tv, true};
+      weak = WeakOrigin::of_number(tv);
     return [this, index, weak](const std::vector<Value>& outs) {
       if (weak) mark_weak(outs[index], *weak);
       return outs[index];

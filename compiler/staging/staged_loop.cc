@@ -525,7 +525,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     // After the loop its own numbers keep their dtype, taking another only at a use
     // beside a tensor; an enclosing loop's may still change.
     if (c.weak && c.weak->loop != token) st.mark_weak(st.staged(id), *c.weak);
-    else if (c.number_after) st.mark_weak(st.staged(id), WeakOrigin{0, "", c.weak->number, true});
+    else if (c.number_after) st.mark_weak(st.staged(id), WeakOrigin::of_number(c.weak->number));
   }
   if (return_shape) {
     size_t k = 0;
@@ -591,7 +591,7 @@ void Stager::mark_weak(const Value& v, const WeakOrigin& origin) {
 
 void Stager::mark_weak_int(const Value& v) {
   if (v.is<Staged>() && is_int(tensor_dtype(v)) && tensor_rank(v) == 0 && !weak_origin(v))
-    mark_weak(v, WeakOrigin{0, "", Value(int64_t(0)), true});
+    mark_weak(v, WeakOrigin::of_number(Value(int64_t(0))));
 }
 
 bool Stager::number_fits(const Value& number, DType dtype) {

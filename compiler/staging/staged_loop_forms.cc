@@ -300,7 +300,7 @@ Flow Stager::exec_for(const Stmt& s) {
           mark_weak_int(c);  // enumerate's index: a Python int in eager mode
           std::vector<Value> items;
           for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
-          for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin{0, "", number, true});
+          for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin::of_number(number));
           Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
           if (index_base)
             item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});

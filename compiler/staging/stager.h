@@ -60,6 +60,10 @@ struct WeakOrigin {
   std::string name;
   Value number;          // the number, or one of its kind (int or float)
   bool retyped = false;  // given a dtype already: no second change
+
+  // A value that stands for a Python number of `number`'s kind and is carried by
+  // no loop: its dtype is fixed, and it is cast at a use beside a tensor.
+  static WeakOrigin of_number(Value number) { return WeakOrigin{0, "", std::move(number), true}; }
 };
 struct WeakRetype {
   int64_t loop;
@@ -371,7 +375,7 @@ class Stager {
   // new specialisation finds its suffix without scanning every function (that
   // was quadratic in a recursion through thousands of static arguments).
   struct CalledName {
-    std::string base;
+    std::string name, base;
     int64_t suffix;
   };
   std::set<std::string> taken_names_;

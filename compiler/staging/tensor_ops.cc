@@ -357,7 +357,7 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
   // (`i + 0.5` beside an f16 tensor is f16, as in eager mode).
   else if (w && w->loop == 0 && w->number.is<int64_t>() && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
            (wa ? b : a).is<double>() && is_float(tensor_dtype(r)))
-    mark_weak(r, WeakOrigin{0, "", (wa ? b : a), true});
+    mark_weak(r, WeakOrigin::of_number(wa ? b : a));
   // A scalar tied to a dim keeps it through + - * (len(b) + 1 is M+1).
   if (r.is<Staged>() && tensor_rank(r) == 0 && is_int(tensor_dtype(r)) &&
       (op == ops::OpId::Add || op == ops::OpId::Sub || op == ops::OpId::Mul)) {
