@@ -8,7 +8,8 @@
 //   - matmul 64x784 @ 784x512: the reference kernel, XNNPACK fully connected
 //     (constant weights) and our own GEMM (both operands non-constant);
 //   - one core streaming a buffer it reads again and again (BM_StreamRead/KiB),
-//     the floor of matrix-vector loops whose weights stay in cache.
+//     the floor of matrix-vector loops whose weights stay in cache;
+//   - max pooling and elementwise maximum on our own vector kernels.
 // The argument is the thread count (1 or 2).
 #include <benchmark/benchmark.h>
 
@@ -128,6 +129,41 @@ void cnn_conv(benchmark::State& state, int64_t hw, int64_t cin, int64_t cout) {
 void BM_CnnConv_32x32x3x16(benchmark::State& s) { cnn_conv(s, 32, 3, 16); }
 void BM_CnnConv_16x16x16x32(benchmark::State& s) { cnn_conv(s, 16, 16, 32); }
 void BM_CnnConv_8x8x32x64(benchmark::State& s) { cnn_conv(s, 8, 32, 64); }
+
+// Kernels of our own whose vectors are 16 lanes on AVX-512, where GCC may fall
+// back to one lane at a time (max_pool.cc, binary.cc): the cnn benchmark's first
+// 2x2 max pooling and an elementwise maximum of 1M floats, in GB/s of input read.
+void run_streaming(benchmark::State& state, PreparedKernel& kernel, std::vector<TensorRef> in, TensorRef out,
+                   double bytes) {
+  KernelContext ctx;
+  for (auto _ : state) {
+    const Status st = kernel.run(ctx, in, std::span<TensorRef>(&out, 1));
+    if (!st.ok()) return state.SkipWithError(st.message().c_str());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(kernel.name());
+}
+
+void BM_MaxPool2x2_32x32x16(benchmark::State& state) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer x({1, 32, 32, 16}, 1), y({1, 16, 16, 16});
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({2, 2}), ops::AttrValue::Ints({2, 2}), ops::AttrValue::String("VALID")};
+  const InputInfo infos[1] = {x.info(false)};
+  auto kernel = xnnpack_prepare(ops::OpId::MaxPool2D, attrs, infos);
+  if (!kernel) return state.SkipWithError("max_pool2d not prepared");
+  run_streaming(state, *kernel, {x.ref()}, y.ref(), 32.0 * 32 * 16 * 4);
+}
+
+void BM_Maximum_1M(benchmark::State& state) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({1 << 20}, 1), b({1 << 20}, 2), o({1 << 20});
+  const InputInfo infos[2] = {a.info(false), b.info(false)};
+  auto kernel = xnnpack_prepare(ops::OpId::Maximum, {}, infos);
+  if (!kernel) return state.SkipWithError("maximum not prepared");
+  run_streaming(state, *kernel, {a.ref(), b.ref()}, o.ref(), 2.0 * (1 << 20) * 4);
+}
 
 void BM_Conv3x3_56x56x64(benchmark::State& state) {
   if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
@@ -292,6 +328,8 @@ SG_DENSE_BENCH(100x64x256);
 SG_DENSE_BENCH(1x256x256);
 SG_DENSE_BENCH(1x128x1000);
 BENCHMARK(BM_StreamRead)->Arg(256)->Arg(596)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_MaxPool2x2_32x32x16)->MinTime(0.5);
+BENCHMARK(BM_Maximum_1M)->MinTime(0.5);
 
 }  // namespace
 }  // namespace sg::kernels

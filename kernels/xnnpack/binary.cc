@@ -32,13 +32,30 @@ struct Mul {
 struct Div {
   template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return a / b; }
 };
-// NumPy's maximum/minimum: NaN if either operand is NaN.
+// NumPy's maximum/minimum: NaN if either operand is NaN. Their select tests an OR
+// of two compares, which GCC 12 does lane by lane for 16-lane vectors in these
+// baseline templates (the mask type of the comparison is the baseline's, not
+// AVX-512's k registers, and every rewrite with two compares in one select ended
+// the same way), so on AVX-512 they run the AVX2 rows: compare, compare, or, blend.
 struct Max {
+  static constexpr bool kTwoCompares = true;
   template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a >= b) | (a != a)) ? a : b; }
 };
 struct Min {
+  static constexpr bool kTwoCompares = true;
   template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a <= b) | (a != a)) ? a : b; }
 };
+
+template <class Op>
+constexpr bool two_compares() {
+  if constexpr (requires { Op::kTwoCompares; }) return Op::kTwoCompares;
+  return false;
+}
+// The instruction set whose rows run `Op`.
+template <class Op>
+Isa rows_isa(Isa isa) {
+  return isa == Isa::kAvx512 && two_compares<Op>() ? Isa::kAvx2 : isa;
+}
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 
@@ -84,7 +101,7 @@ SG_TARGET_AVX2 void flat_avx2(const float* a, bool sa, const float* b, bool sb, 
 
 template <class Op>
 FlatFn flat_for(Isa isa) {
-  switch (isa) {
+  switch (rows_isa<Op>(isa)) {
 #ifdef SG_SIMD_X86
     case Isa::kAvx512: return &flat_avx512<Op>;
     case Isa::kAvx2: return &flat_avx2<Op>;
@@ -128,7 +145,7 @@ SG_TARGET_AVX2 void fixed_avx2(uint64_t n, const TensorRef* t) {
 
 template <class Op, bool kA, bool kB>
 FixedFn fixed_steps(Isa isa) {
-  switch (isa) {
+  switch (rows_isa<Op>(isa)) {
 #ifdef SG_SIMD_X86
     case Isa::kAvx512: return &fixed_avx512<Op, kA, kB>;
     case Isa::kAvx2: return &fixed_avx2<Op, kA, kB>;

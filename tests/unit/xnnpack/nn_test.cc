@@ -120,7 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Max pooling keeps the reference kernel's fold exactly: the later of equal values
-// (so the sign of zeros), the first NaN of a window, -inf windows.
+// (so the sign of zeros), a NaN over every number after it, the last of two NaNs
+// (told apart by their payloads), -inf windows; in the vector lanes and the tail.
 TEST(XnnpackPool, MaxPoolingIsBitIdenticalToTheReference) {
   const ops::Attrs attrs = pool_attrs({2, 2}, {2, 2}, "VALID");
   HostTensor x(DType::kF32, {1, 2, 4, 17});
@@ -128,6 +129,20 @@ TEST(XnnpackPool, MaxPoolingIsBitIdenticalToTheReference) {
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t k = i % 7;
     x.set(i, k == 0 ? 0.0 : k == 1 ? -0.0 : k == 2 ? -inf : k == 3 && i % 5 == 0 ? nan : -double(i % 3));
+  }
+  // The first window of each channel (rows 0-1, columns 0-1): two NaNs, or a NaN
+  // and then larger numbers.
+  auto put_bits = [&](int64_t y, int64_t col, int64_t c, uint32_t bits) {
+    std::memcpy(static_cast<char*>(x.ref().data) + size_t(((y * 4 + col) * 17 + c) * 4), &bits, 4);
+  };
+  for (int64_t c = 0; c < 17; ++c) {
+    if (c % 3 == 0) {
+      put_bits(0, 0, c, 0x7fc00001u + uint32_t(c));
+      put_bits(1, 1, c, 0xffc00100u + uint32_t(c));
+    } else if (c % 3 == 1) {
+      put_bits(0, 0, c, 0x7fc00200u + uint32_t(c));
+      for (int64_t t = 1; t < 4; ++t) x.set(((t / 2) * 4 + t % 2) * 17 + c, 100.0 + double(t));
+    }
   }
   auto kernel = xnnpack_prepare(OpId::MaxPool2D, attrs, std::vector<InputInfo>{info_of(x, false)});
   ASSERT_NE(kernel, nullptr);
