@@ -79,6 +79,15 @@ std::optional<PackedPanels> allocate_panels(simd::Isa isa, size_t k, size_t n, b
 // into `p`'s buffers: a layer whose weights are run-time inputs.
 void repack_panels(PackedPanels& p, const float* w, const float* bias);
 
+// A single-row product whose share of the weights (one call's panels) is larger
+// than this streams them from L3, where the hardware prefetcher does better
+// without ours: on an EPYC (Zen 4, 1 MiB L2) mlp at batch 1 (784 -> 512 -> 512, 1.6
+// and 1 MiB of weights) went 0.038 -> 0.029 ms, and a bare matrix-vector loop over
+// 1024 x 1024 ran 84 -> 92-96 GB/s (AVX-512) and 63-69 -> 82 GB/s (AVX2). From L2
+// (rnn's 256 KiB, beam's 508 KiB) the two are within noise, the prefetch ahead by
+// a little on Zen 4 and by 5% on Zen 3 (dense_gemm_avx2.cc).
+inline constexpr size_t kMaxPrefetchBytes = 768 * 1024;
+
 // Below about 200k FLOPs (a few µs) waking a second thread costs more than it
 // saves: a tree RNN's 1 x 128 -> 64 cells ran 2x slower on two threads, and the
 // rnn benchmark's 1 x 256 -> 256 step (131k) 1.15x slower; beam's 1 x 128 -> 1000

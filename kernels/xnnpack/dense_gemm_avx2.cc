@@ -103,6 +103,8 @@ void tile(const float* a, size_t lda, const float* w, size_t kc, float* c, size_
 // on, across the end of the panel into the next (they are contiguous): on an
 // EPYC (Zen 3) the rnn benchmark (100 steps of 1 x 256 -> 256, weights from L2)
 // went from 0.40 to 0.38 ms with 1 KiB ahead (2 KiB: 0.38-0.39).
+// Weights beyond L2 (kMaxPrefetchBytes) are read without it.
+template <bool kPrefetch>
 SG_TARGET_AVX2 inline __attribute__((always_inline)) void row_sums(const float* a, const float* w, size_t kc,
                                                                    __m256& lo, __m256& hi) {
   constexpr size_t kAhead = 1024 / sizeof(float);
@@ -110,9 +112,11 @@ SG_TARGET_AVX2 inline __attribute__((always_inline)) void row_sums(const float* 
   size_t p = 0;
   for (; p + 4 <= kc; p += 4) {
     const float* q = w + p * kNR;
+    if constexpr (kPrefetch) {
 #pragma GCC unroll 4
-    for (int line = 0; line < 4; ++line)
-      _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
+      for (int line = 0; line < 4; ++line)
+        _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
+    }
     lo = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q), lo);
     hi = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_load_ps(q + 8), hi);
     l1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p + 1), _mm256_load_ps(q + 16), l1);
@@ -136,7 +140,7 @@ __attribute__((noinline)) SG_TARGET_AVX2
 void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s) {
   __m256 lo[1], hi[1];
   load_tile<1>(lo, hi, c, 0, s);
-  row_sums(a, w, kc, lo[0], hi[0]);
+  row_sums<true>(a, w, kc, lo[0], hi[0]);
   store_tile<1>(lo, hi, c, 0, s);
 }
 
@@ -146,17 +150,28 @@ void row(const float* a, const float* w, size_t kc, float* c, const TileStore& s
 // On an EPYC (Zen 3), 16 rounds alternating with the per-panel calls: rnn
 // 0.547 -> 0.523 ms, beam (62 full panels of 1 x 128 -> 1000) 0.645 -> 0.608 ms,
 // outputs byte-identical (the same sums in the same order).
-__attribute__((noinline)) SG_TARGET_AVX2
-void row_full_panels(const GemmArgs& g, const float* a, float* c, size_t panel_begin, size_t panel_end) {
+// A call's share of the weights above kMaxPrefetchBytes is read without software
+// prefetch.
+template <bool kPrefetch>
+SG_TARGET_AVX2 inline __attribute__((always_inline)) void full_panels(const GemmArgs& g, const float* a, float* c,
+                                                                      size_t panel_begin, size_t panel_end) {
   const __m256i all = _mm256_set1_epi32(-1);
   for (size_t panel = panel_begin; panel < panel_end; ++panel) {
     __m256 lo = _mm256_setzero_ps(), hi = lo;
-    row_sums(a, g.w + panel * g.k * kNR, g.k, lo, hi);
+    row_sums<kPrefetch>(a, g.w + panel * g.k * kNR, g.k, lo, hi);
     const size_t col = panel * kNR;
     const float* bias = g.bias != nullptr ? g.bias + col : nullptr;
     _mm256_storeu_ps(c + col, finish(lo, bias, all, true, g.relu));
     _mm256_storeu_ps(c + col + 8, finish(hi, bias != nullptr ? bias + 8 : nullptr, all, true, g.relu));
   }
+}
+
+__attribute__((noinline)) SG_TARGET_AVX2
+void row_full_panels(const GemmArgs& g, const float* a, float* c, size_t panel_begin, size_t panel_end) {
+  if ((panel_end - panel_begin) * g.k * kNR * sizeof(float) > kMaxPrefetchBytes)
+    full_panels<false>(g, a, c, panel_begin, panel_end);
+  else
+    full_panels<true>(g, a, c, panel_begin, panel_end);
 }
 
 SG_TARGET_AVX2 void rows(size_t m, const float* a, size_t lda, const float* w, size_t kc, float* c, size_t ldc,

@@ -89,9 +89,12 @@ void tile(const float* a, size_t lda, const float* w, size_t kc, float* c, size_
 // and `hi` come in holding the tile's start and go out holding the row's sums. A
 // single-row product (a matrix-vector step of a recurrent cell) has no other row
 // to reuse a K block, so it runs the panel's whole K and the weights stream once
-// from L2. Each iteration reads 8 cache lines and asks for those kAhead bytes on,
-// which cross into the next block or panel (they are contiguous), so the stream
-// does not stall at their ends: 1 x 128 -> 1000 from L2 went 6.3 -> 5.8 us.
+// from L2. With kPrefetch each iteration reads 8 cache lines and asks for those
+// kAhead bytes on, which cross into the next block or panel (they are
+// contiguous), so the stream does not stall at their ends: 1 x 128 -> 1000 from
+// L2 went 6.3 -> 5.8 us. Weights too large for L2 stream from L3, where
+// the hardware prefetcher does better alone (kMaxPrefetchBytes).
+template <bool kPrefetch>
 SG_TARGET_AVX512 inline __attribute__((always_inline)) void row_sums(const float* a, const float* w, size_t k,
                                                                      __m512& lo, __m512& hi) {
   constexpr size_t kAhead = 2048 / sizeof(float);
@@ -99,8 +102,11 @@ SG_TARGET_AVX512 inline __attribute__((always_inline)) void row_sums(const float
   size_t p = 0;
   for (; p + 4 <= k; p += 4) {
     const float* q = w + p * kNR;
+    if constexpr (kPrefetch) {
 #pragma GCC unroll 8
-    for (int line = 0; line < 8; ++line) _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
+      for (int line = 0; line < 8; ++line)
+        _mm_prefetch(reinterpret_cast<const char*>(q + kAhead + line * 16), _MM_HINT_T0);
+    }
     lo = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q), lo);
     hi = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_load_ps(q + 16), hi);
     l1 = _mm512_fmadd_ps(_mm512_set1_ps(a[p + 1]), _mm512_load_ps(q + 32), l1);
@@ -124,7 +130,7 @@ __attribute__((noinline)) SG_TARGET_AVX512
 void row(const float* a, const float* w, size_t k, float* c, const TileStore& s) {
   __m512 lo[1], hi[1];
   load_tile<1>(lo, hi, c, 0, s);
-  row_sums(a, w, k, lo[0], hi[0]);
+  row_sums<true>(a, w, k, lo[0], hi[0]);
   store_tile<1>(lo, hi, c, 0, s);
 }
 
@@ -135,16 +141,28 @@ void row(const float* a, const float* w, size_t k, float* c, const TileStore& s)
 // 0.355 -> 0.342 ms, within this VM's noise but never slower; outputs
 // byte-identical. The row itself reads its weights at ~108 GB/s here, the rate of
 // a bare streaming loop over L2 (BM_StreamRead, ~103 GB/s).
-__attribute__((noinline)) SG_TARGET_AVX512
-void row_full_panels(const GemmArgs& g, const float* a, float* c, size_t panel_begin, size_t panel_end) {
+// A call's share of the weights above kMaxPrefetchBytes (dense_gemm.h) is read
+// without software prefetch.
+
+template <bool kPrefetch>
+SG_TARGET_AVX512 inline __attribute__((always_inline)) void full_panels(const GemmArgs& g, const float* a, float* c,
+                                                                        size_t panel_begin, size_t panel_end) {
   for (size_t panel = panel_begin; panel < panel_end; ++panel) {
     __m512 lo = _mm512_setzero_ps(), hi = lo;
-    row_sums(a, g.w + panel * g.k * kNR, g.k, lo, hi);
+    row_sums<kPrefetch>(a, g.w + panel * g.k * kNR, g.k, lo, hi);
     const size_t col = panel * kNR;
     const float* bias = g.bias != nullptr ? g.bias + col : nullptr;
     _mm512_storeu_ps(c + col, finish(lo, bias, __mmask16(0xffff), g.relu));
     _mm512_storeu_ps(c + col + 16, finish(hi, bias != nullptr ? bias + 16 : nullptr, __mmask16(0xffff), g.relu));
   }
+}
+
+__attribute__((noinline)) SG_TARGET_AVX512
+void row_full_panels(const GemmArgs& g, const float* a, float* c, size_t panel_begin, size_t panel_end) {
+  if ((panel_end - panel_begin) * g.k * kNR * sizeof(float) > kMaxPrefetchBytes)
+    full_panels<false>(g, a, c, panel_begin, panel_end);
+  else
+    full_panels<true>(g, a, c, panel_begin, panel_end);
 }
 
 SG_TARGET_AVX512 void rows(size_t m, const float* a, size_t lda, const float* w, size_t kc, float* c, size_t ldc,

@@ -178,32 +178,39 @@ TEST(PackedGemm, RunTimeBiasIsAddedInTheStore) {
 // One row of C comes from the loop over full panels and, for the last partial
 // panel, from the one-panel row kernel: both sum in the same order, so a column
 // is the same bytes on either path. W has one full panel of NR columns and half a
-// panel after it that repeats the first NR / 2, on every instruction set here.
+// panel after it that repeats the first NR / 2, on every instruction set here. At
+// K = 12,400 the full panel is over kMaxPrefetchBytes, so it is read without
+// software prefetch, and the partial one with it.
 TEST(PackedGemm, SingleRowPathsGiveTheSameBytes) {
   const std::vector<Isa> isas = our_isas();
   if (isas.empty()) GTEST_SKIP() << "none of our micro-kernels runs on this CPU";
   for (Isa isa : isas) {
-    std::optional<xnn::PackedPanels> probe = xnn::allocate_panels(isa, 1, 1, false);
-    ASSERT_TRUE(probe.has_value());
-    const int64_t k = 37, half = int64_t(probe->isa.nr / 2), n = 3 * half;
-    SCOPED_TRACE(std::string(probe->isa.name) + ", " + std::to_string(n) + " columns");
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<float> dist(-1, 1);
-    std::vector<float> a(static_cast<size_t>(k)), w(static_cast<size_t>(k * n)), b(static_cast<size_t>(n));
-    for (float& v : a) v = dist(rng);
-    for (float& v : w) v = dist(rng);
-    for (float& v : b) v = dist(rng);
-    for (int64_t r = 0; r < k; ++r) std::copy_n(&w[size_t(r * n)], half, &w[size_t(r * n + 2 * half)]);
-    std::copy_n(&b[0], half, &b[size_t(2 * half)]);
-    for (bool relu : {false, true}) {
-      std::optional<xnn::PackedPanels> p = xnn::pack_panels(isa, w.data(), size_t(k), size_t(n), b.data());
-      ASSERT_TRUE(p.has_value());
-      std::vector<float> c(static_cast<size_t>(n));
-      xnn::run_packed_rows(*p, a.data(), size_t(k), c.data(), size_t(n), 0, 1, relu);
-      for (int64_t j = 0; j < half; ++j)
-        EXPECT_EQ(std::memcmp(&c[size_t(j)], &c[size_t(2 * half + j)], sizeof(float)), 0)
-            << "column " << j << ": " << c[size_t(j)] << " vs " << c[size_t(2 * half + j)]
-            << (relu ? " (relu)" : "");
+    for (const int64_t k : {int64_t(37), int64_t(12400)}) {
+      std::optional<xnn::PackedPanels> probe = xnn::allocate_panels(isa, 1, 1, false);
+      ASSERT_TRUE(probe.has_value());
+      const int64_t half = int64_t(probe->isa.nr / 2), n = 3 * half;
+      if (k > 37) {
+        ASSERT_GT(size_t(k) * probe->isa.nr * sizeof(float), xnn::kMaxPrefetchBytes);
+      }
+      SCOPED_TRACE(std::string(probe->isa.name) + ", K " + std::to_string(k) + ", " + std::to_string(n) + " columns");
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<float> dist(-1, 1);
+      std::vector<float> a(static_cast<size_t>(k)), w(static_cast<size_t>(k * n)), b(static_cast<size_t>(n));
+      for (float& v : a) v = dist(rng);
+      for (float& v : w) v = dist(rng);
+      for (float& v : b) v = dist(rng);
+      for (int64_t r = 0; r < k; ++r) std::copy_n(&w[size_t(r * n)], half, &w[size_t(r * n + 2 * half)]);
+      std::copy_n(&b[0], half, &b[size_t(2 * half)]);
+      for (bool relu : {false, true}) {
+        std::optional<xnn::PackedPanels> p = xnn::pack_panels(isa, w.data(), size_t(k), size_t(n), b.data());
+        ASSERT_TRUE(p.has_value());
+        std::vector<float> c(static_cast<size_t>(n));
+        xnn::run_packed_rows(*p, a.data(), size_t(k), c.data(), size_t(n), 0, 1, relu);
+        for (int64_t j = 0; j < half; ++j)
+          EXPECT_EQ(std::memcmp(&c[size_t(j)], &c[size_t(2 * half + j)], sizeof(float)), 0)
+              << "column " << j << ": " << c[size_t(j)] << " vs " << c[size_t(2 * half + j)]
+              << (relu ? " (relu)" : "");
+      }
     }
   }
 }
