@@ -92,8 +92,11 @@ int exit_code_for(StatusCode code, bool running) {
     case StatusCode::kInvalidInput: return kExitRejected;
     case StatusCode::kRuntimeError:
     case StatusCode::kLimitExceeded:
-    case StatusCode::kOutOfMemory:
     case StatusCode::kCancelled: return kExitRunFailed;
+    // Memory that runs out while the graph loads or its inputs bind (a copy of the
+    // file, packed weights, a Session's plan) rejects the graph: exit 2, as SPEC
+    // section 9 puts everything before the run; during the run it is a limit.
+    case StatusCode::kOutOfMemory:
     case StatusCode::kUnsupported:
     case StatusCode::kInternal: return running ? kExitRunFailed : kExitRejected;
   }

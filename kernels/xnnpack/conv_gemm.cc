@@ -88,25 +88,31 @@ class ConvGemmKernel final : public PreparedKernel {
     }
     if (!bound_.safe(max_magnitude(x.as<const float>(), size_t(x.numel()), isa_)))
       return run_reference(id_, attrs_, ctx, in, out);
-    if (patches_.size() < rows * k) patches_.resize(rows * k);
+    if (patches_size_ < rows * k) {
+      patches_ = try_floats(rows * k);
+      patches_size_ = patches_ ? rows * k : 0;
+      if (!patches_)
+        return out_of_memory(std::string(op_name) + ": cannot allocate " + std::to_string(rows * k * sizeof(float)) +
+                             " bytes of patches");
+    }
     const size_t threads = threads_of(ctx);
     const size_t mr = packed_.isa.mr;
     if (threads <= 1 || 2 * rows * k * size_t(cout_) < kMinParallelGemmFlops || rows < 2 * mr) {
-      gather(x.as<const float>(), ay, ax, 0, rows, patches_.data());
-      run_packed_rows(packed_, patches_.data(), k, o.as<float>(), size_t(cout_), 0, rows, relu_);
+      gather(x.as<const float>(), ay, ax, 0, rows, patches_.get());
+      run_packed_rows(packed_, patches_.get(), k, o.as<float>(), size_t(cout_), 0, rows, relu_);
       return Status::Ok();
     }
     // Each thread gathers the patch rows of its own block of outputs and
     // multiplies them by every panel. A split by panels would have every thread
     // read all the patch rows that one thread wrote: on two cores that traffic
     // made an 8x8x32 -> 64 convolution 1.8x slower than on one.
-    RowBlocks task{this, x.as<const float>(), &ay, &ax, patches_.data(), o.as<float>(), k, rows,
+    RowBlocks task{this, x.as<const float>(), &ay, &ax, patches_.get(), o.as<float>(), k, rows,
                    ((rows + threads - 1) / threads + mr - 1) / mr * mr};
     parallelize(ctx, run_row_block, &task, (rows + task.block - 1) / task.block);
     return Status::Ok();
   }
   const char* name() const override { return name_.c_str(); }
-  size_t memory_bytes() const override { return packed_.bytes() + patches_.capacity() * sizeof(float); }
+  size_t memory_bytes() const override { return packed_.bytes() + patches_size_ * sizeof(float); }
 
  private:
   struct RowBlocks {
@@ -167,7 +173,8 @@ class ConvGemmKernel final : public PreparedKernel {
   bool run_time_filter_;
   std::string name_;
   simd::Isa isa_;
-  std::vector<float> patches_;
+  std::unique_ptr<float[]> patches_;
+  size_t patches_size_ = 0;
 };
 
 }  // namespace

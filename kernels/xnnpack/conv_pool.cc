@@ -199,7 +199,8 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   const float* hwio = static_cast<const float*>(f.constant);
   const float* bias = fused ? static_cast<const float*>(in[2].constant) : nullptr;
   const int64_t taps = w.kh * w.kw;
-  std::vector<float> ohwi(size_t(taps * cin_g * cout));
+  const std::unique_ptr<float[]> ohwi = try_floats(size_t(taps * cin_g * cout));
+  if (!ohwi) return nullptr;  // the reference kernel reads the filter in place
   for (int64_t t = 0; t < taps; ++t)
     for (int64_t ci = 0; ci < cin_g; ++ci)
       for (int64_t co = 0; co < cout; ++co) ohwi[size_t((co * taps + t) * cin_g + ci)] = hwio[(t * cin_g + ci) * cout + co];
@@ -207,14 +208,14 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   xnn_operator_t p = nullptr;
   const xnn_status s = xnn_create_convolution2d_nhwc_f32(
       0, 0, 0, 0, uint32_t(w.kh), uint32_t(w.kw), uint32_t(w.sh), uint32_t(w.sw), uint32_t(w.dh), uint32_t(w.dw),
-      uint32_t(groups), size_t(cin_g), size_t(cout_g), size_t(cin_g * groups), size_t(cout), ohwi.data(), bias,
+      uint32_t(groups), size_t(cin_g), size_t(cout_g), size_t(cin_g * groups), size_t(cout), ohwi.get(), bias,
       activation == kActRelu ? 0.0f : -kInf, kInf, w.same ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0, &p);
   if (s != xnn_status_success) return nullptr;
   std::string name = "xnnpack:convolution2d_nhwc_f32";
   if (fused) name += "+bias";
   if (activation == kActRelu) name += "+relu";
   // The packed filter and bias (XNNPACK rounds the channels up to its tile).
-  const size_t bytes = size_t(ohwi.size() + size_t(cout)) * sizeof(float);
+  const size_t bytes = size_t(taps * cin_g * cout + cout) * sizeof(float);
   return std::make_unique<Conv2DKernel>(Operator(p), fused ? ops::OpId::Conv2DBias : ops::OpId::Conv2D, attrs, w,
                                         cin_g * groups, cout, bytes,
                                         OverflowBound::of(hwio, size_t(taps * cin_g), size_t(cout), bias),

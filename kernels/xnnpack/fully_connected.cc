@@ -139,13 +139,14 @@ std::unique_ptr<PreparedKernel> make_fully_connected(std::span<const InputInfo> 
     ops.emplace_back(p);
   } else {
     // [N][K]: each slice of output channels is then a contiguous block of rows.
-    std::vector<float> wt(size_t(k * n));
+    const std::unique_ptr<float[]> wt = try_floats(size_t(k * n));
+    if (!wt) return nullptr;  // the reference kernel reads the weights in place
     for (int64_t r = 0; r < k; ++r)
       for (int64_t c = 0; c < n; ++c) wt[size_t(c * k + r)] = w[r * n + c];
     for (int64_t c0 = 0; c0 < n; c0 += kSplitChannels) {
       const int64_t nc = std::min(kSplitChannels, n - c0);
       xnn_operator_t p = nullptr;
-      if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(nc), size_t(k), size_t(n), wt.data() + c0 * k,
+      if (xnn_create_fully_connected_nc_f32(size_t(k), size_t(nc), size_t(k), size_t(n), wt.get() + c0 * k,
                                             bias != nullptr ? bias + c0 : nullptr, out_min, kInf, 0,
                                             &p) != xnn_status_success)
         return nullptr;

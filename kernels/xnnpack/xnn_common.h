@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +44,11 @@ inline pthreadpool_t pool_for(const KernelContext& ctx, double flops) {
 // y[i] = tanh(x[i]) for i < n as the sg:tanh_f32 kernel computes it on `isa` (y may be x),
 // split over the context's threads when long: fused ops' tanh activation.
 void tanh_f32(const KernelContext& ctx, simd::Isa isa, const float* x, float* y, size_t n);
+
+// A float buffer allocated without throwing, null when memory ran out: scratch as
+// large as a layer's weights or a whole image's patches must fail as a Status (the
+// tools link mimalloc whole, whose operator new aborts where it would throw).
+inline std::unique_ptr<float[]> try_floats(size_t n) { return std::unique_ptr<float[]>(new (std::nothrow) float[n]); }
 
 inline bool is_f32(const InputInfo& in) { return in.dtype == DType::kF32; }
 inline bool is_f32(const TensorRef& t) { return t.dtype == DType::kF32; }

@@ -2,11 +2,14 @@
 // and the routing of each op to its kernel family.
 #include "xnnpack/xnnpack_backend.h"
 
+#include <pthread.h>
 #include <pthreadpool.h>
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <mutex>
+#include <new>
 
 #include "xnnpack/simd.h"
 #include "xnnpack/xnn_common.h"
@@ -163,8 +166,44 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
   }
 }
 
+namespace {
+
+// Whether `n` more threads can run at once here. pthreadpool_create waits for every
+// worker it asked for and never returns when the system refuses one (seen under
+// `ulimit -v`, where each thread's stack is counted), so the workers are first
+// started here, all alive together, and the pool is made only if they all were.
+struct ThreadProbe {
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+  bool go = false;
+};
+
+void* probe_wait(void* arg) {
+  ThreadProbe& p = *static_cast<ThreadProbe*>(arg);
+  pthread_mutex_lock(&p.mutex);
+  while (!p.go) pthread_cond_wait(&p.cond, &p.mutex);
+  pthread_mutex_unlock(&p.mutex);
+  return nullptr;
+}
+
+bool can_start_threads(size_t n) {
+  ThreadProbe probe;
+  std::unique_ptr<pthread_t[]> threads(new (std::nothrow) pthread_t[n]);
+  if (!threads) return false;
+  size_t started = 0;
+  while (started < n && pthread_create(&threads[started], nullptr, probe_wait, &probe) == 0) ++started;
+  pthread_mutex_lock(&probe.mutex);
+  probe.go = true;
+  pthread_cond_broadcast(&probe.cond);
+  pthread_mutex_unlock(&probe.mutex);
+  for (size_t t = 0; t < started; ++t) pthread_join(threads[t], nullptr);
+  return started == n;
+}
+
+}  // namespace
+
 void* xnnpack_create_threadpool(int num_threads) {
-  if (num_threads <= 1) return nullptr;
+  if (num_threads <= 1 || !can_start_threads(size_t(num_threads - 1))) return nullptr;
   return pthreadpool_create(size_t(num_threads));
 }
 

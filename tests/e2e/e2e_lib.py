@@ -52,12 +52,20 @@ def tool_path(name):
     return path
 
 
-def run_tool(name, args, timeout=TOOL_TIMEOUT_S):
+def run_tool(name, args, timeout=TOOL_TIMEOUT_S, address_space=None):
     """Runs a tool; returns the CompletedProcess (text output). A timeout is reported
-    as returncode None with the reason in stderr."""
+    as returncode None with the reason in stderr. `address_space`: a limit in bytes
+    on the tool's virtual memory (RLIMIT_AS), as `ulimit -v` sets."""
     cmd = [tool_path(name)] + [str(a) for a in args]
+    limit = None
+    if address_space is not None:
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                              preexec_fn=limit)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         return subprocess.CompletedProcess(cmd, None, out, f"timed out after {timeout} s")

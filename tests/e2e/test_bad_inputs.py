@@ -321,6 +321,55 @@ def output_dir_cases(c):
     c.expect("two outputs that map to one file", proc, 3, "a_b")
 
 
+BIG_WEIGHTS_PROGRAM = """import stagegraph as sg
+
+
+@sg.function
+def dense(x: sg.f32[1, 4096]) -> sg.f32[1, 4096]:
+    return x @ sg.weight("w")
+"""
+
+
+def memory_limit_cases(c):
+    """Little memory is a clear error or a slower kernel, never a crash or a hang.
+
+    A 4096 x 4096 layer (64 MiB of weights) under address-space limits from 60 to
+    400 MiB, on two threads: the map of the file, the packed weights, XNNPACK's
+    copy and the pool's threads each run out somewhere in that range. Exit 0 (a
+    kernel that needs less memory ran), 2 (rejected while loading) or 3 (during the
+    run) all pass; a signal or a timeout fails. Skipped under the sanitizers, whose
+    shadow memory needs far more address space than these limits.
+    """
+    if "ASAN_OPTIONS" in os.environ:
+        return c.report.ok("memory limits", "skipped: sanitizer build")
+    source, weights, graph = c.path("big.py"), c.path("big.safetensors"), c.path("big.sgraph")
+    with open(source, "w") as f:
+        f.write(BIG_WEIGHTS_PROGRAM)
+    w = np.full((4096, 4096), 1.0 / 4096, np.float32)
+    header = ('{"w": {"dtype": "F32", "shape": [4096, 4096], "data_offsets": [0, %d]}}' % w.nbytes).encode()
+    with open(weights, "wb") as f:
+        f.write(len(header).to_bytes(8, "little") + header + w.tobytes())
+    try:
+        lib.compile_program(source, graph, ["--weights", weights])
+    except lib.E2EError as e:
+        return c.report.fail("compile the big-weights program", str(e))
+    os.remove(weights)
+    args = write_inputs(c, {"x": np.ones((1, 4096), np.float32)}, "big_in")
+    outcomes = {}
+    for mib in range(60, 401, 20):
+        proc = lib.run_tool("graph-run", [graph, *args, "--threads", "2"], timeout=60, address_space=mib << 20)
+        case = f"graph-run under a {mib} MiB address-space limit"
+        if proc.returncode is None or proc.returncode < 0:
+            c.report.fail(case, lib.describe_result(proc))
+        elif proc.returncode not in (0, 2, 3) or (proc.returncode != 0 and not proc.stderr.strip()):
+            c.report.fail(case, f"expected exit 0, 2 or 3 with a message, got {lib.describe_result(proc)}")
+        elif proc.returncode == 0 and "4096" not in proc.stdout:
+            c.report.fail(case, f"exit 0 but not the expected output: {proc.stdout.strip()[:200]}")
+        else:
+            outcomes[proc.returncode] = outcomes.get(proc.returncode, 0) + 1
+    c.report.ok("memory limits", ", ".join(f"exit {k}: {v}" for k, v in sorted(outcomes.items())))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="sg_bad_") as work:
         c = Cases(work)
@@ -337,6 +386,7 @@ def main():
         symbolic_cases(c, multi_graph)
         usage_cases(c, graph, inputs, multi_graph)
         output_dir_cases(c)
+        memory_limit_cases(c)
         graph_file_cases(c, graph, inputs)
         return c.report.finish()
 
