@@ -10,6 +10,7 @@
 #include <pthreadpool.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "xnnpack/simd.h"
 #include "xnnpack/xnn_common.h"
@@ -38,23 +39,17 @@ struct Div {
 // AVX-512's k registers, and every rewrite with two compares in one select ended
 // the same way), so on AVX-512 they run the AVX2 rows: compare, compare, or, blend.
 struct Max {
-  static constexpr bool kTwoCompares = true;
   template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a >= b) | (a != a)) ? a : b; }
 };
 struct Min {
-  static constexpr bool kTwoCompares = true;
   template <class V> SG_SIMD_INLINE V operator()(V a, V b) const { return ((a <= b) | (a != a)) ? a : b; }
 };
 
-template <class Op>
-constexpr bool two_compares() {
-  if constexpr (requires { Op::kTwoCompares; }) return Op::kTwoCompares;
-  return false;
-}
 // The instruction set whose rows run `Op`.
 template <class Op>
 Isa rows_isa(Isa isa) {
-  return isa == Isa::kAvx512 && two_compares<Op>() ? Isa::kAvx2 : isa;
+  constexpr bool two_compares = std::is_same_v<Op, Max> || std::is_same_v<Op, Min>;
+  return isa == Isa::kAvx512 && two_compares ? Isa::kAvx2 : isa;
 }
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };

@@ -140,10 +140,8 @@ void row(const float* a, const float* w, size_t k, float* c, const TileStore& s)
 // per-panel calls: rnn 0.358 -> 0.353 ms, beam (31 full panels of 1 x 128 -> 1000)
 // 0.355 -> 0.342 ms, within this VM's noise but never slower; outputs
 // byte-identical. The row itself reads its weights at ~108 GB/s here, the rate of
-// a bare streaming loop over L2 (BM_StreamRead, ~103 GB/s).
-// A call's share of the weights above kMaxPrefetchBytes (dense_gemm.h) is read
-// without software prefetch.
-
+// a bare streaming loop over L2 (BM_StreamRead, ~103 GB/s). A call's share of the
+// weights above kMaxPrefetchBytes (dense_gemm.h) is read without software prefetch.
 template <bool kPrefetch>
 SG_TARGET_AVX512 inline __attribute__((always_inline)) void full_panels(const GemmArgs& g, const float* a, float* c,
                                                                         size_t panel_begin, size_t panel_end) {
