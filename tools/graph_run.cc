@@ -363,6 +363,11 @@ std::optional<Failure> run_tool(const Options& o) {
   options.verify_data = o.verify_data;
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);
+  if (const int used = (*session)->schedule_stats().threads; used < o.threads)
+    std::fprintf(stderr,
+                 "graph-run: note: running on %d of the %d threads asked (no more CPUs to run on, or no more "
+                 "threads could start)\n",
+                 used, o.threads);
 
   if (auto f = bind_inputs(**session, o)) return f;
   const Status s = (*session)->run();

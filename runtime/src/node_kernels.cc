@@ -1,6 +1,11 @@
 #include "node_kernels.h"
 
 #include <algorithm>
+#include <thread>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #ifdef SG_HAVE_XNNPACK
 #include "xnnpack/xnnpack_backend.h"
@@ -57,6 +62,15 @@ std::unique_ptr<kernels::PreparedKernel> prepare(const FunctionImpl& fn, const N
 
 }  // namespace
 
+int usable_threads(int asked) {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return std::min(asked, CPU_COUNT(&set));
+#endif
+  const unsigned cpus = std::thread::hardware_concurrency();
+  return cpus > 0 && cpus < unsigned(asked) ? int(cpus) : asked;
+}
+
 NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
   table_.resize(program.functions.size());
   for (size_t f = 0; f < program.functions.size(); ++f) {
@@ -85,6 +99,7 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
 #ifdef SG_HAVE_XNNPACK
   // Threads: a team when every kernel can split over one (their hand-off is the
   // cheaper), else a pool, which XNNPACK's operators need.
+  num_threads = usable_threads(num_threads);
   const auto needs_pool = [](const auto& p) { return p->needs_pool(); };
   if (num_threads > 1 && std::none_of(prepared_.begin(), prepared_.end(), needs_pool))
     team_ = SpinTeam::create(size_t(num_threads));

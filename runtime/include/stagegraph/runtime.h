@@ -91,7 +91,9 @@ struct SessionOptions {
   // spin between tasks, so that a kernel of a few microseconds can still split;
   // a team's helpers sleep after 0.2 ms without work. 1 to kMaxThreads: a pool's
   // threads spin between tasks too, so thousands of them on a few cores turn a
-  // run of milliseconds into hours.
+  // run of milliseconds into hours. The Session uses no more threads than the
+  // CPUs the creating thread may run on (its affinity mask, as taskset or a
+  // container's cpuset set it); ScheduleStats::threads says how many it uses.
   static constexpr int kMaxThreads = 256;
   int num_threads = 1;
   int max_call_depth = 10000;  // active Call frames (If/While bodies do not count)
