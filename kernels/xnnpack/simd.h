@@ -50,11 +50,20 @@ SG_SIMD_INLINE To bit_cast(From v) {
 template <class V>
 inline constexpr int kLanes = int(sizeof(V) / sizeof(float));
 
-// A value with every lane `v` (or `v` itself when V is float), bit for bit:
-// -0.0 + v is v for every v, where 0.0 + v would turn -0.0 into +0.0.
+// A value with every lane `v` (or `v` itself when V is float), bit for bit. Lane
+// by lane, which GCC 12 turns into one broadcast; its splat of `-V{} + v` (the
+// scalar operand of a vector op) was a masked broadcast per lane on AVX-512 and
+// an insert per lane on AVX2, in every loop that splat a value read from memory
+// (the batch matmul's A, a binary op's scalar operand).
 template <class V>
 SG_SIMD_INLINE V splat(float v) {
-  return -V{} + v;
+  if constexpr (sizeof(V) == sizeof(float)) {
+    return v;
+  } else {
+    V r;
+    for (int i = 0; i < kLanes<V>; ++i) r[i] = v;
+    return r;
+  }
 }
 
 template <class V>
