@@ -140,6 +140,10 @@ Probe probe_for(OpId op, DType t) {
       p.role = "indices";
       break;
     case OpId::FullyConnected: p.in = {x, type(t, {3, 4}), type(t, {4})}; break;
+    case OpId::ElementwiseChain:  // tanh(x + x)
+      p.in = {x};
+      a[kChainSteps] = AttrValue::Ints({int64_t(OpId::Add), 0, 0, int64_t(OpId::Tanh), 1, -1});
+      break;
     case OpId::Print: p.in = {x}; a[kPrintFormat] = AttrValue::String("{}"); break;
     case OpId::Assert: p.in = {type(t, {})}; p.role = "condition"; break;
     default: break;  // every op is routed above; the binary and unary ones by flag

@@ -6,7 +6,7 @@
 //        elimination
 //   -O2  -O1, then the hoisting of a counted loop's input projection, fusion
 //        (fully_connected, conv2d_bias) and loop-invariant code motion out of
-//        While bodies, then -O1 again
+//        While bodies, then -O1 again, then elementwise chains
 //   -O1 and -O2 end by ordering nodes for a lower activation peak; -O0 keeps
 //   program order.
 // Every pass keeps the module valid for ir::verify and keeps each entry's
@@ -46,6 +46,12 @@ bool select_trivial_ifs(ir::Module& m);
 // matmul(x, w rank 2) + b [+ relu | tanh] -> fully_connected; conv2d(x, w) + b
 // [+ relu] -> conv2d_bias (f32, b rank 1 over the output channels).
 bool fuse_operations(ir::Module& m);
+
+// A tree of f32 elementwise nodes (add sub mul div maximum minimum tanh gelu relu)
+// of one type, whose inner results each feed only the next, with operands of that
+// type or scalars -> one elementwise_chain node (up to 16 steps); tensors of a
+// static size under 1024 elements stay apart.
+bool fuse_elementwise_chains(ir::Module& m);
 
 // In a While that counts t from 0 to xs.shape[0] (no break or return), replaces
 // row(xs, t) @ W [+ b] (xs, W, b loop-invariant) by row t of P = xs @ W [+ b],

@@ -6,8 +6,9 @@
 // made (the hoisted product then fuses with its bias outside, and the body's
 // remaining matmul can take row(P, t) as its bias); it fuses after -O1 has
 // removed identities (so a zero bias added by the source is gone), hoists loop
-// invariants, then runs -O1 again on what hoisting exposed. Node ordering comes
-// last, once the set of nodes is final.
+// invariants, then runs -O1 again on what hoisting exposed, and joins the
+// elementwise nodes left into chains. Node ordering comes last, once the set of
+// nodes is final.
 #include "passes/passes.h"
 
 namespace sg::compiler::passes {
@@ -39,6 +40,8 @@ void run_pipeline(ir::Module& m, int opt_level) {
     changed |= fuse_operations(m);
     changed |= hoist_loop_invariants(m);
     if (changed) run_o1(m);
+    // Last: a chain would hide its steps from hoisting, folding and CSE.
+    if (fuse_elementwise_chains(m)) eliminate_dead_code(m);
   }
   order_nodes_for_memory(m);
 }

@@ -43,6 +43,27 @@ class AttrChecker {
     return Status::Ok();
   }
 
+  // elementwise_chain's (op, a, b) triples over `inputs` inputs (attr::Chain).
+  Status chain_steps(size_t inputs) const {
+    const std::vector<int64_t>& steps = attrs_.ints(attr::kChainSteps);
+    if (steps.empty() || steps.size() % 3 != 0 || steps.size() / 3 > attr::kMaxChainSteps)
+      return fail("steps must be 1 to " + std::to_string(attr::kMaxChainSteps) + " (op, a, b) triples, got " +
+                  std::to_string(steps.size()) + " numbers");
+    for (size_t j = 0; j < steps.size() / 3; ++j) {
+      const int64_t op = steps[3 * j], a = steps[3 * j + 1], b = steps[3 * j + 2];
+      const std::string step = "step " + std::to_string(j);
+      if (op < 0 || op >= kNumOps || !attr::chain_step_op(OpId(op)))
+        return fail(step + ": op " + std::to_string(op) + " cannot be chained");
+      const uint64_t known = inputs + j;  // the inputs and the steps before this one
+      if (a < 0 || uint64_t(a) >= known)
+        return fail(step + ": operand " + std::to_string(a) + " is not an input or an earlier step");
+      if (has_flag(OpId(op), kElementwiseUnary) ? b != -1 : (b < 0 || uint64_t(b) >= known))
+        return fail(step + ": second operand " + std::to_string(b) + " is not " +
+                    (has_flag(OpId(op), kElementwiseUnary) ? "-1 (a unary op)" : "an input or an earlier step"));
+    }
+    return Status::Ok();
+  }
+
   Status axis(size_t k, size_t rank) const {
     const int64_t a = attrs_.i(k);
     if (a < 0 || uint64_t(a) >= rank) return out_of_range("axis", a, rank);
@@ -245,6 +266,7 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
       return c.int_in(attr::kConvActivation, "activation", 0, attr::kNumActivations - 1);
     case OpId::FullyConnected:
       return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
+    case OpId::ElementwiseChain: return c.chain_steps(ranks.size());
     case OpId::MaxPool2D: case OpId::AvgPool2D:
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));

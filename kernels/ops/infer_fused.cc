@@ -1,7 +1,8 @@
 // Rules of the ops the -O2 compiler fuses: fully_connected (matmul + bias +
 // activation) and conv2d_bias (conv2d + bias + activation). Each checks its
 // unfused core with that op's rule, then the bias: f32, rank 1, one entry per
-// output channel (the last dim of the result).
+// output channel (the last dim of the result). elementwise_chain runs each
+// step's own rule, then checks the shapes one pass over the result needs.
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
@@ -42,7 +43,48 @@ Status infer_conv2d_bias(const Rule<D>& r) {
   return check_bias(r, r.in[2], r.in[1].shape[3]);
 }
 
+template <class D>
+Status infer_elementwise_chain(const Rule<D>& r) {
+  const std::vector<int64_t>& steps = r.attrs.ints(attr::kChainSteps);  // checked by check_attrs
+  for (size_t i = 0; i < r.in.size(); ++i)
+    if (r.in[i].dtype != DType::kF32)
+      return r.error("input " + std::to_string(i) + " must be f32, got " + dtype_name(r.in[i].dtype));
+  std::vector<TensorType<D>> values(r.in.begin(), r.in.end());
+  std::vector<TensorType<D>> step_out;
+  for (size_t j = 0; j < steps.size() / 3; ++j) {
+    const OpId op = OpId(steps[3 * j]);
+    std::vector<TensorType<D>> operands{values[size_t(steps[3 * j + 1])]};
+    if (steps[3 * j + 2] >= 0) operands.push_back(values[size_t(steps[3 * j + 2])]);
+    const std::vector<std::optional<D>> none(operands.size());
+    SG_RETURN_IF_ERROR(infer<D>(op, Attrs{}, operands, none, step_out, r.ctx));
+    values.push_back(step_out[0]);
+  }
+  const TensorType<D>& result = values.back();
+  const auto same_shape = [&](const std::vector<D>& s) {
+    if (s.size() != result.rank()) return false;
+    for (size_t d = 0; d < s.size(); ++d)
+      if (dim_equal(s[d], result.shape[d]) != Tri::kYes) return false;
+    return true;
+  };
+  const auto one_element = [&](const std::vector<D>& s) {
+    if (s.size() > result.rank()) return false;
+    for (const D& d : s)
+      if (dim_equal(d, D(1)) != Tri::kYes) return false;
+    return true;
+  };
+  for (size_t v = 0; v < values.size(); ++v) {
+    const bool input = v < r.in.size();
+    if (same_shape(values[v].shape) || (input && one_element(values[v].shape))) continue;
+    return r.error((input ? "input " + std::to_string(v) : "step " + std::to_string(v - r.in.size())) + " is " +
+                   r.fmt(values[v].shape) + ", neither the result's shape " + r.fmt(result.shape) +
+                   (input ? " nor one element" : ""));
+  }
+  r.set_output(result.dtype, result.shape);
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_fully_connected)
 SG_INSTANTIATE_RULE(infer_conv2d_bias)
+SG_INSTANTIATE_RULE(infer_elementwise_chain)
 
 }  // namespace sg::ops::rules

@@ -199,6 +199,7 @@ template <class D> Status infer_arange(const Rule<D>& r);
 template <class D> Status infer_one_hot(const Rule<D>& r);
 template <class D> Status infer_fully_connected(const Rule<D>& r);
 template <class D> Status infer_conv2d_bias(const Rule<D>& r);
+template <class D> Status infer_elementwise_chain(const Rule<D>& r);
 
 // Dtype validity (the result dtypes themselves are the public *_result_dtype).
 Status check_binary_dtype(OpId op, DType t);

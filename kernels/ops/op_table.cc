@@ -46,6 +46,7 @@ inline constexpr AttrSpec kConvBias[] = {{"stride", AttrKind::kInts},
                                          {"padding", AttrKind::kString},
                                          {"groups", AttrKind::kInt},
                                          {"activation", AttrKind::kInt}};
+inline constexpr AttrSpec kChain[] = {{"steps", AttrKind::kInts}};
 }  // namespace attr_specs
 
 namespace {

@@ -130,7 +130,9 @@ enum OpFlags : uint32_t {
   /* fused by the -O2 compiler (f32): activation(x @ w + b), w rank 2, b [w.shape[1]] */ \
   X(FullyConnected, "fully_connected", 1, 3, 3, 1, kFullyConnected, 0)                   \
   /* activation(conv2d(x, w) + b), b [w.shape[3]]; conv2d's attributes + activation */   \
-  X(Conv2DBias, "conv2d_bias", 1, 3, 3, 1, kConvBias, 0)
+  X(Conv2DBias, "conv2d_bias", 1, 3, 3, 1, kConvBias, 0)                                \
+  /* fused by the -O2 compiler (f32): elementwise steps in one pass; see attr::Chain */  \
+  X(ElementwiseChain, "elementwise_chain", 1, 1, -1, 1, kChain, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -207,6 +209,23 @@ enum ConvBias { kConvActivation = 4 };
 // NaN behaviour are listed; relu(NaN) and tanh(NaN) are NaN.
 enum Activation : int64_t { kActNone = 0, kActRelu = 1, kActTanh = 2 };
 inline constexpr int64_t kNumActivations = 3;
+// elementwise_chain: `steps` holds (op, a, b) triples, run in order. An operand
+// below the input count names an input, input count + j the result of step j; b is
+// -1 for a unary op. The result is the last step's. Every input is f32 and has the
+// result's shape or one element; every step's result has the result's shape.
+enum Chain { kChainSteps = 0 };
+inline constexpr size_t kMaxChainSteps = 16;
+// The ops a chain may hold: those whose f32 kernels are loops over one element at a
+// time, the same in a chain as alone.
+constexpr bool chain_step_op(OpId op) {
+  switch (op) {
+    case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Maximum:
+    case OpId::Minimum: case OpId::Tanh: case OpId::Gelu: case OpId::Relu:
+      return true;
+    default:
+      return false;
+  }
+}
 }  // namespace attr
 
 struct OpDef {

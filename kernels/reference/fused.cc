@@ -2,6 +2,10 @@
 // conv2d reference kernel writes the output, then one pass adds the bias and
 // applies the activation in place. The result is bit-identical to the unfused
 // nodes' reference kernels (same accumulation, then add, then relu).
+// elementwise_chain runs its steps' reference kernels block by block, each block's
+// intermediate results on the stack: the unfused nodes' results, without their
+// buffers.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -67,12 +71,61 @@ Status conv2d_bias_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std
   return Status::Ok();
 }
 
+// Elements per block of elementwise_chain: a block's intermediates fit in L1.
+constexpr int64_t kChainBlock = 256;
+
+Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                                std::span<TensorRef> out) {
+  if (attrs.values.size() != 1 || out.size() != 1) return internal_error("elementwise_chain: missing attributes");
+  const std::vector<int64_t>& steps = attrs.ints(ops::attr::kChainSteps);
+  const size_t n_steps = steps.size() / 3;
+  if (n_steps == 0 || n_steps > ops::attr::kMaxChainSteps)
+    return internal_error("elementwise_chain: " + std::to_string(n_steps) + " steps");
+  const TensorRef& o = out[0];
+  const int64_t n = o.numel();
+  for (const TensorRef& t : in)
+    if (t.dtype != DType::kF32 || (t.numel() != n && t.numel() != 1))
+      return internal_error("elementwise_chain: input " + describe(t) + " for output " + describe(o));
+  if (o.dtype != DType::kF32) return internal_error("elementwise_chain: output " + describe(o));
+  float temps[ops::attr::kMaxChainSteps - 1][kChainBlock];
+  for (int64_t start = 0; start < n; start += kChainBlock) {
+    const int64_t len = std::min(kChainBlock, n - start);
+    // The block of value v: an input's elements (its one element stays rank 0, so
+    // the step broadcasts it), a step's temporary, the last step's the output.
+    const auto block = [&](int64_t v) {
+      TensorRef b;
+      b.dtype = DType::kF32;
+      if (size_t(v) < in.size()) {
+        const bool one = in[size_t(v)].numel() == 1 && n != 1;
+        b.rank = one ? 0 : 1;
+        b.shape[0] = len;
+        b.data = in[size_t(v)].as<float>() + (one ? 0 : start);
+      } else {
+        const size_t j = size_t(v) - in.size();
+        b.rank = 1;
+        b.shape[0] = len;
+        b.data = j + 1 == n_steps ? o.as<float>() + start : temps[j];
+      }
+      return b;
+    };
+    for (size_t j = 0; j < n_steps; ++j) {
+      const ops::OpId op = ops::OpId(steps[3 * j]);
+      const TensorRef operands[2] = {block(steps[3 * j + 1]), steps[3 * j + 2] >= 0 ? block(steps[3 * j + 2]) : TensorRef{}};
+      TensorRef result = block(int64_t(in.size() + j));
+      SG_RETURN_IF_ERROR(reference_kernel(op)(ctx, ops::Attrs{}, std::span(operands, steps[3 * j + 2] >= 0 ? 2 : 1),
+                                              std::span(&result, 1)));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 KernelFn fused_kernel(ops::OpId op) {
   switch (op) {
     case ops::OpId::FullyConnected: return &fully_connected_kernel;
     case ops::OpId::Conv2DBias: return &conv2d_bias_kernel;
+    case ops::OpId::ElementwiseChain: return &elementwise_chain_kernel;
     default: return nullptr;
   }
 }

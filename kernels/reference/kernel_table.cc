@@ -6,7 +6,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 79, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 80, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -56,7 +56,7 @@ KernelFn family_kernel(ops::OpId op) {
       return slice_take_kernel(op);
     case OpId::Print: case OpId::Assert:
       return effect_kernel(op);
-    case OpId::FullyConnected: case OpId::Conv2DBias:
+    case OpId::FullyConnected: case OpId::Conv2DBias: case OpId::ElementwiseChain:
       return fused_kernel(op);
   }
   return nullptr;

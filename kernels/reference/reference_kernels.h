@@ -22,7 +22,7 @@ KernelFn tile_pad_kernel(ops::OpId op);            // tile, pad
 KernelFn creation_kernel(ops::OpId op);            // eye, arange, one_hot
 KernelFn layer_norm_kernel(ops::OpId op);
 KernelFn effect_kernel(ops::OpId op);             // print, assert
-KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias
+KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias, elementwise_chain
 
 // The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
 // each of `rows` rows of `channels` floats, then applies `activation` (an

@@ -139,6 +139,33 @@ SG_TARGET_AVX2 void map_avx2(Fn fn, const float* x, float* y, size_t n) { map_fn
 #endif
 void map_baseline(Fn fn, const float* x, float* y, size_t n) { map_fn<V4>(fn, x, y, n); }
 
+// One op's row on one instruction set, as a plain function pointer (unary_row).
+template <Fn F>
+void row_baseline(const float* x, float* y, size_t n) {
+  map_baseline(F, x, y, n);
+}
+#ifdef SG_SIMD_X86
+template <Fn F>
+void row_avx512(const float* x, float* y, size_t n) {
+  map_avx512(F, x, y, n);
+}
+template <Fn F>
+void row_avx2(const float* x, float* y, size_t n) {
+  map_avx2(F, x, y, n);
+}
+#endif
+
+template <Fn F>
+UnaryRowFn row_for(Isa isa) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512: return &row_avx512<F>;
+    case Isa::kAvx2: return &row_avx2<F>;
+#endif
+    default: return &row_baseline<F>;
+  }
+}
+
 struct MapTask {
   Fn fn;
   Isa isa;
@@ -191,6 +218,15 @@ class ActivationKernel final : public PreparedKernel {
 
 void tanh_f32(const KernelContext& ctx, simd::Isa isa, const float* x, float* y, size_t n) {
   map_split(ctx, MapTask{Fn::kTanh, isa, x, y}, n);
+}
+
+UnaryRowFn unary_row(ops::OpId op, simd::Isa isa) {
+  switch (op) {
+    case ops::OpId::Tanh: return row_for<Fn::kTanh>(isa);
+    case ops::OpId::Gelu: return row_for<Fn::kGelu>(isa);
+    case ops::OpId::Relu: return row_for<Fn::kRelu>(isa);
+    default: return nullptr;
+  }
 }
 
 std::unique_ptr<PreparedKernel> make_activation(ops::OpId op, std::span<const InputInfo> in) {

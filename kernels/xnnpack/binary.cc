@@ -83,7 +83,7 @@ SG_SIMD_INLINE void row_steps(const float* a, bool step_a, const float* b, bool 
 
 // One row of one op on one instruction set, chosen when the kernel is made: a
 // small op runs one call of it, a broadcast plan one per row, neither a switch.
-using FlatFn = void (*)(const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
+using FlatFn = BinaryRowFn;
 
 template <class Op>
 void flat_baseline(const float* a, bool sa, const float* b, bool sb, float* o, size_t n) {
@@ -331,6 +331,19 @@ class BinaryKernel final : public PreparedKernel {
 };
 
 }  // namespace
+
+BinaryRowFn binary_row(ops::OpId op, Isa isa) {
+  using ops::OpId;
+  switch (op) {
+    case OpId::Add: return flat_fn(BinOp::kAdd, isa);
+    case OpId::Sub: return flat_fn(BinOp::kSub, isa);
+    case OpId::Mul: return flat_fn(BinOp::kMul, isa);
+    case OpId::Div: return flat_fn(BinOp::kDiv, isa);
+    case OpId::Maximum: return flat_fn(BinOp::kMax, isa);
+    case OpId::Minimum: return flat_fn(BinOp::kMin, isa);
+    default: return nullptr;
+  }
+}
 
 std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in) {
   if (in.size() != 2 || !is_f32(in[0]) || !is_f32(in[1])) return nullptr;

@@ -193,5 +193,16 @@ std::unique_ptr<PreparedKernel> make_reduce(ops::OpId op, const ops::Attrs& attr
 // fully_connected and conv2d_bias: one XNNPACK operator with constant weights and
 // bias, else the core's kernel, then bias and activation.
 std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
+// elementwise_chain on the rows below, block by block (elementwise_chain.cc).
+std::unique_ptr<PreparedKernel> make_elementwise_chain(const ops::Attrs& attrs, std::span<const InputInfo> in);
+
+// The row functions our f32 elementwise kernels run on `isa`, null for another op:
+// binary (add, sub, mul, div, maximum, minimum), o[i] = op(a[step_a ? i : 0],
+// b[step_b ? i : 0]) for i < n; unary (tanh, gelu, relu), y[i] = f(x[i]), each
+// element the vector code's result wherever it lies. o may be a or b, y may be x.
+using BinaryRowFn = void (*)(const float* a, bool step_a, const float* b, bool step_b, float* o, size_t n);
+using UnaryRowFn = void (*)(const float* x, float* y, size_t n);
+BinaryRowFn binary_row(ops::OpId op, simd::Isa isa);
+UnaryRowFn unary_row(ops::OpId op, simd::Isa isa);
 
 }  // namespace sg::kernels::xnn

@@ -143,6 +143,7 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
     case OpId::Conv2D: return xnn::make_conv2d(attrs, inputs);
     case OpId::FullyConnected:
     case OpId::Conv2DBias: return xnn::make_fused(op, attrs, inputs);
+    case OpId::ElementwiseChain: return xnn::make_elementwise_chain(attrs, inputs);
     case OpId::MaxPool2D:
     case OpId::AvgPool2D: return xnn::make_pool(op, attrs, inputs);
     case OpId::Softmax: return xnn::make_softmax(attrs, inputs);

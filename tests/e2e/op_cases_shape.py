@@ -341,6 +341,20 @@ def _conv2d_bias(t):
         """, ops={"conv2d_bias"})
 
 
+def _elementwise_chain(t):
+    if t != "f32":
+        return None
+    return Program(
+        f"x: sg.{t}['N', 3], y: sg.{t}['N', 3], s: sg.{t}, z: sg.{t}[0, 3]",
+        """
+        return {
+            "tree": sg.relu(sg.tanh(x * s + y) - x * y),
+            "gelu": sg.minimum(sg.gelu(x / 2.0), y) * 3.0,
+            "z": sg.tanh(z * s + z),
+        }
+        """, ops={"elementwise_chain"})
+
+
 GENERATORS = {op: _pool(op) for op in ("max_pool2d", "avg_pool2d")}
 GENERATORS.update({
     "reshape": _RESHAPE, "broadcast_to": _BROADCAST_TO, "transpose": _TRANSPOSE,
@@ -348,5 +362,5 @@ GENERATORS.update({
     "slice": _SLICE, "take": _TAKE, "shape_dim": _SHAPE_DIM, "full": _FULL, "tile": _TILE, "pad": _pad,
     "slice_update": _slice_update, "eye": _eye, "arange": _arange, "one_hot": _one_hot,
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"), "conv2d": _conv2d, "layer_norm": _layer_norm,
-    "fully_connected": _fully_connected, "conv2d_bias": _conv2d_bias,
+    "fully_connected": _fully_connected, "conv2d_bias": _conv2d_bias, "elementwise_chain": _elementwise_chain,
 })

@@ -200,5 +200,78 @@ TEST(LoopInvariants, LeavesNodesThatDependOnTheLoopOrMayFail) {
   run_pass(passes::hoist_loop_invariants, m, false);
 }
 
+
+// Op ids in elementwise_chain's steps: add 0, sub 1, mul 2, tanh 25, relu 27.
+static_assert(int(OpId::Add) == 0 && int(OpId::Sub) == 1 && int(OpId::Mul) == 2 && int(OpId::Tanh) == 25 &&
+              int(OpId::Relu) == 27);
+
+// A module with one function `f` whose parameters have the symbolic dim N.
+std::unique_ptr<TestModule> make_with_n(ir::Dim& n) {
+  auto tm = make_single({});
+  n = ir::Dim::symbol(tm->module.symbols.intern("N"));
+  return tm;
+}
+
+int32_t add_param(ir::Module& m, const std::string& name, ir::Type type) {
+  ir::Function& f = m.functions[0];
+  f.params.push_back(f.add_value(std::move(type), name));
+  m.entries[0].input_names.push_back(name);
+  return f.params.back();
+}
+
+TEST(ElementwiseChains, ATreeOfOneTypeBecomesOneNode) {
+  ir::Dim n;
+  auto tm = make_with_n(n);
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t x = add_param(m, "x", t(DType::kF32, {n, 64})), y = add_param(m, "y", t(DType::kF32, {n, 64}));
+  const int32_t s = add_param(m, "s", t(DType::kF32, {}));
+  auto value = [&] { return f.add_value(t(DType::kF32, {n, 64})); };
+  // relu(tanh(x * s + y) - x * y): two products feed one tree.
+  const int32_t xs = value(), sum = value(), th = value(), xy = value(), diff = value(), r = value();
+  f.nodes.push_back(op_node(OpId::Mul, {x, s}, {xs}));
+  f.nodes.push_back(op_node(OpId::Add, {xs, y}, {sum}));
+  f.nodes.push_back(op_node(OpId::Tanh, {sum}, {th}));
+  f.nodes.push_back(op_node(OpId::Mul, {x, y}, {xy}));
+  f.nodes.push_back(op_node(OpId::Sub, {th, xy}, {diff}));
+  f.nodes.push_back(op_node(OpId::Relu, {diff}, {r}));
+  set_results(m, {r});
+  run_pass(passes::fuse_elementwise_chains, m);
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "symbols N\n"
+            "\n"
+            "func f(%x: f32[N, 64], %y: f32[N, 64], %s: f32[]) -> (%3: f32[N, 64]) {\n"
+            "  %3: f32[N, 64] = elementwise_chain(%x, %s, %y) {steps=[2, 0, 1, 0, 3, 2, 25, 4, -1, 2, 0, 2, 1, 5, 6, "
+            "27, 7, -1]}\n"
+            "  return %3\n"
+            "}\n"
+            "\n"
+            "entry f = @f (x, y, s) -> (output_0)\n");
+}
+
+TEST(ElementwiseChains, StopAtSharedResultsOtherTypesAndSmallTensors) {
+  ir::Dim n;
+  auto tm = make_with_n(n);
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t x = add_param(m, "x", t(DType::kF32, {n, 64})), c = add_param(m, "c", t(DType::kF32, {n, 1}));
+  const int32_t v = add_param(m, "v", t(DType::kF32, {16})), i = add_param(m, "i", t(DType::kI32, {n, 64}));
+  const ir::Type big = t(DType::kF32, {n, 64});
+  const int32_t th = f.add_value(big, "th"), sq = f.add_value(big, "sq");        // th used twice
+  const int32_t bc = f.add_value(big, "bc"), bt = f.add_value(big, "bt");        // c broadcasts: [N, 1] is no scalar
+  const int32_t v2 = f.add_value(t(DType::kF32, {16}), "v2"), vr = f.add_value(t(DType::kF32, {16}), "vr");
+  const int32_t i2 = f.add_value(t(DType::kI32, {n, 64}), "i2"), ir_ = f.add_value(t(DType::kI32, {n, 64}), "ir");
+  f.nodes.push_back(op_node(OpId::Tanh, {x}, {th}));
+  f.nodes.push_back(op_node(OpId::Mul, {th, th}, {sq}));
+  f.nodes.push_back(op_node(OpId::Add, {x, c}, {bc}));
+  f.nodes.push_back(op_node(OpId::Tanh, {bc}, {bt}));
+  f.nodes.push_back(op_node(OpId::Mul, {v, v}, {v2}));
+  f.nodes.push_back(op_node(OpId::Relu, {v2}, {vr}));
+  f.nodes.push_back(op_node(OpId::Mul, {i, i}, {i2}));
+  f.nodes.push_back(op_node(OpId::Relu, {i2}, {ir_}));
+  set_results(m, {sq, bt, vr, ir_});
+  run_pass(passes::fuse_elementwise_chains, m, false);
+}
+
 }  // namespace
 }  // namespace sg::compiler

@@ -124,5 +124,26 @@ TEST(CheckAttrs, InferRejectsMalformedNodesInsteadOfReadingOutOfRange) {
   EXPECT_EQ(run(OpId(kNumOps), Attrs{}, {F32({2})}).status.code(), StatusCode::kInvalidGraph);
 }
 
+
+TEST(CheckAttrs, ElementwiseChainSteps) {
+  const int64_t add = int64_t(OpId::Add), relu = int64_t(OpId::Relu), exp = int64_t(OpId::Exp);
+  const auto chain = [](std::vector<int64_t> steps, size_t inputs) {
+    return check(OpId::ElementwiseChain, attrs({Is(std::move(steps))}), std::vector<size_t>(inputs, 2));
+  };
+  EXPECT_TRUE(chain({add, 0, 1, relu, 2, -1}, 2).ok());
+  expect_rejected(chain({}, 2), "steps must be 1 to 16 (op, a, b) triples, got 0 numbers");
+  expect_rejected(chain({add, 0}, 2), "got 2 numbers");
+  std::vector<int64_t> long_chain;
+  for (int j = 0; j < 17; ++j) long_chain.insert(long_chain.end(), {relu, j, -1});
+  expect_rejected(chain(long_chain, 1), "got 51 numbers");
+  expect_rejected(chain({exp, 0, -1}, 1), "step 0: op 19 cannot be chained");
+  expect_rejected(chain({9999, 0, -1}, 1), "cannot be chained");
+  expect_rejected(chain({add, 0, 2}, 2), "step 0: second operand 2 is not an input or an earlier step");
+  expect_rejected(chain({add, 0, 1, relu, 3, -1}, 2), "step 1: operand 3 is not an input or an earlier step");
+  expect_rejected(chain({add, -1, 0}, 2), "step 0: operand -1");
+  expect_rejected(chain({relu, 0, 0}, 1), "second operand 0 is not -1 (a unary op)");
+  expect_rejected(chain({add, 0, -1}, 1), "second operand -1 is not an input");
+}
+
 }  // namespace
 }  // namespace sg::ops

@@ -1,0 +1,131 @@
+// elementwise_chain (the -O2 compiler's fusion of elementwise steps) on the row
+// functions our own f32 kernels run: each block of kBlock elements goes through
+// every step, its intermediates in L1, and only the inputs and the result touch
+// memory. Each step is the op's own row function, called alone on its block (no
+// expression across steps for the compiler to contract into an FMA), and each
+// element of a row is the same whichever block it lies in, so the result has the
+// unfused nodes' bytes on the same CPU.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "xnnpack/simd.h"
+#include "xnnpack/xnn_common.h"
+
+namespace sg::kernels::xnn {
+namespace {
+
+using ops::attr::kMaxChainSteps;
+
+// Elements per block: with 15 intermediates, 15 KiB of stack.
+constexpr size_t kBlock = 256;
+// Elements per task when the chain splits over threads.
+constexpr size_t kTile = 16 * kBlock;
+// Inputs a chain can name: two per step at most.
+constexpr size_t kMaxInputs = 2 * kMaxChainSteps;
+
+struct Step {
+  BinaryRowFn binary = nullptr;  // one of the two
+  UnaryRowFn unary = nullptr;
+  uint32_t a = 0, b = 0;  // operands: inputs, then steps
+};
+
+struct Operands {
+  const float* in[kMaxInputs];
+  bool step[kMaxInputs];  // false: the input is one element
+  float* out;
+};
+
+struct ChainTask {
+  const std::vector<Step>* steps;
+  size_t inputs;
+  Operands ops;
+};
+
+void run_range(void* context, size_t begin, size_t count) {
+  const ChainTask& t = *static_cast<const ChainTask*>(context);
+  const std::vector<Step>& steps = *t.steps;
+  alignas(64) float temps[kMaxChainSteps - 1][kBlock];
+  for (size_t start = begin; start < begin + count; start += kBlock) {
+    const size_t len = std::min(kBlock, begin + count - start);
+    // Value v of this block, and whether it advances along it.
+    const auto at = [&](uint32_t v, bool& step) -> const float* {
+      if (v < t.inputs) {
+        step = t.ops.step[v];
+        return step ? t.ops.in[v] + start : t.ops.in[v];
+      }
+      step = true;
+      return temps[v - t.inputs];
+    };
+    for (size_t j = 0; j < steps.size(); ++j) {
+      const Step& s = steps[j];
+      float* const o = j + 1 == steps.size() ? t.ops.out + start : temps[j];
+      bool step_a = true, step_b = true;
+      const float* a = at(s.a, step_a);
+      if (s.unary != nullptr) {
+        s.unary(a, o, len);
+      } else {
+        const float* b = at(s.b, step_b);
+        s.binary(a, step_a, b, step_b, o, len);
+      }
+    }
+  }
+}
+
+class ChainKernel final : public PreparedKernel {
+ public:
+  ChainKernel(ops::Attrs attrs, size_t inputs, std::vector<Step> steps, std::string name)
+      : attrs_(std::move(attrs)), inputs_(inputs), steps_(std::move(steps)), name_(std::move(name)) {}
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
+    // What this kernel does not take goes to the reference kernel, whose checks
+    // give the error message.
+    if (in.size() != inputs_ || out.size() != 1 || !is_f32(out[0]))
+      return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
+    const size_t n = size_t(out[0].numel());
+    ChainTask task{&steps_, inputs_, {}};
+    for (size_t i = 0; i < inputs_; ++i) {
+      const size_t numel = size_t(in[i].numel());
+      if (!is_f32(in[i]) || (numel != n && numel != 1))
+        return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
+      task.ops.in[i] = in[i].as<const float>();
+      task.ops.step[i] = numel == n && n != 1;
+    }
+    task.ops.out = out[0].as<float>();
+    if (n <= kTile) run_range(&task, 0, n);
+    else parallelize_tiles(ctx, run_range, &task, n, kTile);
+    return Status::Ok();
+  }
+  const char* name() const override { return name_.c_str(); }
+
+ private:
+  ops::Attrs attrs_;  // for the reference kernel
+  size_t inputs_;
+  std::vector<Step> steps_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> make_elementwise_chain(const ops::Attrs& attrs, std::span<const InputInfo> in) {
+  if (attrs.values.size() != 1 || in.size() > kMaxInputs) return nullptr;
+  for (const InputInfo& i : in)
+    if (!is_f32(i)) return nullptr;
+  const std::vector<int64_t>& triples = attrs.ints(ops::attr::kChainSteps);  // checked on load
+  const simd::Isa isa = simd::best_isa();
+  std::vector<Step> steps(triples.size() / 3);
+  std::string name = "sg:elementwise_chain_f32(";
+  for (size_t j = 0; j < steps.size(); ++j) {
+    const ops::OpId op = ops::OpId(triples[3 * j]);
+    Step& s = steps[j];
+    s.binary = binary_row(op, isa);
+    s.unary = unary_row(op, isa);
+    if ((s.binary == nullptr) == (s.unary == nullptr)) return nullptr;
+    s.a = uint32_t(triples[3 * j + 1]);
+    s.b = s.binary != nullptr ? uint32_t(triples[3 * j + 2]) : 0;
+    name += std::string(j > 0 ? "," : "") + ops::op_def(op).name;
+  }
+  return std::make_unique<ChainKernel>(attrs, in.size(), std::move(steps), name + ")");
+}
+
+}  // namespace sg::kernels::xnn
