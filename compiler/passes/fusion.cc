@@ -6,9 +6,8 @@
 // w and b need not be constants: the XNNPACK kernel takes constant weights where
 // they are and otherwise runs the matmul it would have run unfused.
 //
-// Elementwise chains (add then relu on their own) are not fused: XNNPACK's binary
-// operators clamp with max instructions that turn NaN into the bound, so a fused
-// add+relu would need its own kernel for a gain of one pass over memory.
+// Elementwise nodes left after these (add then relu on their own) are joined into
+// elementwise_chain nodes by elementwise_fusion.cc, the last pass of -O2.
 #include <optional>
 #include <vector>
 
