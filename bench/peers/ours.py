@@ -5,6 +5,7 @@ result or the tool's own error message."""
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 from common import MODELS, REPO, load_npy_dir, weights_path
@@ -79,3 +80,31 @@ def bench(build_dir, graph, case_dir, threads, runs):
     if not m:
         raise ToolError("graph-run --bench printed no 'bench:' line")
     return float(m.group(3))
+
+
+# Peak RSS of graph-run alone: a process's ru_maxrss keeps the peak of the process it
+# was exec'ed from (and a vfork child's exec records its parent's), so graph-run is
+# forked by this small launcher (python -S, only os), not by the driver, and its own
+# rusage is read with wait4. What fork copies of the launcher (at most its RSS, a few
+# MiB, printed beside) is the floor of the figure.
+LAUNCHER = r"""
+import os, sys
+with open("/proc/self/status") as f:
+    own = next((int(l.split()[1]) for l in f if l.startswith("VmRSS:")), 0)
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, own)
+"""
+
+
+def peak_rss_kib(cmd):
+    """(graph-run's peak RSS, the launcher's RSS before the fork), in KiB."""
+    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *cmd], capture_output=True, text=True, check=True)
+    code, child, launcher = (int(v) for v in p.stdout.split())
+    if code != 0:
+        raise ToolError(f"graph-run exited {code} under the RSS launcher")
+    return child, launcher

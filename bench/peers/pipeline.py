@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import load_scaling
 import ours
 import report
 import systems
@@ -199,6 +200,8 @@ def main(args):
         timings[t] = run_timing(plan_path, t, args.runs, args.per_round)
     log("measuring load time and peak memory")
     probes = run_probes(plan_path, plan)
+    log("measuring load time against weight size (bench/peers/load_scaling.py)")
+    scaling = load_scaling.run(build_dir, runs=10 if args.quick else 20)
     log("measuring one core's streaming rate (bench/micro BM_StreamRead)")
-    path = report.write(plan, timings, probes, args, stream_rates(build_dir))
+    path = report.write(plan, timings, probes, args, stream_rates(build_dir), scaling)
     log(f"wrote {os.path.relpath(path, REPO)}")

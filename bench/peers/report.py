@@ -8,6 +8,7 @@ import platform
 import subprocess
 import tempfile
 
+import load_scaling
 import systems
 from common import BENCH, REPO, WORKLOADS
 
@@ -224,13 +225,15 @@ def not_yet_lines(plan):
     return ["## What Stagegraph cannot run yet", ""] + (lines or ["- nothing: every workload runs."]) + [""]
 
 
-def write(plan, timings, probes, args, rates=None):
+def write(plan, timings, probes, args, rates=None, scaling=None):
     lines = header(plan, timings, args) + not_yet_lines(plan)
     for item in plan["cases"]:
         lines += [f"## {item['workload']} / {item['case']}", ""] + case_table(plan, item, timings, probes) + [""]
         lines += lower_bound(item, timings)
         lines += memory_bound(item, timings, rates or {})
         lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+    if scaling:
+        lines += load_scaling.report_lines(scaling)
     micro = os.path.join(BENCH, "micro", "RESULTS.md")
     if os.path.exists(micro):  # the micro-benchmark figures, recorded by hand with their method
         with open(micro) as f:
