@@ -110,9 +110,10 @@ Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attr
     };
     for (size_t j = 0; j < n_steps; ++j) {
       const ops::OpId op = ops::OpId(steps[3 * j]);
-      const TensorRef operands[2] = {block(steps[3 * j + 1]), steps[3 * j + 2] >= 0 ? block(steps[3 * j + 2]) : TensorRef{}};
+      const bool binary = steps[3 * j + 2] >= 0;
+      const TensorRef operands[2] = {block(steps[3 * j + 1]), binary ? block(steps[3 * j + 2]) : TensorRef{}};
       TensorRef result = block(int64_t(in.size() + j));
-      SG_RETURN_IF_ERROR(reference_kernel(op)(ctx, ops::Attrs{}, std::span(operands, steps[3 * j + 2] >= 0 ? 2 : 1),
+      SG_RETURN_IF_ERROR(reference_kernel(op)(ctx, ops::Attrs{}, std::span(operands, binary ? 2 : 1),
                                               std::span(&result, 1)));
     }
   }

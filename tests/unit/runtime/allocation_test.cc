@@ -223,6 +223,101 @@ TEST(Allocation, WavesAllocateNothingOnceWarm) {
 //     acc = zeros(16); i = 0
 //     while i < 8: acc = acc + neg(xs[i]); i = i + 1
 //     return acc
+// def layers(x: f32[4, 64], img: f32[1, 8, 8, 4]):
+//     h = relu(x @ W + b)                      # fully_connected, constant W and b
+//     p = softmax(tanh(h * 0.5), axis=1)       # elementwise_chain, softmax
+//     c = relu(conv2d(img, K, "SAME") + kb)    # conv2d_bias, constant K and kb
+//     return p, c
+// The backend's kernels (packed GEMM, XNNPACK's softmax and convolution, the
+// chain) run on memory the Session gave them at creation or on the first run.
+GraphSpec layers_graph() {
+  GraphSpec g;
+  std::vector<float> w(64 * 128), b(128), k(3 * 3 * 4 * 8), kb(8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i % 17) - 8) / 64.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 5) - 2) / 8.0f;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = float(int(i % 7) - 3) / 16.0f;
+  for (size_t i = 0; i < kb.size(); ++i) kb[i] = 0.125f * float(i);
+  const int32_t cw = g.add_constant<float>(w), cb = g.add_constant<float>(b), half = g.add_constant<float>({0.5f});
+  const int32_t ck = g.add_constant<float>(k), ckb = g.add_constant<float>(kb);
+  FunctionSpec f;
+  f.name = "layers";
+  const uint32_t x = f.param(DType::kF32, shape({4, 64}));
+  const uint32_t img = f.param(DType::kF32, shape({1, 8, 8, 4}));
+  const uint32_t h = f.op("fully_connected",
+                          {x, f.value(DType::kF32, shape({64, 128}), cw), f.value(DType::kF32, shape({128}), cb)},
+                          DType::kF32, shape({4, 128}));
+  f.nodes.back().attrs = {{"activation", ops::AttrValue::Int(ops::attr::kActRelu)}};
+  const uint32_t e = f.op("elementwise_chain", {h, f.value(DType::kF32, {}, half)}, DType::kF32, shape({4, 128}));
+  f.nodes.back().attrs = {{"steps", ops::AttrValue::Ints({int64_t(ops::OpId::Mul), 0, 1, int64_t(ops::OpId::Tanh), 2,
+                                                          -1})}};
+  const uint32_t p = f.op("softmax", {e}, DType::kF32, shape({4, 128}));
+  f.nodes.back().attrs = {{"axis", ops::AttrValue::Int(1)}};
+  const uint32_t c = f.op("conv2d_bias",
+                          {img, f.value(DType::kF32, shape({3, 3, 4, 8}), ck), f.value(DType::kF32, shape({8}), ckb)},
+                          DType::kF32, shape({1, 8, 8, 8}));
+  f.nodes.back().attrs = {{"stride", ops::AttrValue::Ints({1, 1})},
+                          {"dilation", ops::AttrValue::Ints({1, 1})},
+                          {"padding", ops::AttrValue::String("SAME")},
+                          {"groups", ops::AttrValue::Int(1)},
+                          {"activation", ops::AttrValue::Int(ops::attr::kActRelu)}};
+  f.results = {p, c};
+  g.add_function(std::move(f));
+  g.add_entry("layers", 0, {"x", "img"}, {"p", "c"});
+  return g;
+}
+
+TEST(Allocation, BackendKernelsAndRecursionAllocateNothingOnceWarm) {
+  auto layers = load_ok(layers_graph());
+  auto recursion = load_ok(recursive_graph("add", 0, 1));  // an If and a Call per level
+  ASSERT_NE(layers, nullptr);
+  ASSERT_NE(recursion, nullptr);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
+    CountingAllocator counter;
+    SessionOptions options;
+    options.allocator = &counter;
+    options.num_threads = threads;
+    auto s = Session::create(layers, "layers", options);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {4, 64}, std::vector<float>(256, 0.25f))).ok());
+    ASSERT_TRUE(
+        (*s)->set_input("img", make_tensor<float>(DType::kF32, {1, 8, 8, 4}, std::vector<float>(256, 0.5f))).ok());
+    counted_run(**s, counter);
+    for (int r = 0; r < 3; ++r) {
+      const Counts c = counted_run(**s, counter);
+      EXPECT_EQ(c.allocations, 0u) << "run " << r;
+      EXPECT_EQ(c.news, 0u) << "run " << r;
+    }
+    const std::vector<float> p = values_of<float>((*s)->output(0));
+    float row = 0;
+    for (int j = 0; j < 128; ++j) row += p[size_t(j)];
+    EXPECT_NEAR(row, 1.0f, 1e-5f);
+#ifdef SG_HAVE_XNNPACK
+    // What ran were the backend's kernels, not the reference ones.
+    SessionOptions profiled = options;
+    profiled.profile = true;
+    auto named = Session::create(layers, "layers", profiled);
+    ASSERT_TRUE(named.ok());
+    ASSERT_TRUE((*named)->set_input("x", make_tensor<float>(DType::kF32, {4, 64}, std::vector<float>(256, 0.25f))).ok());
+    ASSERT_TRUE(
+        (*named)->set_input("img", make_tensor<float>(DType::kF32, {1, 8, 8, 4}, std::vector<float>(256, 0.5f))).ok());
+    ASSERT_TRUE((*named)->run().ok());
+    const std::vector<NodeProfile> nodes = (*named)->profile();
+    EXPECT_EQ(nodes.size(), 4u);
+    for (const NodeProfile& n : nodes) EXPECT_NE(n.kernel, "reference") << n.op;
+#endif
+
+    auto r = Session::create(recursion, "rec", options);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE((*r)->set_input("n", make_tensor<int64_t>(DType::kI64, {}, {20})).ok());
+    counted_run(**r, counter);
+    const Counts c = counted_run(**r, counter);
+    EXPECT_EQ(c.allocations, 0u);
+    EXPECT_EQ(c.news, 0u);
+    EXPECT_EQ(values_of<int64_t>((*r)->output(0))[0], 1 + 20 * 21 / 2);
+  }
+}
+
 // The body reads a row at the loop counter, a run-time index: the row and what
 // follows it are planned, so a warm run allocates nothing (the rnn benchmark's body).
 TEST(Allocation, RowsReadAtTheLoopCounterAllocateNothingOnceWarm) {
