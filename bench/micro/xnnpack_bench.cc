@@ -13,6 +13,7 @@
 // The argument is the thread count (1 or 2).
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -163,6 +164,69 @@ void BM_Maximum_1M(benchmark::State& state) {
   auto kernel = xnnpack_prepare(ops::OpId::Maximum, {}, infos);
   if (!kernel) return state.SkipWithError("maximum not prepared");
   run_streaming(state, *kernel, {a.ref(), b.ref()}, o.ref(), 2.0 * (1 << 20) * 4);
+}
+
+// A binary op with a scalar operand (x * 0.5): the row splats it once.
+void BM_MulScalar_1M(benchmark::State& state) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  Buffer a({1 << 20}, 1), s({}, 2), o({1 << 20});
+  const InputInfo infos[2] = {a.info(false), s.info(false)};
+  auto kernel = xnnpack_prepare(ops::OpId::Mul, {}, infos);
+  if (!kernel) return state.SkipWithError("mul not prepared");
+  run_streaming(state, *kernel, {a.ref(), s.ref()}, o.ref(), 2.0 * (1 << 20) * 4);
+}
+
+// gelu written out, 0.5 * x * (1 + tanh(0.79788456 * (x + 0.044715 * x * x * x))),
+// over 1M floats: the nine nodes one at a time (arg 0) or as one elementwise_chain
+// (arg 1, what -O2 makes of them). Bytes counted: x read and the result written.
+void BM_GeluByHand_1M(benchmark::State& state) {
+  if (!xnnpack_init().ok()) return state.SkipWithError("XNNPACK unsupported on this CPU");
+  using ops::OpId;
+  const int64_t n = 1 << 20;
+  Buffer x({n}, 1), c1({}, 2), c2({}, 3), one({}, 4), half({}, 5);
+  c1.data[0] = 0.044715f;
+  c2.data[0] = 0.79788456f;
+  one.data[0] = 1.0f;
+  half.data[0] = 0.5f;
+  // Inputs 0..4, then the steps' results from 5.
+  const std::vector<std::array<int64_t, 3>> steps = {
+      {int64_t(OpId::Mul), 0, 0}, {int64_t(OpId::Mul), 5, 0}, {int64_t(OpId::Mul), 1, 6},  {int64_t(OpId::Add), 0, 7},
+      {int64_t(OpId::Mul), 2, 8}, {int64_t(OpId::Tanh), 9, -1}, {int64_t(OpId::Add), 3, 10}, {int64_t(OpId::Mul), 4, 0},
+      {int64_t(OpId::Mul), 12, 11}};
+  std::vector<Buffer*> values = {&x, &c1, &c2, &one, &half};
+  std::vector<std::unique_ptr<Buffer>> temps;
+  for (size_t j = 0; j < steps.size(); ++j) values.push_back(temps.emplace_back(new Buffer({n})).get());
+  const auto info = [&](int64_t v) { return values[size_t(v)]->info(false); };
+  if (state.range(0) == 1) {
+    std::vector<int64_t> flat;
+    for (const auto& st : steps) flat.insert(flat.end(), st.begin(), st.end());
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(flat)};
+    const InputInfo infos[5] = {info(0), info(1), info(2), info(3), info(4)};
+    auto kernel = xnnpack_prepare(OpId::ElementwiseChain, attrs, infos);
+    if (!kernel) return state.SkipWithError("elementwise_chain not prepared");
+    run_streaming(state, *kernel, {x.ref(), c1.ref(), c2.ref(), one.ref(), half.ref()}, values.back()->ref(),
+                  2.0 * double(n) * 4);
+    return;
+  }
+  std::vector<std::unique_ptr<PreparedKernel>> kernels;
+  for (const auto& st : steps) {
+    std::vector<InputInfo> infos = {info(st[1])};
+    if (st[2] >= 0) infos.push_back(info(st[2]));
+    kernels.push_back(xnnpack_prepare(OpId(st[0]), {}, infos));
+    if (!kernels.back()) return state.SkipWithError("a step was not prepared");
+  }
+  KernelContext ctx;
+  for (auto _ : state) {
+    for (size_t j = 0; j < steps.size(); ++j) {
+      std::vector<TensorRef> in = {values[size_t(steps[j][1])]->ref()};
+      if (steps[j][2] >= 0) in.push_back(values[size_t(steps[j][2])]->ref());
+      TensorRef out = values[5 + j]->ref();
+      if (!kernels[j]->run(ctx, in, std::span(&out, 1)).ok()) return state.SkipWithError("a step failed");
+    }
+  }
+  state.counters["GB/s"] = benchmark::Counter(2.0 * double(n) * 4 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("nine nodes");
 }
 
 void BM_Conv3x3_56x56x64(benchmark::State& state) {
@@ -330,6 +394,8 @@ SG_DENSE_BENCH(1x128x1000);
 BENCHMARK(BM_StreamRead)->Arg(256)->Arg(596)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_MaxPool2x2_32x32x16)->MinTime(0.5);
 BENCHMARK(BM_Maximum_1M)->MinTime(0.5);
+BENCHMARK(BM_MulScalar_1M)->MinTime(0.5);
+BENCHMARK(BM_GeluByHand_1M)->Arg(0)->Arg(1)->MinTime(0.5);
 
 }  // namespace
 }  // namespace sg::kernels
