@@ -213,7 +213,9 @@ TEST(Allocation, WavesAllocateNothingOnceWarm) {
     EXPECT_EQ(c.news, 0u) << "run " << r;
   }
 #ifdef SG_HAVE_XNNPACK
-  EXPECT_EQ((*s)->schedule_stats().waves, 4u);
+  if (two_cpus()) {
+    EXPECT_EQ((*s)->schedule_stats().waves, 4u);
+  }
 #endif
   EXPECT_EQ(values_of<float>((*s)->output(0))[0], 128.0f);
   EXPECT_EQ(values_of<float>((*s)->output(1))[5], 512.0f);

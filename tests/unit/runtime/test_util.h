@@ -5,7 +5,12 @@
 
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "graph_builder.h"
 #include "stagegraph/runtime.h"
@@ -34,6 +39,16 @@ Tensor make_tensor(DType dtype, std::vector<int64_t> shape, std::vector<T> value
   EXPECT_EQ(size_t(t.numel()), values.size());
   std::memcpy(t.data(), values.data(), values.size() * sizeof(T));
   return t;
+}
+
+// Whether this process may run on two CPUs at once. A Session takes no more threads
+// than that, so what a test expects of two threads holds only then.
+inline bool two_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set) >= 2;
+#endif
+  return std::thread::hardware_concurrency() != 1;
 }
 
 inline Tensor scalar_i64(int64_t v) { return make_tensor<int64_t>(DType::kI64, {}, {v}); }
