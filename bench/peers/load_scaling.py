@@ -18,7 +18,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -82,12 +81,6 @@ def make_files(build_dir, mib):
     return graph, weights, head
 
 
-def timed_ms(cmd):
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    return (time.perf_counter() - start) * 1e3
-
-
 def prepare(build_dir, mib, inputs, x):
     """The graph for one size, checked once; its commands and sizes."""
     graph, weights, head = make_files(build_dir, mib)
@@ -118,11 +111,11 @@ def run(build_dir, runs=10):
     times = {(r["weight_mib"], v): [] for r in ok for v in (False, True)}
     try:
         for r in ok:  # untimed: the page cache holds each file (graph-compile just wrote it)
-            timed_ms(r["_cmd"])
+            ours.timed_ms(r["_cmd"])
         for verify in (False, True):  # the plain runs first: --verify-data's reads would evict caches
             for _ in range(runs):
                 for r in ok:
-                    times[r["weight_mib"], verify].append(timed_ms(r["_cmd"] + ["--verify-data"] * verify))
+                    times[r["weight_mib"], verify].append(ours.timed_ms(r["_cmd"] + ["--verify-data"] * verify))
     except subprocess.CalledProcessError as e:
         for r in ok:
             r["error"] = f"graph-run failed while timed: exit {e.returncode}"

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from common import MODELS, REPO, load_npy_dir, weights_path
 
@@ -80,6 +81,13 @@ def bench(build_dir, graph, case_dir, threads, runs):
     if not m:
         raise ToolError("graph-run --bench printed no 'bench:' line")
     return float(m.group(3))
+
+
+def timed_ms(cmd):
+    """Wall time of one whole graph-run process (exec to exit), in ms."""
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return (time.perf_counter() - start) * 1e3
 
 
 # Peak RSS of graph-run alone: a process's ru_maxrss keeps the peak of the process it

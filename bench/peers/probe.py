@@ -28,9 +28,7 @@ def child_peak_mb():
 
 def probe_ours(plan, path, folder):
     cmd = ours.run_cmd(plan["build"], path, folder, 1)
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    load_ms = (time.perf_counter() - start) * 1e3
+    load_ms = ours.timed_ms(cmd)
     # Not RUSAGE_CHILDREN: subprocess starts graph-run with vfork, whose exec keeps
     # this Python process's peak (numpy included, ~26 MB) as graph-run's.
     return {"load_ms": load_ms, "peak_rss_mb": ours.peak_rss_kib(cmd)[0] / 1024}

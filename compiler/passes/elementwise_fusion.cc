@@ -74,8 +74,8 @@ class ChainBuilder {
   void visit(size_t node) {
     for (int32_t v : f_.nodes[node].inputs) {
       const int32_t p = producer_[size_t(v)];
+      // One use: no other member can reach the producer again.
       if (p < 0 || taken_[size_t(p)] || uses_[size_t(v)] != 1 || count_ >= ops::attr::kMaxChainSteps) continue;
-      if (std::find(members_.begin(), members_.end(), size_t(p)) != members_.end()) continue;
       if (!step_of(f_, f_.nodes[size_t(p)], *type_)) continue;
       ++count_;
       visit(size_t(p));

@@ -133,27 +133,22 @@ SG_SIMD_INLINE void map_fn(Fn fn, const float* x, float* y, size_t n) {
   }
 }
 
+// One op's row on one instruction set, as a plain function pointer: what the
+// kernels below split into tiles, and what an elementwise chain runs per block.
 #ifdef SG_SIMD_X86
-SG_TARGET_AVX512 void map_avx512(Fn fn, const float* x, float* y, size_t n) { map_fn<V16>(fn, x, y, n); }
-SG_TARGET_AVX2 void map_avx2(Fn fn, const float* x, float* y, size_t n) { map_fn<V8>(fn, x, y, n); }
+template <Fn F>
+SG_TARGET_AVX512 void row_avx512(const float* x, float* y, size_t n) {
+  map_fn<V16>(F, x, y, n);
+}
+template <Fn F>
+SG_TARGET_AVX2 void row_avx2(const float* x, float* y, size_t n) {
+  map_fn<V8>(F, x, y, n);
+}
 #endif
-void map_baseline(Fn fn, const float* x, float* y, size_t n) { map_fn<V4>(fn, x, y, n); }
-
-// One op's row on one instruction set, as a plain function pointer (unary_row).
 template <Fn F>
 void row_baseline(const float* x, float* y, size_t n) {
-  map_baseline(F, x, y, n);
+  map_fn<V4>(F, x, y, n);
 }
-#ifdef SG_SIMD_X86
-template <Fn F>
-void row_avx512(const float* x, float* y, size_t n) {
-  map_avx512(F, x, y, n);
-}
-template <Fn F>
-void row_avx2(const float* x, float* y, size_t n) {
-  map_avx2(F, x, y, n);
-}
-#endif
 
 template <Fn F>
 UnaryRowFn row_for(Isa isa) {
@@ -166,22 +161,24 @@ UnaryRowFn row_for(Isa isa) {
   }
 }
 
+UnaryRowFn row_of(Fn fn, Isa isa) {
+  switch (fn) {
+    case Fn::kTanh: return row_for<Fn::kTanh>(isa);
+    case Fn::kGelu: return row_for<Fn::kGelu>(isa);
+    case Fn::kRelu: return row_for<Fn::kRelu>(isa);
+  }
+  return nullptr;
+}
+
 struct MapTask {
-  Fn fn;
-  Isa isa;
+  UnaryRowFn row;
   const float* x;
   float* y;
 };
 
 void run_tile(void* arg, size_t start, size_t count) {
   const MapTask& t = *static_cast<const MapTask*>(arg);
-  switch (t.isa) {
-#ifdef SG_SIMD_X86
-    case Isa::kAvx512: return map_avx512(t.fn, t.x + start, t.y + start, count);
-    case Isa::kAvx2: return map_avx2(t.fn, t.x + start, t.y + start, count);
-#endif
-    default: return map_baseline(t.fn, t.x + start, t.y + start, count);
-  }
+  t.row(t.x + start, t.y + start, count);
 }
 
 // Elements per task: large enough to amortize a task, small enough to balance.
@@ -194,7 +191,7 @@ void map_split(const KernelContext& ctx, MapTask task, size_t n) {
 
 class ActivationKernel final : public PreparedKernel {
  public:
-  explicit ActivationKernel(Fn fn) : fn_(fn), isa_(best_isa()) {}
+  explicit ActivationKernel(Fn fn) : fn_(fn), row_(row_of(fn, best_isa())) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     const char* op = fn_ == Fn::kTanh ? "tanh" : fn_ == Fn::kGelu ? "gelu" : "relu";
@@ -202,7 +199,7 @@ class ActivationKernel final : public PreparedKernel {
     const TensorRef &x = in[0], &o = out[0];
     if (!is_f32(x) || !is_f32(o) || x.numel() != o.numel())
       return internal_error(std::string(op) + ": " + describe_shape(x) + " -> " + describe_shape(o));
-    map_split(ctx, MapTask{fn_, isa_, x.as<const float>(), o.as<float>()}, size_t(o.numel()));
+    map_split(ctx, MapTask{row_, x.as<const float>(), o.as<float>()}, size_t(o.numel()));
     return Status::Ok();
   }
   const char* name() const override {
@@ -211,20 +208,20 @@ class ActivationKernel final : public PreparedKernel {
 
  private:
   Fn fn_;
-  Isa isa_;
+  UnaryRowFn row_;
 };
 
 }  // namespace
 
 void tanh_f32(const KernelContext& ctx, simd::Isa isa, const float* x, float* y, size_t n) {
-  map_split(ctx, MapTask{Fn::kTanh, isa, x, y}, n);
+  map_split(ctx, MapTask{row_of(Fn::kTanh, isa), x, y}, n);
 }
 
 UnaryRowFn unary_row(ops::OpId op, simd::Isa isa) {
   switch (op) {
-    case ops::OpId::Tanh: return row_for<Fn::kTanh>(isa);
-    case ops::OpId::Gelu: return row_for<Fn::kGelu>(isa);
-    case ops::OpId::Relu: return row_for<Fn::kRelu>(isa);
+    case ops::OpId::Tanh: return row_of(Fn::kTanh, isa);
+    case ops::OpId::Gelu: return row_of(Fn::kGelu, isa);
+    case ops::OpId::Relu: return row_of(Fn::kRelu, isa);
     default: return nullptr;
   }
 }

@@ -30,16 +30,12 @@ struct Step {
   uint32_t a = 0, b = 0;  // operands: inputs, then steps
 };
 
-struct Operands {
-  const float* in[kMaxInputs];
-  bool step[kMaxInputs];  // false: the input is one element
-  float* out;
-};
-
 struct ChainTask {
   const std::vector<Step>* steps;
   size_t inputs;
-  Operands ops;
+  const float* in[kMaxInputs];
+  bool step[kMaxInputs];  // false: the input is one element
+  float* out;
 };
 
 void run_range(void* context, size_t begin, size_t count) {
@@ -51,15 +47,15 @@ void run_range(void* context, size_t begin, size_t count) {
     // Value v of this block, and whether it advances along it.
     const auto at = [&](uint32_t v, bool& step) -> const float* {
       if (v < t.inputs) {
-        step = t.ops.step[v];
-        return step ? t.ops.in[v] + start : t.ops.in[v];
+        step = t.step[v];
+        return step ? t.in[v] + start : t.in[v];
       }
       step = true;
       return temps[v - t.inputs];
     };
     for (size_t j = 0; j < steps.size(); ++j) {
       const Step& s = steps[j];
-      float* const o = j + 1 == steps.size() ? t.ops.out + start : temps[j];
+      float* const o = j + 1 == steps.size() ? t.out + start : temps[j];
       bool step_a = true, step_b = true;
       const float* a = at(s.a, step_a);
       if (s.unary != nullptr) {
@@ -83,15 +79,14 @@ class ChainKernel final : public PreparedKernel {
     if (in.size() != inputs_ || out.size() != 1 || !is_f32(out[0]))
       return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
     const size_t n = size_t(out[0].numel());
-    ChainTask task{&steps_, inputs_, {}};
+    ChainTask task{&steps_, inputs_, {}, {}, out[0].as<float>()};
     for (size_t i = 0; i < inputs_; ++i) {
       const size_t numel = size_t(in[i].numel());
       if (!is_f32(in[i]) || (numel != n && numel != 1))
         return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
-      task.ops.in[i] = in[i].as<const float>();
-      task.ops.step[i] = numel == n && n != 1;
+      task.in[i] = in[i].as<const float>();
+      task.step[i] = numel == n && n != 1;
     }
-    task.ops.out = out[0].as<float>();
     if (n <= kTile) run_range(&task, 0, n);
     else parallelize_tiles(ctx, run_range, &task, n, kTile);
     return Status::Ok();

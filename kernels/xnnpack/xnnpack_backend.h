@@ -62,8 +62,8 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
                                                 std::span<const InputInfo> inputs);
 
 // A pthreadpool for KernelContext::threadpool: num_threads <= 1, or threads the
-// system will not start, give null (run on the caller's thread). Destroy with xnnpack_destroy_threadpool (null is fine)
-// after the last run that uses it.
+// system will not start, give null (run on the caller's thread). Destroy it with
+// xnnpack_destroy_threadpool (null is fine) after the last run that uses it.
 void* xnnpack_create_threadpool(int num_threads);
 void xnnpack_destroy_threadpool(void* pool);
 

@@ -119,6 +119,25 @@ def run_graph(graph, entry, inputs, work_dir, extra_args=()):
 
 # ---- programs -------------------------------------------------------------------
 
+def inspect_graph(graph):
+    """(op counts over all functions, node count per function, If/While/Call edge
+    count) from graph-inspect's text summary."""
+    proc = run_tool("graph-inspect", [graph])
+    if proc.returncode != 0:
+        raise E2EError(f"graph-inspect failed, {describe_result(proc)}")
+    ops, nodes, edges = {}, {}, 0
+    function = None
+    for line in proc.stdout.splitlines():
+        if m := re.match(r"  (\S.*): (\d+) nodes?, \d+ values$", line):
+            function = m.group(1)
+            nodes[function] = int(m.group(2))
+        elif function and (m := re.match(r"    -> .* \((.*)\)$", line)):
+            edges += 1
+        elif function and (m := re.match(r"    (\w+): (\d+)$", line)):
+            ops[m.group(1)] = ops.get(m.group(1), 0) + int(m.group(2))
+    return ops, nodes, edges
+
+
 def list_programs():
     """Paths of tests/programs/*.py, filtered by SG_E2E_PROGRAMS=name,name when set."""
     names = sorted(f for f in os.listdir(PROGRAMS_DIR) if f.endswith(".py") and not f.startswith("_"))

@@ -61,22 +61,9 @@ MEMORY_LINE = re.compile(r"arena (\d+) bytes, lower bound (\d+) bytes")
 
 def inspect_ops(graph):
     """Op -> node count over all functions, from graph-inspect."""
-    proc = lib.run_tool("graph-inspect", [graph])
-    if proc.returncode != 0:
-        raise lib.E2EError(f"graph-inspect {lib.describe_result(proc)}")
-    counts = Counter()
-    in_functions = False
-    for line in proc.stdout.splitlines():
-        if line.startswith("functions ("):
-            in_functions = True
-        elif not line.startswith(" "):
-            in_functions = False
-        elif in_functions and line.startswith("    "):
-            m = re.match(r"\s+(\w+): (\d+)$", line)
-            if m:
-                counts[m.group(1)] += int(m.group(2))
+    counts = Counter(lib.inspect_graph(graph)[0])
     if not counts:
-        raise lib.E2EError(f"graph-inspect listed no ops: {proc.stdout!r}")
+        raise lib.E2EError(f"graph-inspect listed no ops for {graph}")
     return counts
 
 

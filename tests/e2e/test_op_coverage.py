@@ -45,29 +45,10 @@ def op_table():
     return table
 
 
-def inspect_graph(graph):
-    """(op counts over all functions, node count per function, If/While/Call edge
-    count) from graph-inspect's text summary."""
-    proc = lib.run_tool("graph-inspect", [graph])
-    if proc.returncode != 0:
-        raise lib.E2EError(f"graph-inspect failed, {lib.describe_result(proc)}")
-    ops, nodes, edges = {}, {}, 0
-    function = None
-    for line in proc.stdout.splitlines():
-        if m := re.match(r"  (\S.*): (\d+) nodes?, \d+ values$", line):
-            function = m.group(1)
-            nodes[function] = int(m.group(2))
-        elif function and (m := re.match(r"    -> .* \((.*)\)$", line)):
-            edges += 1
-        elif function and (m := re.match(r"    (\w+): (\d+)$", line)):
-            ops[m.group(1)] = ops.get(m.group(1), 0) + int(m.group(2))
-    return ops, nodes, edges
-
-
 def check_dot(graph):
     """graph-inspect --dot draws one box per graph node, one cluster per function and
     one dashed edge per If/While/Call function reference. Returns an error or None."""
-    _, nodes, edges = inspect_graph(graph)
+    _, nodes, edges = lib.inspect_graph(graph)
     proc = lib.run_tool("graph-inspect", [graph, "--dot"])
     if proc.returncode != 0:
         return f"graph-inspect --dot failed, {lib.describe_result(proc)}"
@@ -98,7 +79,7 @@ def run_case(op, dtype, program, work_root):
     results = []
     try:
         lib.compile_program(py_path, graph)
-        ops, _, _ = inspect_graph(graph)
+        ops, _, _ = lib.inspect_graph(graph)
         wanted = program.ops if program.ops is not None else ({op} if op not in op_cases.FOLDED else set())
         missing = sorted(w for w in wanted if w not in ops)
         if missing:

@@ -5,14 +5,10 @@
 
 #include <memory>
 #include <span>
-#include <thread>
 #include <vector>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include "graph_builder.h"
+#include "node_kernels.h"
 #include "stagegraph/runtime.h"
 
 namespace sg::testing {
@@ -43,13 +39,7 @@ Tensor make_tensor(DType dtype, std::vector<int64_t> shape, std::vector<T> value
 
 // Whether this process may run on two CPUs at once. A Session takes no more threads
 // than that, so what a test expects of two threads holds only then.
-inline bool two_cpus() {
-#if defined(__linux__)
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set) >= 2;
-#endif
-  return std::thread::hardware_concurrency() != 1;
-}
+inline bool two_cpus() { return runtime::usable_threads(2) >= 2; }
 
 inline Tensor scalar_i64(int64_t v) { return make_tensor<int64_t>(DType::kI64, {}, {v}); }
 
