@@ -2,6 +2,7 @@
 // message, before anything runs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "test_graphs.h"
@@ -98,6 +99,42 @@ TEST(Verify, ArityAndAttributes) {
   EXPECT_EQ(error_of(g), "(loaded)");
   f.nodes.back().attrs = {{"axes", ops::AttrValue::Ints({0, 7})}, {"keepdims", ops::AttrValue::Int(0)}};
   EXPECT_NE(error_of(g), "(loaded)");  // check_attrs: axis 7 of a rank-2 input
+}
+
+// elementwise_chain's steps are checked on load: a step naming an op it cannot
+// chain, or an operand that is not an input or an earlier step, refuses the file
+// and names the node's step; well-formed steps load and run.
+TEST(Verify, ElementwiseChainStepsAreCheckedOnLoad) {
+  const auto chain_graph = [](std::vector<int64_t> steps) {
+    GraphSpec g;
+    FunctionSpec f;
+    f.name = "chain";
+    const uint32_t x = f.param(DType::kF32, shape({2, 3}));
+    const uint32_t y = f.param(DType::kF32, shape({2, 3}));
+    f.results = {f.op("elementwise_chain", {x, y}, DType::kF32, shape({2, 3}), 4, 9)};
+    f.nodes.back().attrs = {{"steps", ops::AttrValue::Ints(std::move(steps))}};
+    g.add_function(std::move(f));
+    g.add_entry("chain", 0, {"x", "y"}, {"z"});
+    return g;
+  };
+  const int64_t add = int64_t(ops::OpId::Add), tanh = int64_t(ops::OpId::Tanh), exp = int64_t(ops::OpId::Exp);
+  EXPECT_EQ(error_of(chain_graph({add, 0, 1, tanh, 2, -1})), "(loaded)");
+  EXPECT_REFUSED(chain_graph({add, 0, 1, tanh, 5, -1}), "step 1: operand 5 is not an input or an earlier step");
+  EXPECT_REFUSED(chain_graph({exp, 0, -1}), "step 0: op 19 cannot be chained");
+  EXPECT_REFUSED(chain_graph({add, 0}), "steps must be 1 to 16 (op, a, b) triples");
+  EXPECT_REFUSED(chain_graph({tanh, 0, 1}), "is not -1 (a unary op)");
+
+  auto program = load_ok(chain_graph({add, 0, 1, tanh, 2, -1}));
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "chain");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {2, 3}, {0, 1, 2, 3, 4, 5})).ok());
+  ASSERT_TRUE((*s)->set_input("y", make_tensor<float>(DType::kF32, {2, 3}, {0, -1, 0, 0, 0, 0})).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  const std::vector<float> z = values_of<float>((*s)->output(0));
+  EXPECT_EQ(z[0], 0.0f);
+  EXPECT_EQ(z[1], 0.0f);
+  EXPECT_NEAR(z[2], std::tanh(2.0f), 1e-6f);
 }
 
 TEST(Verify, DTypesShapesAndSymbols) {
