@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
-  libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev
+  libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 NUMPY2_PACKAGES := python3-venv python3-pip
 # aarch64: the cross toolchain, qemu, and the arm64 multiarch packages that can sit

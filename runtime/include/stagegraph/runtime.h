@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stagegraph/dtype.h"
+#include "stagegraph/export.h"
 #include "stagegraph/status.h"
 #include "stagegraph/tensor.h"
 
@@ -27,7 +28,7 @@ namespace sg {
 
 // A signature entry: static dims have dim_names[i] empty and shape[i] >= 0;
 // symbolic dims have shape[i] == -1 and their name in dim_names[i].
-struct TensorSpec {
+struct SG_API TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
@@ -60,7 +61,7 @@ struct LoadOptions {
 
 class ProgramImpl;
 
-class Program {
+class SG_API Program {
  public:
   // Memory-maps the file; constants are used in place from the map.
   static Result<std::shared_ptr<const Program>> load_file(const std::string& path,
@@ -148,7 +149,7 @@ struct ScheduleStats {
 
 class SessionImpl;
 
-class Session {
+class SG_API Session {
  public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Program> program,
                                                  std::string_view entry,

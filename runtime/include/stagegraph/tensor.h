@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stagegraph/dtype.h"
+#include "stagegraph/export.h"
 #include "stagegraph/status.h"
 
 namespace sg {
@@ -22,16 +23,16 @@ inline constexpr size_t kTensorPadding = 64;
 
 // Host memory. The default uses mimalloc's mi_* API when the runtime is built with
 // it, else aligned operator new; it has no mutable state.
-class Allocator {
+class SG_API Allocator {
  public:
   virtual ~Allocator() = default;
   virtual void* allocate(size_t bytes, size_t alignment) = 0;
   virtual void deallocate(void* p, size_t bytes, size_t alignment) = 0;
 };
-Allocator* default_allocator();
+SG_API Allocator* default_allocator();
 
 // Copying a Tensor shares its storage (a reference count); clone() copies data.
-class Tensor {
+class SG_API Tensor {
  public:
   Tensor() = default;
   // Allocates uninitialized storage (plus kTensorPadding readable bytes).
