@@ -340,6 +340,11 @@ ScheduleStats Session::schedule_stats() const { return impl_->executor.schedule_
 
 size_t Session::num_outputs() const { return impl_->info().outputs.size(); }
 
+Span<const int64_t> Session::output_shape(size_t i) const {
+  if (!impl_->check_output(i).ok()) return {};
+  return impl_->results[i].shape();
+}
+
 Result<Tensor> Session::output_view(size_t i) const {
   const SessionImpl& s = *impl_;
   SG_RETURN_IF_ERROR(s.check_output(i));

@@ -258,6 +258,9 @@ class SG_API Session {
   // The same without a copy: a Tensor borrowing the Session's memory, valid until
   // the next run, bind_output or the Session's end; do not keep it longer.
   Result<Tensor> output_view(size_t i) const;
+  // The dims of output `i` of the last successful run, held by the Session until
+  // the next run; empty when output(i) would fail.
+  Span<const int64_t> output_shape(size_t i) const;
 
   // Per-node timings accumulated since creation (SessionOptions::profile), with the
   // kernel each node runs.
