@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <initializer_list>
 #include <type_traits>
 #include <utility>
 
@@ -31,9 +30,6 @@ class Span {
                                      std::is_convertible_v<decltype(std::declval<C&>().data()), T*>>,
             class = decltype(std::declval<C&>().size())>
   constexpr Span(C&& c) : data_(c.data()), size_(size_t(c.size())) {}  // NOLINT(implicit)
-  // A braced list lives until the end of the full expression: pass it directly.
-  template <class U = T, class = std::enable_if_t<std::is_const_v<U>>>
-  constexpr Span(std::initializer_list<value_type> list) : data_(list.begin()), size_(list.size()) {}  // NOLINT
 
   constexpr T* data() const { return data_; }
   constexpr size_t size() const { return size_; }
