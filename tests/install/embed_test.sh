@@ -39,3 +39,13 @@ if readelf -d "$work/cpp/embed_cpp_static" | grep 'NEEDED.*mimalloc'; then
   echo "embed_cpp_static links mimalloc"; exit 1
 fi
 echo "pkg-config --libs stagegraph: $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --libs stagegraph)"
+
+echo "== C (pkg-config stagegraph, stagegraph-static)"
+for pc in stagegraph stagegraph-static; do
+  make -s -C "$src/examples/embed/c" PKG_CONFIG_PATH="$libdir/pkgconfig" PC=$pc BUILD="$work/c-$pc" \
+    CFLAGS="-O2 -Wall -Wextra -Werror"
+  "$work/c-$pc/embed_c" "$work/mlp.sgraph"
+done
+if readelf -d "$work/c-stagegraph/embed_c" | grep -E 'NEEDED.*(XNNPACK|pthreadpool|mimalloc)'; then
+  echo "embed_c links the shared library's private dependencies"; exit 1
+fi

@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
 #include <vector>
 
 #include "stagegraph/dtype.h"
 #include "stagegraph/export.h"
+#include "stagegraph/span.h"
 #include "stagegraph/status.h"
 
 namespace sg {
@@ -36,16 +36,16 @@ class SG_API Tensor {
  public:
   Tensor() = default;
   // Allocates uninitialized storage (plus kTensorPadding readable bytes).
-  static Result<Tensor> empty(DType dtype, std::span<const int64_t> shape,
+  static Result<Tensor> empty(DType dtype, Span<const int64_t> shape,
                               Allocator* allocator = nullptr);
-  static Result<Tensor> zeros(DType dtype, std::span<const int64_t> shape,
+  static Result<Tensor> zeros(DType dtype, Span<const int64_t> shape,
                               Allocator* allocator = nullptr);
   // A view of memory owned elsewhere (constants in a mapped file); `data` must
   // outlive the tensor and every copy of it.
-  static Tensor wrap(DType dtype, std::span<const int64_t> shape, void* data);
+  static Tensor wrap(DType dtype, Span<const int64_t> shape, void* data);
   // Like empty(), with room for at least `capacity_bytes` of data, so that a sole
   // owner can grow it along its first axis without moving it (tensor lists).
-  static Result<Tensor> empty_with_capacity(DType dtype, std::span<const int64_t> shape, size_t capacity_bytes,
+  static Result<Tensor> empty_with_capacity(DType dtype, Span<const int64_t> shape, size_t capacity_bytes,
                                             Allocator* allocator = nullptr);
 
   Tensor(const Tensor& o);
@@ -85,7 +85,7 @@ class SG_API Tensor {
   bool defined() const { return data_ != nullptr || numel() == 0; }
   DType dtype() const { return dtype_; }
   int rank() const { return rank_; }
-  std::span<const int64_t> shape() const { return {shape_, size_t(rank_)}; }
+  Span<const int64_t> shape() const { return {shape_, size_t(rank_)}; }
   int64_t dim(int i) const { return shape_[i]; }
   int64_t numel() const;
   size_t nbytes() const { return size_t(numel()) * dtype_size(dtype_); }
@@ -99,7 +99,7 @@ class SG_API Tensor {
   size_t capacity_bytes() const;
   // Gives a tensor that holds its storage alone a new shape whose bytes fit its
   // capacity, keeping the data; returns false, changing nothing, otherwise.
-  bool reshape_within_capacity(std::span<const int64_t> shape);
+  bool reshape_within_capacity(Span<const int64_t> shape);
 
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
 
