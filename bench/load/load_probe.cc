@@ -8,7 +8,8 @@
 //   sg_load_probe GRAPH.sgraph [--threads N] [--input NAME=FILE.npy ...]
 //
 // prints one JSON line: load_ms (the whole), and its parts program_ms (file to
-// Program), session_ms (Session::create) and run_ms (inputs bound, first run).
+// Program), session_ms (Session::create) and run_ms (inputs bound, first run);
+// and register_loops, the While loops that first run ran on a register file.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,7 +85,9 @@ int main(int argc, char** argv) {
   const sg::Status s = (*session)->run();
   if (!s.ok()) return fail("run", s);
   const double run_ms = ms_since(run_start), load_ms = ms_since(start);
-  std::printf("{\"load_ms\": %.4f, \"program_ms\": %.4f, \"session_ms\": %.4f, \"run_ms\": %.4f}\n", load_ms,
-              program_ms, session_ms, run_ms);
+  std::printf(
+      "{\"load_ms\": %.4f, \"program_ms\": %.4f, \"session_ms\": %.4f, \"run_ms\": %.4f, \"register_loops\": %llu}\n",
+      load_ms, program_ms, session_ms, run_ms,
+      static_cast<unsigned long long>((*session)->schedule_stats().register_loops));
   return 0;
 }
