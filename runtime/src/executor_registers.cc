@@ -279,13 +279,16 @@ size_t Executor::compile_registers(size_t n_cond, const uint8_t* flag, bool read
       if (reg_refs_[op.ref_begin + j].data == p) return true;
     return false;
   };
-  std::vector<RegisterInst> body;
-  for (uint32_t i = uint32_t(n_cond); i < uint32_t(reg_ops_.size()); ++i) body.push_back(instruction(i));
+  // The body first, in reg_prog_ itself (its capacity stays from one run to the
+  // next: a warm loop allocates nothing).
+  reg_prog_.clear();
+  for (uint32_t i = uint32_t(n_cond); i < uint32_t(reg_ops_.size()); ++i) reg_prog_.push_back(instruction(i));
+  std::vector<RegisterInst>& body = reg_prog_;
+  const size_t body_size = body.size();
 
   // Results written straight into their carried register: made by a scalar
   // instruction of the body, the only result of that value, and the carried value's
   // old bytes read by nothing after that instruction (nor by a copy back).
-  std::vector<bool> direct(reg_back_.size(), false);
   for (size_t c = 0; c < reg_back_.size(); ++c) {
     const RegisterCopy& copy = reg_back_[c];
     uint8_t* const reg = reg_params_[copy.k];
@@ -311,23 +314,27 @@ size_t Executor::compile_registers(size_t n_cond, const uint8_t* flag, bool read
       for (uint32_t q = 0; q < op.n_in; ++q)
         if (reg_refs_[op.ref_begin + q].data == copy.from) reg_refs_[op.ref_begin + q].data = reg;
     }
-    direct[c] = true;
   }
-
-  reg_prog_ = std::move(body);
+  // A copy made unneeded above: an instruction writes the carried register itself
+  // (no other instruction's output is a carried register).
+  const auto direct = [&](const RegisterCopy& copy) {
+    for (size_t i = 0; i < body_size; ++i)
+      if (body[i].code != kCall && body[i].out == reg_params_[copy.k]) return true;
+    return false;
+  };
   const auto copy_code = [](uint32_t bytes) {
     return bytes == 1 ? kCopy1 : bytes == 4 ? kCopy4 : bytes == 8 ? kCopy8 : kCopy;
   };
   for (size_t c = 0; c < reg_back_.size(); ++c) {
-    if (direct[c]) continue;
-    const RegisterCopy& copy = reg_back_[c];
+    const RegisterCopy copy = reg_back_[c];
+    if (direct(copy)) continue;
     uint8_t* const to = reads_carried ? reg_staging_[copy.k] : reg_params_[copy.k];
     reg_prog_.push_back({copy_code(copy.bytes), copy.bytes, to, copy.from, nullptr});
   }
   if (reads_carried)
     for (size_t c = 0; c < reg_back_.size(); ++c) {
-      if (direct[c]) continue;
-      const RegisterCopy& copy = reg_back_[c];
+      const RegisterCopy copy = reg_back_[c];
+      if (direct(copy)) continue;
       reg_prog_.push_back({copy_code(copy.bytes), copy.bytes, reg_params_[copy.k], reg_staging_[copy.k], nullptr});
     }
   const size_t entry = reg_prog_.size();
