@@ -346,7 +346,10 @@ size_t Executor::compile_registers(size_t n_cond, const uint8_t* flag, bool read
   return entry;
 }
 
-Status Executor::run_register_program(size_t entry) {
+// Its code aligned to a cache line: the dispatch loop's speed moved from one
+// build to the next (3.7 and 6.5 ns per loop_overhead iteration, the same
+// instructions executed) with where the linker put it.
+__attribute__((aligned(64))) Status Executor::run_register_program(size_t entry) {
   const kernels::KernelContext& ctx = direct_ctx_;
   kernels::TensorRef* const refs = reg_refs_.data();
   const RegisterInst* const start = reg_prog_.data();
