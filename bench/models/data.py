@@ -41,6 +41,21 @@ def cnn(rng):
     return weights, {"1": {"x": rng.random((1, 32, 32, 3), dtype=np.float32)}}
 
 
+def as_inputs(weights, cases):
+    """A workload with its weights as entry inputs: every case carries them, and the
+    weights file holds one unused tensor (graph-compile's --weights needs one)."""
+    return ({"unused": np.zeros(1, np.float32)},
+            {name: dict(inputs, **weights) for name, inputs in cases.items()})
+
+
+def mlp_dynamic(rng):
+    return as_inputs(*mlp(rng))
+
+
+def cnn_dynamic(rng):
+    return as_inputs(*cnn(rng))
+
+
 def rnn(rng):
     w, b = dense(rng, 64, 256)
     u, _ = dense(rng, 256, 256, gain=0.9)
@@ -105,7 +120,7 @@ def beam(rng):
     return weights, {"s50": inputs}
 
 
-WORKLOADS = {f.__name__: f for f in (mlp, cnn, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+WORKLOADS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
 
 _ST_DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64", np.dtype(np.int32): "I32"}
 

@@ -11,7 +11,7 @@ OUT = os.path.join(BENCH, "out")
 DATA = os.path.join(OUT, "data")
 MODELS = os.path.join(BENCH, "models")
 
-WORKLOADS = ["mlp", "cnn", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam"]
+WORKLOADS = ["mlp", "mlp_dynamic", "cnn", "cnn_dynamic", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam"]
 
 
 class CannotExpress(Exception):

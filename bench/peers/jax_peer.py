@@ -37,6 +37,15 @@ def cnn(w, x):
     return {"output_0": h.reshape(1, -1) @ w["w"] + w["b"]}
 
 
+def mlp_dynamic(w, x, w1, b1, w2, b2, w3, b3):
+    return mlp(dict(w1=w1, b1=b1, w2=w2, b2=b2, w3=w3, b3=b3), x)
+
+
+def cnn_dynamic(_weights, x, k1, c1, k2, c2, k3, c3, w, b):
+    # `_weights`: the (unused) weights file's tensors; `w` is the dense layer's input.
+    return cnn(dict(k1=k1, c1=c1, k2=k2, c2=c2, k3=k3, c3=c3, w=w, b=b), x)
+
+
 def rnn(w, xs):
     _, lax, jnp = _jax()
 
@@ -81,7 +90,7 @@ def beam(w, start, steps):
     return {"token": tok, "score": score, "check": check}
 
 
-BUILDERS = {f.__name__: f for f in (mlp, cnn, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
 
 
 def build(workload, weights, out_dir):

@@ -63,6 +63,36 @@ def cnn(w):
     return _graph("cnn", nodes, [_value("x", F32, [1, 32, 32, 3])], [_value("output_0", F32, [1, 10])], inits)
 
 
+# The same models with weights (and filters) as graph inputs instead of initializers.
+MLP_SHAPES = dict(w1=[784, 512], b1=[512], w2=[512, 512], b2=[512], w3=[512, 10], b3=[10])
+CNN_SHAPES = dict(k1=[3, 3, 3, 16], c1=[16], k2=[3, 3, 16, 32], c2=[32], k3=[3, 3, 32, 64], c3=[64],
+                  w=[1024, 10], b=[10])
+
+
+def mlp_dynamic(w):
+    g = mlp({})
+    g.input.extend([_value(k, F32, s) for k, s in MLP_SHAPES.items()])
+    return g
+
+
+def cnn_dynamic(w):
+    # Filters arrive HWIO, as every system gets them; ONNX's Conv takes OIHW, so the
+    # graph transposes each (a few KiB) in the run.
+    nodes, h = [_node("Transpose", ["x"], ["x_nchw"], perm=[0, 3, 1, 2])], "x_nchw"
+    for i in (1, 2, 3):
+        nodes += [_node("Transpose", [f"k{i}"], [f"k{i}_oihw"], perm=[3, 2, 0, 1]),
+                  _node("Conv", [h, f"k{i}_oihw", f"c{i}"], [f"conv{i}"], pads=[1, 1, 1, 1]),
+                  _node("Relu", [f"conv{i}"], [f"relu{i}"]),
+                  _node("MaxPool", [f"relu{i}"], [f"pool{i}"], kernel_shape=[2, 2], strides=[2, 2])]
+        h = f"pool{i}"
+    nodes += [_node("Transpose", [h], ["nhwc"], perm=[0, 2, 3, 1]),
+              _node("Reshape", ["nhwc", "flat_shape"], ["flat"])]
+    nodes += _dense_relu("flat", "w", "b", "output_0", relu=False)
+    inputs = [_value("x", F32, [1, 32, 32, 3])] + [_value(k, F32, s) for k, s in CNN_SHAPES.items()]
+    return _graph("cnn_dynamic", nodes, inputs, [_value("output_0", F32, [1, 10])],
+                  [_init("flat_shape", np.array([1, -1], np.int64))])
+
+
 def _loop_body(name, carried_in, carried_out, nodes):
     """A Loop body: (iteration, cond, carried...) -> (cond, carried...)."""
     inputs = [_value("iter", I64, []), _value("cond_in", BOOL, [])] + carried_in
@@ -142,7 +172,7 @@ def beam(w):
     return _graph("beam", nodes, [_value("start", I64, []), _value("steps", I64, [])], outputs, inits)
 
 
-BUILDERS = {f.__name__: f for f in (mlp, cnn, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
 
 
 def build(workload, weights, out_dir):

@@ -6,8 +6,10 @@ prints one JSON line: load_ms (model file to first result), import_ms (a peer's
 Python package, before that) and peak_rss_mb. The process measured is always a child
 of this one, read with RUSAGE_CHILDREN: Linux keeps a process's peak RSS across exec,
 so a process started by the large benchmark driver would report the driver's peak.
-For ours the child is graph-run itself (load_ms: its whole run, from exec to the first
-result; its peak RSS read by a small launcher that forks it, see ours.peak_rss_kib);
+For ours the child is graph-run itself (process_ms: its whole run, from exec to the
+first result; its peak RSS read by a small launcher that forks it, see
+ours.peak_rss_kib), and load_ms is in process through the C++ API, as the peers'
+(bench/load/load_probe.cc, a fresh process each time);
 for a peer it is this script again with --child, framework included."""
 import importlib
 import json
@@ -26,12 +28,36 @@ def child_peak_mb():
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+def in_process_load(build_dir, path, folder):
+    """Ours in process, through the C++ API (bench/load/load_probe.cc): graph file to
+    first result in a fresh process, its inputs read before the clock starts, as a
+    peer's in-process load. None where the probe is not built or fails."""
+    exe = os.path.join(build_dir, "bench", "sg_load_probe")
+    if not os.path.exists(exe):
+        return None
+    cmd = [exe, path, "--threads", "1"]
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".npy"):
+            cmd += ["--input", f"{f[:-4]}={os.path.join(folder, f)}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def probe_ours(plan, path, folder):
     cmd = ours.run_cmd(plan["build"], path, folder, 1)
     load_ms = ours.timed_ms(cmd)
     # Not RUSAGE_CHILDREN: subprocess starts graph-run with vfork, whose exec keeps
     # this Python process's peak (numpy included, ~26 MB) as graph-run's.
-    return {"load_ms": load_ms, "peak_rss_mb": ours.peak_rss_kib(cmd)[0] / 1024}
+    result = {"process_ms": load_ms, "peak_rss_mb": ours.peak_rss_kib(cmd)[0] / 1024}
+    inner = in_process_load(plan["build"], path, folder)
+    if inner is not None:
+        result["load_ms"] = inner["load_ms"]
+        result["load_parts"] = inner
+    else:
+        result["load_ms"] = load_ms
+    return result
 
 
 def probe_peer(plan_path, name, workload, case):

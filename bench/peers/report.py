@@ -17,9 +17,9 @@ PEER_PACKAGES = ["onnxruntime", "onnx", "tensorflow-cpu", "jax", "jaxlib", "torc
 
 def flops(workload, case):
     """Multiply-adds x 2 of the dense work, for the lower bound FLOPs / peak."""
-    if workload == "mlp":
+    if workload in ("mlp", "mlp_dynamic"):
         return 2 * int(case[1:]) * (784 * 512 + 512 * 512 + 512 * 10)
-    if workload == "cnn":
+    if workload in ("cnn", "cnn_dynamic"):
         return 2 * (32 * 32 * 16 * 27 + 16 * 16 * 32 * 144 + 8 * 8 * 64 * 288 + 1024 * 10)
     if workload == "rnn":
         return 100 * 2 * (64 * 256 + 256 * 256)
@@ -95,6 +95,8 @@ def load_text(probe):
     if "load_ms" not in probe:
         return "—"
     text = f"{probe['load_ms']:.1f} ms"
+    if "process_ms" in probe and "load_parts" in probe:
+        text += f" ({probe['process_ms']:.1f} ms process)"
     return text + (f" (+{probe['import_ms'] / 1e3:.1f} s import)" if "import_ms" in probe else "")
 
 
@@ -204,10 +206,34 @@ def header(plan, timings, args):
              f"- peers: {versions() or 'none installed'}",
              "- stagegraph runtime, stripped: " + (f"{size_text(lib[0])} ({', '.join(lib[1])})" if lib else
                                                   "no runtime library in the build"),
-             "", "peer/ours > 1 means Stagegraph is faster. Load: model file to first result (for "
-             "stagegraph the whole graph-run process; for peers in process, after importing the "
-             "package). Peak RSS: one process that loads the model and runs it once.", ""]
+             ] + ([f"- note: {args.note}"] if getattr(args, "note", None) else []) + [
+             "", "peer/ours > 1 means Stagegraph is faster. Load: model file to first result in "
+             "process (stagegraph: Program::load_file, Session::create, the first run, through the C++ "
+             "API in a fresh process, bench/load/load_probe.cc, with the whole graph-run process from "
+             "exec to exit beside it; peers: after importing the package). Peak RSS: one process that "
+             "loads the model and runs it once.", ""]
     return lines
+
+
+def dynamic_lines(timings):
+    """Each system's median with weights as inputs over its median with them constant
+    (mlp_dynamic / mlp, cnn_dynamic / cnn), per thread count."""
+    lines = []
+    for t, timing in timings.items():
+        for key in sorted(k for k in timing if "_dynamic/" in k):
+            const = key.replace("_dynamic/", "/")
+            parts = []
+            for name in systems.SYSTEMS:
+                d, c = timing[key].get(name, {}), timing.get(const, {}).get(name, {})
+                if "median_ms" in d and "median_ms" in c:
+                    parts.append(f"{name} {d['median_ms'] / c['median_ms']:.2f}x")
+            if parts:
+                lines.append(f"- {key} over {const}, {t} thr.: " + ", ".join(parts))
+    if not lines:
+        return []
+    return (["## Weights as inputs against constant weights", "",
+             "Median with the weights (and filters) as inputs over the median with them baked in, "
+             "same system, same run (1.00x: no cost for passing them):", ""] + lines + [""])
 
 
 def not_yet_lines(plan):
@@ -232,6 +258,7 @@ def write(plan, timings, probes, args, rates=None, scaling=None):
         lines += lower_bound(item, timings)
         lines += memory_bound(item, timings, rates or {})
         lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+    lines += dynamic_lines(timings)
     if scaling:
         lines += load_scaling.report_lines(scaling)
     micro = os.path.join(BENCH, "micro", "RESULTS.md")

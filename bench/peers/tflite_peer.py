@@ -40,6 +40,38 @@ def cnn(w):
     return model
 
 
+def _specs(shapes):
+    tf = _tf()
+    return [tf.TensorSpec(s, tf.float32, name=k) for k, s in shapes.items()]
+
+
+def mlp_dynamic(w):
+    tf = _tf()
+    shapes = dict(w1=[784, 512], b1=[512], w2=[512, 512], b2=[512], w3=[512, 10], b3=[10])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 784], tf.float32, name="x")] + _specs(shapes))
+    def model(x, w1, b1, w2, b2, w3, b3):
+        h = tf.nn.relu(x @ w1 + b1)
+        h = tf.nn.relu(h @ w2 + b2)
+        return {"output_0": h @ w3 + b3}
+    return model
+
+
+def cnn_dynamic(w):
+    tf = _tf()
+    shapes = dict(k1=[3, 3, 3, 16], c1=[16], k2=[3, 3, 16, 32], c2=[32], k3=[3, 3, 32, 64], c3=[64],
+                  w=[1024, 10], b=[10])
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 32, 32, 3], tf.float32, name="x")] + _specs(shapes))
+    def model(x, k1, c1, k2, c2, k3, c3, w, b):
+        h = x
+        for k, c in ((k1, c1), (k2, c2), (k3, c3)):
+            h = tf.nn.relu(tf.nn.conv2d(h, k, 1, "SAME") + c)
+            h = tf.nn.max_pool2d(h, 2, 2, "VALID")
+        return {"output_0": tf.reshape(h, [1, -1]) @ w + b}
+    return model
+
+
 def rnn(w):
     tf = _tf()
 
@@ -105,7 +137,7 @@ def beam(w):
     return model
 
 
-BUILDERS = {f.__name__: f for f in (mlp, cnn, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
 
 
 def build(workload, weights, out_dir):

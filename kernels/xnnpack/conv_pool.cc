@@ -180,7 +180,9 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   if (!is_f32(x) || !is_f32(f) || x.rank != 4 || f.rank != 4) return nullptr;
   const int64_t activation = fused ? attrs.i(kConvActivation) : kActNone;
   if (activation != kActNone && activation != kActRelu) return nullptr;
-  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != f.shape[3] || in[2].constant == nullptr))
+  // A run-time filter takes its bias at run time too (our GEMM adds it in its store).
+  if (fused && (!is_f32(in[2]) || in[2].rank != 1 || in[2].shape[0] != f.shape[3] ||
+                (in[2].constant == nullptr && f.constant != nullptr)))
     return nullptr;
   Window2D w{f.shape[0], f.shape[1], attr_pair(attrs, kConvStride, 0), attr_pair(attrs, kConvStride, 1),
              attr_pair(attrs, kConvDilation, 0), attr_pair(attrs, kConvDilation, 1), false};
@@ -191,7 +193,10 @@ std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<c
   if (cout % groups != 0 || (x.shape[3] >= 0 && x.shape[3] != cin_g * groups)) return nullptr;
   const int64_t cout_g = cout / groups;
   // XNNPACK's operator packs its filter once: a run-time filter goes to our GEMM.
-  if (f.constant == nullptr) return make_conv_gemm_run_time(attrs, in, w, groups, activation);
+  if (f.constant == nullptr) {
+    if (auto gemm = make_conv_gemm_run_time(attrs, in, w, groups, activation)) return gemm;
+    return make_depthwise_run_time(attrs, in, w, groups, activation);
+  }
   if (auto ours = make_conv_gemm(attrs, in, w, groups, activation)) return ours;
 
   // HWIO [kh][kw][cin_g][cout] -> OHWI [cout][kh][kw][cin_g]; with groups, output

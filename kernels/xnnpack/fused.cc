@@ -103,10 +103,15 @@ std::unique_ptr<PreparedKernel> make_fused(ops::OpId op, const ops::Attrs& attrs
     if ((!constant_bias || activation == ops::attr::kActTanh) && in[1].constant != nullptr && in[1].rank == 2)
       if (const std::optional<simd::Isa> isa = packed_gemm_isa(in[1].shape[1]))
         if (auto ours = make_packed_gemm(in, activation, *isa)) return ours;
+    // Run-time weights: packed in the run for the same GEMM, bias and activation
+    // in its store (run_time_gemm.cc).
+    if (in[1].constant == nullptr && in[1].rank == 2)
+      if (auto ours = make_run_time_gemm(in, activation)) return ours;
     core = xnnpack_prepare(OpId::MatMul, ops::Attrs{}, in.first(2));
   } else if (op == OpId::Conv2DBias && attrs.values.size() == 5) {
     activation = attrs.i(ops::attr::kConvActivation);
-    if (constant_bias && in[1].constant != nullptr)
+    // A run-time filter: bias and relu in our kernel's store (make_conv2d).
+    if ((constant_bias && in[1].constant != nullptr) || in[1].constant == nullptr)
       if (auto whole = make_conv2d(attrs, in)) return whole;
     ops::Attrs conv = attrs;
     conv.values.pop_back();  // conv2d's attributes are conv2d_bias's without the activation

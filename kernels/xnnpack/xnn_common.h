@@ -136,6 +136,12 @@ std::unique_ptr<PreparedKernel> make_packed_gemm(std::span<const InputInfo> in, 
 //    measured, n = 10 included (2.4x), at batch 1 to 64.
 std::optional<simd::Isa> packed_gemm_isa(int64_t n);
 std::unique_ptr<PreparedKernel> make_batch_matmul(std::span<const InputInfo> in);
+// matmul (2 inputs) or fully_connected (3, any bias) whose weights are a run-time
+// rank-2 input of static shape, with `activation` (none, relu or tanh; only none
+// for a matmul): packed in the run for our GEMM (run_time_gemm.cc). Null on CPUs
+// without our micro-kernels.
+std::unique_ptr<PreparedKernel> make_run_time_gemm(std::span<const InputInfo> in,
+                                                   int64_t activation = ops::attr::kActNone);
 // conv2d (2 inputs, conv2d's attributes) or conv2d_bias (3 inputs, a constant
 // bias, conv2d_bias's attributes), with a constant filter.
 std::unique_ptr<PreparedKernel> make_conv2d(const ops::Attrs& attrs, std::span<const InputInfo> in);
@@ -171,6 +177,10 @@ std::unique_ptr<PreparedKernel> make_conv_gemm_run_time(const ops::Attrs& attrs,
                                                         const Window2D& w, int64_t groups, int64_t activation);
 // f32 max pooling over a validated window with AVX-512 or AVX2 (max_pool.cc),
 // bit-identical to the reference kernel, NaN included; null without either.
+// conv2d / conv2d_bias with a run-time filter and groups > 1 (depthwise
+// included), on our direct kernels (depthwise_conv.cc); null where they do not run.
+std::unique_ptr<PreparedKernel> make_depthwise_run_time(const ops::Attrs& attrs, std::span<const InputInfo> in,
+                                                        const Window2D& w, int64_t groups, int64_t activation);
 std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);

@@ -139,6 +139,8 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
   switch (op) {
     case OpId::MatMul:
       if (inputs[1].constant != nullptr && inputs[1].rank == 2) return xnn::make_fully_connected(inputs);
+      if (inputs[1].constant == nullptr && inputs[1].rank >= 2)
+        if (auto run_time = xnn::make_run_time_gemm(inputs)) return run_time;
       return xnn::make_batch_matmul(inputs);
     case OpId::Conv2D: return xnn::make_conv2d(attrs, inputs);
     case OpId::FullyConnected:

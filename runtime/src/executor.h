@@ -171,6 +171,11 @@ class Executor {
   // Appends `frame`'s steps to reg_ops_ with operand addresses fixed for the loop;
   // false where an owned value does not fit a register.
   bool bind_registers(const Frame& frame, uint8_t*& next, const uint8_t* end);
+  // reg_ops_ (the cond's first `n_cond`, then the body's) and reg_back_ as
+  // reg_prog_; returns where the cond starts.
+  size_t compile_registers(size_t n_cond, const uint8_t* flag, bool reads_carried);
+  // Runs reg_prog_ from `entry` until the cond's flag is false.
+  Status run_register_program(size_t entry);
   // The bool a finished cond frame computed, for While `node`.
   Result<bool> loop_condition(const Frame& cond, const NodeInfo& node) const;
   // Hands a finished If branch's or Call's results (returned_) to the caller, now on top.
@@ -257,10 +262,21 @@ class Executor {
     uint32_t k;
     uint32_t bytes;
   };
+  // The loop as one instruction sequence (executor_registers.cc): scalar ops on
+  // register addresses, calls of reg_ops_[index], copies, and the branch back.
+  struct RegisterInst {
+    uint32_t code;
+    uint32_t index;  // kCall: into reg_ops_; a copy: its bytes
+    uint8_t* out;
+    const uint8_t* a;
+    const uint8_t* b;
+  };
   std::vector<RegisterOp> reg_ops_;
+  std::vector<RegisterInst> reg_prog_;
   std::vector<kernels::TensorRef> reg_refs_;
   std::vector<RegisterCopy> reg_back_;
   std::vector<uint8_t*> reg_params_;  // per carried value, its register
+  std::vector<uint8_t*> reg_staging_;  // and its staging register
   std::vector<void*> reg_addr_;       // per value of the frame being bound
   Tensor reg_file_;
 
