@@ -267,6 +267,9 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
     case OpId::FullyConnected:
       return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
     case OpId::ElementwiseChain: return c.chain_steps(ranks.size());
+    case OpId::Random:
+      SG_RETURN_IF_ERROR(c.target_shape(false));
+      return c.int_in(attr::kRandomDistribution, "distribution", 0, attr::kNumRandomDistributions - 1);
     case OpId::MaxPool2D: case OpId::AvgPool2D:
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));

@@ -164,6 +164,23 @@ Status infer_full(const Rule<D>& r) {
   return Status::Ok();
 }
 
+// random(key, dims...): the key is an i64[2] (two 32-bit words); the result is the
+// target shape (+ [2] for keys), i64 for bits and keys, f32 for the distributions.
+template <class D>
+Status infer_random(const Rule<D>& r) {
+  const TensorType<D>& key = r.in[0];
+  if (key.dtype != DType::kI64 || key.rank() != 1 || dim_static(key.shape[0]) != std::optional<int64_t>(2))
+    return r.error("the key must be an i64[2] tensor (sg.random.key), got " + std::string(dtype_name(key.dtype)) +
+                   r.fmt(key.shape));
+  std::vector<D> dims;
+  std::optional<size_t> infer_pos;
+  SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
+  const int64_t dist = r.attrs.i(attr::kRandomDistribution);
+  if (dist == attr::kKeys) dims.push_back(D(2));
+  r.set_output(dist == attr::kKeys || dist == attr::kBits ? DType::kI64 : DType::kF32, std::move(dims));
+  return Status::Ok();
+}
+
 template <class D>
 Status infer_transpose(const Rule<D>& r) {
   const std::vector<int64_t>& perm = r.attrs.ints(attr::kPermAxes);  // a permutation (check_attrs)
@@ -273,6 +290,7 @@ Status infer_shape_dim(const Rule<D>& r) {
 SG_INSTANTIATE_RULE(infer_reshape)
 SG_INSTANTIATE_RULE(infer_broadcast_to)
 SG_INSTANTIATE_RULE(infer_full)
+SG_INSTANTIATE_RULE(infer_random)
 SG_INSTANTIATE_RULE(infer_transpose)
 SG_INSTANTIATE_RULE(infer_expand_dims)
 SG_INSTANTIATE_RULE(infer_squeeze)

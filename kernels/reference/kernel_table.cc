@@ -6,7 +6,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 80, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 81, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -58,6 +58,8 @@ KernelFn family_kernel(ops::OpId op) {
       return effect_kernel(op);
     case OpId::FullyConnected: case OpId::Conv2DBias: case OpId::ElementwiseChain:
       return fused_kernel(op);
+    case OpId::Random:
+      return random_kernel_of(op);
   }
   return nullptr;
 }

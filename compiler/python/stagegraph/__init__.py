@@ -25,6 +25,7 @@ from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, s
                          take, tile, transpose)
 from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight  # noqa: A004
 from ._tensor import Tensor, astype
+from . import random  # noqa: E402 - sg.random, after the modules it uses
 
 __all__ = [
     "DType", "TensorType", "Tensor", "Function",
@@ -38,5 +39,5 @@ __all__ = [
     "broadcast_to", "tile", "pad", "take",
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
-    "range", "relax", "function", "weight", "load_weights", "read_safetensors",
+    "range", "relax", "function", "weight", "load_weights", "read_safetensors", "random",
 ]

@@ -45,7 +45,8 @@ TEST(OpTable, IdsAreStable) {
   EXPECT_EQ(int(OpId::Assert), 76);
   EXPECT_EQ(int(OpId::Conv2DBias), 78);
   EXPECT_EQ(int(OpId::ElementwiseChain), 79);
-  EXPECT_EQ(kNumOps, 80);
+  EXPECT_EQ(int(OpId::Random), 80);
+  EXPECT_EQ(kNumOps, 81);
   EXPECT_TRUE(has_flag(OpId::Print, kSideEffect));
   EXPECT_TRUE(has_flag(OpId::Assert, kSideEffect));
   EXPECT_STREQ(op_def(OpId::SliceUpdate).name, "slice_update");

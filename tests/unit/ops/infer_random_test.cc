@@ -1,0 +1,46 @@
+// random(key, dims...): the key's type, the result's shape and dtype per distribution.
+#include <gtest/gtest.h>
+
+#include "ops/rule_tester.h"
+
+namespace sg::ops {
+namespace {
+
+using namespace testing;
+using namespace attr;
+
+Attrs rnd(std::vector<int64_t> shape, int64_t dist) { return attrs({Is(std::move(shape)), I(dist)}); }
+const TensorType<int64_t> kKey = T(DType::kI64, {2});
+
+TEST(Random, ShapeAndDtypePerDistribution) {
+  EXPECT_EQ(run_both(OpId::Random, rnd({3, 4}, kUniform), {kKey}).type, F32({3, 4}));
+  EXPECT_EQ(run_both(OpId::Random, rnd({5}, kNormal), {kKey}).type, F32({5}));
+  EXPECT_EQ(run_both(OpId::Random, rnd({}, kGumbel), {kKey}).type, F32({}));
+  EXPECT_EQ(run_both(OpId::Random, rnd({7}, kBits), {kKey}).type, T(DType::kI64, {7}));
+  EXPECT_EQ(run_both(OpId::Random, rnd({3}, kKeys), {kKey}).type, T(DType::kI64, {3, 2}));
+  EXPECT_EQ(run_both(OpId::Random, rnd({0}, kUniform), {kKey}).type, F32({0}));
+}
+
+TEST(Random, DynamicDims) {
+  const Inferred<int64_t> r =
+      run_both(OpId::Random, rnd({kDynamicDim, 4}, kNormal), {kKey, T(DType::kI64, {})}, {std::optional<int64_t>(6)});
+  EXPECT_EQ(r.type, F32({6, 4}));
+  const Inferred<SymDim> s =
+      run(OpId::Random, rnd({kDynamicDim}, kUniform), {S(DType::kI64, {2}), S(DType::kI64, {})}, {std::optional(N)});
+  EXPECT_EQ(s.shape, "[N]");
+}
+
+TEST(Random, BadKeysAndAttributes) {
+  EXPECT_ERROR_HAS(run_both(OpId::Random, rnd({3}, kUniform), {T(DType::kI32, {2})}),
+                   "random: the key must be an i64[2] tensor");
+  EXPECT_ERROR_HAS(run_both(OpId::Random, rnd({3}, kUniform), {T(DType::kI64, {3})}),
+                   "random: the key must be an i64[2] tensor");
+  EXPECT_ERROR_HAS(run_both(OpId::Random, rnd({3}, 5), {kKey}), "random: distribution must be in [0, 4], got 5");
+  EXPECT_ERROR_HAS(run_both(OpId::Random, rnd({-1}, kUniform), {kKey}), "random: invalid shape entry -1");
+  EXPECT_ERROR_HAS(run_both(OpId::Random, rnd({kDynamicDim}, kUniform), {kKey}),
+                   "random: expects 1 dynamic scalar inputs, got 0");
+  EXPECT_ERROR_HAS(run_both(OpId::Random, attrs({Is({3})}), {kKey}), "random: expects 2 attributes, got 1");
+}
+
+}  // namespace
+}  // namespace sg::ops
