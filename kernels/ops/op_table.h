@@ -134,7 +134,9 @@ enum OpFlags : uint32_t {
   /* fused by the -O2 compiler (f32): elementwise steps in one pass; see attr::Chain */  \
   X(ElementwiseChain, "elementwise_chain", 1, 1, -1, 1, kChain, 0)                      \
   /* random(key: i64[2], dynamic dims...): counter-based draws; see attr::Random */     \
-  X(Random, "random", 1, 1, -1, 1, kRandom, kValueDependentShape)
+  X(Random, "random", 1, 1, -1, 1, kRandom, kValueDependentShape)                       \
+  /* custom(operands..., dynamic dims...): an op the application adds; attr::Custom */  \
+  X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -230,6 +232,13 @@ inline constexpr size_t kMaxChainSteps = 16;
 enum Random { kRandomShape = 0, kRandomDistribution = 1 };
 enum RandomDistribution : int64_t { kBits = 0, kUniform = 1, kNormal = 2, kGumbel = 3, kKeys = 4 };
 inline constexpr int64_t kNumRandomDistributions = 5;
+// custom: an op the op table lacks, declared by the staged program (sg.custom_op)
+// and computed by a kernel the application registers with the runtime
+// (stagegraph/custom_op.h). `name` names it ("my_ns.swish"); the first `operands`
+// inputs are its operands, the rest the dynamic dims of its result, whose dtype
+// and shape (kShape's entries, no -1) the compiler worked out from the program's
+// declared rule. Never folded or merged: the kernel is the application's.
+enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperands = 3 };
 // The ops a chain may hold: those whose f32 kernels are loops over one element at a
 // time, the same in a chain as alone.
 constexpr bool chain_step_op(OpId op) {

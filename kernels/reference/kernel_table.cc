@@ -6,11 +6,21 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 81, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 82, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
   return internal_error("no reference kernel for this op id");
+}
+
+// A custom op's kernel is the application's (the runtime's CustomOps); the table
+// has none, and the compiler never runs one (custom ops are not folded).
+Status unregistered_custom(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef>,
+                           std::span<TensorRef>) {
+  return runtime_error("custom op '" + (attrs.values.size() > size_t(ops::attr::kCustomName)
+                                            ? attrs.s(ops::attr::kCustomName)
+                                            : std::string("?")) +
+                       "' has no registered kernel");
 }
 
 KernelFn family_kernel(ops::OpId op) {
@@ -60,6 +70,8 @@ KernelFn family_kernel(ops::OpId op) {
       return fused_kernel(op);
     case OpId::Random:
       return random_kernel_of(op);
+    case OpId::Custom:
+      return &unregistered_custom;
   }
   return nullptr;
 }

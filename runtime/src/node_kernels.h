@@ -11,6 +11,7 @@
 
 #include "program_impl.h"
 #include "reference/kernel.h"
+#include "stagegraph/custom_op.h"
 #include "team.h"
 
 namespace sg::runtime {
@@ -39,7 +40,8 @@ int usable_threads(int asked);
 
 class NodeKernels {
  public:
-  NodeKernels(const ProgramImpl& program, int num_threads);
+  // `custom_ops`: the kernels of the program's custom ops (may be null when it has none).
+  NodeKernels(const ProgramImpl& program, int num_threads, const CustomOps* custom_ops = nullptr);
   ~NodeKernels();
   NodeKernels(const NodeKernels&) = delete;
   NodeKernels& operator=(const NodeKernels&) = delete;

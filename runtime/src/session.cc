@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "custom_op_kernel.h"
 #include "executor.h"
 #include "loader.h"
 #include "node_kernels.h"
@@ -21,7 +22,7 @@ class SessionImpl {
         entry_index(entry),
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
-        kernels(impl, o.num_threads),
+        kernels(impl, o.num_threads, o.custom_ops),
         executor(impl, kernels, allocator, o.max_call_depth, o.profile, o.concurrent_nodes) {
     const size_t n = info().inputs.size();
     inputs.resize(n);
@@ -128,6 +129,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
     return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
                             " (got " + std::to_string(options.num_threads) + ")");
   const ProgramImpl& impl = program->impl();
+  SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
   if (options.verify_data && !impl.data_verified)
     SG_RETURN_IF_ERROR(runtime::check_data_crc(impl.data_segment, impl.data_crc));
   const std::vector<EntryInfo>& entries = program->entries();

@@ -11,6 +11,7 @@ takes NumPy arrays and returns NumPy arrays, with SPEC §3's dtypes on NumPy 1.x
 2.x alike. graph-compile reads the same source and stages it into a graph.
 """
 
+from ._custom import CustomOp, custom_op
 from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
 from ._dtypes import DType, TensorType, f16, f32, i32, i64
 from ._dtypes import bool_ as bool  # noqa: A001 - sg.bool is the bool dtype
@@ -40,4 +41,5 @@ __all__ = [
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
     "range", "relax", "function", "weight", "load_weights", "read_safetensors", "random",
+    "custom_op", "CustomOp",
 ]

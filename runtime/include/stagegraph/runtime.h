@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stagegraph/custom_op.h"
 #include "stagegraph/dtype.h"
 #include "stagegraph/status.h"
 #include "stagegraph/tensor.h"
@@ -105,6 +106,9 @@ struct SessionOptions {
   // on a mismatch), unless LoadOptions::verify_data already did on load.
   bool verify_data = false;
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
+  // Kernels of the graph's custom ops (stagegraph/custom_op.h); must outlive the
+  // Session. A graph with a custom op that has none here is refused by create().
+  const CustomOps* custom_ops = nullptr;
 };
 
 struct NodeProfile {

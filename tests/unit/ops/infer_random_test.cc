@@ -44,3 +44,39 @@ TEST(Random, BadKeysAndAttributes) {
 
 }  // namespace
 }  // namespace sg::ops
+
+namespace sg::ops {
+namespace {
+
+using namespace testing;
+using namespace attr;
+
+Attrs custom(std::vector<int64_t> shape, DType t, std::string name, int64_t operands) {
+  return attrs({Is(std::move(shape)), I(int64_t(t)), Str(std::move(name)), I(operands)});
+}
+
+// custom(operands..., dims...): the recorded type, dynamic dims after the operands.
+TEST(Custom, RecordedTypeWithDynamicDims) {
+  EXPECT_EQ(run_both(OpId::Custom, custom({2, 3}, DType::kI32, "a.b", 1), {F32({7})}).type, T(DType::kI32, {2, 3}));
+  EXPECT_EQ(run_both(OpId::Custom, custom({}, DType::kF32, "a.b", 0), {}).type, F32({}));
+  const Inferred<int64_t> r = run_both(OpId::Custom, custom({kDynamicDim, 3}, DType::kF32, "a.b", 2),
+                                       {F32({5, 3}), F32({1}), T(DType::kI64, {})}, {std::nullopt, std::nullopt, 5});
+  EXPECT_EQ(r.type, F32({5, 3}));
+  const Inferred<SymDim> s = run(OpId::Custom, custom({kDynamicDim, 3}, DType::kF32, "a.b", 1),
+                                 {SF32({N, 3}), S(DType::kI64, {})}, {std::nullopt, std::optional(N)});
+  EXPECT_EQ(s.shape, "[N, 3]");
+}
+
+TEST(Custom, BadAttributes) {
+  EXPECT_ERROR_HAS(run_both(OpId::Custom, custom({2}, DType::kF32, "", 1), {F32({2})}), "custom: the name must not be empty");
+  EXPECT_ERROR_HAS(run_both(OpId::Custom, custom({2}, DType::kF32, "a.b", 2), {F32({2})}),
+                   "custom: operands must be in [0, 1], got 2");
+  EXPECT_ERROR_HAS(run_both(OpId::Custom, custom({kDynamicDim}, DType::kF32, "a.b", 1), {F32({2})}),
+                   "custom: expects 1 dynamic scalar inputs, got 0");
+  EXPECT_ERROR_HAS(run_both(OpId::Custom, custom({2}, DType(9), "a.b", 1), {F32({2})}), "custom: invalid dtype 9");
+  EXPECT_ERROR_HAS(run_both(OpId::Custom, custom({-3}, DType::kF32, "a.b", 1), {F32({2})}),
+                   "custom: invalid shape entry -3");
+}
+
+}  // namespace
+}  // namespace sg::ops
