@@ -23,10 +23,10 @@ TEST(Random, ShapeAndDtypePerDistribution) {
 
 TEST(Random, DynamicDims) {
   const Inferred<int64_t> r =
-      run_both(OpId::Random, rnd({kDynamicDim, 4}, kNormal), {kKey, T(DType::kI64, {})}, {std::optional<int64_t>(6)});
+      run_both(OpId::Random, rnd({kDynamicDim, 4}, kNormal), {kKey, T(DType::kI64, {})}, {std::nullopt, std::optional<int64_t>(6)});
   EXPECT_EQ(r.type, F32({6, 4}));
   const Inferred<SymDim> s =
-      run(OpId::Random, rnd({kDynamicDim}, kUniform), {S(DType::kI64, {2}), S(DType::kI64, {})}, {std::optional(N)});
+      run(OpId::Random, rnd({kDynamicDim}, kUniform), {S(DType::kI64, {2}), S(DType::kI64, {})}, {std::nullopt, std::optional(N)});
   EXPECT_EQ(s.shape, "[N]");
 }
 
