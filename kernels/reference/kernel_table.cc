@@ -13,14 +13,10 @@ Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const Tenso
   return internal_error("no reference kernel for this op id");
 }
 
-// A custom op's kernel is the application's (the runtime's CustomOps); the table
-// has none, and the compiler never runs one (custom ops are not folded).
-Status unregistered_custom(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef>,
-                           std::span<TensorRef>) {
-  return runtime_error("custom op '" + (attrs.values.size() > size_t(ops::attr::kCustomName)
-                                            ? attrs.s(ops::attr::kCustomName)
-                                            : std::string("?")) +
-                       "' has no registered kernel");
+// A custom op's kernel is the application's (the runtime's CustomOps, checked when a
+// Session is created); the table has none, and the compiler never folds one.
+Status unregistered_custom(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>, std::span<TensorRef>) {
+  return internal_error("custom: a custom op runs the kernel its application registers (stagegraph/custom_op.h)");
 }
 
 KernelFn family_kernel(ops::OpId op) {
