@@ -145,6 +145,19 @@ Probe probe_for(OpId op, DType t) {
       a[kChainSteps] = AttrValue::Ints({int64_t(OpId::Add), 0, 0, int64_t(OpId::Tanh), 1, -1});
       break;
     case OpId::Print: p.in = {x}; a[kPrintFormat] = AttrValue::String("{}"); break;
+    case OpId::Custom:  // an application's op of one operand, its result x's type
+      p.in = {x};
+      a[kCustomShape] = AttrValue::Ints({2, 3});
+      a[kCustomDType] = AttrValue::Int(int64_t(t));
+      a[kCustomName] = AttrValue::String("probe");
+      a[kCustomOperands] = AttrValue::Int(1);
+      break;
+    case OpId::Random:  // uniform draws of [2, 3] under a key
+      p.in = {type(t, {2})};
+      a[kRandomShape] = AttrValue::Ints({2, 3});
+      a[kRandomDistribution] = AttrValue::Int(kUniform);
+      p.role = "key";
+      break;
     case OpId::Assert: p.in = {type(t, {})}; p.role = "condition"; break;
     default: break;  // every op is routed above; the binary and unary ones by flag
   }

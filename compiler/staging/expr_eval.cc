@@ -1,5 +1,6 @@
 // Expression evaluation: names, literals, operators, attribute access,
 // subscripts of Python values, comprehensions, calls.
+#include "staging/sg_ops_internal.h"  // sg_member_attribute
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -131,6 +132,7 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
     if (!is_sg_member(name)) fail(span, "module 'stagegraph' has no attribute '" + name + "'");
     return Value(SgMember{name});
   }
+  if (v.is<SgMember>()) return sg_member_attribute(*this, v.as<SgMember>().name, name, span);
   auto method = [&]() { return Value(BoundMethod{name, std::make_shared<Value>(v)}); };
   if (v.is_tensor()) {
     if (name == "shape") return shape_tuple(v, span);

@@ -6,6 +6,7 @@
 namespace sg::compiler::staging {
 
 Value Stager::call_method(const BoundMethod& m, Args& a) {
+  if (is_custom_op(m)) return call_custom_op(*this, m, a);
   const Value& self = *m.self;
   const std::string& name = m.name;
   const SourceSpan span = a.span;

@@ -492,6 +492,9 @@ const Entry kTable[] = {
     {"range", not_yet}, {"relax", relax}, {"weight", weight}, {"function", not_yet},
     {"load_weights", not_yet}, {"cumsum", sg_ordering}, {"sort", sg_ordering}, {"argsort", sg_ordering},
     {"topk", sg_topk}, {"split", sg_split}, {"tile", sg_tile}, {"pad", sg_pad},
+    {"random", sg_random}, {"random.key", sg_random}, {"random.split", sg_random},
+    {"random.bits", sg_random}, {"random.uniform", sg_random}, {"random.normal", sg_random},
+    {"random.categorical", sg_random}, {"random.bernoulli", sg_random}, {"custom_op", sg_custom_op},
 };
 
 const Entry* find_entry(const std::string& name) {

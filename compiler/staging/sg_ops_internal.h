@@ -33,4 +33,13 @@ Value sg_tile(Stager& s, const Args& a, const std::string& name);
 Value sg_pad(Stager& s, const Args& a, const std::string& name);
 Value sg_split(Stager& s, const Args& a, const std::string& name);
 
+// sg.random and its functions ("random.key", "random.uniform", ...), sg_random.cc.
+Value sg_random(Stager& s, const Args& a, const std::string& name);
+// sg.custom_op(name, fn=, result=) and calls of what it returns (sg_custom.cc).
+Value sg_custom_op(Stager& s, const Args& a, const std::string& name);
+bool is_custom_op(const BoundMethod& m);
+Value call_custom_op(Stager& s, const BoundMethod& m, Args& a);
+// sg.MEMBER.NAME: a function of a submodule of the library (sg.random.uniform).
+Value sg_member_attribute(Stager& s, const std::string& member, const std::string& name, SourceSpan span);
+
 }  // namespace sg::compiler::staging

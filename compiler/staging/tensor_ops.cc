@@ -262,7 +262,7 @@ std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector
     if (!v.is_tensor()) fail(span, std::string(ops::op_def(op).name) + ": expected a tensor, got " + type_name(v));
     all_static = all_static && v.is<StaticTensorPtr>();
   }
-  if (all_static) {
+  if (all_static && op != ops::OpId::Custom) {  // a custom op's kernel is the application's
     if (std::optional<std::vector<Value>> folded = fold(*this, op, attrs, inputs, span, cur_ != nullptr))
       return *folded;
   }

@@ -267,6 +267,22 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
     case OpId::FullyConnected:
       return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
     case OpId::ElementwiseChain: return c.chain_steps(ranks.size());
+    case OpId::Custom: {
+      if (attrs.s(attr::kCustomName).empty()) return c.fail("the name must not be empty");
+      const int64_t operands = attrs.i(attr::kCustomOperands);
+      if (operands < 0 || uint64_t(operands) > ranks.size())
+        return c.fail("operands must be in [0, " + std::to_string(ranks.size()) + "], got " + std::to_string(operands));
+      size_t dynamic = 0;
+      for (int64_t d : attrs.ints(attr::kCustomShape)) {
+        if (d == attr::kDynamicDim) ++dynamic;
+        else if (d < 0) return c.fail("invalid shape entry " + std::to_string(d));
+      }
+      SG_RETURN_IF_ERROR(c.dynamic_inputs(dynamic, size_t(operands)));
+      return c.dtype(attr::kCustomDType);
+    }
+    case OpId::Random:
+      SG_RETURN_IF_ERROR(c.target_shape(false));
+      return c.int_in(attr::kRandomDistribution, "distribution", 0, attr::kNumRandomDistributions - 1);
     case OpId::MaxPool2D: case OpId::AvgPool2D:
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
       SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));

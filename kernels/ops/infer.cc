@@ -221,6 +221,8 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::FullyConnected: return infer_fully_connected(r);
     case OpId::Conv2DBias: return infer_conv2d_bias(r);
     case OpId::ElementwiseChain: return infer_elementwise_chain(r);
+    case OpId::Random: return infer_random(r);
+    case OpId::Custom: return infer_custom(r);
     case OpId::Print: return Status::Ok();  // no outputs; any inputs
     case OpId::Assert:
       if (in[0].dtype != DType::kBool || !in[0].shape.empty())

@@ -177,6 +177,8 @@ template <class D> Status infer_matmul(const Rule<D>& r);
 template <class D> Status infer_reshape(const Rule<D>& r);
 template <class D> Status infer_broadcast_to(const Rule<D>& r);
 template <class D> Status infer_full(const Rule<D>& r);
+template <class D> Status infer_random(const Rule<D>& r);
+template <class D> Status infer_custom(const Rule<D>& r);
 template <class D> Status infer_transpose(const Rule<D>& r);
 template <class D> Status infer_expand_dims(const Rule<D>& r);
 template <class D> Status infer_squeeze(const Rule<D>& r);

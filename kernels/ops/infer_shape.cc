@@ -164,6 +164,49 @@ Status infer_full(const Rule<D>& r) {
   return Status::Ok();
 }
 
+// random(key, dims...): the key is an i64[2] (two 32-bit words); the result is the
+// target shape (+ [2] for keys), i64 for bits and keys, f32 for the distributions.
+template <class D>
+Status infer_random(const Rule<D>& r) {
+  const TensorType<D>& key = r.in[0];
+  if (key.dtype != DType::kI64 || key.rank() != 1 || dim_static(key.shape[0]) != std::optional<int64_t>(2))
+    return r.error("the key must be an i64[2] tensor (sg.random.key), got " + std::string(dtype_name(key.dtype)) +
+                   r.fmt(key.shape));
+  std::vector<D> dims;
+  std::optional<size_t> infer_pos;
+  SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
+  const int64_t dist = r.attrs.i(attr::kRandomDistribution);
+  if (dist == attr::kKeys) dims.push_back(D(2));
+  r.set_output(dist == attr::kKeys || dist == attr::kBits ? DType::kI64 : DType::kF32, std::move(dims));
+  return Status::Ok();
+}
+
+// custom(operands..., dims...): the dtype and shape the compiler recorded; the
+// dynamic dims are the inputs after the operands.
+template <class D>
+Status infer_custom(const Rule<D>& r) {
+  size_t next_input = size_t(r.attrs.i(attr::kCustomOperands));
+  std::vector<D> dims;
+  for (int64_t entry : r.attrs.ints(attr::kCustomShape)) {
+    if (entry != attr::kDynamicDim) {
+      dims.push_back(D(entry));
+      continue;
+    }
+    SG_ASSIGN_OR_RETURN(std::optional<D> value, dynamic_scalar(r, next_input++));
+    D d = D(0);
+    if (value) {
+      d = *value;
+    } else {
+      SG_ASSIGN_OR_RETURN(d, unknown_dim(r, "a dim given by a staged value"));
+    }
+    if (std::optional<int64_t> s = dim_static(d); s && *s < 0)
+      return r.error("dimension " + std::to_string(*s) + " is negative");
+    dims.push_back(std::move(d));
+  }
+  r.set_output(DType(r.attrs.i(attr::kCustomDType)), std::move(dims));
+  return Status::Ok();
+}
+
 template <class D>
 Status infer_transpose(const Rule<D>& r) {
   const std::vector<int64_t>& perm = r.attrs.ints(attr::kPermAxes);  // a permutation (check_attrs)
@@ -273,6 +316,8 @@ Status infer_shape_dim(const Rule<D>& r) {
 SG_INSTANTIATE_RULE(infer_reshape)
 SG_INSTANTIATE_RULE(infer_broadcast_to)
 SG_INSTANTIATE_RULE(infer_full)
+SG_INSTANTIATE_RULE(infer_random)
+SG_INSTANTIATE_RULE(infer_custom)
 SG_INSTANTIATE_RULE(infer_transpose)
 SG_INSTANTIATE_RULE(infer_expand_dims)
 SG_INSTANTIATE_RULE(infer_squeeze)

@@ -47,6 +47,11 @@ inline constexpr AttrSpec kConvBias[] = {{"stride", AttrKind::kInts},
                                          {"groups", AttrKind::kInt},
                                          {"activation", AttrKind::kInt}};
 inline constexpr AttrSpec kChain[] = {{"steps", AttrKind::kInts}};
+inline constexpr AttrSpec kCustom[] = {{"shape", AttrKind::kInts},
+                                      {"dtype", AttrKind::kInt},
+                                      {"name", AttrKind::kString},
+                                      {"operands", AttrKind::kInt}};
+inline constexpr AttrSpec kRandom[] = {{"shape", AttrKind::kInts}, {"distribution", AttrKind::kInt}};
 }  // namespace attr_specs
 
 namespace {
@@ -83,6 +88,11 @@ static_assert(attr_specs::kOneHot[attr::kOneHotDType].kind == AttrKind::kInt);
 static_assert(attr_specs::kConvBias[attr::kConvPadding].kind == AttrKind::kString);
 static_assert(attr_specs::kConvBias[attr::kConvGroups].kind == AttrKind::kInt);
 static_assert(attr_specs::kConvBias[attr::kConvActivation].kind == AttrKind::kInt);
+static_assert(int(attr::kRandomShape) == int(attr::kShapeDims), "random's shape is read as kShape's");
+static_assert(attr_specs::kCustom[attr::kCustomName].kind == AttrKind::kString);
+static_assert(attr_specs::kCustom[attr::kCustomOperands].kind == AttrKind::kInt);
+static_assert(attr_specs::kRandom[attr::kRandomShape].kind == AttrKind::kInts);
+static_assert(attr_specs::kRandom[attr::kRandomDistribution].kind == AttrKind::kInt);
 
 }  // namespace
 

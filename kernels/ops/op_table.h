@@ -132,7 +132,11 @@ enum OpFlags : uint32_t {
   /* activation(conv2d(x, w) + b), b [w.shape[3]]; conv2d's attributes + activation */   \
   X(Conv2DBias, "conv2d_bias", 1, 3, 3, 1, kConvBias, 0)                                \
   /* fused by the -O2 compiler (f32): elementwise steps in one pass; see attr::Chain */  \
-  X(ElementwiseChain, "elementwise_chain", 1, 1, -1, 1, kChain, 0)
+  X(ElementwiseChain, "elementwise_chain", 1, 1, -1, 1, kChain, 0)                      \
+  /* random(key: i64[2], dynamic dims...): counter-based draws; see attr::Random */     \
+  X(Random, "random", 1, 1, -1, 1, kRandom, kValueDependentShape)                       \
+  /* custom(operands..., dynamic dims...): an op the application adds; attr::Custom */  \
+  X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -215,6 +219,26 @@ inline constexpr int64_t kNumActivations = 3;
 // result's shape or one element; every step's result has the result's shape.
 enum Chain { kChainSteps = 0 };
 inline constexpr size_t kMaxChainSteps = 16;
+// random(key, dynamic dims...): `shape` as kShape's (no -1), `distribution` one of
+// RandomDistribution. The key is an i64[2] holding two 32-bit words (the low 32 bits
+// of each are used). Element i (C order) of the result takes Threefry-2x32 (20
+// rounds) of the key and the counter (i >> 32, i & 0xffffffff), giving two words
+// (b0, b1); bits = b0 ^ b1 (JAX's partitionable construction). kBits: the bits as an
+// i64 in [0, 2^32); kUniform: f32 in [0, 1), ((bits >> 9) | 0x3f800000) as a float
+// minus 1; kNormal: sqrt(2)·erfinv(u) with u uniform on [nextafter(-1, 0), 1);
+// kGumbel: -log(-log(u)) with u uniform on [tiny, 1); kKeys: the result has shape +
+// [2], the new key i being (b0, b1). The float transforms are exactly specified
+// f32 arithmetic (kernels/reference/random.cc, compiler/python/stagegraph/random.py).
+enum Random { kRandomShape = 0, kRandomDistribution = 1 };
+enum RandomDistribution : int64_t { kBits = 0, kUniform = 1, kNormal = 2, kGumbel = 3, kKeys = 4 };
+inline constexpr int64_t kNumRandomDistributions = 5;
+// custom: an op the op table lacks, declared by the staged program (sg.custom_op)
+// and computed by a kernel the application registers with the runtime
+// (stagegraph/custom_op.h). `name` names it ("my_ns.swish"); the first `operands`
+// inputs are its operands, the rest the dynamic dims of its result, whose dtype
+// and shape (kShape's entries, no -1) the compiler worked out from the program's
+// declared rule. Never folded or merged: the kernel is the application's.
+enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperands = 3 };
 // The ops a chain may hold: those whose f32 kernels are loops over one element at a
 // time, the same in a chain as alone.
 constexpr bool chain_step_op(OpId op) {

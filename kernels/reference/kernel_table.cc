@@ -6,11 +6,17 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 80, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 82, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
   return internal_error("no reference kernel for this op id");
+}
+
+// A custom op's kernel is the application's (the runtime's CustomOps, checked when a
+// Session is created); the table has none, and the compiler never folds one.
+Status unregistered_custom(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>, std::span<TensorRef>) {
+  return internal_error("custom: a custom op runs the kernel its application registers (stagegraph/custom_op.h)");
 }
 
 KernelFn family_kernel(ops::OpId op) {
@@ -58,6 +64,10 @@ KernelFn family_kernel(ops::OpId op) {
       return effect_kernel(op);
     case OpId::FullyConnected: case OpId::Conv2DBias: case OpId::ElementwiseChain:
       return fused_kernel(op);
+    case OpId::Random:
+      return random_kernel_of(op);
+    case OpId::Custom:
+      return &unregistered_custom;
   }
   return nullptr;
 }

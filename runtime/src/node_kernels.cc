@@ -1,5 +1,7 @@
 #include "node_kernels.h"
 
+#include "custom_op_kernel.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -71,7 +73,8 @@ int usable_threads(int asked) {
   return cpus > 0 && cpus < unsigned(asked) ? int(cpus) : asked;
 }
 
-NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool, int shared_threads) {
+NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool, int shared_threads,
+                         const CustomOps* custom_ops) {
   table_.resize(program.functions.size());
   for (size_t f = 0; f < program.functions.size(); ++f) {
     const FunctionImpl& fn = program.functions[f];
@@ -81,6 +84,13 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shar
       if (node.kind != NodeKind::kOp) continue;
       NodeKernel& k = table_[f][n];
       k.fn = node.kernel;
+      if (node.op == ops::OpId::Custom) {
+        if (std::unique_ptr<kernels::PreparedKernel> p = custom_kernel(custom_ops, node.attrs)) {
+          k.prepared = p.get();
+          prepared_.push_back(std::move(p));
+        }
+        continue;
+      }
       scalar_kernel(fn, node, k);
 #ifdef SG_HAVE_XNNPACK
       if (k.scalar) {

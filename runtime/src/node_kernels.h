@@ -11,6 +11,7 @@
 
 #include "program_impl.h"
 #include "reference/kernel.h"
+#include "stagegraph/custom_op.h"
 #include "team.h"
 
 namespace sg::runtime {
@@ -41,7 +42,9 @@ class NodeKernels {
  public:
   // `shared_pool` (a ThreadPool's pthreadpool_t, of `shared_threads`): kernels run on
   // it, and `num_threads` is ignored; null: a pool or team of this Session's own.
-  NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool = nullptr, int shared_threads = 1);
+  // `custom_ops`: the kernels of the program's custom ops (may be null when it has none).
+  NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool = nullptr, int shared_threads = 1,
+              const CustomOps* custom_ops = nullptr);
   ~NodeKernels();
   NodeKernels(const NodeKernels&) = delete;
   NodeKernels& operator=(const NodeKernels&) = delete;

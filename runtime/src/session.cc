@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "custom_op_kernel.h"
 #include "executor.h"
 #include "loader.h"
 #include "memory_limit.h"
@@ -26,7 +27,7 @@ class SessionImpl {
         limit(o.memory_limit_bytes != 0 ? std::make_unique<runtime::MemoryLimit>(allocator, o.memory_limit_bytes)
                                         : nullptr),
         kernels(impl, o.num_threads, o.thread_pool ? o.thread_pool->native_handle() : nullptr,
-                o.thread_pool ? o.thread_pool->num_threads() : 1),
+                o.thread_pool ? o.thread_pool->num_threads() : 1, o.custom_ops),
         executor(impl, kernels, limit != nullptr ? static_cast<Allocator*>(limit.get()) : allocator,
                  o.max_call_depth, o.profile, o.concurrent_nodes) {
     const size_t n = info().inputs.size();
@@ -189,6 +190,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");
   const ProgramImpl& impl = program->impl();
+  SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
   if (options.verify_data && !impl.data_verified)
     SG_RETURN_IF_ERROR(runtime::check_data_crc(impl.data_segment, impl.data_crc));
   const std::vector<EntryInfo>& entries = program->entries();

@@ -22,6 +22,8 @@ EXEMPT = {
              "and the runtime's print tests; it has no result to compare",
     "assert": "an effect, not a value: staged assert is tested by tests/programs/loops_print_assert.py "
               "and test_op_edge_cases.py (the failing run)",
+    "custom": "computed by a kernel the application registers, which graph-run has none of: "
+              "tests/unit/runtime/custom_op_test.cc runs it, test_custom_op.py stages it",
 }
 
 # Ops that the compiler always folds (no staged operand is possible): the case

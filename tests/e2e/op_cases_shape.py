@@ -242,6 +242,27 @@ def _one_hot(t):
         """, "range.i=-2,6 range.j=-1,5", ops=set() if "one_hot_decomposed" in KNOWN_ISSUES else None)
 
 
+def _random(t):
+    # The key is the op's only tensor operand: an i64[2] (sg.random.key).
+    if t != "i64":
+        return None
+    return Program(
+        "seed: sg.i64, a: sg.f32['N', 3]",
+        """
+        key = sg.random.key(seed)
+        return {
+            "key": key,
+            "uniform": sg.random.uniform(key, a.shape),
+            "normal": sg.random.normal(key, (len(a), 2)),
+            "keys": sg.random.split(key, 3),
+            "bits": sg.random.bits(key, (4,)),
+            "categorical": sg.random.categorical(key, a),
+            "bernoulli": sg.random.bernoulli(key, sg.sigmoid(a)),
+            "empty": sg.random.normal(key, (0, 2)),
+        }
+        """, "range.seed=-100000,100000")
+
+
 # ---- neural-network ops -------------------------------------------------------------
 
 def _softmax(op):
@@ -363,4 +384,5 @@ GENERATORS.update({
     "slice_update": _slice_update, "eye": _eye, "arange": _arange, "one_hot": _one_hot,
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"), "conv2d": _conv2d, "layer_norm": _layer_norm,
     "fully_connected": _fully_connected, "conv2d_bias": _conv2d_bias, "elementwise_chain": _elementwise_chain,
+    "random": _random,
 })

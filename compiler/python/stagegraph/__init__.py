@@ -11,6 +11,7 @@ takes NumPy arrays and returns NumPy arrays, with SPEC §3's dtypes on NumPy 1.x
 2.x alike. graph-compile reads the same source and stages it into a graph.
 """
 
+from ._custom import CustomOp, custom_op
 from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
 from ._dtypes import DType, TensorType, f16, f32, i32, i64
 from ._dtypes import bool_ as bool  # noqa: A001 - sg.bool is the bool dtype
@@ -25,6 +26,7 @@ from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, s
                          take, tile, transpose)
 from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight  # noqa: A004
 from ._tensor import Tensor, astype
+from . import random  # noqa: E402 - sg.random, after the modules it uses
 
 __all__ = [
     "DType", "TensorType", "Tensor", "Function",
@@ -38,5 +40,6 @@ __all__ = [
     "broadcast_to", "tile", "pad", "take",
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
-    "range", "relax", "function", "weight", "load_weights", "read_safetensors",
+    "range", "relax", "function", "weight", "load_weights", "read_safetensors", "random",
+    "custom_op", "CustomOp",
 ]

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stagegraph/custom_op.h"
 #include "stagegraph/dtype.h"
 #include "stagegraph/export.h"
 #include "stagegraph/span.h"
@@ -165,6 +166,9 @@ struct SessionOptions {
   // must not call back into the Session. Empty: prints go to stdout, and
   // diagnostics are only returned in the Status.
   TextCallback text_callback;
+  // Kernels of the graph's custom ops (stagegraph/custom_op.h); must outlive the
+  // Session. A graph with a custom op that has none here is refused by create().
+  const CustomOps* custom_ops = nullptr;
 };
 
 struct NodeProfile {

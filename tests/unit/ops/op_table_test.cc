@@ -16,10 +16,11 @@ TEST(OpTable, EveryOpIsFoundByItsName) {
     EXPECT_TRUE(names.insert(def.name).second) << "duplicate op name " << def.name;
     EXPECT_EQ(find_op(def.name), OpId(i));
     EXPECT_GE(def.version, 1);
-    EXPECT_GE(def.min_inputs, OpId(i) == OpId::Eye || OpId(i) == OpId::Print ? 0 : 1) << def.name;  // eye is all attributes
+    EXPECT_GE(def.min_inputs, OpId(i) == OpId::Eye || OpId(i) == OpId::Print || OpId(i) == OpId::Custom ? 0 : 1)
+        << def.name;  // eye is all attributes
     EXPECT_TRUE(def.max_inputs == -1 || def.max_inputs >= def.min_inputs) << def.name;
     const bool effect = OpId(i) == OpId::Print || OpId(i) == OpId::Assert;
-    EXPECT_EQ(def.num_outputs, OpId(i) == OpId::TopK ? 2 : effect ? 0 : 1) << def.name;
+    EXPECT_EQ(def.num_outputs, OpId(i) == OpId::TopK ? 2 : effect ? 0 : 1) << def.name;  // custom: one result
   }
   EXPECT_FALSE(find_op("no_such_op"));
   EXPECT_FALSE(find_op(""));
@@ -45,7 +46,10 @@ TEST(OpTable, IdsAreStable) {
   EXPECT_EQ(int(OpId::Assert), 76);
   EXPECT_EQ(int(OpId::Conv2DBias), 78);
   EXPECT_EQ(int(OpId::ElementwiseChain), 79);
-  EXPECT_EQ(kNumOps, 80);
+  EXPECT_EQ(int(OpId::Random), 80);
+  EXPECT_EQ(int(OpId::Custom), 81);
+  EXPECT_EQ(kNumOps, 82);
+  EXPECT_TRUE(has_flag(OpId::Custom, kSideEffect));  // never folded, merged or removed
   EXPECT_TRUE(has_flag(OpId::Print, kSideEffect));
   EXPECT_TRUE(has_flag(OpId::Assert, kSideEffect));
   EXPECT_STREQ(op_def(OpId::SliceUpdate).name, "slice_update");
