@@ -1,0 +1,618 @@
+/* Tests of the C API, written in C and compiled as C99.
+ *
+ *   capi_test GRAPH TEST
+ *
+ * GRAPH is tests/capi/capi_programs.py compiled by graph-compile; TEST names one
+ * of the tests below (ctest runs each on its own). Exit 0 when every check holds. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stagegraph/c_api.h"
+
+static int failures = 0;
+static const char* graph_path = NULL;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                         \
+    }                                                                     \
+  } while (0)
+
+/* Checks that `call` returned `code`, printing the status otherwise. */
+#define CHECK_CODE(call, code, st)                                                          \
+  do {                                                                                      \
+    sg_code got_ = (call);                                                                  \
+    if (got_ != (code)) {                                                                   \
+      fprintf(stderr, "%s:%d: %s returned %s (%s), expected %s\n", __FILE__, __LINE__, #call, \
+              sg_code_name(got_), sg_status_message(st), sg_code_name(code));               \
+      ++failures;                                                                           \
+    }                                                                                       \
+  } while (0)
+
+#define CHECK_OK(call, st) CHECK_CODE(call, SG_OK, st)
+#define CONTAINS(text, part) (strstr((text), (part)) != NULL)
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&ts, NULL);
+}
+
+static sg_program* load(sg_status* st) {
+  sg_program* p = NULL;
+  CHECK_OK(sg_program_load_file(graph_path, 0, &p, st), st);
+  return p;
+}
+
+static sg_session* session_for(const sg_program* p, const char* entry, const sg_session_options* o,
+                               sg_status* st) {
+  sg_session* s = NULL;
+  CHECK_OK(sg_session_create(p, entry, o, &s, st), st);
+  return s;
+}
+
+/* The whole graph file, in memory from malloc. */
+static unsigned char* read_graph(size_t* size) {
+  FILE* f = fopen(graph_path, "rb");
+  unsigned char* bytes;
+  long n;
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  bytes = (unsigned char*)malloc((size_t)n + 64);
+  if (bytes != NULL && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+    free(bytes);
+    bytes = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return bytes;
+}
+
+static const float kX[6] = {1, 2, 3, 4, 5, 6};   /* [2, 3] */
+static const float kW[6] = {1, 0, 0, 1, 1, 1};   /* [3, 2] */
+static const float kY[4] = {5, 6, 11, 12};       /* x @ w + 1 */
+
+/* Binds x [2, 3] and w, runs affine and checks its output in place. */
+static void run_affine(sg_session* s, sg_status* st) {
+  const int64_t xs[2] = {2, 3}, ws[2] = {3, 2};
+  const void* data = NULL;
+  sg_dtype dtype = -1;
+  const int64_t* shape = NULL;
+  size_t rank = 0;
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 2, kX, sizeof kX, st), st);
+  CHECK_OK(sg_session_set_input(s, "w", SG_F32, ws, 2, kW, sizeof kW, st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK_OK(sg_session_output(s, 0, &data, &dtype, &shape, &rank, st), st);
+  CHECK(dtype == SG_F32);
+  CHECK(rank == 2);
+  if (shape != NULL && rank == 2) CHECK(shape[0] == 2 && shape[1] == 2);
+  if (data != NULL) CHECK(memcmp(data, kY, sizeof kY) == 0);
+  CHECK(sg_session_output_nbytes(s, 0) == sizeof kY);
+}
+
+static void test_version(void) {
+  uint16_t major = 0, max_minor = 99;
+  char expected[32];
+  const uint32_t v = sg_version();
+  snprintf(expected, sizeof expected, "%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
+  CHECK(strcmp(sg_version_string(), expected) == 0);
+  CHECK(sg_c_api_version() >= SG_C_API_VERSION);
+  sg_format_versions(&major, &max_minor);
+  CHECK(major >= 1);
+  CHECK(strcmp(sg_code_name(SG_OK), "ok") == 0);
+  CHECK(strcmp(sg_code_name(SG_CANCELLED), "cancelled") == 0);
+  CHECK(strcmp(sg_code_name(SG_DEADLINE_EXCEEDED), "deadline exceeded") == 0);
+  CHECK(strcmp(sg_code_name(1000), "?") == 0);
+  CHECK(sg_dtype_size(SG_F16) == 2 && sg_dtype_size(SG_I64) == 8 && sg_dtype_size(77) == 0);
+  CHECK(strcmp(sg_dtype_name(SG_BOOL), "bool") == 0);
+}
+
+static void test_inspect(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  const sg_entry* e;
+  const sg_tensor_info* x;
+  const sg_tensor_info* y;
+  uint16_t major = 0, minor = 0;
+  if (p == NULL) return;
+  sg_program_format_version(p, &major, &minor);
+  CHECK(major >= 1);
+  CHECK(sg_program_num_entries(p) == 5);
+  CHECK(sg_program_entry(p, 5) == NULL);
+  CHECK(sg_program_find_entry(p, "nope") == NULL);
+  e = sg_program_find_entry(p, "affine");
+  CHECK(e != NULL);
+  if (e == NULL) return;
+  CHECK(strcmp(sg_entry_name(e), "affine") == 0);
+  CHECK(sg_entry_num_inputs(e) == 2);
+  CHECK(sg_entry_num_outputs(e) == 1);
+  x = sg_entry_input(e, 0);
+  CHECK(strcmp(sg_tensor_info_name(x), "x") == 0);
+  CHECK(sg_tensor_info_dtype(x) == SG_F32);
+  CHECK(sg_tensor_info_rank(x) == 2);
+  CHECK(sg_tensor_info_dim(x, 0) == -1);
+  CHECK(strcmp(sg_tensor_info_dim_name(x, 0), "N") == 0);
+  CHECK(sg_tensor_info_dim(x, 1) == 3);
+  CHECK(strcmp(sg_tensor_info_dim_name(x, 1), "") == 0);
+  CHECK(sg_tensor_info_dim(x, 2) == -1 && strcmp(sg_tensor_info_dim_name(x, 2), "") == 0);
+  CHECK(strcmp(sg_tensor_info_name(sg_entry_input(e, 1)), "w") == 0);
+  CHECK(sg_entry_input(e, 2) == NULL);
+  y = sg_entry_output(e, 0);
+  CHECK(sg_tensor_info_rank(y) == 2 && sg_tensor_info_dim(y, 0) == -1 && sg_tensor_info_dim(y, 1) == 2);
+  CHECK(strcmp(sg_tensor_info_dim_name(y, 0), "N") == 0);
+  /* NULL handles are answered, not dereferenced. */
+  CHECK(sg_program_num_entries(NULL) == 0 && sg_entry_num_inputs(NULL) == 0);
+  CHECK(strcmp(sg_entry_name(NULL), "") == 0 && sg_tensor_info_rank(NULL) == 0);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_load_memory(void) {
+  sg_status* st = sg_status_create();
+  size_t size = 0;
+  unsigned char* bytes = read_graph(&size);
+  void* aligned = NULL;
+  sg_program* p = NULL;
+  sg_session* s;
+  CHECK(bytes != NULL);
+  if (bytes == NULL) return;
+  /* Copied: the bytes may go right away. */
+  CHECK_OK(sg_program_load_memory(bytes, size, SG_LOAD_COPY, &p, st), st);
+  memset(bytes, 0, size);
+  free(bytes);
+  s = session_for(p, "affine", NULL, st);
+  if (s != NULL) run_affine(s, st);
+  sg_session_release(s);
+  sg_program_release(p);
+  /* Borrowed: 64-byte aligned bytes the caller keeps while the program lives. */
+  bytes = read_graph(&size);
+  CHECK(posix_memalign(&aligned, 64, size) == 0);
+  memcpy(aligned, bytes, size);
+  free(bytes);
+  CHECK_OK(sg_program_load_memory(aligned, size, SG_LOAD_VERIFY_DATA, &p, st), st);
+  s = session_for(p, "affine", NULL, st);
+  sg_program_release(p); /* the session keeps it */
+  if (s != NULL) run_affine(s, st);
+  sg_session_release(s);
+  free(aligned);
+  /* Not a graph; unknown flags. */
+  CHECK_CODE(sg_program_load_memory("hello", 5, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(p == NULL);
+  CHECK_CODE(sg_program_load_memory("hello", 5, 0x80, &p, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown flags"));
+  CHECK_CODE(sg_program_load_memory(NULL, 5, 0, &p, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_program_load_file("/nonexistent/x.sgraph", 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "/nonexistent/x.sgraph"));
+  sg_status_release(st);
+}
+
+/* A file holding `prefix` bytes of junk, the graph, then 100 more: as an APK holds
+ * an uncompressed asset. */
+static void load_fd_at(size_t prefix, sg_status* st) {
+  char path[] = "/tmp/sg_capi_fd_XXXXXX";
+  size_t size = 0, k;
+  unsigned char* bytes = read_graph(&size);
+  unsigned char junk[100];
+  sg_program* p = NULL;
+  sg_session* s;
+  int fd = mkstemp(path);
+  CHECK(fd >= 0 && bytes != NULL);
+  if (fd < 0 || bytes == NULL) return;
+  memset(junk, 0x5A, sizeof junk);
+  for (k = 0; k < prefix; k += sizeof junk) {
+    const size_t n = prefix - k < sizeof junk ? prefix - k : sizeof junk;
+    CHECK(write(fd, junk, n) == (ssize_t)n);
+  }
+  CHECK(write(fd, bytes, size) == (ssize_t)size);
+  CHECK(write(fd, junk, sizeof junk) == (ssize_t)sizeof junk);
+  free(bytes);
+  CHECK_OK(sg_program_load_fd(fd, prefix, size, 0, &p, st), st);
+  close(fd); /* the program does not need the descriptor */
+  unlink(path);
+  s = session_for(p, "affine", NULL, st);
+  if (s != NULL) run_affine(s, st);
+  sg_session_release(s);
+  sg_program_release(p);
+}
+
+static void test_load_fd(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = NULL;
+  int fd;
+  load_fd_at(0, st);
+  load_fd_at(100, st);   /* misaligned: copied */
+  load_fd_at(8192, st);  /* page aligned: mapped */
+  fd = open(graph_path, O_RDONLY);
+  CHECK_CODE(sg_program_load_fd(fd, 0, 1u << 30, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "passes the end of the file"));
+  CHECK_CODE(sg_program_load_fd(fd, 64, 0, 0, &p, st), SG_INVALID_GRAPH, st);
+  close(fd);
+  CHECK_CODE(sg_program_load_fd(-1, 0, 0, 0, &p, st), SG_INVALID_ARGUMENT, st);
+  CHECK(p == NULL);
+  sg_status_release(st);
+}
+
+static void test_run(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "affine", NULL, st);
+  const float x1[3] = {1, 1, 1};
+  const int64_t x1s[2] = {1, 3};
+  const void* data = NULL;
+  const int64_t* shape = NULL;
+  size_t rank = 0, index = 99;
+  if (s == NULL) return;
+  run_affine(s, st);
+  run_affine(s, st); /* again, same inputs */
+  /* By index, another N; w stays bound. */
+  CHECK_OK(sg_session_input_index(s, "x", &index, st), st);
+  CHECK(index == 0);
+  CHECK_OK(sg_session_set_input_at(s, index, SG_F32, x1s, 2, x1, sizeof x1, st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK_OK(sg_session_output(s, 0, &data, NULL, &shape, &rank, st), st);
+  CHECK(rank == 2 && shape[0] == 1 && shape[1] == 2);
+  CHECK(((const float*)data)[0] == 3.0f && ((const float*)data)[1] == 3.0f);
+  CHECK_OK(sg_session_output_index(s, "output_0", &index, st), st);
+  CHECK(index == 0);
+  CHECK(sg_session_num_outputs(s) == 1);
+  CHECK(sg_session_entry(s) == sg_program_find_entry(p, "affine"));
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_bound_outputs(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "affine", NULL, st);
+  float y[4] = {0, 0, 0, 0};
+  float small[2];
+  const void* data = NULL;
+  if (s == NULL) return;
+  CHECK_OK(sg_session_bind_output(s, 0, y, sizeof y, st), st);
+  run_affine(s, st);
+  CHECK(memcmp(y, kY, sizeof kY) == 0);
+  CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+  CHECK(data == (const void*)y);
+  /* Too small: the run fails naming the output and the bytes. */
+  CHECK_OK(sg_session_bind_output(s, 0, small, sizeof small, st), st);
+  CHECK_CODE(sg_session_run(s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "output_0") && CONTAINS(sg_status_message(st), "16 bytes"));
+  CHECK_CODE(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  /* Unbound: in place again. */
+  CHECK_OK(sg_session_bind_output(s, 0, NULL, 0, st), st);
+  run_affine(s, st);
+  CHECK_CODE(sg_session_bind_output(s, 3, y, sizeof y, st), SG_INVALID_ARGUMENT, st);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_errors(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = NULL;
+  sg_session_options* o = NULL;
+  const int64_t xs[2] = {2, 3}, bad[2] = {2, 4}, neg[2] = {-2, 3};
+  const int32_t xi[6] = {0, 0, 0, 0, 0, 0};
+  const void* data = NULL;
+  if (p == NULL) return;
+  CHECK_CODE(sg_session_create(p, "nope", NULL, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "nope") && CONTAINS(sg_status_message(st), "affine"));
+  CHECK(s == NULL);
+  CHECK_CODE(sg_session_create(NULL, "affine", NULL, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_create(p, NULL, NULL, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_create(p, "affine", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  s = session_for(p, "affine", NULL, st);
+  /* Before any run; bad index. */
+  CHECK_CODE(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "no run"));
+  CHECK_CODE(sg_session_run(s, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "missing input"));
+  CHECK_CODE(sg_session_set_input(s, "nope", SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "'nope'"));
+  CHECK_CODE(sg_session_set_input(s, "x", SG_I32, xs, 2, xi, sizeof xi, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "expected f32[N, 3]"));
+  CHECK_CODE(sg_session_set_input(s, "x", SG_F32, bad, 2, kX, 32, st), SG_INVALID_INPUT, st);
+  CHECK_CODE(sg_session_set_input(s, "x", SG_F32, neg, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "negative dim"));
+  CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, kX, 4, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "4 bytes given"));
+  CHECK_CODE(sg_session_set_input(s, "x", 42, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK_CODE(sg_session_set_input(s, "x", SG_F32, NULL, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, NULL, sizeof kX, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_set_input_at(s, 7, SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_output(s, 7, &data, NULL, NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "out of range"));
+  CHECK(sg_session_output_nbytes(s, 7) == 0);
+  run_affine(s, st);
+  CHECK_CODE(sg_session_output(s, 1, &data, NULL, NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_run(NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_run(NULL, NULL), SG_INVALID_ARGUMENT, NULL); /* no status: the code still tells */
+  /* A successful call resets the status. */
+  run_affine(s, st);
+  CHECK(sg_status_code(st) == SG_OK && strcmp(sg_status_message(st), "") == 0);
+  /* Options. */
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_CODE(sg_session_options_set_device(o, "cuda:0", st), SG_UNSUPPORTED, st);
+  CHECK(CONTAINS(sg_status_message(st), "not available in this build"));
+  CHECK_OK(sg_session_options_set_device(o, "cpu", st), st);
+  CHECK_CODE(sg_session_options_set_num_threads(o, 0, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_options_set_max_call_depth(o, -1, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_options_set_num_threads(NULL, 2, st), SG_INVALID_ARGUMENT, st);
+  sg_session_options_release(o);
+  sg_session_cancel(NULL);
+  sg_session_release(NULL);
+  sg_program_release(NULL);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+struct canceller {
+  sg_session* session;
+  long delay_ms;
+};
+
+static void* cancel_later(void* arg) {
+  const struct canceller* c = (const struct canceller*)arg;
+  sleep_ms(c->delay_ms);
+  sg_session_cancel(c->session);
+  return NULL;
+}
+
+/* Runs `entry` (endless) and cancels it from another thread after 50 ms. */
+static void cancel_endless(sg_session* s, sg_status* st) {
+  pthread_t thread;
+  struct canceller c;
+  double start;
+  c.session = s;
+  c.delay_ms = 50;
+  CHECK(pthread_create(&thread, NULL, cancel_later, &c) == 0);
+  start = now_seconds();
+  CHECK_CODE(sg_session_run(s, st), SG_CANCELLED, st);
+  CHECK(now_seconds() - start < 10.0);
+  CHECK(CONTAINS(sg_status_message(st), "capi_programs.py:"));
+  CHECK(CONTAINS(sg_status_message(st), "cancelled"));
+  pthread_join(thread, NULL);
+}
+
+static void test_cancel(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "spin", NULL, st);
+  sg_session* v = session_for(p, "spin_vector", NULL, st);
+  const int64_t one = 1;
+  const float x[4] = {0, 1, 2, 3};
+  const int64_t xs[1] = {4};
+  const void* data = NULL;
+  if (s == NULL || v == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "n", SG_I64, NULL, 0, &one, sizeof one, st), st);
+  cancel_endless(s, st);
+  /* The session stays usable: the request ended with the run. */
+  cancel_endless(s, st);
+  CHECK_CODE(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  /* A cancel before the run ends the next run at once. */
+  sg_session_cancel(s);
+  CHECK_CODE(sg_session_run(s, st), SG_CANCELLED, st);
+  /* A loop over a tensor (not a register loop). */
+  CHECK_OK(sg_session_set_input(v, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+  cancel_endless(v, st);
+  sg_session_release(v);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void* run_in_thread(void* arg) {
+  sg_status* st = sg_status_create();
+  sg_code* code = (sg_code*)malloc(sizeof(sg_code));
+  *code = sg_session_run((sg_session*)arg, st);
+  sg_status_release(st);
+  return code;
+}
+
+static void test_second_thread(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "spin", NULL, st);
+  const int64_t one = 1;
+  pthread_t thread;
+  void* result = NULL;
+  if (s == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "n", SG_I64, NULL, 0, &one, sizeof one, st), st);
+  CHECK(pthread_create(&thread, NULL, run_in_thread, s) == 0);
+  sleep_ms(100); /* the other thread is in its endless run by now */
+  CHECK_CODE(sg_session_run(s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "in progress"));
+  CHECK_CODE(sg_session_set_input(s, "n", SG_I64, NULL, 0, &one, sizeof one, st), SG_INVALID_ARGUMENT, st);
+  sg_session_cancel(s);
+  pthread_join(thread, &result);
+  CHECK(result != NULL && *(sg_code*)result == SG_CANCELLED);
+  free(result);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_deadline(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session_options* o = NULL;
+  sg_session* s;
+  const int64_t one = 1;
+  double start, took;
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_session_options_set_run_timeout_us(o, 30000, st), st);
+  s = session_for(p, "spin", o, st);
+  sg_session_options_release(o);
+  if (s == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "n", SG_I64, NULL, 0, &one, sizeof one, st), st);
+  start = now_seconds();
+  CHECK_CODE(sg_session_run(s, st), SG_DEADLINE_EXCEEDED, st);
+  took = now_seconds() - start;
+  CHECK(took >= 0.029 && took < 10.0);
+  CHECK(CONTAINS(sg_status_message(st), "capi_programs.py:"));
+  CHECK(CONTAINS(sg_status_message(st), "deadline"));
+  /* Again, with a timeout changed on the session. */
+  CHECK_OK(sg_session_set_run_timeout_us(s, 10000, st), st);
+  CHECK_CODE(sg_session_run(s, st), SG_DEADLINE_EXCEEDED, st);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_memory_limit(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session_options* o = NULL;
+  sg_session* s;
+  float* x = (float*)calloc(4096, sizeof(float));
+  const int64_t big = 4096, small = 16;
+  const void* data = NULL;
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_session_options_set_memory_limit(o, 1u << 20, st), st);
+  s = session_for(p, "outer", o, st);
+  sg_session_options_release(o);
+  if (s == NULL) return;
+  /* 4096 x 4096 floats: 64 MiB, over the 1 MiB limit. */
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, &big, 1, x, 4096 * sizeof(float), st), st);
+  CHECK_CODE(sg_session_run(s, st), SG_LIMIT_EXCEEDED, st);
+  CHECK(CONTAINS(sg_status_message(st), "memory limit of 1048576 bytes"));
+  CHECK(CONTAINS(sg_status_message(st), "capi_programs.py:"));
+  /* The same session runs what fits. */
+  x[0] = 1;
+  x[1] = 2;
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, &small, 1, x, 16 * sizeof(float), st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+  if (data != NULL) CHECK(*(const float*)data == 9.0f);
+  free(x);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+struct text_log {
+  int prints, diagnostics;
+  char last_print[256], last_diagnostic[512];
+};
+
+static void on_text(void* user, int32_t kind, const char* text, size_t length) {
+  struct text_log* log = (struct text_log*)user;
+  char* into = kind == SG_TEXT_PRINT ? log->last_print : log->last_diagnostic;
+  const size_t cap = kind == SG_TEXT_PRINT ? sizeof log->last_print : sizeof log->last_diagnostic;
+  const size_t n = length < cap - 1 ? length : cap - 1;
+  memcpy(into, text, n);
+  into[n] = '\0';
+  if (kind == SG_TEXT_PRINT) ++log->prints;
+  else ++log->diagnostics;
+}
+
+static void test_text_callback(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session_options* o = NULL;
+  sg_session* s;
+  struct text_log log;
+  const float good[2] = {1, 2}, bad[2] = {-1, 2};
+  const int64_t shape[1] = {2};
+  memset(&log, 0, sizeof log);
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_session_options_set_text_callback(o, on_text, &log, st), st);
+  s = session_for(p, "chatty", o, st);
+  sg_session_options_release(o);
+  if (s == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, shape, 1, good, sizeof good, st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK(log.prints == 1 && log.diagnostics == 0);
+  CHECK(CONTAINS(log.last_print, "x is") && CONTAINS(log.last_print, "[1 2]"));
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, shape, 1, bad, sizeof bad, st), st);
+  CHECK_CODE(sg_session_run(s, st), SG_RUNTIME_ERROR, st);
+  CHECK(log.prints == 2 && log.diagnostics == 1);
+  CHECK(CONTAINS(log.last_diagnostic, "x must be positive"));
+  CHECK(CONTAINS(log.last_diagnostic, "capi_programs.py:"));
+  CHECK(strcmp(log.last_diagnostic, sg_status_message(st)) == 0);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+static void test_shared_pool(void) {
+  enum { kSessions = 4 };
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_thread_pool* pool = NULL;
+  sg_session_options* o = NULL;
+  sg_session* s[kSessions];
+  int k;
+  CHECK_CODE(sg_thread_pool_create(0, &pool, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_thread_pool_create(2, &pool, st), st);
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_session_options_set_thread_pool(o, pool, st), st);
+  for (k = 0; k < kSessions; ++k) s[k] = session_for(p, "affine", o, st);
+  sg_session_options_release(o);
+  sg_thread_pool_release(pool); /* the sessions hold it */
+  for (k = 0; k < kSessions; ++k)
+    if (s[k] != NULL) run_affine(s[k], st);
+  for (k = 0; k < kSessions; ++k) sg_session_release(s[k]);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+struct test {
+  const char* name;
+  void (*run)(void);
+};
+
+static const struct test kTests[] = {
+    {"version", test_version},
+    {"inspect", test_inspect},
+    {"load_memory", test_load_memory},
+    {"load_fd", test_load_fd},
+    {"run", test_run},
+    {"bound_outputs", test_bound_outputs},
+    {"errors", test_errors},
+    {"cancel", test_cancel},
+    {"second_thread", test_second_thread},
+    {"deadline", test_deadline},
+    {"memory_limit", test_memory_limit},
+    {"text_callback", test_text_callback},
+    {"shared_pool", test_shared_pool},
+};
+
+int main(int argc, char** argv) {
+  size_t i;
+  if (argc != 3) {
+    fprintf(stderr, "usage: capi_test GRAPH TEST\n");
+    return 2;
+  }
+  graph_path = argv[1];
+  for (i = 0; i < sizeof kTests / sizeof kTests[0]; ++i) {
+    if (strcmp(argv[2], kTests[i].name) != 0) continue;
+    kTests[i].run();
+    if (failures == 0) printf("%s: passed\n", kTests[i].name);
+    return failures == 0 ? 0 : 1;
+  }
+  fprintf(stderr, "capi_test: unknown test '%s'\n", argv[2]);
+  return 2;
+}
