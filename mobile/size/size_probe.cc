@@ -49,7 +49,12 @@ int main(int argc, char** argv) {
     return 3;
   }
   for (size_t i = 0; i < (*session)->num_outputs(); ++i) {
-    const sg::Tensor& y = (*session)->output(i);
+    auto out = (*session)->output(i);
+    if (!out.ok()) {
+      std::fprintf(stderr, "sg-size-probe: %s\n", out.status().message().c_str());
+      return 3;
+    }
+    const sg::Tensor& y = *out;
     std::string shape;
     for (int64_t d : y.shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     std::printf("%s: %s[%s]\n", i < entry->outputs.size() ? entry->outputs[i].name.c_str() : "?",

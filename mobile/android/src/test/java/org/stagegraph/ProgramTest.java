@@ -114,7 +114,8 @@ public class ProgramTest {
     bytes[bytes.length / 2] ^= 0x5a;
     byte[] truncated = Arrays.copyOf(bytes, 40);
     for (byte[] bad : new byte[][] {truncated, "not a graph file".getBytes("US-ASCII")}) {
-      try (Program p = Program.fromBytes(bad)) {
+      try {
+        Program.fromBytes(bad).close();
         fail("loaded a bad graph");
       } catch (StagegraphException e) {
         assertEquals(StagegraphException.INVALID_GRAPH, e.code());
