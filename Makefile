@@ -10,7 +10,8 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
-  libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind
+  libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind \
+  openjdk-17-jdk-headless junit4
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 NUMPY2_PACKAGES := python3-venv python3-pip
 # aarch64: the cross toolchain, qemu, and the arm64 multiarch packages that can sit
@@ -20,10 +21,14 @@ BUILD_AARCH64 ?= build-aarch64
 AARCH64_PACKAGES := g++-aarch64-linux-gnu qemu-user libflatbuffers-dev:arm64 libmimalloc-dev:arm64 libgtest-dev:arm64
 AARCH64_SYSROOT_PACKAGES := libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0
 AARCH64_SMOKE := sg_runtime_tests sg_kernels_tests sg_xnnpack_tests
+# End-to-end programs CI runs under qemu (all of them: make test-aarch64).
+AARCH64_SMOKE_PROGRAMS := mlp,cnn,loops_gcd,recursion_fib,staged_if,loops_print_assert
+# mobile/sizes.sh: callgrind's instruction counts.
+SIZES_PACKAGES := valgrind
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
-.PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
+.PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
 
@@ -137,19 +142,34 @@ $(BUILD_AARCH64)/build.ninja: | deps-aarch64
 build-aarch64: deps-aarch64 $(BUILD_AARCH64)/build.ninja
 	cmake --build $(BUILD_AARCH64) -j $(JOBS)
 
-# Every unit test under qemu (the end-to-end tests drive the tools from Python and
-# stay on the host build).
-test-aarch64: build-aarch64
+# Everything on aarch64 under qemu: every unit test, then every end-to-end program
+# (tests/programs: compiled and checked against eager mode on the host, run by the
+# aarch64 graph-run under qemu-aarch64; mobile/aarch64_e2e.py).
+AARCH64_E2E_ENV := SG_BUILD_DIR=$(CURDIR)/$(BUILD) SG_SOURCE_DIR=$(CURDIR) SG_AARCH64_BUILD_DIR=$(CURDIR)/$(BUILD_AARCH64) \
+  PYTHONPATH=$(CURDIR)/compiler/python
+test-aarch64: build-aarch64 $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target graph-compile graph-inspect
 	ctest --test-dir $(BUILD_AARCH64) --output-on-failure -j $(JOBS) -E '^e2e[.]'
+	$(AARCH64_E2E_ENV) $(PYTHON) mobile/aarch64_e2e.py
 
-# CI: the runtime and kernels and their unit tests, cross-built and run under qemu.
-aarch64-smoke: deps-aarch64 $(BUILD_AARCH64)/build.ninja
+# CI: the runtime and kernels and their unit tests, cross-built and run under qemu,
+# then a few end-to-end programs (AARCH64_SMOKE_PROGRAMS) with the aarch64 graph-run.
+aarch64-smoke: deps-aarch64 $(BUILD_AARCH64)/build.ninja $(BUILD)/build.ninja
 	cmake --build $(BUILD_AARCH64) -j $(JOBS) --target graph-run $(AARCH64_SMOKE)
+	cmake --build $(BUILD) -j $(JOBS) --target graph-compile graph-inspect
 	@for t in $(AARCH64_SMOKE); do \
 	  echo "== $$t (aarch64, qemu)"; \
 	  qemu-aarch64 -E LD_LIBRARY_PATH=$(CURDIR)/$(BUILD_AARCH64)/sysroot/usr/lib/aarch64-linux-gnu \
 	    $(BUILD_AARCH64)/tests/$$t --gtest_brief=1 || exit 1; \
 	done
+	@echo "== end-to-end programs (aarch64 graph-run, qemu): $(AARCH64_SMOKE_PROGRAMS)"
+	$(AARCH64_E2E_ENV) SG_E2E_PROGRAMS=$(AARCH64_SMOKE_PROGRAMS) $(PYTHON) mobile/aarch64_e2e.py
+
+# mobile/SIZES.md: stripped sizes of the core, the selective builds and the JNI
+# library for x86-64 and aarch64, and callgrind's instruction counts (mobile/sizes.sh).
+sizes: deps deps-aarch64 $(BUILD)/build.ninja
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(SIZES_PACKAGES)"
+	BUILD=$(BUILD) BUILD_AARCH64=$(BUILD_AARCH64) JOBS=$(JOBS) mobile/sizes.sh
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=20

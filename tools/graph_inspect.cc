@@ -2,7 +2,8 @@
 // format version, entry points with signatures, graph functions with node counts
 // by op and their If/While/Call edges, constant bytes; --dot draws it for Graphviz
 // node by node (graph_inspect_dot.cc). --op-table lists the ops and the dtypes
-// their rules accept (graph_inspect_ops.cc), for the op-coverage test.
+// their rules accept (graph_inspect_ops.cc), for the op-coverage test; --ops
+// GRAPH... the ops a set of graphs needs, for a selective build.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -17,6 +18,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: graph-inspect GRAPH.sgraph [--dot]\n"
     "       graph-inspect --op-table\n"
+    "       graph-inspect --ops GRAPH.sgraph...\n"
     "\n"
     "Prints a graph file's format version, entry points with their signatures, its\n"
     "graph functions (node counts by op, If/While/Call edges) and constant bytes.\n"
@@ -26,6 +28,9 @@ constexpr const char* kUsage =
     "              per value, dashed edges from If/While/Call to their functions\n"
     "  --op-table  print each op of the op table with the operand dtypes its\n"
     "              rule accepts (no graph file)\n"
+    "  --ops       print the ops the graph files need, with the dtypes of their\n"
+    "              operands and the kernels that may run them: the list that\n"
+    "              -DSG_SELECTED_OPS=FILE builds a runtime for\n"
     "  --help      show this message\n"
     "\n"
     "exit status: 0 ok, 1 usage error, 2 the file cannot be loaded\n";
@@ -67,9 +72,10 @@ void print_text(const sg::Program& program, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path;
+  std::vector<std::string> paths;
   bool dot = false;
   bool op_table = false;
+  bool ops = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -80,16 +86,27 @@ int main(int argc, char** argv) {
       dot = true;
     } else if (arg == "--op-table") {
       op_table = true;
+    } else if (arg == "--ops") {
+      ops = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "graph-inspect: unknown option '" << arg << "'\n" << kUsage;
       return 1;
-    } else if (path.empty()) {
-      path = std::string(arg);
     } else {
-      std::cerr << "graph-inspect: more than one graph file given\n" << kUsage;
-      return 1;
+      paths.emplace_back(arg);
     }
   }
+  if (ops) {
+    if (paths.empty() || dot || op_table) {
+      std::cerr << "graph-inspect: --ops takes one or more graph files, and no --dot or --op-table\n" << kUsage;
+      return 1;
+    }
+    return sg::tools::print_ops(paths, std::cout, std::cerr);
+  }
+  if (paths.size() > 1) {
+    std::cerr << "graph-inspect: more than one graph file given\n" << kUsage;
+    return 1;
+  }
+  const std::string path = paths.empty() ? std::string() : paths[0];
   if (op_table) {
     if (!path.empty() || dot) {
       std::cerr << "graph-inspect: --op-table takes no graph file and no --dot\n" << kUsage;

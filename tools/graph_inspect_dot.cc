@@ -181,15 +181,15 @@ class DotWriter {
 
 }  // namespace
 
-int print_dot(const std::string& path, std::ostream& out, std::ostream& err) {
+const fb::Graph* read_graph_table(const std::string& path, std::vector<uint64_t>& storage, std::ostream& err) {
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) {
     err << "graph-inspect: " << path << ": cannot read the file again\n";
-    return 2;
+    return nullptr;
   }
   const auto size = static_cast<size_t>(file.tellg());
   // uint64_t storage keeps the table (at a 64-byte offset) aligned for FlatBuffers.
-  std::vector<uint64_t> storage((size + 7) / 8);
+  storage.assign((size + 7) / 8, 0);
   auto* bytes = reinterpret_cast<uint8_t*>(storage.data());
   file.seekg(0);
   file.read(reinterpret_cast<char*>(bytes), std::streamsize(size));
@@ -197,15 +197,22 @@ int print_dot(const std::string& path, std::ostream& out, std::ostream& err) {
   if (!file || !format::decode_header(bytes, size, &h) || h.table_offset > size ||
       h.table_size > size - h.table_offset) {
     err << "graph-inspect: " << path << ": the file changed since it was loaded\n";
-    return 2;
+    return nullptr;
   }
   const uint8_t* table = bytes + h.table_offset;
   flatbuffers::Verifier verifier(table, size_t(h.table_size));
   if (!fb::VerifyGraphBuffer(verifier)) {
     err << "graph-inspect: " << path << ": the graph table does not verify\n";
-    return 2;
+    return nullptr;
   }
-  DotWriter(*fb::GetGraph(table), out).write();
+  return fb::GetGraph(table);
+}
+
+int print_dot(const std::string& path, std::ostream& out, std::ostream& err) {
+  std::vector<uint64_t> storage;
+  const fb::Graph* graph = read_graph_table(path, storage, err);
+  if (graph == nullptr) return 2;
+  DotWriter(*graph, out).write();
   return 0;
 }
 

@@ -1,15 +1,24 @@
 // graph-inspect --op-table: every op of the op table with the operand dtypes its
-// shape/dtype rule accepts. The dtypes are not listed anywhere by hand: each op's
+// shape/dtype rule accepts; --ops GRAPH...: the ops a set of graphs needs, the
+// list a selective build (-DSG_SELECTED_OPS=FILE) is made from. The dtypes are not listed anywhere by hand: each op's
 // rule is asked, through ops::infer, about a small well-formed call with each dtype
 // in turn, so the list cannot drift from the rules. The op-coverage test reads it.
 #include "graph_inspect.h"
 
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops/infer.h"
+#include "stagegraph/runtime.h"
+#include "stagegraph_generated.h"
+#ifdef SG_HAVE_XNNPACK
+#include "xnnpack/coverage.h"
+#endif
 
 namespace sg::tools {
 namespace {
@@ -164,7 +173,77 @@ Probe probe_for(OpId op, DType t) {
   return p;
 }
 
+// The operand of a node of `op` whose dtype --op-table varies (probe_for's role):
+// an input's index, or -1 for the first output (eye's dtype attribute).
+int main_operand(OpId op) {
+  const std::string_view role = probe_for(op, DType::kF32).role;
+  if (role == "values") return 1;  // where(cond, a, b)
+  if (role == "dtype") return -1;
+  return 0;
+}
+
+// The ops one graph file's functions use, with their main operands' dtypes.
+void collect_ops(const fb::Graph& g, std::map<OpId, std::set<DType>>& ops) {
+  const auto* fns = g.functions();
+  for (uint32_t f = 0; fns != nullptr && f < fns->size(); ++f) {
+    const fb::Function& fn = *fns->Get(f);
+    const auto* nodes = fn.nodes();
+    const auto* values = fn.values();
+    for (uint32_t n = 0; nodes != nullptr && n < nodes->size(); ++n) {
+      const fb::Node& node = *nodes->Get(n);
+      if (node.kind() != fb::NodeKind::Op || node.op() == nullptr) continue;
+      const std::optional<OpId> op = ops::find_op(node.op()->string_view());
+      if (!op) continue;  // the loader has refused unknown ops already
+      std::set<DType>& dtypes = ops[*op];
+      const int k = main_operand(*op);
+      const auto* list = k < 0 ? node.outputs() : node.inputs();
+      const uint32_t at = uint32_t(k < 0 ? 0 : k);
+      if (list == nullptr || at >= list->size() || values == nullptr || list->Get(at) >= values->size()) continue;
+      const int dtype = int(values->Get(list->Get(at))->dtype());
+      if (dtype >= 0 && dtype < kNumDTypes) dtypes.insert(DType(dtype));
+    }
+  }
+}
+
 }  // namespace
+
+int print_ops(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
+  std::map<OpId, std::set<DType>> ops;
+  for (const std::string& path : paths) {
+    auto program = Program::load_file(path);
+    if (!program.ok()) {
+      err << "graph-inspect: " << path << ": " << program.status().message() << "\n";
+      return 2;
+    }
+    std::vector<uint64_t> storage;
+    const fb::Graph* graph = read_graph_table(path, storage, err);
+    if (graph == nullptr) return 2;
+    collect_ops(*graph, ops);
+  }
+  out << "# ops needed by";
+  for (const std::string& path : paths) out << " " << path;
+  out << "\n# op dtypes : kernels (a build with -DSG_SELECTED_OPS=THIS_FILE has kernels for these ops only)\n";
+  // Sorted by name, so that the list diffs well.
+  std::map<std::string_view, std::string> lines;
+  for (const auto& [op, dtypes] : ops) {
+    std::string line;
+    bool f32 = false;
+    for (DType t : dtypes) {
+      line += std::string(" ") + dtype_name(t);
+      f32 |= t == DType::kF32;
+    }
+    if (dtypes.empty()) line += " -";
+    line += " : reference";
+#ifdef SG_HAVE_XNNPACK
+    if (f32 && kernels::xnnpack_covers(op)) line += " xnnpack";
+#else
+    (void)f32;
+#endif
+    lines[ops::op_def(op).name] = line;
+  }
+  for (const auto& [name, line] : lines) out << name << line << "\n";
+  return 0;
+}
 
 int print_op_table(std::ostream& out) {
   out << "# op role dtypes: each op of the op table, the operand its dtype is, and the\n"

@@ -6,6 +6,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "reference/selection.h"
 
 namespace sg::kernels {
 namespace {
@@ -223,11 +224,11 @@ auto with_scalar_op(ops::OpId op, F f) -> decltype(f(binary::Add{})) {
 
 }  // namespace
 
-KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
+KernelFn scalar_binary_kernel_of(ops::OpId op, DType in, DType out) {
   return with_scalar_op(op, [&](auto o) { return fixed_scalar_for<decltype(o)>(in, out); });
 }
 
-FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
+FixedFn scalar_binary_fixed_of(ops::OpId op, DType in, DType out) {
   return with_scalar_op(op, [&](auto o) { return fixed_scalar_run_for<decltype(o)>(in, out); });
 }
 

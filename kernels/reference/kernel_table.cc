@@ -2,6 +2,8 @@
 // added to the table without a kernel; the count below makes that a hard error.
 #include "reference/kernel.h"
 #include "reference/reference_kernels.h"
+#include "reference/selected_ops.h"
+#include "reference/selection.h"
 
 namespace sg::kernels {
 namespace {
@@ -19,6 +21,15 @@ Status unregistered_custom(const KernelContext&, const ops::Attrs&, std::span<co
   return internal_error("custom: a custom op runs the kernel its application registers (stagegraph/custom_op.h)");
 }
 
+// The kernel of `family(op)` when some op of that family is selected (see
+// selected_ops.h); otherwise the family is not named here at all, and its code is
+// left out of the link.
+#define SG_ROUTE(family, ...)                                                     \
+  do {                                                                            \
+    if constexpr (selection::any_of<__VA_ARGS__>()) return family(op);            \
+    else return nullptr;                                                          \
+  } while (0)
+
 KernelFn family_kernel(ops::OpId op) {
   using ops::OpId;
   switch (op) {
@@ -26,63 +37,98 @@ KernelFn family_kernel(ops::OpId op) {
     case OpId::Mod: case OpId::Pow: case OpId::Maximum: case OpId::Minimum: case OpId::Less:
     case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::Equal:
     case OpId::NotEqual: case OpId::LogicalAnd: case OpId::LogicalOr:
-      return elementwise_binary_kernel(op);
+      SG_ROUTE(elementwise_binary_kernel, OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::FloorDiv,
+               OpId::Mod, OpId::Pow, OpId::Maximum, OpId::Minimum, OpId::Less, OpId::LessEqual,
+               OpId::Greater, OpId::GreaterEqual, OpId::Equal, OpId::NotEqual, OpId::LogicalAnd,
+               OpId::LogicalOr);
     case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt:
     case OpId::Rsqrt: case OpId::Sin: case OpId::Cos: case OpId::Tanh: case OpId::Sigmoid:
     case OpId::Relu: case OpId::Gelu: case OpId::Floor: case OpId::Ceil: case OpId::Round:
     case OpId::Sign: case OpId::Square: case OpId::LogicalNot: case OpId::IsNan:
-      return elementwise_unary_kernel(op);
+      SG_ROUTE(elementwise_unary_kernel, OpId::Neg, OpId::Abs, OpId::Exp, OpId::Log, OpId::Sqrt,
+               OpId::Rsqrt, OpId::Sin, OpId::Cos, OpId::Tanh, OpId::Sigmoid, OpId::Relu, OpId::Gelu,
+               OpId::Floor, OpId::Ceil, OpId::Round, OpId::Sign, OpId::Square, OpId::LogicalNot,
+               OpId::IsNan);
     case OpId::Where: case OpId::Clip:
-      return select_kernel(op);
+      SG_ROUTE(select_kernel, OpId::Where, OpId::Clip);
     case OpId::Cast: case OpId::Full: case OpId::ShapeDim:
-      return cast_full_kernel(op);
+      SG_ROUTE(cast_full_kernel, OpId::Cast, OpId::Full, OpId::ShapeDim);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
     case OpId::Any: case OpId::All: case OpId::ArgMax: case OpId::ArgMin:
-      return reduction_kernel(op);
+      SG_ROUTE(reduction_kernel, OpId::Sum, OpId::Mean, OpId::Max, OpId::Min, OpId::Prod, OpId::Any,
+               OpId::All, OpId::ArgMax, OpId::ArgMin);
     case OpId::MatMul:
-      return matmul_kernel(op);
+      SG_ROUTE(matmul_kernel, OpId::MatMul);
     case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims:
     case OpId::Squeeze: case OpId::Concatenate:
-      return shape_kernel(op);
-    case OpId::Slice: case OpId::Take:
-      return slice_take_kernel(op);
+      SG_ROUTE(shape_kernel, OpId::Reshape, OpId::BroadcastTo, OpId::Transpose, OpId::ExpandDims,
+               OpId::Squeeze, OpId::Concatenate);
+    case OpId::Slice: case OpId::Take: case OpId::SliceUpdate:
+      SG_ROUTE(slice_take_kernel, OpId::Slice, OpId::Take, OpId::SliceUpdate);
     case OpId::Softmax: case OpId::LogSoftmax:
-      return softmax_kernel(op);
+      SG_ROUTE(softmax_kernel, OpId::Softmax, OpId::LogSoftmax);
     case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
-      return conv_pool_kernel(op);
+      SG_ROUTE(conv_pool_kernel, OpId::Conv2D, OpId::MaxPool2D, OpId::AvgPool2D);
     case OpId::CumSum: case OpId::Sort: case OpId::ArgSort: case OpId::TopK:
-      return ordering_kernel(op);
+      SG_ROUTE(ordering_kernel, OpId::CumSum, OpId::Sort, OpId::ArgSort, OpId::TopK);
     case OpId::Tile: case OpId::Pad:
-      return tile_pad_kernel(op);
+      SG_ROUTE(tile_pad_kernel, OpId::Tile, OpId::Pad);
     case OpId::Eye: case OpId::Arange: case OpId::OneHot:
-      return creation_kernel(op);
+      SG_ROUTE(creation_kernel, OpId::Eye, OpId::Arange, OpId::OneHot);
     case OpId::LayerNorm:
-      return layer_norm_kernel(op);
-    case OpId::SliceUpdate:
-      return slice_take_kernel(op);
+      SG_ROUTE(layer_norm_kernel, OpId::LayerNorm);
     case OpId::Print: case OpId::Assert:
-      return effect_kernel(op);
+      SG_ROUTE(effect_kernel, OpId::Print, OpId::Assert);
     case OpId::FullyConnected: case OpId::Conv2DBias: case OpId::ElementwiseChain:
-      return fused_kernel(op);
+      SG_ROUTE(fused_kernel, OpId::FullyConnected, OpId::Conv2DBias, OpId::ElementwiseChain);
     case OpId::Random:
-      return random_kernel_of(op);
+      SG_ROUTE(random_kernel_of, OpId::Random);
     case OpId::Custom:
       return &unregistered_custom;
   }
   return nullptr;
 }
 
+#undef SG_ROUTE
+
 }  // namespace
 
+bool op_available(ops::OpId op) { return selection::selected(op); }
+
 KernelFn reference_kernel(ops::OpId op) {
-  const KernelFn fn = family_kernel(op);
+  const KernelFn fn = selection::selected(op) ? family_kernel(op) : nullptr;
   return fn ? fn : &unknown_op;
+}
+
+// Rank-0 elementwise binary kernels (elementwise_binary.cc), routed like the rest.
+KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
+  if constexpr (selection::any_with_flag(ops::kElementwiseBinary)) {
+    return selection::selected(op) ? scalar_binary_kernel_of(op, in, out) : nullptr;
+  } else {
+    (void)op, (void)in, (void)out;
+    return nullptr;
+  }
+}
+
+FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
+  if constexpr (selection::any_with_flag(ops::kElementwiseBinary)) {
+    return selection::selected(op) ? scalar_binary_fixed_of(op, in, out) : nullptr;
+  } else {
+    (void)op, (void)in, (void)out;
+    return nullptr;
+  }
 }
 
 // Only the ordering kernels need scratch (their index buffers); every other
 // reference kernel works in its outputs and on the stack.
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs) {
-  return ordering_scratch_size(op, attrs, inputs);
+  using ops::OpId;
+  if constexpr (selection::any_of<OpId::CumSum, OpId::Sort, OpId::ArgSort, OpId::TopK>()) {
+    return ordering_scratch_size(op, attrs, inputs);
+  } else {
+    (void)op, (void)attrs, (void)inputs;
+    return 0;
+  }
 }
 
 }  // namespace sg::kernels

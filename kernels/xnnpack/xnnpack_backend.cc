@@ -11,6 +11,8 @@
 #include <mutex>
 #include <new>
 
+#include "reference/selected_ops.h"
+#include "xnnpack/coverage.h"
 #include "xnnpack/simd.h"
 #include "xnnpack/xnn_common.h"
 
@@ -136,36 +138,86 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
   for (const InputInfo& in : inputs)
     if (in.rank < 0 || in.rank > kMaxRank) return nullptr;
   using ops::OpId;
+  namespace sel = selection;
+  // Each family is named only where the build selects one of its ops
+  // (reference/selected_ops.h): the others are left out of the link.
+  if (!sel::selected(op)) return nullptr;
   switch (op) {
     case OpId::MatMul:
-      if (inputs[1].constant != nullptr && inputs[1].rank == 2) return xnn::make_fully_connected(inputs);
-      if (inputs[1].constant == nullptr && inputs[1].rank >= 2)
-        if (auto run_time = xnn::make_run_time_gemm(inputs)) return run_time;
-      return xnn::make_batch_matmul(inputs);
-    case OpId::Conv2D: return xnn::make_conv2d(attrs, inputs);
+      if constexpr (sel::any_of<OpId::MatMul>()) {
+        if (inputs[1].constant != nullptr && inputs[1].rank == 2) return xnn::make_fully_connected(inputs);
+        if (inputs[1].constant == nullptr && inputs[1].rank >= 2)
+          if (auto run_time = xnn::make_run_time_gemm(inputs)) return run_time;
+        return xnn::make_batch_matmul(inputs);
+      }
+      return nullptr;
+    case OpId::Conv2D:
+      if constexpr (sel::any_of<OpId::Conv2D>()) return xnn::make_conv2d(attrs, inputs);
+      return nullptr;
     case OpId::FullyConnected:
-    case OpId::Conv2DBias: return xnn::make_fused(op, attrs, inputs);
-    case OpId::ElementwiseChain: return xnn::make_elementwise_chain(attrs, inputs);
+    case OpId::Conv2DBias:
+      if constexpr (sel::any_of<OpId::FullyConnected, OpId::Conv2DBias>()) return xnn::make_fused(op, attrs, inputs);
+      return nullptr;
+    case OpId::ElementwiseChain:
+      if constexpr (sel::any_of<OpId::ElementwiseChain>()) return xnn::make_elementwise_chain(attrs, inputs);
+      return nullptr;
     case OpId::MaxPool2D:
-    case OpId::AvgPool2D: return xnn::make_pool(op, attrs, inputs);
-    case OpId::Softmax: return xnn::make_softmax(attrs, inputs);
+    case OpId::AvgPool2D:
+      if constexpr (sel::any_of<OpId::MaxPool2D, OpId::AvgPool2D>()) return xnn::make_pool(op, attrs, inputs);
+      return nullptr;
+    case OpId::Softmax:
+      if constexpr (sel::any_of<OpId::Softmax>()) return xnn::make_softmax(attrs, inputs);
+      return nullptr;
     case OpId::Add:
     case OpId::Sub:
     case OpId::Mul:
     case OpId::Div:
     case OpId::Maximum:
-    case OpId::Minimum: return xnn::make_binary(op, inputs);
+    case OpId::Minimum:
+      if constexpr (sel::any_of<OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::Maximum, OpId::Minimum>())
+        return xnn::make_binary(op, inputs);
+      return nullptr;
     case OpId::Tanh:
     case OpId::Gelu:
-    case OpId::Relu: return xnn::make_activation(op, inputs);
+    case OpId::Relu:
+      if constexpr (sel::any_of<OpId::Tanh, OpId::Gelu, OpId::Relu>()) return xnn::make_activation(op, inputs);
+      return nullptr;
     case OpId::Max:
     case OpId::Min:
     case OpId::ArgMax:
-    case OpId::ArgMin: return xnn::make_reduce(op, attrs, inputs);
-    case OpId::LayerNorm: return xnn::make_layer_norm(attrs, inputs);
-    case OpId::Transpose: return xnn::make_transpose(attrs, inputs);
-    case OpId::Concatenate: return xnn::make_concatenate(attrs, inputs);
-    default: return xnn::make_unary(op, inputs);
+    case OpId::ArgMin:
+      if constexpr (sel::any_of<OpId::Max, OpId::Min, OpId::ArgMax, OpId::ArgMin>())
+        return xnn::make_reduce(op, attrs, inputs);
+      return nullptr;
+    case OpId::LayerNorm:
+      if constexpr (sel::any_of<OpId::LayerNorm>()) return xnn::make_layer_norm(attrs, inputs);
+      return nullptr;
+    case OpId::Transpose:
+      if constexpr (sel::any_of<OpId::Transpose>()) return xnn::make_transpose(attrs, inputs);
+      return nullptr;
+    case OpId::Concatenate:
+      if constexpr (sel::any_of<OpId::Concatenate>()) return xnn::make_concatenate(attrs, inputs);
+      return nullptr;
+    default:
+      if constexpr (sel::any_with_flag(ops::kElementwiseUnary)) return xnn::make_unary(op, inputs);
+      return nullptr;
+  }
+}
+
+bool xnnpack_covers(ops::OpId op) {
+  using ops::OpId;
+  switch (op) {
+    case OpId::MatMul: case OpId::Conv2D: case OpId::FullyConnected: case OpId::Conv2DBias:
+    case OpId::ElementwiseChain: case OpId::MaxPool2D: case OpId::AvgPool2D: case OpId::Softmax:
+    case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Maximum: case OpId::Minimum:
+    case OpId::Tanh: case OpId::Gelu: case OpId::Relu: case OpId::Max: case OpId::Min: case OpId::ArgMax:
+    case OpId::ArgMin: case OpId::LayerNorm: case OpId::Transpose: case OpId::Concatenate:
+    // make_unary's
+    case OpId::Abs: case OpId::Neg: case OpId::Square: case OpId::Sqrt: case OpId::Floor: case OpId::Ceil:
+    case OpId::Round: case OpId::Sigmoid:
+      return true;
+    default:
+      return false;
   }
 }
 

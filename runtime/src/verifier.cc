@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/infer.h"
+#include "reference/selection.h"
 #include "sgraph_header.h"
 #include "shape_check.h"
 #include "stagegraph/tensor.h"
@@ -195,6 +196,9 @@ class FunctionChecker {
     const std::string_view name = str(node.op());
     const std::optional<ops::OpId> id = ops::find_op(name);
     if (!id) return node_error(i, node, "unknown op '" + std::string(name) + "'");
+    if (!kernels::op_available(*id))  // a selective build (-DSG_SELECTED_OPS) without it
+      return node_error(i, node, "op '" + std::string(name) + "' is not in this runtime's selected ops (SG_SELECTED_OPS); "
+                                     "rebuild with the list graph-inspect --ops writes for this graph");
     const ops::OpDef& def = ops::op_def(*id);
     if (node.op_version() > def.version)
       return node_error(i, node, "op '" + std::string(name) + "' version " + std::to_string(node.op_version()) +

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Writes mobile/SIZES.md: the stripped sizes of the runtime's builds for x86-64 and
+# aarch64, and callgrind's instruction counts for loading and first running the
+# examples. Run by `make sizes` (which installs what it needs); takes a while: it
+# configures and builds three size-optimized builds per CPU.
+#
+#   size-all      every op, XNNPACK: sg-size-probe ("everything"), the core probes,
+#                 the JNI library
+#   size-mlp-xnn  -DSG_SELECTED_OPS=<examples/mlp.py's ops>, XNNPACK
+#   size-mlp-ref  the same ops, -DSG_WITH_XNNPACK=OFF (our kernels only)
+#
+# Every size build: -Os, -ffunction-sections -fdata-sections, --gc-sections, no
+# RTTI, no unwind tables (exceptions on: team.cc catches one), no mimalloc. The sizes are of the files as
+# shipped after `strip`; the C and C++ libraries (glibc, libstdc++) are shared and
+# not counted, nor are XNNPACK's shared libraries, which are given apart.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+BUILD_AARCH64=${BUILD_AARCH64:-build-aarch64}
+JOBS=${JOBS:-$(nproc)}
+OUT=${SG_SIZES_DIR:-$ROOT/build-sizes}
+PYTHON=/usr/bin/python3
+mkdir -p "$OUT/graphs"
+
+# ---- graphs and the ops list of the mlp example -------------------------------------
+cmake --build "$BUILD" -j "$JOBS" --target graph-compile graph-inspect >/dev/null
+EXAMPLES="mlp cnn rnn greedy_decode tree_rnn"
+for ex in $EXAMPLES; do
+  "$BUILD/tools/graph-compile" "examples/$ex.py" -o "$OUT/graphs/$ex.sgraph"
+done
+"$BUILD/tools/graph-inspect" --ops "$OUT/graphs/mlp.sgraph" > "$OUT/mlp.ops"
+echo "== the ops of examples/mlp.py:"; cat "$OUT/mlp.ops"
+
+# Exceptions stay on: the runtime catches std::system_error where a thread cannot
+# start (runtime/src/team.cc) and never lets one cross its API.
+SIZE_CXX="-ffunction-sections -fdata-sections -fno-rtti -fno-asynchronous-unwind-tables"
+SIZE_C="-ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables"
+SIZE_LD="-Wl,--gc-sections -Wl,-O1 -Wl,--as-needed"
+
+# configure DIR TOOLCHAIN_ARGS... EXTRA_ARGS...
+configure() {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel -DSG_WERROR=ON \
+      -DCMAKE_CXX_FLAGS="$SIZE_CXX" -DCMAKE_C_FLAGS="$SIZE_C" \
+      -DCMAKE_EXE_LINKER_FLAGS="$SIZE_LD" -DCMAKE_SHARED_LINKER_FLAGS="$SIZE_LD" \
+      -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_TESTS=OFF -DSG_BUILD_BENCH=OFF "$@" >/dev/null
+  fi
+}
+
+# stripped_size FILE STRIP: bytes of FILE after strip.
+stripped_size() {
+  local tmp; tmp=$(mktemp)
+  "$2" -o "$tmp" "$1"
+  stat -c %s "$tmp"
+  rm -f "$tmp"
+}
+
+kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
+
+declare -A SIZE
+measure_arch() {
+  local arch=$1 strip=$2 libdir=$3; shift 3
+  local base="$OUT/$arch"
+  configure "$base-all" "$@"
+  configure "$base-mlp-xnn" "$@" -DSG_SELECTED_OPS="$OUT/mlp.ops"
+  configure "$base-mlp-ref" "$@" -DSG_SELECTED_OPS="$OUT/mlp.ops" -DSG_WITH_XNNPACK=OFF
+  local all_targets="sg-size-probe sg-core-probe"
+  if grep -q "stagegraph_jni" "$base-all/build.ninja"; then all_targets="$all_targets stagegraph_jni"; fi
+  if grep -q "sg-core-capi-probe" "$base-all/build.ninja"; then all_targets="$all_targets sg-core-capi-probe"; fi
+  echo "== $arch: building $base-{all,mlp-xnn,mlp-ref}"
+  cmake --build "$base-all" -j "$JOBS" --target $all_targets
+  cmake --build "$base-mlp-xnn" -j "$JOBS" --target sg-size-probe
+  cmake --build "$base-mlp-ref" -j "$JOBS" --target sg-size-probe
+  SIZE[$arch.core]=$(stripped_size "$base-all/mobile/sg-core-probe" "$strip")
+  if [ -f "$base-all/mobile/sg-core-capi-probe" ]; then
+    SIZE[$arch.capi]=$(stripped_size "$base-all/mobile/sg-core-capi-probe" "$strip")
+  fi
+  SIZE[$arch.mlp_ref]=$(stripped_size "$base-mlp-ref/mobile/sg-size-probe" "$strip")
+  SIZE[$arch.mlp_xnn]=$(stripped_size "$base-mlp-xnn/mobile/sg-size-probe" "$strip")
+  SIZE[$arch.all]=$(stripped_size "$base-all/mobile/sg-size-probe" "$strip")
+  if [ -f "$base-all/mobile/libstagegraph_jni.so" ]; then
+    SIZE[$arch.jni]=$(stripped_size "$base-all/mobile/libstagegraph_jni.so" "$strip")
+  fi
+  local xnn=0 f
+  for f in libXNNPACK.so.0 libpthreadpool.so.0 libcpuinfo.so.0; do
+    xnn=$((xnn + $(stripped_size "$libdir/$f" "$strip")))
+  done
+  SIZE[$arch.xnnlibs]=$xnn
+}
+
+measure_arch x86-64 strip /usr/lib/x86_64-linux-gnu
+if [ "${SG_SIZES_SKIP_AARCH64:-0}" != 1 ]; then
+  measure_arch aarch64 aarch64-linux-gnu-strip "$ROOT/$BUILD_AARCH64/sysroot/usr/lib/aarch64-linux-gnu" \
+    -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aarch64-linux-gnu.cmake" \
+    -DSG_AARCH64_SYSROOT="$ROOT/$BUILD_AARCH64/sysroot"
+fi
+
+# ---- callgrind: instructions for load + first run (x86-64, everything build) -------
+declare -A IR
+for ex in $EXAMPLES; do
+  log=$(mktemp)
+  if valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+       "$OUT/x86-64-all/mobile/sg-size-probe" "$OUT/graphs/$ex.sgraph" >/dev/null 2>"$log"; then
+    IR[$ex]=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$log")
+  else
+    IR[$ex]="failed: $(tail -n 1 "$log")"
+  fi
+  rm -f "$log"
+done
+
+# ---- SIZES.md --------------------------------------------------------------------------
+cell() { local v=${SIZE[$1]:-}; if [ -n "$v" ]; then echo "$(kb "$v") KB ($v B)"; else echo "n/a"; fi; }
+verdict() {  # verdict KEY BUDGET_BYTES
+  local v=${SIZE[$1]:-}
+  if [ -z "$v" ]; then echo "not measured"; elif [ "$v" -le "$2" ]; then echo "met"; else echo "NOT met"; fi
+}
+{
+  echo "# Sizes"
+  echo
+  echo "Written by \`mobile/sizes.sh\` (\`make sizes\`) at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!mobile/SIZES.md' || echo ' + local changes'), $(date -u +%Y-%m-%d)."
+  echo "Stripped sizes of what ships. Size builds: \`-Os -ffunction-sections -fdata-sections"
+  echo "-fno-rtti -fno-asynchronous-unwind-tables\`, \`--gc-sections\`, no mimalloc;"
+  echo "glibc and libstdc++ are the system's shared libraries and not counted. Each program"
+  echo "is \`sg-size-probe\` (mobile/size/size_probe.cc: load a graph file, create a Session,"
+  echo "bind zeros, run once, print the output shapes) linked against that build's runtime."
+  echo
+  echo "| build | x86-64 | aarch64 |"
+  echo "|---|---|---|"
+  echo "| core: loader, verifier, planner, executor, no kernels (\`sg-core-probe\`) | $(cell x86-64.core) | $(cell aarch64.core) |"
+  echo "| core + C API (\`sg-core-capi-probe\`, a C program over \`c_api.h\`) | $(cell x86-64.capi) | $(cell aarch64.capi) |"
+  echo "| selective build for examples/mlp.py, our kernels only (\`-DSG_WITH_XNNPACK=OFF\`) | $(cell x86-64.mlp_ref) | $(cell aarch64.mlp_ref) |"
+  echo "| selective build for examples/mlp.py, with XNNPACK (our part) | $(cell x86-64.mlp_xnn) | $(cell aarch64.mlp_xnn) |"
+  echo "| everything: every op, XNNPACK (our part) | $(cell x86-64.all) | $(cell aarch64.all) |"
+  echo "| JNI library \`libstagegraph_jni.so\` (everything + C API + JNI) | $(cell x86-64.jni) | $(cell aarch64.jni) |"
+  echo "| + Debian's XNNPACK, pthreadpool, cpuinfo shared libraries (whole) | $(cell x86-64.xnnlibs) | $(cell aarch64.xnnlibs) |"
+  echo
+  echo "Goals (issue 27):"
+  echo
+  echo "- core ≤ 100 KB on aarch64: $(verdict aarch64.core 102400)."
+  echo "- selective mlp build without XNNPACK ≤ 250 KB (aarch64): $(verdict aarch64.mlp_ref 256000)."
+  echo
+  echo "The ops of examples/mlp.py (\`graph-inspect --ops\`), the list both mlp builds are made from:"
+  echo
+  echo '```'
+  grep -v '^#' "$OUT/mlp.ops"
+  echo '```'
+  echo
+  echo "## Instructions for load + first run (callgrind, x86-64)"
+  echo
+  echo "\`valgrind --tool=callgrind sg-size-probe GRAPH\` of the x86-64 \"everything\" build: the"
+  echo "whole process (dynamic linking, XNNPACK's initialization, loading and verifying the"
+  echo "graph, creating the Session and packing weights, one run on zeros with symbolic dims"
+  echo "1). Instruction counts are stable from run to run, so a regression shows here;"
+  echo "times and peak memory under qemu would not mean anything."
+  echo
+  echo "| example | instructions (Ir) |"
+  echo "|---|---|"
+  for ex in $EXAMPLES; do echo "| examples/$ex.py | ${IR[$ex]} |"; done
+} > mobile/SIZES.md
+echo "== wrote mobile/SIZES.md"
+cat mobile/SIZES.md
