@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "staging/classes.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -128,13 +129,15 @@ std::optional<std::string> format_with_spec(const Value& v, const std::string& s
 }
 
 bool is_instance(const Value& v, const Value& type) {
+  if (type.is<ClassPtr>()) return instance_of(v, type.as<ClassPtr>());
   if (!type.is<BuiltinV>()) return false;
   const std::string& t = type.as<BuiltinV>().name;
   if (t == "int") return v.is<int64_t>() || v.is<bool>();
   if (t == "bool") return v.is<bool>();
   if (t == "float") return v.is<double>();
   if (t == "str") return v.is<std::string>();
-  if (t == "tuple") return v.is<TuplePtr>();
+  if (t == "tuple") return v.is<TuplePtr>() || record_as_tuple(v).has_value();
+  if (t == "object") return true;
   if (t == "list") return v.is<ListPtr>();
   if (t == "dict") return v.is<DictPtr>();
   return false;
@@ -160,6 +163,12 @@ int64_t Stager::enumerate_start(const Args& a) {
 
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
+  if (is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
+    return call_class_builtin(name, a);
+  // Named tuples are tuples to the builtins.
+  for (Value& p : a.pos)
+    if (std::optional<Value> t = record_as_tuple(p); t && name != "isinstance" && name != "print" && name != "str")
+      p = *t;
   if (name == "print") {
     std::string sep = " ", end = "\n";
     for (auto& [k, v] : a.kw) {
@@ -313,7 +322,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
         if (is_instance(a.pos[0], x)) return Value(true);
       return Value(false);
     }
-    if (!t.is<BuiltinV>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
+    if (!t.is<BuiltinV>() && !t.is<ClassPtr>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
     return Value(is_instance(a.pos[0], t));
   }
   if (name == "list" || name == "tuple" || name == "reversed") {

@@ -7,6 +7,7 @@
 // never read, since the return flag says which side holds the value.
 // Lists and dicts that exist before the `if` may change inside a branch: each
 // branch's items are recorded and undone, and the items join like variables.
+#include "staging/classes.h"
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
@@ -33,11 +34,19 @@ bool same_binding(const Value& a, const Value& b) {
     return true;
   }
   if (a.is<UndefinedV>()) return a.as<UndefinedV>().name == b.as<UndefinedV>().name;
+  if (a.is<InstancePtr>()) return a.as<InstancePtr>() == b.as<InstancePtr>();
+  if (a.is<ClassPtr>()) return a.as<ClassPtr>() == b.as<ClassPtr>();
+  if (a.is<BoundFunction>())
+    return a.as<BoundFunction>().fn == b.as<BoundFunction>().fn &&
+           same_binding(*a.as<BoundFunction>().self, *b.as<BoundFunction>().self);
+  if (a.is<ExceptionV>())
+    return a.as<ExceptionV>().types == b.as<ExceptionV>().types && a.as<ExceptionV>().message == b.as<ExceptionV>().message;
   return static_equal(a, b).value_or(false);
 }
 
 struct Branch {
   std::unique_ptr<FnBuilder> builder;
+  std::optional<RaiseSignal> raised;  // the branch raises (classes.h): it never completes
   std::map<std::string, Value> vars;
   std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
   std::vector<std::vector<std::pair<Value, Value>>> dict_items;
@@ -71,6 +80,11 @@ void collect_containers(const std::string& name, const Value& v, std::vector<Con
   } else if (v.is<TuplePtr>()) {
     const auto& items = *v.as<TuplePtr>();
     for (size_t i = 0; i < items.size(); ++i) collect_containers(name + "[" + std::to_string(i) + "]", items[i], out);
+  } else if (v.is<InstancePtr>() && !seen(v.as<InstancePtr>()->attrs.get())) {
+    // An instance's attributes change in a branch as a dict's items do.
+    const DictPtr& d = v.as<InstancePtr>()->attrs;
+    out.push_back(Container{name, nullptr, d, {}, d->items});
+    for (const auto& [key, item] : d->items) collect_containers(name + "." + py_str(key), item, out);
   }
 }
 
@@ -159,14 +173,19 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     sc.vars() = before;
     cur_ = br.builder.get();
     for (ControlState::SizeWatch& w : control().size_watches[my_watch]) w.changed.reset();
+    ++raise_catchers;
     try {
       body();
+    } catch (RaiseSignal& r) {
+      br.raised = std::move(r);
     } catch (...) {
+      --raise_catchers;
       cur_ = parent;
       sc.vars() = before;
       restore(containers);
       throw;
     }
+    --raise_catchers;
     cur_ = parent;
     br.vars = sc.vars();
     for (const Container& c : containers) {
@@ -223,6 +242,44 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
           }
         },
         pending_side == 0 ? ".then" : ".else");
+  }
+  // A branch that raises stops the run there (an Assert that always fails): it
+  // is staged again to leave stand-ins of the other branch's values, never read.
+  const bool both_raise = then_b.raised && else_b.raised;
+  for (int k = 0; k < 2; ++k) {
+    Branch& dead = k == 0 ? then_b : else_b;
+    if (!dead.raised) continue;
+    const Branch& live = k == 0 ? else_b : then_b;
+    const RaiseSignal signal = *dead.raised;
+    std::function<Value(const Value&)> stand_in = [&](const Value& v) -> Value {
+      if (v.is<Staged>()) return unset_value_like(v, span);
+      if (v.is<TuplePtr>()) {
+        std::vector<Value> items;
+        for (const Value& item : *v.as<TuplePtr>()) items.push_back(stand_in(item));
+        return make_tuple(std::move(items));
+      }
+      if (v.is<TensorListV>())
+        fail(signal.span, "a branch of this staged `" + label + "` raises while the other appends to a list in a "
+                          "staged loop; raise after the append instead");
+      return v;
+    };
+    dead = run_branch(
+        [&] {
+          if (!signal.staged) stage_raise(signal);
+          if (both_raise) return;
+          for (const auto& [name, v] : live.vars) {
+            auto b = before.find(name);
+            if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
+          }
+          for (size_t i = 0; i < containers.size(); ++i) {
+            if (containers[i].list)
+              for (Value& item : containers[i].list->items = live.list_items[i]) item = stand_in(item);
+            if (containers[i].dict)
+              for (auto& item : containers[i].dict->items = live.dict_items[i]) item.second = stand_in(item.second);
+          }
+        },
+        k == 0 ? ".then" : ".else");
+    if (pending_side < 0 && !both_raise) pending_side = k;  // its values do not count in the join
   }
   sc.vars() = before;
 
@@ -527,6 +584,12 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     }
   }
   fn().nodes.push_back(std::move(node));
+  // Both branches raise: so does the `if`, for an enclosing staged branch or loop.
+  if (both_raise && raise_catchers > 0) {
+    RaiseSignal r = *else_b.raised;
+    r.staged = true;
+    throw r;
+  }
 }
 
 }  // namespace sg::compiler::staging
