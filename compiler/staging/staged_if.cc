@@ -112,6 +112,24 @@ std::string quoted(const std::string& name) {
   return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
 }
 
+// Sets a container to the items another branch left, with stand-ins for the
+// items that branch changed (the unchanged ones stay themselves).
+void restand(Container& c, const std::vector<Value>& list_items, const std::vector<std::pair<Value, Value>>& dict_items,
+             const std::function<Value(const Value&)>& stand_in) {
+  if (c.list) {
+    c.list->items = list_items;
+    for (size_t j = 0; j < c.list->items.size(); ++j)
+      if (j >= c.list_items.size() || !same_binding(c.list->items[j], c.list_items[j]))
+        c.list->items[j] = stand_in(c.list->items[j]);
+  }
+  if (c.dict) {
+    c.dict->items = dict_items;
+    for (size_t j = 0; j < c.dict->items.size(); ++j)
+      if (j >= c.dict_items.size() || !same_binding(c.dict->items[j].second, c.dict_items[j].second))
+        c.dict->items[j].second = stand_in(c.dict->items[j].second);
+  }
+}
+
 size_t size_of(const void* container, bool is_list) {
   return is_list ? static_cast<const ListObj*>(container)->items.size()
                  : static_cast<const DictObj*>(container)->items.size();
@@ -234,12 +252,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
             auto b = before.find(name);
             if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
           }
-          for (size_t i = 0; i < containers.size(); ++i) {
-            if (containers[i].list)
-              for (Value& item : containers[i].list->items = taken.list_items[i]) item = stand_in(item);
-            if (containers[i].dict)
-              for (auto& item : containers[i].dict->items = taken.dict_items[i]) item.second = stand_in(item.second);
-          }
+          for (size_t i = 0; i < containers.size(); ++i) restand(containers[i], taken.list_items[i], taken.dict_items[i], stand_in);
         },
         pending_side == 0 ? ".then" : ".else");
   }
@@ -271,12 +284,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
             auto b = before.find(name);
             if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
           }
-          for (size_t i = 0; i < containers.size(); ++i) {
-            if (containers[i].list)
-              for (Value& item : containers[i].list->items = live.list_items[i]) item = stand_in(item);
-            if (containers[i].dict)
-              for (auto& item : containers[i].dict->items = live.dict_items[i]) item.second = stand_in(item.second);
-          }
+          for (size_t i = 0; i < containers.size(); ++i) restand(containers[i], live.list_items[i], live.dict_items[i], stand_in);
         },
         k == 0 ? ".then" : ".else");
     if (pending_side < 0 && !both_raise) pending_side = k;  // its values do not count in the join

@@ -113,7 +113,7 @@ class Accumulator:
         i = 0
         while i < n:
             self.state = self.state * 0.5 + 1.0     # AutoGraph's composite name in a staged loop
-            if self.state.sum() > k:
+            if self.state.sum() > k * 1.0:
                 self.best = sg.maximum(self.best, self.state.max())
             i += 1
         return self.state

@@ -39,7 +39,7 @@ def staged_raise(x: sg.f32["N"], n: sg.i64):
     if n < 0:
         raise ValueError("n must be non-negative")
     else:
-        y = x * n
+        y = x * n.astype(sg.f32)
     for i in range(n):
         if i > 100:
             raise RuntimeError("too many steps")

@@ -93,30 +93,19 @@ def make_weights(seed=0):
     return w
 
 
-def save_safetensors(path, tensors):
-    """Writes float32 NumPy arrays as a safetensors file."""
-    import json
-
-    header, offset, blobs = {}, 0, []
-    for name, a in tensors.items():
-        data = a.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
-
-
 if __name__ == "__main__":
     import os
+    import sys
     import tempfile
 
     import numpy as np
 
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "layers.safetensors")
-        save_safetensors(path, make_weights())
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+        import e2e_lib
+
+        e2e_lib.write_safetensors(path, make_weights())
         sg.load_weights(path)
         x = np.random.default_rng(1).standard_normal((3, FEATURES)).astype(np.float32)
         print(classify(x))
