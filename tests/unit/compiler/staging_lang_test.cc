@@ -62,7 +62,7 @@ def f(x: sg.f32["N"], n: sg.i64):
     if n < 0:
         raise ValueError("n must be non-negative")
     else:
-        y = x * n
+        y = x + 1.0
     return y
 )");
   ASSERT_TRUE(r.ir) << r.locations();

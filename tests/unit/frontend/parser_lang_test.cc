@@ -19,7 +19,7 @@ TEST(ParserLang, Lambdas) {
   EXPECT_EQ(expr_dump("lambda: 1"), "(lambda () 1)");
   EXPECT_EQ(expr_dump("lambda a, b=(1, 2): a + b"), "(lambda (a b=(tuple 1 2)) (+ a b))");
   EXPECT_EQ(expr_dump("f(lambda x: x if x else y, key=lambda v: -v)"),
-            "(call f (lambda (x) (if x x y)) (= key (lambda (v) (- v))))");
+            "(call f (lambda (x) (if x x y)) (= key (lambda (v) (neg v))))");
 }
 
 TEST(ParserLang, RaiseTryDelGlobalNonlocal) {
