@@ -102,6 +102,17 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         assign(*target.a, index_update(container, *target.b, v, span), span);
         return;
       }
+      if (container.is<TensorListV>()) {
+        // A list a staged loop appends to is a tensor [length, item dims...]: the
+        // item is updated in it, and the name rebound to the updated list.
+        const TensorListV& l = container.as<TensorListV>();
+        const std::string name = target.a->kind == ExprKind::kName ? target.a->name : std::string("list");
+        const Value items = Value(resolve_tensor_list(l, name, span));
+        const Value updated = index_update(items, *target.b, v, span);
+        if (!updated.is<Staged>()) fail(span, "item assignment to list '" + name + "': the list is not staged");
+        assign(*target.a, Value(TensorListV{l.slot, updated.as<Staged>()}), span);
+        return;
+      }
       fail(span, "'" + type_name(container) + "' object does not support item assignment");
     }
     case ExprKind::kAttribute: fail(span, "assignment to an attribute is not supported");

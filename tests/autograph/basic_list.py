@@ -120,6 +120,14 @@ def read_write_loop_tf(n: sg.i32):
 
 
 @sg.function
+def simple_empty_py():
+    return simple_empty(0) + simple_empty(2)
+
+
+# l.pop() in a staged loop: the body is staged once, so a pop of a list made before
+# the loop would run once at compile time, for every n; it is refused instead (a list
+# made before a staged loop may be appended to, or have its items assigned, there).
+@sg.function
 def simple_empty_tf(n: sg.i32):
     return simple_empty(n)
-# cases: simple_empty_tf n=0 | n=2 | n=4
+# refused: simple_empty_tf pop\(\).*staged once

@@ -119,10 +119,10 @@ def len_call_dynamic_tf(x: sg.i32[2]):
 
 @sg.function
 def nested_call_py():
-    return len(nested_call([])), tuple(nested_call([1, 2, 3]))
+    return (len(nested_call([])),) + tuple(nested_call([1, 2, 3]))
 
 
 @sg.function
 def nested_call_tf(x: sg.i32[3], e: sg.i32[0]):
-    return len(nested_call(e)), tuple(nested_call(x))
+    return (len(nested_call(e)),) + tuple(nested_call(x))
 # cases: nested_call_tf x=[1,2,3] e=[]

@@ -66,31 +66,6 @@ def else_creates_var(c):
     return i
 
 
-def if_destroys_var(c):
-    i = 1
-    if c:
-        del i
-    return i
-
-
-def if_else_destroys_var(c):
-    i = 1
-    if c:
-        del i
-    else:
-        del i
-    return i
-
-
-def else_destroys_var(c):
-    i = 2
-    if c:
-        pass
-    else:
-        del i
-    return i
-
-
 def if_returns_none(c):
     i = 0
     j = 1
@@ -248,16 +223,6 @@ def var_lifetime_imbalanced_legal_py():
     return if_creates_var(True), else_creates_var(False)
 
 
-@sg.function
-def if_destroys_var_py():
-    return if_destroys_var(False)
-
-
-@sg.function
-def else_destroys_var_py():
-    return else_destroys_var(True)
-
-
 # test_if_else_var_lifetime: c in (True, False) x (int, tf.constant)
 @sg.function
 def if_else_creates_var_py():
@@ -268,18 +233,6 @@ def if_else_creates_var_py():
 def if_else_creates_var_tf(c: sg.bool):
     return if_else_creates_var(c)
 # cases: if_else_creates_var_tf c=True | c=False
-
-
-@sg.function
-def if_else_destroys_var_py():
-    return if_else_destroys_var(1)
-# error: if_else_destroys_var_py 'i'
-
-
-@sg.function
-def if_else_destroys_var_tf(c: sg.bool):
-    return if_else_destroys_var(c)
-# error: if_else_destroys_var_tf 'i'
 
 
 # test_creates_var_imbalanced_illegal

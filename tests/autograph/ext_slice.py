@@ -11,10 +11,6 @@ def basic_expand_dims(n):
     return n[:, None] - n[None, :]
 
 
-def slice_of_application(n, x):
-    return n(x)[:, None] - n(x)[None, :]
-
-
 @sg.function
 def basic_ext_slice_tf(n: sg.f32[3, 3]):
     return basic_ext_slice(n)
@@ -32,7 +28,3 @@ def basic_ext_slice_static():
     return basic_ext_slice(sg.eye(3))
 
 
-@sg.function
-def slice_of_application_tf(x: sg.f32[3, 3]):
-    return slice_of_application(lambda x: x, x)
-# cases: slice_of_application_tf x=[[1,0,0],[0,1,0],[0,0,1]]

@@ -3,11 +3,6 @@
 import stagegraph as sg
 
 
-def composite_ors_with_callable(x, y, z):
-    z1 = lambda: z  # noqa: E731
-    return x or y or z1()
-
-
 def composite_ors(x, y, z):
     return x or y or z
 
@@ -47,18 +42,6 @@ def composite_py():
 def composite_tf(x: sg.bool, y: sg.bool, z: sg.bool):
     return composite_ors(x, y, z), composite_ands(x, y, z), composite_mixed(x, y, z)
 # cases: composite_tf x=False y=True z=False | x=False y=False z=False | x=True y=True z=True | x=True y=False z=True | x=False y=True z=True
-
-
-@sg.function
-def composite_ors_with_callable_py():
-    return (composite_ors_with_callable(False, True, False), composite_ors_with_callable(False, False, True),
-            composite_ors_with_callable(False, False, False))
-
-
-@sg.function
-def composite_ors_with_callable_tf(x: sg.bool, y: sg.bool, z: sg.bool):
-    return composite_ors_with_callable(x, y, z)
-# cases: composite_ors_with_callable_tf x=False y=True z=False | x=False y=False z=True | x=False y=False z=False
 
 
 @sg.function

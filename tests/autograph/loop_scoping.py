@@ -24,16 +24,6 @@ def while_with_local_var(x):
     return s
 
 
-def for_with_lambda_iter_local_var(l):  # noqa: E741
-    fns = []
-    results = []
-    for i in l:
-        fns.append(lambda i=i: i + i)
-    for f in fns:
-        results.append(f())
-    return results
-
-
 def for_initializes_local_var(l):  # noqa: E741
     s = 0
     for i in l:
@@ -119,11 +109,6 @@ def for_with_local_var_range_py():
 def for_with_local_var_range_tf(n: sg.i32):
     return for_with_local_var(sg.range(n))
 # cases: for_with_local_var_range_tf n=0 | n=1 | n=2
-
-
-@sg.function
-def for_with_lambda_iter_local_var_py():
-    return tuple(for_with_lambda_iter_local_var([1])) + tuple(for_with_lambda_iter_local_var([1, 2]))
 
 
 @sg.function

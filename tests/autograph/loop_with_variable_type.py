@@ -8,7 +8,6 @@ symbolic); TensorShape(None) relaxes every dim. tf.concat -> sg.concatenate;
 tf.pad -> sg.pad; tf.constant([0, 0]) -> an i32 tensor. Not ported: the tf.data
 variants and the SparseTensor ones (no sparse tensors). _py entries take Python
 inputs; _tf entries a run-time i32 n (a for over range(n) or sg.range(n))."""
-import collections
 
 import stagegraph as sg
 
@@ -116,22 +115,6 @@ def for_with_variable_shape_inside_if(n):
     return v
 
 
-def for_with_nested_variable_shape_inside_if(n):
-    Test = collections.namedtuple("Test", ["var"])
-    t = Test(var=_const([0]))
-    v = _const([0, 0])
-    if n > 1:
-        v = sg.relax(v, "D", 0)
-        for i in range(n):
-            v = sg.concatenate((v, [i]), 0)
-            t = Test(var=t.var + 1)
-            i += 1
-    else:
-        v = _const([1, 2, 3])
-        t = Test(var=_const([3]))
-    return v
-
-
 def while_with_variable_shape_and_break(n):
     v = _const([0, 0])
     i = 0
@@ -233,18 +216,6 @@ def inside_if_py():
 def inside_if_tf(n: sg.i32):
     return while_with_variable_shape_inside_if(n), for_with_variable_shape_inside_if(n)
 # cases: inside_if_tf n=0 | n=1 | n=2
-
-
-@sg.function
-def for_with_nested_variable_shape_inside_if_py():
-    return (for_with_nested_variable_shape_inside_if(0), for_with_nested_variable_shape_inside_if(1),
-            for_with_nested_variable_shape_inside_if(2))
-
-
-@sg.function
-def for_with_nested_variable_shape_inside_if_tf(n: sg.i32):
-    return for_with_nested_variable_shape_inside_if(n)
-# cases: for_with_nested_variable_shape_inside_if_tf n=0 | n=1 | n=2
 
 
 @sg.function

@@ -37,40 +37,6 @@ def dependent_imbalanced_inner_if(x):
     return x, y
 
 
-def _hidden_raise():
-    raise ValueError('exception used for control flow')
-
-
-def if_with_local_modification_masked_by_exception(x):
-    y = 0
-    if x > 0:
-        try:
-            if x > 1:
-                _hidden_raise()
-            y = 1
-        except ValueError:
-            pass
-        if y == 0:
-            y = 2
-    return y
-
-
-_test_global = None
-
-
-def if_nested_with_modification_of_global(x):
-    y = 0
-    if x > 0:
-        if x > 0:
-            global _test_global
-            if _test_global is None:
-                _test_global = 1
-            else:
-                _test_global += 1
-            y += _test_global
-    return y
-
-
 def independent_inner_for(a, b):
     p = 0
     for _ in a:
@@ -133,19 +99,6 @@ def while_with_continue_in_context_manager(x):
     return z
 
 
-def while_continue_in_try(x):
-    z = 0
-    while x > 0:
-        x = x - 1
-        try:
-            if x < 5:
-                continue
-            z = z + 1
-        finally:
-            z = z + 10
-    return z
-
-
 def while_break_in_context_manager(x):
     z = 0
     while x > 0:
@@ -153,19 +106,6 @@ def while_break_in_context_manager(x):
         if x < 5:
             break
         z = z + 1
-    return z
-
-
-def while_break_in_try(x):
-    z = 0
-    while x > 0:
-        x = x - 1
-        try:
-            if x < 5:
-                break
-            z = z + 1
-        finally:
-            z = z + 10
     return z
 
 
@@ -218,17 +158,6 @@ def dependent_imbalanced_inner_if_py():
 def dependent_imbalanced_inner_if_tf(x: sg.i32):
     return dependent_imbalanced_inner_if(x)
 # cases: dependent_imbalanced_inner_if_tf x=-1 | x=1
-
-
-@sg.function
-def if_with_local_modification_masked_by_exception_py():
-    return (if_with_local_modification_masked_by_exception(-1), if_with_local_modification_masked_by_exception(0),
-            if_with_local_modification_masked_by_exception(1), if_with_local_modification_masked_by_exception(2))
-
-
-@sg.function
-def if_nested_with_modification_of_global_py():
-    return if_nested_with_modification_of_global(1)
 
 
 @sg.function
@@ -298,28 +227,6 @@ def continue_break_py():
 def continue_break_tf(x: sg.i32):
     return while_with_continue_in_context_manager(x), while_break_in_context_manager(x)
 # cases: continue_break_tf x=0 | x=4 | x=10
-
-
-@sg.function
-def while_continue_in_try_py():
-    return while_continue_in_try(0), while_continue_in_try(4), while_continue_in_try(10)
-
-
-@sg.function
-def while_continue_in_try_tf(x: sg.i32):
-    return while_continue_in_try(x)
-# cases: while_continue_in_try_tf x=0 | x=4 | x=10
-
-
-@sg.function
-def while_break_in_try_py():
-    return while_break_in_try(0), while_break_in_try(4), while_break_in_try(10)
-
-
-@sg.function
-def while_break_in_try_tf(x: sg.i32):
-    return while_break_in_try(x)
-# cases: while_break_in_try_tf x=0 | x=4 | x=10
 
 
 @sg.function
