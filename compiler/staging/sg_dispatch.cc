@@ -142,12 +142,14 @@ Value concat_stack(Stager& s, const Args& a, const std::string& name) {
   if (b[0].is<TensorListV>()) return s.tensor_list_join(b[0].as<TensorListV>(), name, b.get(1, Value(int64_t(0))), a.span);
   std::vector<Value> xs = s.to_list(b[0], a.span);
   if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
-  // Lists of Python numbers among tensors (`sg.concatenate((v, [i]))`) become tensors
-  // of the tensors' dtype, as a number beside a tensor does (SPEC §3).
+  // Lists of Python numbers (or scalars of the tensors' dtype) among tensors
+  // (`sg.concatenate((v, [i]))`) become tensors of the tensors' dtype, as a number
+  // beside a tensor does (SPEC §3).
   std::optional<DType> like;
   for (const Value& x : xs)
     if (x.is_tensor() && !like) like = s.tensor_dtype(x);
   std::function<std::optional<Value>(const Value&)> numbers = [&](const Value& v) -> std::optional<Value> {
+    if (v.is_tensor() && s.tensor_rank(v) == 0 && !s.weak_origin(v) && s.tensor_dtype(v) == *like) return v;
     if (v.is_number() || (v.is_tensor() && s.tensor_rank(v) == 0 && s.weak_origin(v))) {
       if (v.is_number() && !Stager::number_fits(v, *like)) return std::nullopt;
       return s.to_tensor(v.is_number() ? v : s.cast(v, *like, a.span), *like, a.span);

@@ -456,8 +456,15 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
         if (std::optional<Value> v = stand_in_like(model)) branches[returned_side]->vars[name] = *v;
       });
     }
+  // Both branches returned: nothing after the `if` runs, so only the flags and the
+  // return value join.
+  const bool both_returned = left(then_b.vars) && left(else_b.vars);
   std::vector<std::pair<std::string, Make>> makes;
   for (const std::string& name : names) {
+    if (both_returned && name[0] != '$') {
+      sc.set(name, Value(UndefinedV{name, "", span, ""}));
+      continue;
+    }
     if (!defined(then_b.vars, name) || !defined(else_b.vars, name)) {
       const bool then_missing = !defined(then_b.vars, name);
       const int gone = then_missing ? 0 : 1;

@@ -107,10 +107,19 @@ def simple_fill_tf(n: sg.i32):
 # cases: simple_fill_tf n=5
 
 
+# The outer list's items are the inner lists stacked, whose length n is known only at
+# run time and is not a dim of an input: a tensor list needs one item shape for all
+# iterations, which the compiler cannot prove here (it asks for a first item before
+# the loop); refused with that message.
 @sg.function
 def nested_fill_tf(m: sg.i32, n: sg.i32):
     return nested_fill(m, n)
-# cases: nested_fill_tf m=5 n=3
+# refused: nested_fill_tf 'mat'.*not a dim of an input
+
+
+@sg.function
+def nested_fill_py():
+    return nested_fill(5, 3)
 
 
 @sg.function

@@ -104,12 +104,12 @@ def return_possibly_undefined_py():
     return return_possibly_undefined(0), return_possibly_undefined(3), return_possibly_undefined(5) is None
 
 
-# AutoGraph: "else branch must also have a return". Here: None on one path, a
-# tensor on the others.
+# AutoGraph: "else branch must also have a return". Here too: a staged path reaches
+# the end of the function without a return.
 @sg.function
 def return_possibly_undefined_tf(x: sg.i32):
     return return_possibly_undefined(x)
-# error: return_possibly_undefined_tf None
+# error: return_possibly_undefined_tf without a return
 
 
 @sg.function

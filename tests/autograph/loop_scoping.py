@@ -1,7 +1,8 @@
 """Ported from TensorFlow's tensorflow/python/autograph/tests/loop_scoping_test.py
 (Apache License 2.0): variables local to loops, and the loop target after the loop.
 
-range -> range; tf.range -> sg.range (a staged loop); _int_tensor -> an i32 input with a
+range -> range; tf.range -> sg.range where it is called by the loop (a staged loop),
+sg.arange(n) where it is passed as a value (a tensor of run-time length); _int_tensor -> an i32 input with a
 symbolic length. Not ported: the cases the original skips (for_with_lambda_iter and
 the *_illegal_cases, all skipTest). _py entries take Python inputs, _tf run-time ones."""
 import stagegraph as sg
@@ -107,7 +108,7 @@ def for_with_local_var_range_py():
 
 @sg.function
 def for_with_local_var_range_tf(n: sg.i32):
-    return for_with_local_var(sg.range(n))
+    return for_with_local_var(sg.arange(n))
 # cases: for_with_local_var_range_tf n=0 | n=1 | n=2
 
 

@@ -7,7 +7,8 @@ tf.autograph.experimental.set_loop_options(shape_invariants=[(v, TensorShape([No
 symbolic); TensorShape(None) relaxes every dim. tf.concat -> sg.concatenate;
 tf.pad -> sg.pad; tf.constant([0, 0]) -> an i32 tensor. Not ported: the tf.data
 variants and the SparseTensor ones (no sparse tensors). _py entries take Python
-inputs; _tf entries a run-time i32 n (a for over range(n) or sg.range(n))."""
+inputs; _tf entries a run-time i32 n (tf.range(n) -> sg.arange(n, dtype=sg.i32), a
+tensor of run-time length, so the for loop over it is staged)."""
 
 import stagegraph as sg
 
@@ -154,7 +155,7 @@ def growing_vector_py():
 
 @sg.function
 def growing_vector_tf(n: sg.i32):
-    return while_with_variable_shape_growing_vector(n), for_with_variable_shape_growing_vector(sg.range(n))
+    return while_with_variable_shape_growing_vector(n), for_with_variable_shape_growing_vector(sg.arange(n, dtype=sg.i32))
 # cases: growing_vector_tf n=0 | n=1 | n=2
 
 
@@ -170,7 +171,7 @@ def growing_matrix_rows_py():
 @sg.function
 def growing_matrix_rows_tf(n: sg.i32):
     return (while_with_variable_shape_growing_matrix_rows(n),
-            for_with_variable_shape_growing_matrix_rows(sg.range(n)))
+            for_with_variable_shape_growing_matrix_rows(sg.arange(n, dtype=sg.i32)))
 # cases: growing_matrix_rows_tf n=0 | n=1 | n=2
 
 
@@ -186,7 +187,7 @@ def growing_matrix_cols_py():
 @sg.function
 def growing_matrix_cols_tf(n: sg.i32):
     return (while_with_variable_shape_growing_matrix_cols(n),
-            for_with_variable_shape_growing_matrix_cols(sg.range(n)))
+            for_with_variable_shape_growing_matrix_cols(sg.arange(n, dtype=sg.i32)))
 # cases: growing_matrix_cols_tf n=0 | n=1 | n=2
 
 
@@ -200,7 +201,7 @@ def growing_matrix_py():
 
 @sg.function
 def growing_matrix_tf(n: sg.i32):
-    return while_with_variable_shape_growing_matrix(n), for_with_variable_shape_growing_matrix(sg.range(n))
+    return while_with_variable_shape_growing_matrix(n), for_with_variable_shape_growing_matrix(sg.arange(n, dtype=sg.i32))
 # cases: growing_matrix_tf n=0 | n=1 | n=2
 
 
