@@ -54,6 +54,7 @@ struct ControlState {
   // before it (ListObj, DictObj). Its body is staged once, so a list method other
   // than append on one of them would run once at compile time: refused.
   struct LoopContainers {
+    const Stmt* loop = nullptr;
     std::string where;  // "the staged for loop at line 12"
     std::set<const void*> containers;
   };

@@ -410,12 +410,22 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     return it != vars.end() && flag_true(&it->second);
   };
   auto left = [&](const std::map<std::string, Value>& vars) { return flag_set(vars, kReturnFlag); };
-  // A variable first assigned on the other path is not read after a jump either: after
-  // a continue the iteration ends, after a break the loop does, and a variable first
-  // assigned inside a staged loop is not readable after it (nor carried into the next
-  // iteration) unless it had a value before the loop, which it would then have here.
+  // A variable first assigned on the other path is not read after a jump out of a
+  // staged loop's iteration either: after a continue the iteration ends, after a break
+  // the loop does, and a variable first assigned inside a staged loop is not readable
+  // after it (nor carried into the next iteration) unless it had a value before the
+  // loop, which it would then have here. (An unrolled loop keeps it across iterations
+  // and after the loop, where eager mode may find it undefined.)
+  const bool in_staged_loop = [&] {
+    const Stmt* loop = nullptr;
+    for (const BlockPos& b : control().blocks)
+      if (b.frame == frame_ && b.loop) loop = b.loop;
+    for (const ControlState::LoopContainers& lc : control().loop_containers)
+      if (loop && lc.loop == loop) return true;
+    return false;
+  }();
   auto jumped = [&](const std::map<std::string, Value>& vars) {
-    return left(vars) || flag_set(vars, kBreakFlag) || flag_set(vars, kContinueFlag);
+    return left(vars) || (in_staged_loop && (flag_set(vars, kBreakFlag) || flag_set(vars, kContinueFlag)));
   };
   // A stand-in of `model`'s type (tensors unset, other values kept); none for what
   // has no stand-in (a tensor list).

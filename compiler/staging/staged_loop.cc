@@ -147,8 +147,10 @@ void collect_containers(const Value& v, std::set<const void*>& out) {
 
 struct LoopContainersScope {
   ControlState& cs;
-  LoopContainersScope(ControlState& c, const std::string& where, const std::map<std::string, Value>& vars) : cs(c) {
-    ControlState::LoopContainers lc{where, {}};
+  LoopContainersScope(ControlState& c, const Stmt* loop, const std::string& where,
+                      const std::map<std::string, Value>& vars)
+      : cs(c) {
+    ControlState::LoopContainers lc{loop, where, {}};
     for (const auto& [name, v] : vars) collect_containers(v, lc.containers);
     cs.loop_containers.push_back(std::move(lc));
   }
@@ -344,7 +346,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
   {
     Counter loops(cs.staged_loops);
-    LoopContainersScope containers(cs, "the staged " + where, outer_vars);
+    LoopContainersScope containers(cs, &s, "the staged " + where, outer_vars);
     spec.prologue();
     st.exec_block(s.body, &s);
   }
