@@ -76,7 +76,19 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
     }
     case ExprKind::kSubscript: {
       Value container = eval(*target.a);
+      // A list or dict made before a staged loop that its body changes in place would
+      // change once at compile time (one that carries tensors is rebuilt in the body
+      // and carried item by item instead, and is not met here).
+      const auto made_before_loop = [&](const void* obj) -> const ControlState::LoopContainers* {
+        for (const ControlState::LoopContainers& lc : control().loop_containers)
+          if (lc.containers.count(obj)) return &lc;
+        return nullptr;
+      };
       if (container.is<ListPtr>()) {
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<ListPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` assigns an item of a list made before " + lc->where +
+                         " that holds no tensors or numbers; a staged loop may change only tensor and number items "
+                         "of a list made before it");
         Value idx = eval(*target.b);
         auto& items = container.as<ListPtr>()->items;
         const int64_t n = int64_t(items.size());
@@ -91,9 +103,18 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         if (key.is_tensor()) fail(target.b->span, "dict keys must be static");
         for (auto& kv : container.as<DictPtr>()->items)
           if (static_equal(kv.first, key).value_or(false)) {
+            if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+              fail(span, "`" + source_text(target.span) + "` assigns an item of a dict made before " + lc->where +
+                             " that holds no tensors or numbers; a staged loop may change only tensor and number "
+                             "items of a dict made before it");
             kv.second = v;
             return;
           }
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` adds the key " + py_repr(key) + " to a dict made before " +
+                         lc->where + ", whose body is staged once: a dict a staged loop carries keeps the keys it "
+                         "had before the loop; give it that key, with a value of the type the loop assigns, "
+                         "before the loop");
         container.as<DictPtr>()->items.emplace_back(key, v);
         return;
       }

@@ -339,6 +339,18 @@ TEST(StagingLoopErrors, ForTargetReadAfterTheLoop) {
             std::string::npos) << e;
 }
 
+TEST(StagingLoopErrors, ADictGainingAKeyInsideAStagedLoop) {
+  // AutoGraph's for_imbalanced: the keys of a dict a staged loop carries are settled before it.
+  const std::string e = errors_of(R"(def f(n: sg.i64, x: sg.f32):
+    y = {}
+    for i in range(n):
+        y["a"] = x
+    return y["a"]
+)");
+  EXPECT_NE(e.find("7:9: error: `y[\"a\"]` adds the key 'a' to a dict made before the staged for loop at line 6"),
+            std::string::npos) << e;
+}
+
 TEST(StagingLoopErrors, ListPopInsideAStagedLoop) {
   // The body is staged once: a pop would run once at compile time, for every n.
   const std::string e = errors_of(R"(def f(n: sg.i64):
