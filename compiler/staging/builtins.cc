@@ -188,7 +188,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     if (options_.compile_time_stdout) print_out(options_.compile_time_stdout, line + end);
     return Value();
   }
-  if (!a.kw.empty() && name != "enumerate")
+  if (!a.kw.empty() && name != "enumerate" && name != "dict")
     fail(span, name + "() takes no keyword arguments");
   if (name == "len") {
     expect_args(*this, a, name, 1, 1);
@@ -412,8 +412,31 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     return Value(a.pos.empty() ? std::string() : py_str(a.pos[0]));
   }
   if (name == "dict") {
-    expect_args(*this, a, name, 0, 0);
-    return Value(std::make_shared<DictObj>());
+    // dict(), dict(mapping or pairs), dict(key=value, ...): a new dict, keys in order.
+    expect_args(*this, a, name, 0, 1);
+    auto d = std::make_shared<DictObj>();
+    auto put = [&](const Value& key, const Value& v) {
+      if (key.is_tensor()) fail(span, "dict keys must be static");
+      for (auto& kv : d->items)
+        if (static_equal(kv.first, key).value_or(false)) {
+          kv.second = v;
+          return;
+        }
+      d->items.emplace_back(key, v);
+    };
+    if (!a.pos.empty()) {
+      if (a.pos[0].is<DictPtr>()) {
+        for (const auto& [k, v] : a.pos[0].as<DictPtr>()->items) put(k, v);
+      } else {
+        for (const Value& pair : to_list(a.pos[0], span)) {
+          std::vector<Value> kv = pair.is<TuplePtr>() || pair.is<ListPtr>() ? to_list(pair, span) : std::vector<Value>{};
+          if (kv.size() != 2) fail(span, "dict(): each item of the sequence must be a (key, value) pair");
+          put(kv[0], kv[1]);
+        }
+      }
+    }
+    for (const auto& [key, v] : a.kw) put(Value(key), v);
+    return Value(DictPtr(d));
   }
   fail(span, "unsupported builtin '" + name + "'");
 }

@@ -15,7 +15,9 @@
 namespace sg::compiler::staging {
 namespace {
 
-enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic };
+// kTarget: a for target read after the loop that had no value before it, where the
+// loop provably runs at least once: carried from a placeholder of the item's type.
+enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget };
 
 struct Carry {
   std::string name;
@@ -226,6 +228,31 @@ struct Counter {
   ~Counter() { --n; }
 };
 
+// The lists and dicts reachable from `v` (through tuples, lists and dicts).
+void collect_containers(const Value& v, std::set<const void*>& out) {
+  if (v.is<ListPtr>()) {
+    if (!out.insert(v.as<ListPtr>().get()).second) return;
+    for (const Value& item : v.as<ListPtr>()->items) collect_containers(item, out);
+  } else if (v.is<DictPtr>()) {
+    if (!out.insert(v.as<DictPtr>().get()).second) return;
+    for (const auto& item : v.as<DictPtr>()->items) collect_containers(item.second, out);
+  } else if (v.is<TuplePtr>()) {
+    for (const Value& item : *v.as<TuplePtr>()) collect_containers(item, out);
+  }
+}
+
+struct LoopContainersScope {
+  ControlState& cs;
+  LoopContainersScope(ControlState& c, const Stmt* loop, const std::string& where,
+                      const std::map<std::string, Value>& vars)
+      : cs(c) {
+    ControlState::LoopContainers lc{loop, where, {}};
+    for (const auto& [name, v] : vars) collect_containers(v, lc.containers);
+    cs.loop_containers.push_back(std::move(lc));
+  }
+  ~LoopContainersScope() { cs.loop_containers.pop_back(); }
+};
+
 }  // namespace
 
 namespace {
@@ -303,6 +330,24 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   block_appends(s.body, appended);
   std::vector<Structure> structures;
   std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
+  // A for target read after the loop has Python's value there: the last item, or the
+  // value it had before the loop when the loop runs zero times. Carried like any
+  // variable the body assigns; without a value before the loop only where the loop
+  // provably runs (else reading it after the loop is the error set below).
+  std::set<std::string> carried_targets;
+  for (const std::string& name : spec.targets) {
+    if (!after.count(name)) continue;
+    const Value* before = sc.lookup(name);
+    if (before && !before->is<UndefinedV>()) {
+      if (!before->is_tensor() && !before->is_number()) continue;
+      carries.push_back(tensor_carry(name, *before));
+    } else if (!spec.may_run_zero_times) {
+      carries.push_back(Carry{name, CarryKind::kTarget, Value()});
+    } else {
+      continue;
+    }
+    carried_targets.insert(name);
+  }
   for (const std::string& name : assigned) {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
@@ -403,7 +448,8 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
         sc.set(c.name, Value(TensorListV{c.slot, std::nullopt}));
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
-      case CarryKind::kReturnValue: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kReturnValue:
+      case CarryKind::kTarget: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
       case CarryKind::kStatic: break;
     }
   }
@@ -422,6 +468,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
   {
     Counter loops(cs.staged_loops);
+    LoopContainersScope containers(cs, &s, "the staged " + where, outer_vars);
     ++st.raise_catchers;
     try {
       spec.prologue();
@@ -523,6 +570,15 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
       case CarryKind::kFlag:
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
         break;
+      case CarryKind::kTarget:
+        if (!v.is_tensor() && !v.is_number())
+          st.fail(s.span, "the target '" + c.name + "' of the staged " + where + " is a " + type_name(v) +
+                              " at the end of an iteration and read after the loop; only tensors and numbers can "
+                              "be carried out of a staged loop");
+        c.body_value = st.to_tensor(v, std::nullopt, s.span);
+        c.body_result = st.materialize(c.body_value, s.span);
+        c.type = st.fn().values[size_t(c.body_result)].type;
+        break;
       case CarryKind::kList: {
         if (!v.is<TensorListV>())
           st.fail(s.span, "list '" + c.name + "' is rebound to a " + type_name(v) + " inside the staged " + where +
@@ -623,7 +679,8 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
-    if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kReturnValue || c.kind == CarryKind::kTarget)
+      init = st.unset_value_like(c.body_value, s.span);
     if (c.kind == CarryKind::kList && c.outer_list) {
       // The enclosing loop's list takes this loop's item type, under a dim of its own.
       TensorListSlot& outer_slot = *c.outer_list->slot;
@@ -726,9 +783,11 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   for (const auto& [name, message] : undefined_after) sc.set(name, Value(UndefinedV{name, "", s.span, message}));
   for (const std::string& t : spec.targets)
-    sc.set(t, Value(UndefinedV{t, "", s.span,
+    if (!carried_targets.count(t))
+      sc.set(t, Value(UndefinedV{t, "", s.span,
                                "the target '" + t + "' of the staged " + where +
-                                   " may not be read after the loop: it is undefined when the loop runs zero times"}));
+                                     " has no value before the loop and is read after it; it would be undefined "
+                                     "when the loop runs zero times: assign it before the loop"}));
   return Flow::kNormal;
 }
 

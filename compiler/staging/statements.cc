@@ -151,7 +151,19 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
     }
     case ExprKind::kSubscript: {
       Value container = eval(*target.a);
+      // A list or dict made before a staged loop that its body changes in place would
+      // change once at compile time (one that carries tensors is rebuilt in the body
+      // and carried item by item instead, and is not met here).
+      const auto made_before_loop = [&](const void* obj) -> const ControlState::LoopContainers* {
+        for (const ControlState::LoopContainers& lc : control().loop_containers)
+          if (lc.containers.count(obj)) return &lc;
+        return nullptr;
+      };
       if (container.is<ListPtr>()) {
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<ListPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` assigns an item of a list made before " + lc->where +
+                         " that holds no tensors or numbers; a staged loop may change only tensor and number items "
+                         "of a list made before it");
         Value idx = eval(*target.b);
         auto& items = container.as<ListPtr>()->items;
         const int64_t n = int64_t(items.size());
@@ -166,15 +178,35 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         if (key.is_tensor()) fail(target.b->span, "dict keys must be static");
         for (auto& kv : container.as<DictPtr>()->items)
           if (static_equal(kv.first, key).value_or(false)) {
+            if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+              fail(span, "`" + source_text(target.span) + "` assigns an item of a dict made before " + lc->where +
+                             " that holds no tensors or numbers; a staged loop may change only tensor and number "
+                             "items of a dict made before it");
             kv.second = v;
             return;
           }
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` adds the key " + py_repr(key) + " to a dict made before " +
+                         lc->where + ", whose body is staged once: a dict a staged loop carries keeps the keys it "
+                         "had before the loop; give it that key, with a value of the type the loop assigns, "
+                         "before the loop");
         container.as<DictPtr>()->items.emplace_back(key, v);
         return;
       }
       if (container.is_tensor()) {
         // Tensors are values: x[i] = v rebinds x (or the enclosing item) to the updated tensor.
         assign(*target.a, index_update(container, *target.b, v, span), span);
+        return;
+      }
+      if (container.is<TensorListV>()) {
+        // A list a staged loop appends to is a tensor [length, item dims...]: the
+        // item is updated in it, and the name rebound to the updated list.
+        const TensorListV& l = container.as<TensorListV>();
+        const std::string name = target.a->kind == ExprKind::kName ? target.a->name : std::string("list");
+        const Value items = Value(resolve_tensor_list(l, name, span));
+        const Value updated = index_update(items, *target.b, v, span);
+        if (!updated.is<Staged>()) fail(span, "item assignment to list '" + name + "': the list is not staged");
+        assign(*target.a, Value(TensorListV{l.slot, updated.as<Staged>()}), span);
         return;
       }
       fail(span, "'" + type_name(container) + "' object does not support item assignment");
