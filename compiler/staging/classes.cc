@@ -99,9 +99,6 @@ void Stager::define_class(const Stmt& s) {
       cls->kind = cls->base->kind;
       cls->builtin_base = cls->base->builtin_base;
       cls->frozen = cls->base->frozen;
-      if (cls->kind == ClassObj::Kind::kNamedTuple)
-        fail(b->span, "class '" + def.name + "' derives from the named tuple '" + cls->base->name +
-                          "'; deriving from a named tuple is not supported");
     } else if (base.is<BuiltinV>() && is_exception_name(base.as<BuiltinV>().name)) {
       cls->kind = ClassObj::Kind::kException;
       cls->builtin_base = base.as<BuiltinV>().name;

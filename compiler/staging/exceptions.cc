@@ -149,10 +149,32 @@ Flow Stager::exec_try(const Stmt& s) {
     }
   }
   if (!s.finalbody.empty()) {
+    // finally runs with the jump flags cleared; a jump in it replaces what was
+    // pending (a return, a raise), as in Python, and otherwise the flags come back.
+    const char* const kJumpFlags[] = {kReturnFlag, kBreakFlag, kContinueFlag};
+    std::vector<std::optional<Value>> saved;
+    bool was_jumping = false;
+    for (const char* name : kJumpFlags) {
+      const Value* v = scope().find_local(name);
+      saved.push_back(v ? std::optional<Value>(*v) : std::nullopt);
+      was_jumping = was_jumping || flag_true(v) || flag_staged(v);
+      if (v) scope().set(name, Value(false));
+    }
     const Flow f = exec_block(s.finalbody);
-    if (f != Flow::kNormal) {  // a jump in finally replaces what was pending, as in Python
+    bool jumped = f != Flow::kNormal;
+    for (const char* name : kJumpFlags) {
+      const Value* v = scope().find_local(name);
+      if (flag_staged(v) && was_jumping)
+        fail(s.finalbody.front()->span, "a jump under a staged condition in this finally block, after the try "
+                                        "block jumped, is not supported; move it out of the finally block");
+      jumped = jumped || flag_true(v) || flag_staged(v);
+    }
+    if (jumped) {
       flow = f;
       pending.reset();
+    } else {
+      for (size_t i = 0; i < saved.size(); ++i)
+        if (saved[i]) scope().set(kJumpFlags[i], *saved[i]);
     }
   }
   if (pending) {

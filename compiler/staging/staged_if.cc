@@ -312,6 +312,11 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
           std::find(names.begin(), names.end(), name) == names.end())
         names.push_back(name);
     }
+  // A variable a branch deleted (`del x`) is undefined after the `if` unless the other branch rebinds it.
+  for (const auto& [name, v] : before)
+    if ((!then_b.vars.count(name) || !else_b.vars.count(name)) &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
   std::sort(names.begin(), names.end());
   Branch* branches[2] = {&then_b, &else_b};
   auto in_branch = [&](int k, const std::function<void()>& f) {
@@ -349,6 +354,16 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
         std::vector<Value> vals;
         for (const Make& m : items) vals.push_back(m(outs));
         return make_tuple(std::move(vals));
+      };
+    }
+    // Records of one class rebound in both branches join field by field, as a new record.
+    if (tv.is<InstancePtr>() && ev.is<InstancePtr>() && tv.as<InstancePtr>()->cls == ev.as<InstancePtr>()->cls) {
+      const InstancePtr model = tv.as<InstancePtr>();
+      Make attrs = join(name, shown, Value(model->attrs), Value(ev.as<InstancePtr>()->attrs));
+      return [model, attrs](const std::vector<Value>& outs) {
+        auto obj = std::make_shared<InstanceObj>(*model);
+        obj->attrs = attrs(outs).as<DictPtr>();
+        return Value(obj);
       };
     }
     // Dicts with the same keys in the same order join value by value (a returned dict).

@@ -40,18 +40,7 @@ AUTOGRAPH_DIR = os.path.join(lib.SOURCE_DIR, "tests", "autograph")
 # Entries that need classes, named tuples, lambdas, raise/try, del or global (program ->
 # entries; "*" is every entry). The compiler refuses a whole module over one such
 # construct, so an AutoGraph file's functions that need them are in NAME_lang.py.
-NEEDS_LANG = {
-    "call_to_lambda_function": {"*"},
-    "call_to_named_tuple": {"*"},
-    "cond_basic_lang": {"*"},
-    "early_return_lang": {"*"},
-    "ext_slice_lang": {"*"},
-    "logical_expression_lang": {"*"},
-    "loop_scoping_lang": {"*"},
-    "loop_with_function_call_lang": {"*"},
-    "loop_with_variable_type_lang": {"*"},
-    "nested_control_flow_lang": {"*"},
-}
+NEEDS_LANG = {}
 
 
 def stem(path):
