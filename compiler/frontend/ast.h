@@ -14,6 +14,7 @@ namespace sg::compiler {
 
 struct Expr;
 struct Stmt;
+struct FunctionDef;
 using ExprPtr = std::unique_ptr<Expr>;
 using StmtPtr = std::unique_ptr<Stmt>;
 
@@ -39,6 +40,7 @@ enum class ExprKind : uint8_t {
   kSlice,       // a (lower), b (upper), c (step); any may be null; only inside a subscript
   kIfExp,       // a (test), b (body), c (orelse):  b if a else c
   kListComp,    // a (element), generators
+  kLambda,      // lambda_def (params; body: one return statement of the expression)
 };
 
 enum class BinOp : uint8_t { kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kMatMul, kBitAnd, kBitOr, kBitXor, kLShift, kRShift };
@@ -80,6 +82,7 @@ struct Expr {
   std::vector<ExprPtr> keys;
   std::vector<Keyword> keywords;
   std::vector<Comprehension> generators;
+  std::shared_ptr<FunctionDef> lambda_def;  // kLambda
 
   Expr(ExprKind k, SourceSpan s) : kind(k), span(s) {}
 };
@@ -100,6 +103,12 @@ enum class StmtKind : uint8_t {
   kFunctionDef, // func
   kImport,      // imports: module names with aliases ("import stagegraph as sg")
   kImportFrom,  // module, imports (names with aliases)
+  kClassDef,    // cls
+  kRaise,       // value (the exception; may be null: a bare `raise`)
+  kTry,         // body, handlers, orelse, finalbody
+  kDel,         // targets
+  kGlobal,      // names
+  kNonlocal,    // names
 };
 
 struct Param {
@@ -117,6 +126,22 @@ struct FunctionDef {
   ExprPtr returns;  // may be null
   std::vector<StmtPtr> body;
   std::string docstring;
+};
+
+struct ClassDef {
+  std::string name;
+  SourceSpan name_span;
+  std::vector<ExprPtr> decorators;
+  std::vector<ExprPtr> bases;
+  std::vector<StmtPtr> body;
+  std::string docstring;
+};
+
+struct ExceptHandler {
+  SourceSpan span;  // the `except ...:` line
+  ExprPtr type;     // may be null: a bare `except:`
+  std::string name; // `as NAME`; empty when none
+  std::vector<StmtPtr> body;
 };
 
 struct ImportName {
@@ -142,6 +167,10 @@ struct Stmt {
   std::unique_ptr<FunctionDef> func;
   std::string module;
   std::vector<ImportName> imports;
+  std::unique_ptr<ClassDef> cls;            // kClassDef
+  std::vector<ExceptHandler> handlers;      // kTry
+  std::vector<StmtPtr> finalbody;           // kTry
+  std::vector<std::string> names;           // kGlobal, kNonlocal
 
   Stmt(StmtKind k, SourceSpan s) : kind(k), span(s) {}
 };

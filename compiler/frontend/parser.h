@@ -5,10 +5,12 @@
 // NEWLINE, INDENT, DEDENT are tokens):
 //
 //   module      := stmt* END                     (a leading docstring is dropped)
-//   stmt        := simple_stmts | if | while | for | funcdef | decorated
+//   stmt        := simple_stmts | if | while | for | funcdef | classdef | try | decorated
 //   simple_stmts:= small_stmt (';' small_stmt)* [';'] NEWLINE
 //   small_stmt  := expr_stmt | 'pass' | 'break' | 'continue' | 'return' [testlist]
 //                | 'assert' test [',' test] | import | from_import
+//                | 'raise' [test ['from' test]] | 'del' targetlist
+//                | ('global' | 'nonlocal') NAME (',' NAME)*
 //   expr_stmt   := testlist ( ('=' testlist)*          (chained: a = b = value)
 //                           | augop testlist           (+= -= *= /= //= %= **= @= &= |= ^= >>= <<=)
 //                           | ':' test ['=' testlist] )  (annotated; one target)
@@ -18,14 +20,18 @@
 //   if          := 'if' test ':' suite ('elif' test ':' suite)* ['else' ':' suite]
 //   while       := 'while' test ':' suite
 //   for         := 'for' targetlist 'in' testlist ':' suite
-//   decorated   := ('@' test NEWLINE)+ funcdef
+//   decorated   := ('@' test NEWLINE)+ (funcdef | classdef)
+//   classdef    := 'class' NAME ['(' [test (',' test)* [',']] ')'] ':' suite
+//   try         := 'try' ':' suite ('except' [test ['as' NAME]] ':' suite)*
+//                  ['else' ':' suite] ['finally' ':' suite]   (one except or finally at least)
 //   funcdef     := 'def' NAME '(' [param (',' param)* [',']] ')' ['->' test] ':' suite
 //   param       := NAME [':' test] ['=' test]
 //   suite       := simple_stmts | NEWLINE INDENT stmt+ DEDENT
 //
 //   testlist    := test (',' test)* [',']        (a tuple when there is a comma)
 //   targetlist  := or_expr (',' or_expr)* [',']
-//   test        := or_test ['if' or_test 'else' test]
+//   test        := or_test ['if' or_test 'else' test] | lambda
+//   lambda      := 'lambda' [NAME ['=' test] (',' NAME ['=' test])*] ':' test
 //   or_test     := and_test ('or' and_test)*
 //   and_test    := not_test ('and' not_test)*
 //   not_test    := 'not' not_test | comparison
@@ -56,7 +62,7 @@
 // kept in the body.
 //
 // Errors: the first syntax error stops the parse. Constructs outside the subset
-// (try, with, class, global, nonlocal, del, raise, async, await, yield, lambda,
+// (with, async, await, yield,
 // *args/**kwargs, starred expressions, set literals, dict/set comprehensions,
 // generator expressions, while/for ... else) are reported at their keyword and
 // parsing goes on, so one run lists them all.

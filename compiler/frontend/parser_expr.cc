@@ -31,6 +31,7 @@ ExprPtr Parser::error_expr(SourceSpan span) { return make_expr(ExprKind::kNone, 
 ExprPtr Parser::parse_test() {
   DepthScope scope(*this);
   if (too_deep()) return error_expr(prev_);
+  if (at_keyword("lambda")) return parse_lambda();
   ExprPtr body = parse_or_test();
   if (!at_keyword("if")) return body;
   take();
@@ -326,7 +327,8 @@ ExprPtr Parser::parse_atom() {
         return e;
       }
       if (t.text == "None") return make_expr(ExprKind::kNone, take().span);
-      if (t.text == "yield" || t.text == "lambda") return parse_unsupported_keyword_expr();
+      if (t.text == "lambda") return parse_lambda();
+      if (t.text == "yield") return parse_unsupported_keyword_expr();
       break;
     case TokenKind::kOp:
       if (t.text == "...") return make_expr(ExprKind::kEllipsis, take().span);
@@ -355,18 +357,47 @@ ExprPtr Parser::parse_unsupported_keyword_expr() {
     error(kw.span, "'yield' expressions are not supported in staged programs");
     accept_keyword("from");
     if (starts_expression()) parse_test_list();
-  } else {
-    error(kw.span, "'lambda' expressions are not supported in staged programs");
-    int depth = 0;  // parameters, possibly with bracketed defaults, up to the ':'
-    while (!at(TokenKind::kEnd) && !at(TokenKind::kNewline) && !(depth == 0 && at_op(":"))) {
-      Token tok = take();
-      if (tok.is_op("(") || tok.is_op("[") || tok.is_op("{")) ++depth;
-      if (tok.is_op(")") || tok.is_op("]") || tok.is_op("}")) --depth;
-    }
-    expect_op(":", "expected ':' in the lambda expression");
-    parse_test();
   }
   return error_expr(span_from(kw.span));
+}
+
+// lambda [param [= test] (',' param [= test])*]: test -- a FunctionDef named
+// "<lambda>" whose body returns the expression.
+ExprPtr Parser::parse_lambda() {
+  Token kw = take();
+  auto e = make_expr(ExprKind::kLambda, kw.span);
+  auto def = std::make_shared<FunctionDef>();
+  def->name = "<lambda>";
+  def->name_span = kw.span;
+  bool seen_default = false;
+  while (!at_op(":") && !at(TokenKind::kEnd) && !at(TokenKind::kNewline)) {
+    if (at_op("*") || at_op("**")) {
+      error(peek().span, "'*args' and '**kwargs' parameters are not supported in staged programs");
+      take();
+      continue;
+    }
+    Param p;
+    p.span = peek().span;
+    p.name = expect_name("expected a parameter name in the lambda expression");
+    for (const Param& other : def->params)
+      if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' in the lambda expression");
+    if (accept_op("=")) {
+      p.default_value = parse_test();
+      seen_default = true;
+    } else if (seen_default) {
+      error(p.span, "parameter '" + p.name + "' without a default follows a parameter with a default");
+    }
+    def->params.push_back(std::move(p));
+    if (!accept_op(",")) break;
+  }
+  expect_op(":", "expected ':' in the lambda expression");
+  ExprPtr body = parse_test();
+  auto ret = std::make_unique<Stmt>(StmtKind::kReturn, body->span);
+  ret->value = std::move(body);
+  def->body.push_back(std::move(ret));
+  e->span = span_from(kw.span);
+  e->lambda_def = std::move(def);
+  return e;
 }
 
 ExprPtr Parser::parse_paren() {

@@ -62,6 +62,7 @@ class Parser {
   ExprPtr parse_list();
   ExprPtr parse_brace();
   ExprPtr parse_unsupported_keyword_expr();
+  ExprPtr parse_lambda();
   void parse_comprehension(std::vector<Comprehension>& generators);
   ExprPtr error_expr(SourceSpan span);
 
@@ -78,6 +79,8 @@ class Parser {
   StmtPtr parse_for();
   StmtPtr parse_decorated();
   StmtPtr parse_def(std::vector<ExprPtr> decorators);
+  StmtPtr parse_class(std::vector<ExprPtr> decorators);
+  StmtPtr parse_try();
   void parse_params(FunctionDef& func);
   std::vector<StmtPtr> parse_suite(const Token& header, std::string_view what);
   void reject_loop_else(std::string_view loop);

@@ -77,7 +77,15 @@ void Parser::parse_statement(std::vector<StmtPtr>& out, bool module_level) {
       out.push_back(parse_def({}));
       return;
     }
-    if (kw == "try" || kw == "with" || kw == "class" || kw == "async") {
+    if (kw == "class") {
+      out.push_back(parse_class({}));
+      return;
+    }
+    if (kw == "try") {
+      out.push_back(parse_try());
+      return;
+    }
+    if (kw == "with" || kw == "async") {
       reject_compound_statement(take());
       return;
     }
@@ -122,10 +130,34 @@ StmtPtr Parser::parse_small_statement() {
   }
   if (kw == "import") return parse_import();
   if (kw == "from") return parse_from_import();
-  if (kw == "global" || kw == "nonlocal" || kw == "del" || kw == "raise") {
-    error(take().span, "'" + kw + "' statements are not supported in staged programs");
-    skip_to_end_of_statement();
-    return nullptr;
+  if (kw == "global" || kw == "nonlocal") {
+    auto s = make_stmt(kw == "global" ? StmtKind::kGlobal : StmtKind::kNonlocal, take().span);
+    do {
+      s->names.push_back(expect_name("expected a name after '" + kw + "'"));
+    } while (accept_op(","));
+    s->span = span_from(s->span);
+    return s;
+  }
+  if (kw == "del") {
+    auto s = make_stmt(StmtKind::kDel, take().span);
+    ExprPtr targets = parse_target_list();
+    if (targets->kind == ExprKind::kTuple) {
+      for (ExprPtr& item : targets->elts) s->targets.push_back(std::move(item));
+    } else {
+      s->targets.push_back(std::move(targets));
+    }
+    for (const ExprPtr& item : s->targets) check_target(*item, /*allow_unpacking=*/false);
+    s->span = span_from(s->span);
+    return s;
+  }
+  if (kw == "raise") {
+    auto s = make_stmt(StmtKind::kRaise, take().span);
+    if (starts_expression()) {
+      s->value = parse_test();
+      if (accept_keyword("from")) s->msg = parse_test();  // the cause: evaluated, not kept
+    }
+    s->span = span_from(s->span);
+    return s;
   }
   return parse_expr_statement();
 }
@@ -317,7 +349,8 @@ StmtPtr Parser::parse_decorated() {
     expect_newline();
   }
   if (at_keyword("def")) return parse_def(std::move(decorators));
-  if (at_keyword("class") || at_keyword("async")) {
+  if (at_keyword("class")) return parse_class(std::move(decorators));
+  if (at_keyword("async")) {
     reject_compound_statement(take());
     return nullptr;
   }
@@ -345,6 +378,77 @@ StmtPtr Parser::parse_def(std::vector<ExprPtr> decorators) {
     func.docstring = func.body[0]->value->str_value;
     func.body.erase(func.body.begin());
   }
+  return s;
+}
+
+StmtPtr Parser::parse_class(std::vector<ExprPtr> decorators) {
+  Token kw = take();  // 'class'
+  auto s = make_stmt(StmtKind::kClassDef, kw.span);
+  s->cls = std::make_unique<ClassDef>();
+  ClassDef& cls = *s->cls;
+  cls.decorators = std::move(decorators);
+  cls.name_span = peek().span;
+  cls.name = expect_name("expected a class name after 'class'");
+  if (accept_op("(")) {
+    while (!at_op(")") && !at(TokenKind::kEnd)) {
+      if (at(TokenKind::kName) && !at_op("=")) {
+        ExprPtr base = parse_test();
+        if (at_op("=")) {
+          error(base->span, "class keyword arguments (metaclass=...) are not supported in staged programs");
+          take();
+          parse_test();
+        } else {
+          cls.bases.push_back(std::move(base));
+        }
+      } else {
+        cls.bases.push_back(parse_test());
+      }
+      if (!accept_op(",")) break;
+    }
+    expect_op(")", "expected ',' or ')' in the list of base classes");
+  }
+  s->span = span_from(kw.span);
+  expect_op(":", "expected ':' after the class name");
+  cls.body = parse_suite(kw, "definition of class '" + cls.name + "'");
+  if (!cls.body.empty() && cls.body[0]->kind == StmtKind::kExpr && cls.body[0]->value->kind == ExprKind::kString) {
+    cls.docstring = cls.body[0]->value->str_value;
+    cls.body.erase(cls.body.begin());
+  }
+  return s;
+}
+
+StmtPtr Parser::parse_try() {
+  Token kw = take();  // 'try'
+  auto s = make_stmt(StmtKind::kTry, kw.span);
+  expect_op(":", "expected ':' after 'try'");
+  s->body = parse_suite(kw, "'try' statement");
+  while (at_keyword("except")) {
+    Token ex = take();
+    ExceptHandler h;
+    h.span = ex.span;
+    if (at_op("*")) error(take().span, "'except*' is not supported in staged programs");
+    if (!at_op(":")) {
+      h.type = parse_test();
+      if (accept_keyword("as")) h.name = expect_name("expected a name after 'as'");
+    }
+    h.span = span_from(ex.span);
+    expect_op(":", "expected ':' after the except clause");
+    h.body = parse_suite(ex, "'except' clause");
+    s->handlers.push_back(std::move(h));
+  }
+  if (!s->handlers.empty() && at_keyword("else")) {
+    Token el = take();
+    expect_op(":", "expected ':' after 'else'");
+    s->orelse = parse_suite(el, "'else' clause");
+  }
+  if (at_keyword("finally")) {
+    Token fin = take();
+    expect_op(":", "expected ':' after 'finally'");
+    s->finalbody = parse_suite(fin, "'finally' clause");
+  }
+  if (s->handlers.empty() && s->finalbody.empty())
+    syntax_error(peek().span, "expected 'except' or 'finally' after the 'try' block on line " +
+                                  std::to_string(kw.span.line));
   return s;
 }
 
@@ -404,14 +508,8 @@ std::vector<StmtPtr> Parser::parse_suite(const Token& header, std::string_view w
 
 void Parser::reject_compound_statement(const Token& keyword) {
   const std::string& kw = keyword.text;
-  error(keyword.span, kw == "class" ? "'class' definitions are not supported in staged programs"
-                                    : "'" + kw + "' statements are not supported in staged programs");
+  error(keyword.span, "'" + kw + "' statements are not supported in staged programs");
   skip_block_statement();
-  if (kw != "try") return;
-  while (at_keyword("except") || at_keyword("finally") || at_keyword("else")) {
-    take();
-    skip_block_statement();
-  }
 }
 
 void Parser::skip_to_end_of_statement() {

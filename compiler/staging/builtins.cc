@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "staging/classes.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -128,13 +129,15 @@ std::optional<std::string> format_with_spec(const Value& v, const std::string& s
 }
 
 bool is_instance(const Value& v, const Value& type) {
+  if (type.is<ClassPtr>()) return instance_of(v, type.as<ClassPtr>());
   if (!type.is<BuiltinV>()) return false;
   const std::string& t = type.as<BuiltinV>().name;
   if (t == "int") return v.is<int64_t>() || v.is<bool>();
   if (t == "bool") return v.is<bool>();
   if (t == "float") return v.is<double>();
   if (t == "str") return v.is<std::string>();
-  if (t == "tuple") return v.is<TuplePtr>();
+  if (t == "tuple") return v.is<TuplePtr>() || record_as_tuple(v).has_value();
+  if (t == "object") return true;
   if (t == "list") return v.is<ListPtr>();
   if (t == "dict") return v.is<DictPtr>();
   return false;
@@ -160,6 +163,12 @@ int64_t Stager::enumerate_start(const Args& a) {
 
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
+  if (is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
+    return call_class_builtin(name, a);
+  // Named tuples are tuples to the builtins.
+  for (Value& p : a.pos)
+    if (std::optional<Value> t = record_as_tuple(p); t && name != "isinstance" && name != "print" && name != "str")
+      p = *t;
   if (name == "print") {
     std::string sep = " ", end = "\n";
     for (auto& [k, v] : a.kw) {
@@ -179,7 +188,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     if (options_.compile_time_stdout) print_out(options_.compile_time_stdout, line + end);
     return Value();
   }
-  if (!a.kw.empty() && name != "enumerate")
+  if (!a.kw.empty() && name != "enumerate" && name != "dict")
     fail(span, name + "() takes no keyword arguments");
   if (name == "len") {
     expect_args(*this, a, name, 1, 1);
@@ -313,7 +322,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
         if (is_instance(a.pos[0], x)) return Value(true);
       return Value(false);
     }
-    if (!t.is<BuiltinV>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
+    if (!t.is<BuiltinV>() && !t.is<ClassPtr>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
     return Value(is_instance(a.pos[0], t));
   }
   if (name == "list" || name == "tuple" || name == "reversed") {
@@ -403,8 +412,31 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     return Value(a.pos.empty() ? std::string() : py_str(a.pos[0]));
   }
   if (name == "dict") {
-    expect_args(*this, a, name, 0, 0);
-    return Value(std::make_shared<DictObj>());
+    // dict(), dict(mapping or pairs), dict(key=value, ...): a new dict, keys in order.
+    expect_args(*this, a, name, 0, 1);
+    auto d = std::make_shared<DictObj>();
+    auto put = [&](const Value& key, const Value& v) {
+      if (key.is_tensor()) fail(span, "dict keys must be static");
+      for (auto& kv : d->items)
+        if (static_equal(kv.first, key).value_or(false)) {
+          kv.second = v;
+          return;
+        }
+      d->items.emplace_back(key, v);
+    };
+    if (!a.pos.empty()) {
+      if (a.pos[0].is<DictPtr>()) {
+        for (const auto& [k, v] : a.pos[0].as<DictPtr>()->items) put(k, v);
+      } else {
+        for (const Value& pair : to_list(a.pos[0], span)) {
+          std::vector<Value> kv = pair.is<TuplePtr>() || pair.is<ListPtr>() ? to_list(pair, span) : std::vector<Value>{};
+          if (kv.size() != 2) fail(span, "dict(): each item of the sequence must be a (key, value) pair");
+          put(kv[0], kv[1]);
+        }
+      }
+    }
+    for (const auto& [key, v] : a.kw) put(Value(key), v);
+    return Value(DictPtr(d));
   }
   fail(span, "unsupported builtin '" + name + "'");
 }

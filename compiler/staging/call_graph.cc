@@ -16,6 +16,8 @@ void collect_defs(const std::vector<StmtPtr>& body, std::map<std::string, const 
     }
     collect_defs(s->body, out);
     collect_defs(s->orelse, out);
+    collect_defs(s->finalbody, out);
+    for (const ExceptHandler& h : s->handlers) collect_defs(h.body, out);
   }
 }
 
@@ -26,6 +28,15 @@ CallGraph::CallGraph(const Module& module) {
   collect_defs(module.body, top);
   for (const StmtPtr& s : module.body)
     if (s->kind == StmtKind::kFunctionDef) visit_def(*s->func, top);
+  for (const StmtPtr& s : module.body) {
+    if (s->kind != StmtKind::kClassDef) continue;
+    std::map<std::string, const FunctionDef*> methods;
+    for (const StmtPtr& m : s->cls->body)
+      if (m->kind == StmtKind::kFunctionDef) methods[m->func->name] = m->func.get();
+    methods_ = &methods;
+    for (const auto& [name, def] : methods) visit_def(*def, top);
+    methods_ = nullptr;
+  }
   find_cycles();
 }
 
@@ -39,6 +50,15 @@ void CallGraph::visit_def(const FunctionDef& def, std::map<std::string, const Fu
     if (e->kind == ExprKind::kCall && e->a && e->a->kind == ExprKind::kName) {
       auto it = visible.find(e->a->name);
       if (it != visible.end()) node.callees.push_back(it->second);
+    }
+    if (methods_ && e->kind == ExprKind::kCall && e->a && e->a->kind == ExprKind::kAttribute &&
+        e->a->a->kind == ExprKind::kName && e->a->a->name == "self") {
+      auto it = methods_->find(e->a->name);
+      if (it != methods_->end()) node.callees.push_back(it->second);
+    }
+    if (e->kind == ExprKind::kLambda && e->lambda_def) {
+      for (const Param& p : e->lambda_def->params) expr(p.default_value.get());
+      for (const StmtPtr& r : e->lambda_def->body) expr(r->value.get());
     }
     expr(e->a.get());
     expr(e->b.get());
@@ -71,6 +91,11 @@ void CallGraph::visit_def(const FunctionDef& def, std::map<std::string, const Fu
       expr(s->iter.get());
       block(s->body);
       block(s->orelse);
+      block(s->finalbody);
+      for (const ExceptHandler& h : s->handlers) {
+        expr(h.type.get());
+        block(h.body);
+      }
     }
   };
   block(def.body);

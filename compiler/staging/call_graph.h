@@ -4,6 +4,7 @@
 // def). Functions on a cycle (self or mutual recursion) are compiled as graph
 // functions when called with staged arguments.
 //
+// A method's call `self.m(...)` resolves to method m of the same class.
 // Resolution is by name only: a local variable that shadows a function's name
 // still counts as a call of it, which can only make a function a graph
 // function where it could have been inlined, never the reverse.
@@ -40,6 +41,8 @@ class CallGraph {
   std::vector<const FunctionDef*> order_;  // definition order, for determinism
   std::set<const FunctionDef*> on_cycle_;
   std::map<const FunctionDef*, std::set<std::string>> reached_;
+  // The methods of the class being visited: `self.m(...)` calls method m.
+  const std::map<std::string, const FunctionDef*>* methods_ = nullptr;
 };
 
 }  // namespace sg::compiler::staging

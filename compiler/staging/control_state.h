@@ -50,6 +50,15 @@ struct ControlState {
   std::set<std::pair<int32_t, int32_t>> unset_values;
   // Staged loops being staged; appending to a list is allowed inside one.
   int staged_loops = 0;
+  // Per staged loop being staged, innermost last: the lists and dicts visible
+  // before it (ListObj, DictObj). Its body is staged once, so a list method other
+  // than append on one of them would run once at compile time: refused.
+  struct LoopContainers {
+    const Stmt* loop = nullptr;
+    std::string where;  // "the staged for loop at line 12"
+    std::set<const void*> containers;
+  };
+  std::vector<LoopContainers> loop_containers;
   // Per staged branch being staged, innermost last: the lists and dicts visible
   // before it, their lengths then, and the statement of the branch now staged
   // that first changed one's length, so an error can name the append.

@@ -1,5 +1,6 @@
 // Expression evaluation: names, literals, operators, attribute access,
 // subscripts of Python values, comprehensions, calls.
+#include "staging/classes.h"
 #include "staging/sg_ops_internal.h"  // sg_member_attribute
 #include "staging/stager.h"
 
@@ -17,7 +18,7 @@ const char* const kDTypeNames[] = {"f32", "f16", "i32", "i64", "bool"};
 Value Stager::lookup_name(const std::string& name, SourceSpan span) {
   const Value* v = frame_ ? frame_->scope->lookup(name) : globals_->lookup(name);
   if (!v) {
-    if (is_builtin(name)) return Value(BuiltinV{name});
+    if (is_builtin(name) || is_class_builtin(name)) return Value(BuiltinV{name});
     fail(span, "name '" + name + "' is not defined");
   }
   if (v->is<UndefinedV>()) {
@@ -75,7 +76,8 @@ std::vector<Value> Stager::to_list(const Value& iterable, SourceSpan span) {
 
 void Stager::iterate(const Value& it_in, SourceSpan span, const std::string& what,
                      const std::function<bool(const Value&)>& body) {
-  const Value it = it_in.is<TensorListV>() ? Value(resolve_tensor_list(it_in.as<TensorListV>(), "list", span)) : it_in;
+  Value it = it_in.is<TensorListV>() ? Value(resolve_tensor_list(it_in.as<TensorListV>(), "list", span)) : it_in;
+  if (std::optional<Value> t = record_as_tuple(it)) it = *t;
   if (it.is<RangeV>()) {
     const RangeV r = it.as<RangeV>();
     const int64_t n = r.size();
@@ -126,6 +128,8 @@ void Stager::iterate(const Value& it_in, SourceSpan span, const std::string& wha
 }
 
 Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan span) {
+  if (v.is<InstancePtr>() || v.is<ClassPtr>() || v.is<SuperV>() || v.is<ExceptionV>() || v.is<PyModuleV>())
+    return object_attribute(v, name, span);
   if (v.is<SgModuleV>()) {
     for (int i = 0; i < kNumDTypes; ++i)
       if (name == kDTypeNames[i]) return Value(DTypeV{DType(i)});
@@ -172,7 +176,25 @@ Value Stager::call_value(const Value& callee, Args& args) {
   if (callee.is<std::shared_ptr<FunctionV>>()) return call_function(callee.as<std::shared_ptr<FunctionV>>(), args);
   if (callee.is<BuiltinV>()) return call_builtin(callee.as<BuiltinV>().name, args);
   if (callee.is<SgMember>()) return call_sg(callee.as<SgMember>().name, args);
-  if (callee.is<BoundMethod>()) return call_method(callee.as<BoundMethod>(), args);
+  if (callee.is<BoundMethod>()) {
+    const BoundMethod& m = callee.as<BoundMethod>();
+    if (m.self->is<InstancePtr>()) return call_record_method(m.self->as<InstancePtr>(), m.name, args);
+    return call_method(m, args);
+  }
+  if (callee.is<BoundFunction>()) {
+    const BoundFunction& b = callee.as<BoundFunction>();
+    Args bound = args;
+    bound.pos.insert(bound.pos.begin(), *b.self);
+    bound.pos_spans.insert(bound.pos_spans.begin(), args.span);
+    return call_function(b.fn, bound);
+  }
+  if (callee.is<ClassPtr>()) return instantiate(callee.as<ClassPtr>(), args);
+  if (callee.is<InstancePtr>()) {
+    const InstancePtr& obj = callee.as<InstancePtr>();
+    if (find_class_attr(obj->cls, "__call__"))
+      return call_value(object_attribute(callee, "__call__", args.span), args);
+    fail(args.span, "'" + obj->cls->name + "' object is not callable");
+  }
   if (callee.is<DTypeV>()) {  // sg.f32(3) builds a 0-d tensor, as NumPy's dtype constructors do
     if (args.pos.size() != 1 || !args.kw.empty()) fail(args.span, "a dtype call takes one argument");
     return to_tensor(args.pos[0], callee.as<DTypeV>().dtype, args.span);
@@ -293,6 +315,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kAttribute: return get_attribute(eval(*e.a), e.name, e.span);
     case ExprKind::kSubscript: {
       Value v = eval(*e.a);
+      if (std::optional<Value> t = record_as_tuple(v)) v = *t;
       if (v.is<TensorListV>()) v = Value(resolve_tensor_list(v.as<TensorListV>(), "list", e.a->span));
       if (v.is_tensor()) return index_tensor(v, *e.b, e.span);
       if (v.is<DTypeV>()) {  // an annotation: sg.f32[N, 784]
@@ -351,6 +374,7 @@ Value Stager::eval(const Expr& e) {
       return Value(std::string(1, v.as<std::string>()[size_t(k)]));
     }
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
+    case ExprKind::kLambda: return Value(make_function(*e.lambda_def, frame_ ? frame_->scope : globals_));
     case ExprKind::kIfExp: return eval_if_exp(e);
     case ExprKind::kListComp: {
       auto out = std::make_shared<ListObj>();

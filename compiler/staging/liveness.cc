@@ -47,6 +47,11 @@ void stmt_reads(const Stmt& s, NameSet& out) {
     if (e) expr_reads(*e, out);
   block_reads(s.body, out);
   block_reads(s.orelse, out);
+  block_reads(s.finalbody, out);
+  for (const ExceptHandler& h : s.handlers) {
+    if (h.type) expr_reads(*h.type, out);
+    block_reads(h.body, out);
+  }
   if (s.func) def_reads(*s.func, out);
 }
 
@@ -112,7 +117,29 @@ NameSet live_stmt(const Stmt& s, const NameSet& out, const LoopExits& exits) {
       return live;
     case StmtKind::kPass:
     case StmtKind::kImport:
-    case StmtKind::kImportFrom: return out;
+    case StmtKind::kImportFrom:
+    case StmtKind::kClassDef:
+    case StmtKind::kGlobal:
+    case StmtKind::kNonlocal: return out;
+    case StmtKind::kDel:
+      live = out;
+      for (const ExprPtr& t : s.targets) expr_reads(*t, live);
+      return live;
+    case StmtKind::kRaise:
+      if (s.value) expr_reads(*s.value, live);
+      if (s.msg) expr_reads(*s.msg, live);
+      return live;
+    case StmtKind::kTry: {
+      // Any statement of the body may raise: what a handler reads is live on entry.
+      const NameSet after_final = live_block(s.finalbody, 0, out, exits);
+      live = live_block(s.body, 0, live_block(s.orelse, 0, after_final, exits), exits);
+      for (const ExceptHandler& h : s.handlers) {
+        for (const std::string& n : live_block(h.body, 0, after_final, exits)) live.insert(n);
+        if (h.type) expr_reads(*h.type, live);
+      }
+      for (const std::string& n : after_final) live.insert(n);
+      return live;
+    }
   }
   return out;
 }
@@ -129,6 +156,12 @@ void find_jumps(const std::vector<StmtPtr>& body, bool nested_loop, LoopJumps& j
         break;
       case StmtKind::kWhile:
       case StmtKind::kFor: find_jumps(s->body, true, j); break;
+      case StmtKind::kTry:
+        find_jumps(s->body, nested_loop, j);
+        find_jumps(s->orelse, nested_loop, j);
+        find_jumps(s->finalbody, nested_loop, j);
+        for (const ExceptHandler& h : s->handlers) find_jumps(h.body, nested_loop, j);
+        break;
       default: break;
     }
   }
@@ -174,6 +207,11 @@ void block_assigns(const std::vector<StmtPtr>& body, NameSet& out) {
     if (const std::string* name = appended_name(s)) out.insert(*name);
     block_assigns(s.body, out);
     block_assigns(s.orelse, out);
+    block_assigns(s.finalbody, out);
+    for (const ExceptHandler& h : s.handlers) {
+      if (!h.name.empty()) out.insert(h.name);
+      block_assigns(h.body, out);
+    }
   }
 }
 
@@ -182,6 +220,8 @@ void block_appends(const std::vector<StmtPtr>& body, NameSet& out) {
     if (const std::string* name = appended_name(*sp)) out.insert(*name);
     block_appends(sp->body, out);
     block_appends(sp->orelse, out);
+    block_appends(sp->finalbody, out);
+    for (const ExceptHandler& h : sp->handlers) block_appends(h.body, out);
   }
 }
 

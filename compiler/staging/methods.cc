@@ -1,6 +1,7 @@
 // Methods of values: tensor methods (NumPy's names) and the list, dict and str
 // methods a staged program may use at compile time.
 #include "staging/arg_binding.h"
+#include "staging/control_state.h"
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
@@ -53,6 +54,17 @@ Value Stager::call_method(const BoundMethod& m, Args& a) {
   }
   if (self.is<ListPtr>()) {
     auto& items = self.as<ListPtr>()->items;
+    if (name == "append" || name == "extend" || name == "pop" || name == "insert" || name == "remove" ||
+        name == "clear" || name == "sort" || name == "reverse") {
+      // A staged loop's body is staged once: changing a list made before the loop
+      // would happen once at compile time, not once per iteration.
+      for (const ControlState::LoopContainers& lc : control().loop_containers)
+        if (lc.containers.count(self.as<ListPtr>().get()))
+          fail(span, "`" + source_text(span) + "` changes a list made before " + lc.where + ", whose body is "
+                         "staged once: it would change the list once at compile time, not at each iteration. "
+                         "Inside a staged loop a list made before it may be appended to (by its name: it becomes "
+                         "a tensor list) or have its items assigned; " + name + "() is not staged");
+    }
     if (name == "append") {
       BoundArgs b(*this, a, name, {"item"}, 1);
       items.push_back(b[0]);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string_view>
 
 #include "staging/arg_binding.h"
@@ -141,6 +142,35 @@ Value concat_stack(Stager& s, const Args& a, const std::string& name) {
   if (b[0].is<TensorListV>()) return s.tensor_list_join(b[0].as<TensorListV>(), name, b.get(1, Value(int64_t(0))), a.span);
   std::vector<Value> xs = s.to_list(b[0], a.span);
   if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
+  // Lists of Python numbers (or scalars of the tensors' dtype) among tensors
+  // (`sg.concatenate((v, [i]))`) become tensors of the tensors' dtype, as a number
+  // beside a tensor does (SPEC §3).
+  std::optional<DType> like;
+  for (const Value& x : xs)
+    if (x.is_tensor() && !like) like = s.tensor_dtype(x);
+  std::function<std::optional<Value>(const Value&)> numbers = [&](const Value& v) -> std::optional<Value> {
+    if (v.is_tensor() && s.tensor_rank(v) == 0 && !s.weak_origin(v) && s.tensor_dtype(v) == *like) return v;
+    if (v.is_number() || (v.is_tensor() && s.tensor_rank(v) == 0 && s.weak_origin(v))) {
+      if (v.is_number() && !Stager::number_fits(v, *like)) return std::nullopt;
+      return s.to_tensor(v.is_number() ? v : s.cast(v, *like, a.span), *like, a.span);
+    }
+    if (!v.is<ListPtr>() && !v.is<TuplePtr>()) return std::nullopt;
+    std::vector<Value> items;
+    for (const Value& item : s.to_list(v, a.span)) {
+      std::optional<Value> t = numbers(item);
+      if (!t) return std::nullopt;
+      items.push_back(std::move(*t));
+    }
+    if (items.empty()) return std::nullopt;
+    Args st;
+    st.span = a.span;
+    st.pos = {make_list(std::move(items))};
+    return s.call_sg("stack", st);
+  };
+  if (like)
+    for (Value& x : xs)
+      if (x.is<ListPtr>() || x.is<TuplePtr>())
+        if (std::optional<Value> t = numbers(x)) x = *t;
   xs = unify_dtypes(s, std::move(xs), name, a.span);
   const bool stack = name == "stack";
   if (b.none(1)) {
@@ -436,6 +466,23 @@ Value one_hot(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"indices", "depth", "dtype"}, 2);
   Value idx = s.to_tensor(b[0], std::nullopt, a.span);
   if (!is_int(s.tensor_dtype(idx))) s.fail(a.span, "one_hot: indices must be integers");
+  if (b[1].is<Staged>()) {
+    // A depth known at run time (a symbolic dim, x.shape[0]): the index compared
+    // with arange(depth), which gives a zero row for an index outside [0, depth).
+    const Value& depth = b[1];
+    if (!is_int(s.tensor_dtype(depth)) || s.tensor_rank(depth) != 0)
+      s.fail(a.span, "one_hot: depth must be an integer scalar, got a " +
+                         s.module().format_type(s.tensor_type(depth)) + " tensor");
+    Args r;
+    r.span = a.span;
+    r.pos = {depth};
+    const Value positions = s.call_sg("arange", r);
+    ops::Attrs expand;
+    expand.values = {ops::AttrValue::Ints({int64_t(s.tensor_rank(idx))})};
+    const Value column = s.apply(ops::OpId::ExpandDims, std::move(expand), {s.cast(idx, DType::kI64, a.span)}, a.span);
+    const Value hot = s.tensor_binary(ops::OpId::Equal, column, positions, a.span);
+    return s.cast(hot, b.has(2) ? dtype_arg(s, b[2], a.span) : DType::kF32, a.span);
+  }
   const int64_t depth = s.to_int(b[1], a.span, "one_hot depth");
   if (depth < 0) s.fail(a.span, "one_hot: depth must be non-negative");
   ops::Attrs attrs;

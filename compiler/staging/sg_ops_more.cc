@@ -125,6 +125,32 @@ Value sg_pad(Stager& s, const Args& a, const std::string& name) {
   }
   // Without constant_values NumPy pads with the dtype's zero (False for bool).
   const Value fill = b.has(2) ? b[2] : dt == DType::kBool ? Value(false) : Value(int64_t(0));
+  if (fill.is_tensor()) {
+    // A padding value known at run time: pad with zeros, then put the value where
+    // a padded zero tensor is 1.
+    if (s.tensor_rank(fill) != 0)
+      s.fail(a.span, "pad: constant_values must be a scalar, got a " + s.module().format_type(s.tensor_type(fill)) +
+                         " tensor");
+    Value v = fill;
+    if (s.tensor_dtype(v) != dt) {
+      const WeakOrigin* w = s.weak_origin(v);
+      if (!w || !Stager::number_fits(w->number, dt))
+        s.fail(a.span, std::string("pad: a ") + dtype_name(s.tensor_dtype(v)) + " padding value for a " +
+                           dtype_name(dt) + " tensor; cast with astype");
+      v = s.cast(v, dt, a.span);
+    }
+    ops::Attrs zero_attrs;
+    zero_attrs.values = {ops::AttrValue::Ints(widths), ops::AttrValue::Float(0), ops::AttrValue::String("constant")};
+    const Value padded = s.apply(ops::OpId::Pad, zero_attrs, {x}, a.span);
+    Args z;
+    z.span = a.span;
+    z.pos = {x};
+    ops::Attrs one_attrs;
+    one_attrs.values = {ops::AttrValue::Ints(widths), ops::AttrValue::Float(1), ops::AttrValue::String("constant")};
+    const Value border = s.apply(ops::OpId::Pad, std::move(one_attrs), {s.call_sg("zeros_like", z)}, a.span);
+    const Value is_border = s.tensor_binary(ops::OpId::NotEqual, border, Value(int64_t(0)), a.span);
+    return s.apply(ops::OpId::Where, {}, {is_border, v, padded}, a.span);
+  }
   double value = 0;
   if (fill.is<double>()) {
     if (!is_float(dt)) s.fail(a.span, std::string("pad: a float padding value for a ") + dtype_name(dt) + " tensor; cast with astype");

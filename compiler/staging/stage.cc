@@ -59,16 +59,28 @@ void Stager::stage_module_body() {
       switch (s.kind) {
         case StmtKind::kImport:
           for (const ImportName& n : s.imports) {
+            if (n.name == "collections" || n.name == "typing" || n.name == "dataclasses") {
+              globals_->set(n.alias.empty() ? n.name : n.alias, Value(PyModuleV{n.name}));
+              continue;
+            }
             if (n.name != "stagegraph")
               fail(n.span, "import of module '" + n.name + "' at line " + std::to_string(s.span.line) +
-                               " is not supported: a staged program may import only stagegraph");
+                               " is not supported: a staged program may import only stagegraph (and collections, "
+                               "typing and dataclasses for records)");
             globals_->set(n.alias.empty() ? n.name : n.alias, Value(SgModuleV{}));
           }
           break;
         case StmtKind::kImportFrom:
+          if (s.module == "collections" || s.module == "typing" || s.module == "dataclasses") {
+            for (const ImportName& n : s.imports)
+              globals_->set(n.alias.empty() ? n.name : n.alias,
+                            object_attribute(Value(PyModuleV{s.module}), n.name, n.span));
+            break;
+          }
           if (s.module != "stagegraph")
             fail(s.span, "import from module '" + s.module + "' at line " + std::to_string(s.span.line) +
-                             " is not supported: a staged program may import only stagegraph");
+                             " is not supported: a staged program may import only stagegraph (and collections, "
+                             "typing and dataclasses for records)");
           for (const ImportName& n : s.imports) {
             Value v = get_attribute(Value(SgModuleV{}), n.name, n.span);
             globals_->set(n.alias.empty() ? n.name : n.alias, v);
@@ -80,6 +92,9 @@ void Stager::stage_module_body() {
           top_functions_.emplace_back(s.func->name, f);
           break;
         }
+        case StmtKind::kClassDef:
+          define_class(s);
+          break;
         case StmtKind::kAssign:
         case StmtKind::kAnnAssign:
         case StmtKind::kAugAssign:
@@ -100,6 +115,11 @@ void Stager::stage_module_body() {
     } catch (StageAbort&) {
       // Reported; go on with the next statement so that more errors show at once.
       // The names it would have bound stay quiet when used.
+      if (s.kind == StmtKind::kClassDef) {
+        UndefinedV u{s.cls->name, "", s.cls->name_span, ""};
+        u.reported = true;
+        globals_->set(s.cls->name, Value(u));
+      }
       if (s.kind == StmtKind::kAssign || s.kind == StmtKind::kAnnAssign) {
         std::vector<const Expr*> names;
         for (const ExprPtr& t : s.targets) names.push_back(t.get());

@@ -28,6 +28,8 @@ bool holds_staged(const Value& v) {
     for (const auto& kv : v.as<DictPtr>()->items)
       if (holds_staged(kv.second)) return true;
   }
+  if (v.is<InstancePtr>()) return holds_staged(Value(v.as<InstancePtr>()->attrs));
+  if (v.is<BoundFunction>()) return holds_staged(*v.as<BoundFunction>().self);
   return false;
 }
 
@@ -239,6 +241,17 @@ CallArgs GraphCalls::flatten(Stager& s, const std::shared_ptr<FunctionV>& f, con
     if (v.is<BoundMethod>()) {
       key += "M" + v.as<BoundMethod>().name + ":";
       add(*v.as<BoundMethod>().self, name, capture);
+      return;
+    }
+    if (v.is<InstancePtr>()) {
+      // An instance passes its attributes: the staged ones are arguments of the call.
+      const InstanceObj& obj = *v.as<InstancePtr>();
+      key += "O" + pointer_key(obj.cls.get()) + "{";
+      for (const auto& [k, item] : obj.attrs->items) {
+        key += py_str(k) + "=";
+        add(item, name + "." + py_str(k), capture);
+      }
+      key += "};";
       return;
     }
     if (v.is<UndefinedV>()) return;
@@ -456,6 +469,7 @@ ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<Function
   s.cur_ = &builder;
   auto scope_ptr = std::make_shared<Scope>(f->closure);
   size_t next = 0;
+  std::vector<std::pair<InstancePtr, std::vector<std::pair<Value, Value>>>> instances;
   std::function<Value(const Value&)> rebind = [&](const Value& v) -> Value {
     if (v.is<Staged>()) return s.staged(params[next++]);
     if (v.is<TuplePtr>()) {
@@ -464,15 +478,40 @@ ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<Function
       return make_tuple(std::move(items));
     }
     if (v.is<BoundMethod>()) return Value(BoundMethod{v.as<BoundMethod>().name, std::make_shared<Value>(rebind(*v.as<BoundMethod>().self))});
+    if (v.is<InstancePtr>()) {
+      // A copy whose staged attributes are the function's parameters.
+      auto copy = std::make_shared<InstanceObj>(*v.as<InstancePtr>());
+      copy->attrs = std::make_shared<DictObj>(*copy->attrs);
+      for (auto& kv : copy->attrs->items) kv.second = rebind(kv.second);
+      instances.emplace_back(copy, copy->attrs->items);
+      return Value(copy);
+    }
     return v;
   };
   for (const Param& p : def.params)
     if (const Value* v = bound.find_local(p.name)) scope_ptr->set(p.name, rebind(*v));
+  if (const Value* cls = bound.find_local("$class")) {
+    scope_ptr->set("$class", *cls);
+    scope_ptr->set("$self", *scope_ptr->find_local(def.params[0].name));
+  }
 
   CallFrame frame{scope_ptr, Value()};
   s.frame_ = &frame;
   ++s.call_depth_;
   s.exec_block(def.body);
+  // The function's attributes are copies: a change would not reach the caller.
+  for (const auto& [obj, items] : instances) {
+    bool same = obj->attrs->items.size() == items.size();
+    for (size_t i = 0; same && i < items.size(); ++i)
+      same = static_equal(items[i].first, obj->attrs->items[i].first).value_or(false) &&
+             items[i].second.data.index() == obj->attrs->items[i].second.data.index() &&
+             (!items[i].second.is<Staged>() || (items[i].second.as<Staged>().id == obj->attrs->items[i].second.as<Staged>().id &&
+                                                 items[i].second.as<Staged>().fn == obj->attrs->items[i].second.as<Staged>().fn));
+    if (!same)
+      s.fail(def.name_span, "'" + def.name + "' is compiled as a graph function (it is recursive) and assigns an "
+                            "attribute of a '" + obj->cls->name + "' instance; such a method may read attributes "
+                            "but not assign them: return the new values instead");
+  }
   return materialize_result(s, s.frame_result(def, span), def);
 }
 

@@ -7,6 +7,7 @@
 // never read, since the return flag says which side holds the value.
 // Lists and dicts that exist before the `if` may change inside a branch: each
 // branch's items are recorded and undone, and the items join like variables.
+#include "staging/classes.h"
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
@@ -33,11 +34,19 @@ bool same_binding(const Value& a, const Value& b) {
     return true;
   }
   if (a.is<UndefinedV>()) return a.as<UndefinedV>().name == b.as<UndefinedV>().name;
+  if (a.is<InstancePtr>()) return a.as<InstancePtr>() == b.as<InstancePtr>();
+  if (a.is<ClassPtr>()) return a.as<ClassPtr>() == b.as<ClassPtr>();
+  if (a.is<BoundFunction>())
+    return a.as<BoundFunction>().fn == b.as<BoundFunction>().fn &&
+           same_binding(*a.as<BoundFunction>().self, *b.as<BoundFunction>().self);
+  if (a.is<ExceptionV>())
+    return a.as<ExceptionV>().types == b.as<ExceptionV>().types && a.as<ExceptionV>().message == b.as<ExceptionV>().message;
   return static_equal(a, b).value_or(false);
 }
 
 struct Branch {
   std::unique_ptr<FnBuilder> builder;
+  std::optional<RaiseSignal> raised;  // the branch raises (classes.h): it never completes
   std::map<std::string, Value> vars;
   std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
   std::vector<std::vector<std::pair<Value, Value>>> dict_items;
@@ -71,6 +80,11 @@ void collect_containers(const std::string& name, const Value& v, std::vector<Con
   } else if (v.is<TuplePtr>()) {
     const auto& items = *v.as<TuplePtr>();
     for (size_t i = 0; i < items.size(); ++i) collect_containers(name + "[" + std::to_string(i) + "]", items[i], out);
+  } else if (v.is<InstancePtr>() && !seen(v.as<InstancePtr>()->attrs.get())) {
+    // An instance's attributes change in a branch as a dict's items do.
+    const DictPtr& d = v.as<InstancePtr>()->attrs;
+    out.push_back(Container{name, nullptr, d, {}, d->items});
+    for (const auto& [key, item] : d->items) collect_containers(name + "." + py_str(key), item, out);
   }
 }
 
@@ -96,6 +110,24 @@ bool defined(const std::map<std::string, Value>& vars, const std::string& name) 
 // 'outs', or `state['h']` for an item reached through another container.
 std::string quoted(const std::string& name) {
   return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
+}
+
+// Sets a container to the items another branch left, with stand-ins for the
+// items that branch changed (the unchanged ones stay themselves).
+void restand(Container& c, const std::vector<Value>& list_items, const std::vector<std::pair<Value, Value>>& dict_items,
+             const std::function<Value(const Value&)>& stand_in) {
+  if (c.list) {
+    c.list->items = list_items;
+    for (size_t j = 0; j < c.list->items.size(); ++j)
+      if (j >= c.list_items.size() || !same_binding(c.list->items[j], c.list_items[j]))
+        c.list->items[j] = stand_in(c.list->items[j]);
+  }
+  if (c.dict) {
+    c.dict->items = dict_items;
+    for (size_t j = 0; j < c.dict->items.size(); ++j)
+      if (j >= c.dict_items.size() || !same_binding(c.dict->items[j].second, c.dict_items[j].second))
+        c.dict->items[j].second = stand_in(c.dict->items[j].second);
+  }
 }
 
 size_t size_of(const void* container, bool is_list) {
@@ -159,14 +191,19 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     sc.vars() = before;
     cur_ = br.builder.get();
     for (ControlState::SizeWatch& w : control().size_watches[my_watch]) w.changed.reset();
+    ++raise_catchers;
     try {
       body();
+    } catch (RaiseSignal& r) {
+      br.raised = std::move(r);
     } catch (...) {
+      --raise_catchers;
       cur_ = parent;
       sc.vars() = before;
       restore(containers);
       throw;
     }
+    --raise_catchers;
     cur_ = parent;
     br.vars = sc.vars();
     for (const Container& c : containers) {
@@ -215,16 +252,56 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
             auto b = before.find(name);
             if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
           }
-          for (size_t i = 0; i < containers.size(); ++i) {
-            if (containers[i].list)
-              for (Value& item : containers[i].list->items = taken.list_items[i]) item = stand_in(item);
-            if (containers[i].dict)
-              for (auto& item : containers[i].dict->items = taken.dict_items[i]) item.second = stand_in(item.second);
-          }
+          for (size_t i = 0; i < containers.size(); ++i) restand(containers[i], taken.list_items[i], taken.dict_items[i], stand_in);
         },
         pending_side == 0 ? ".then" : ".else");
   }
+  // A branch that raises stops the run there (an Assert that always fails): it
+  // is staged again to leave stand-ins of the other branch's values, never read.
+  const bool both_raise = then_b.raised && else_b.raised;
+  for (int k = 0; k < 2; ++k) {
+    Branch& dead = k == 0 ? then_b : else_b;
+    if (!dead.raised) continue;
+    const Branch& live = k == 0 ? else_b : then_b;
+    const RaiseSignal signal = *dead.raised;
+    std::function<Value(const Value&)> stand_in = [&](const Value& v) -> Value {
+      if (v.is<Staged>()) return unset_value_like(v, span);
+      if (v.is<TuplePtr>()) {
+        std::vector<Value> items;
+        for (const Value& item : *v.as<TuplePtr>()) items.push_back(stand_in(item));
+        return make_tuple(std::move(items));
+      }
+      if (v.is<TensorListV>())
+        fail(signal.span, "a branch of this staged `" + label + "` raises while the other appends to a list in a "
+                          "staged loop; raise after the append instead");
+      return v;
+    };
+    dead = run_branch(
+        [&] {
+          if (!signal.staged) stage_raise(signal);
+          if (both_raise) return;
+          for (const auto& [name, v] : live.vars) {
+            auto b = before.find(name);
+            if (b == before.end() || !same_binding(b->second, v)) sc.set(name, stand_in(v));
+          }
+          for (size_t i = 0; i < containers.size(); ++i) restand(containers[i], live.list_items[i], live.dict_items[i], stand_in);
+        },
+        k == 0 ? ".then" : ".else");
+    if (pending_side < 0 && !both_raise) pending_side = k;  // its values do not count in the join
+  }
   sc.vars() = before;
+
+  // How messages name the two sides: the rest of a block after a staged jump is an
+  // If of its own, which the program does not spell.
+  const bool rest = label == "rest";
+  const std::string construct =
+      rest ? "the code after a staged break, continue or return (line " + std::to_string(span.line) + ")"
+           : "this staged `" + label + "`";
+  const std::string then_where = rest ? " where the code from line " + std::to_string(span.line) + " on runs"
+                                      : std::string(" in the then branch");
+  const std::string else_where = rest ? " where a staged break, continue or return before line " +
+                                            std::to_string(span.line) + " skips it"
+                                      : " in the else branch of this staged `" + label + "`";
 
   // Outputs: every variable either branch rebinds.
   std::vector<std::string> names;
@@ -235,6 +312,11 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
           std::find(names.begin(), names.end(), name) == names.end())
         names.push_back(name);
     }
+  // A variable a branch deleted (`del x`) is undefined after the `if` unless the other branch rebinds it.
+  for (const auto& [name, v] : before)
+    if ((!then_b.vars.count(name) || !else_b.vars.count(name)) &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
   std::sort(names.begin(), names.end());
   Branch* branches[2] = {&then_b, &else_b};
   auto in_branch = [&](int k, const std::function<void()>& f) {
@@ -274,6 +356,16 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
         return make_tuple(std::move(vals));
       };
     }
+    // Records of one class rebound in both branches join field by field, as a new record.
+    if (tv.is<InstancePtr>() && ev.is<InstancePtr>() && tv.as<InstancePtr>()->cls == ev.as<InstancePtr>()->cls) {
+      const InstancePtr model = tv.as<InstancePtr>();
+      Make attrs = join(name, shown, Value(model->attrs), Value(ev.as<InstancePtr>()->attrs));
+      return [model, attrs](const std::vector<Value>& outs) {
+        auto obj = std::make_shared<InstanceObj>(*model);
+        obj->attrs = attrs(outs).as<DictPtr>();
+        return Value(obj);
+      };
+    }
     // Dicts with the same keys in the same order join value by value (a returned dict).
     if (tv.is<DictPtr>() && ev.is<DictPtr>()) {
       const auto& ti = tv.as<DictPtr>()->items;
@@ -282,8 +374,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       for (size_t i = 0; same_keys && i < ti.size(); ++i)
         same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
       if (!same_keys)
-        fail(span, shown + " is a dict with keys " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
-                       " in the else branch of this staged `" + label + "`; both need the same keys in the same order");
+        fail(span, shown + " is a dict with keys " + py_repr(tv) + then_where + " and " + py_repr(ev) +
+                       else_where + "; both need the same keys in the same order");
       std::vector<Value> keys;
       std::vector<Make> items;
       for (size_t i = 0; i < ti.size(); ++i) {
@@ -300,7 +392,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     bool tensor_list = false;
     if (tv.is<TensorListV>() || ev.is<TensorListV>()) {
       if (!tv.is<TensorListV>() || !ev.is<TensorListV>())
-        fail(span, "list '" + name + "' is a tensor list in one branch of this staged `" + label + "` only");
+        fail(span, "list '" + name + "' is a tensor list in one branch of " + construct + " only");
       slot = tv.as<TensorListV>().slot ? tv.as<TensorListV>().slot : ev.as<TensorListV>().slot;
       tensor_list = true;
       in_branch(0, [&] { tv = Value(resolve_tensor_list(tv.as<TensorListV>(), name, span)); });
@@ -310,8 +402,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       return [tv](const std::vector<Value>&) { return tv; };
     auto tensorish = [](const Value& v) { return v.is_tensor() || v.is_number(); };
     if (!tensorish(tv) || !tensorish(ev))
-      fail(span, shown + " is " + py_repr(tv) + " in the then branch and " + py_repr(ev) +
-                     " in the else branch of this staged `" + label + "`; only tensors and numbers may differ");
+      fail(span, shown + " is " + py_repr(tv) + then_where + " and " + py_repr(ev) +
+                     else_where + "; only tensors and numbers may differ");
     // A number beside a tensor takes the tensor's dtype, where that keeps its
     // value; two numbers join when they are of one kind. Anything else would
     // change a value on one path (-2.7 into an i64), so it is an error.
@@ -321,9 +413,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       if (dt && *dt != tensor_dtype(ev)) {
         retype_weak(tv, tensor_dtype(ev));
         retype_weak(ev, *dt);
-        fail(span, shown + " is " + dtype_name(*dt) + " in the then branch and " +
-                       dtype_name(tensor_dtype(ev)) + " in the else branch of this staged `" + label +
-                       "`; cast one with astype",
+        fail(span, shown + " is " + dtype_name(*dt) + then_where + " and " +
+                       dtype_name(tensor_dtype(ev)) + else_where + "; cast one with astype",
              provenance_notes({tv, ev}));
       }
       dt = tensor_dtype(ev);
@@ -343,9 +434,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       if (ev.is<double>()) retype_weak(tv, DType::kF32);
     }
     if (misfit)
-      fail(span, shown + " is " + describe(tv) + " in the then branch and " + describe(ev) +
-                     " in the else branch of this staged `" + label +
-                     "`: they need one dtype; write the number as one of the tensor's dtype or cast with astype",
+      fail(span, shown + " is " + describe(tv) + then_where + " and " + describe(ev) +
+                     else_where + ": they need one dtype; write the number as one of the tensor's dtype or cast with astype",
            provenance_notes({tv, ev}));
     int32_t ids[2];
     ir::Type types[2];
@@ -361,9 +451,8 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
       });
     }
     if (types[0].rank() != types[1].rank())
-      fail(span, shown + " is " + module_->format_type(types[0]) + " in the then branch and " +
-                     module_->format_type(types[1]) + " in the else branch of this staged `" + label +
-                     "`: the ranks differ",
+      fail(span, shown + " is " + module_->format_type(types[0]) + then_where + " and " +
+                     module_->format_type(types[1]) + else_where + ": the ranks differ",
            provenance_notes({tv, ev}));
     // An unset value or a pending branch's stand-in does not count.
     const bool skip[2] = {unset[0] || pending_side == 0, unset[1] || pending_side == 1};
@@ -396,22 +485,91 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
   // assign: the other branch's value stands, and the If carries an unset value
   // from the branch that returned. (After a break or continue the variable may
   // still be read after the loop, where eager mode would find it undefined.)
-  auto left = [](const std::map<std::string, Value>& vars) {
-    auto it = vars.find(kReturnFlag);
+  auto flag_set = [](const std::map<std::string, Value>& vars, const char* flag) {
+    auto it = vars.find(flag);
     return it != vars.end() && flag_true(&it->second);
   };
+  auto left = [&](const std::map<std::string, Value>& vars) { return flag_set(vars, kReturnFlag); };
+  // A variable first assigned on the other path is not read after a jump out of a
+  // staged loop's iteration either: after a continue the iteration ends, after a break
+  // the loop does, and a variable first assigned inside a staged loop is not readable
+  // after it (nor carried into the next iteration) unless it had a value before the
+  // loop, which it would then have here. (An unrolled loop keeps it across iterations
+  // and after the loop, where eager mode may find it undefined.)
+  const bool in_staged_loop = [&] {
+    const Stmt* loop = nullptr;
+    for (const BlockPos& b : control().blocks)
+      if (b.frame == frame_ && b.loop) loop = b.loop;
+    for (const ControlState::LoopContainers& lc : control().loop_containers)
+      if (loop && lc.loop == loop) return true;
+    return false;
+  }();
+  auto jumped = [&](const std::map<std::string, Value>& vars) {
+    return left(vars) || (in_staged_loop && (flag_set(vars, kBreakFlag) || flag_set(vars, kContinueFlag)));
+  };
+  // A stand-in of `model`'s type (tensors unset, other values kept); none for what
+  // has no stand-in (a tensor list).
+  std::function<std::optional<Value>(const Value&)> stand_in_like = [&](const Value& model) -> std::optional<Value> {
+    if (model.is_tensor()) return unset_value_like(model, span);
+    if (model.is<TuplePtr>() || model.is<ListPtr>()) {
+      std::vector<Value> items;
+      for (const Value& v : model.is<TuplePtr>() ? *model.as<TuplePtr>() : model.as<ListPtr>()->items) {
+        std::optional<Value> item = stand_in_like(v);
+        if (!item) return std::nullopt;
+        items.push_back(std::move(*item));
+      }
+      return model.is<TuplePtr>() ? make_tuple(std::move(items)) : make_list(std::move(items));
+    }
+    if (model.is<DictPtr>()) {
+      auto d = std::make_shared<DictObj>();
+      for (const auto& [k, v] : model.as<DictPtr>()->items) {
+        std::optional<Value> item = stand_in_like(v);
+        if (!item) return std::nullopt;
+        d->items.emplace_back(k, std::move(*item));
+      }
+      return Value(DictPtr(d));
+    }
+    if (model.is<TensorListV>()) return std::nullopt;
+    return model;
+  };
+  // What a branch that certainly returned leaves in a variable is never read: the
+  // rest of the function runs only where it did not return. The variable takes a
+  // stand-in of the other branch's value there, so that a variable the other path
+  // rebinds (to another shape, or a list of new tensors) joins.
+  const int returned_side = left(then_b.vars) == left(else_b.vars) ? -1 : left(then_b.vars) ? 0 : 1;
+  if (returned_side >= 0)
+    for (const std::string& name : names) {
+      if (name[0] == '$' || !defined(then_b.vars, name) || !defined(else_b.vars, name)) continue;
+      const Value& model = branches[1 - returned_side]->vars[name];
+      if (same_binding(model, branches[returned_side]->vars[name])) continue;
+      in_branch(returned_side, [&] {
+        if (std::optional<Value> v = stand_in_like(model)) branches[returned_side]->vars[name] = *v;
+      });
+    }
+  // Both branches returned: nothing after the `if` runs, so only the flags and the
+  // return value join.
+  const bool both_returned = left(then_b.vars) && left(else_b.vars);
   std::vector<std::pair<std::string, Make>> makes;
   for (const std::string& name : names) {
+    if (both_returned && name[0] != '$') {
+      sc.set(name, Value(UndefinedV{name, "", span, ""}));
+      continue;
+    }
     if (!defined(then_b.vars, name) || !defined(else_b.vars, name)) {
       const bool then_missing = !defined(then_b.vars, name);
       const int gone = then_missing ? 0 : 1;
-      if (!left(branches[gone]->vars) || !defined(branches[1 - gone]->vars, name)) {
+      if (!jumped(branches[gone]->vars) || !defined(branches[1 - gone]->vars, name)) {
         sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
         continue;
       }
       const Value model = branches[1 - gone]->vars[name];
-      const bool holds_tensors = model.is_tensor() || model.is<TuplePtr>() || model.is<DictPtr>();
-      in_branch(gone, [&] { branches[gone]->vars[name] = holds_tensors ? unset_value_like(model, span) : model; });
+      std::optional<Value> stand_in;
+      in_branch(gone, [&] { stand_in = stand_in_like(model); });
+      if (!stand_in) {
+        sc.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span, ""}));
+        continue;
+      }
+      branches[gone]->vars[name] = *stand_in;
     }
     const std::string shown = name == kReturnValue ? std::string("the return value")
                               : name[0] == '$'     ? "the value of `" + (label == "ifexp" ? std::string("x if c else y")
@@ -434,13 +592,47 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
                            const std::string& else_has) {
     const std::optional<SourceSpan>& at = then_b.size_changed[i] ? then_b.size_changed[i] : else_b.size_changed[i];
     fail(at.value_or(span),
-          kind + " " + quoted(containers[i].name) + " has " + then_has + " of the staged `" + label + "` at line " +
+          kind + " " + quoted(containers[i].name) + " has " + then_has + " of " + (rest ? construct : "the staged `" + label + "`") + " at line " +
              std::to_string(span.line) + " and " + else_has + " in the else branch; both paths must leave it " +
              (kind == "list" ? "with one length (a list appended to inside a staged loop becomes a tensor list, "
                                "which may grow)"
                              : "with the same keys in the same order"),
-         {Note{span, "the staged `" + label + "`"}});
+         {Note{span, rest ? construct : "the staged `" + label + "`"}});
   };
+  // A branch that certainly returned leaves the lists and dicts as the other one
+  // does, with stand-ins for the items that one changed (never read, as above).
+  if (returned_side >= 0)
+    for (size_t i = 0; i < containers.size(); ++i) {
+      Branch& keep = *branches[1 - returned_side];
+      Branch& gone = *branches[returned_side];
+      const Container& c = containers[i];
+      bool ok = true;
+      in_branch(returned_side, [&] {
+        if (c.list) {
+          std::vector<Value> kept_items;
+          for (size_t k = 0; ok && k < keep.list_items[i].size(); ++k) {
+            const Value& v = keep.list_items[i][k];
+            std::optional<Value> item =
+                k < c.list_items.size() && same_binding(v, c.list_items[k]) ? std::optional<Value>(v) : stand_in_like(v);
+            if (item) kept_items.push_back(std::move(*item));
+            else ok = false;
+          }
+          if (ok) gone.list_items[i] = std::move(kept_items);
+        } else {
+          std::vector<std::pair<Value, Value>> kept_items;
+          for (size_t k = 0; ok && k < keep.dict_items[i].size(); ++k) {
+            const auto& [key, v] = keep.dict_items[i][k];
+            std::optional<Value> item = k < c.dict_items.size() && same_binding(v, c.dict_items[k].second)
+                                            ? std::optional<Value>(v)
+                                            : stand_in_like(v);
+            if (item) kept_items.emplace_back(key, std::move(*item));
+            else ok = false;
+          }
+          if (ok) gone.dict_items[i] = std::move(kept_items);
+        }
+      });
+      if (ok) gone.size_changed[i].reset();
+    }
   for (size_t i = 0; i < containers.size(); ++i) {
     const Container& c = containers[i];
     const std::string root = c.name.substr(0, c.name.find('['));
@@ -512,7 +704,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
   for (size_t i = 0; i < out_names.size(); ++i) {
     const int32_t id = fn().add_value(out_types[i], out_names[i][0] == '$' ? "" : out_names[i], span);
     node.outputs.push_back(id);
-    set_origin(cur_->fn, id, Origin{span, "the staged `" + label + "` produced"});
+    set_origin(cur_->fn, id, Origin{span, (rest ? construct : "the staged `" + label + "`") + " produced"});
     outs.push_back(staged(id));
   }
   for (const auto& [name, make] : makes) sc.set(name, make(outs));
@@ -527,6 +719,12 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
     }
   }
   fn().nodes.push_back(std::move(node));
+  // Both branches raise: so does the `if`, for an enclosing staged branch or loop.
+  if (both_raise && raise_catchers > 0) {
+    RaiseSignal r = *else_b.raised;
+    r.staged = true;
+    throw r;
+  }
 }
 
 }  // namespace sg::compiler::staging

@@ -9,12 +9,15 @@
 // function that the cond or body use (captures) are carried too, unchanged.
 #include "staging/staged_loop.h"
 
+#include "staging/classes.h"
 #include "staging/liveness.h"
 
 namespace sg::compiler::staging {
 namespace {
 
-enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic };
+// kTarget: a for target read after the loop that had no value before it, where the
+// loop provably runs at least once: carried from a placeholder of the item's type.
+enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget };
 
 struct Carry {
   std::string name;
@@ -61,6 +64,13 @@ const std::vector<Value>* sequence_items(const Value& v) {
   return nullptr;
 }
 
+// An attribute of an instance carried by a staged loop: tensors, numbers and
+// containers of them; other attributes (strings, functions, classes) stay as they are.
+bool carried_item(const Value& v) {
+  return v.is_tensor() || v.is_number() || v.is<TuplePtr>() || v.is<ListPtr>() || v.is<DictPtr>() ||
+         v.is<InstancePtr>();
+}
+
 // `shape` with its leaves replaced, in order, by leaves[k...] (a list is a new
 // list: a loop body's item assignments stay in the body).
 Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k) {
@@ -73,6 +83,13 @@ Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k) {
     auto d = std::make_shared<DictObj>();
     for (const auto& [key, item] : shape.as<DictPtr>()->items) d->items.emplace_back(key, rebuild(item, leaves, k));
     return Value(DictPtr(d));
+  }
+  if (shape.is<InstancePtr>()) {  // a record or object rebound in the loop: a new one of its class
+    auto obj = std::make_shared<InstanceObj>(*shape.as<InstancePtr>());
+    obj->attrs = std::make_shared<DictObj>();
+    for (const auto& [key, item] : shape.as<InstancePtr>()->attrs->items)
+      obj->attrs->items.emplace_back(key, carried_item(item) ? rebuild(item, leaves, k) : item);
+    return Value(obj);
   }
   return leaves[k++];
 }
@@ -95,6 +112,11 @@ bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<st
       if (!leaves_of(item, path + "[" + py_repr(key) + "]", out)) return false;
     return true;
   }
+  if (v.is<InstancePtr>()) {
+    for (const auto& [key, item] : v.as<InstancePtr>()->attrs->items)
+      if (carried_item(item) && !leaves_of(item, path + "." + py_str(key), out)) return false;
+    return true;
+  }
   return false;
 }
 
@@ -102,6 +124,17 @@ bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<st
 bool same_structure(const Value& shape, const Value& v) {
   const std::vector<Value>* a = sequence_items(shape);
   const std::vector<Value>* b = sequence_items(v);
+  if (shape.is<InstancePtr>()) {
+    if (!v.is<InstancePtr>() || v.as<InstancePtr>()->cls != shape.as<InstancePtr>()->cls) return false;
+    const auto &da = shape.as<InstancePtr>()->attrs->items, &db = v.as<InstancePtr>()->attrs->items;
+    if (da.size() != db.size()) return false;
+    for (size_t k = 0; k < da.size(); ++k)
+      if (!static_equal(da[k].first, db[k].first).value_or(false) || carried_item(da[k].second) != carried_item(db[k].second) ||
+          (carried_item(da[k].second) && !same_structure(da[k].second, db[k].second)))
+        return false;
+    return true;
+  }
+  if (v.is<InstancePtr>()) return false;
   if (!a && !shape.is<DictPtr>()) return !b && !v.is<DictPtr>();
   if (shape.is<DictPtr>()) {
     if (!v.is<DictPtr>()) return false;
@@ -124,10 +157,100 @@ struct Structure {
   std::vector<std::string> leaves;  // the leaf carries' names, in order
 };
 
+// Instances reachable from the scope before a staged loop, and their
+// attributes then: an attribute the body rebinds (`self.h = ...`, also inside
+// a method it calls) is carried like a variable, under the hidden name
+// "self.h" (AutoGraph's composite names).
+struct AttrWatch {
+  InstancePtr obj;
+  std::string path;
+  std::vector<std::pair<Value, Value>> items;
+};
+struct AttrCarry {
+  InstancePtr obj;
+  std::string attr;
+  std::string name;  // "self.h"
+};
+// Thrown when staging the body found attributes to carry that this attempt did not.
+struct AttrRetry {
+  int64_t loop;
+  std::vector<AttrCarry> carries;
+};
+
+void watch_instances(const std::string& path, const Value& v, std::vector<AttrWatch>& out, int depth) {
+  if (depth > 8) return;
+  if (v.is<InstancePtr>()) {
+    const InstancePtr& o = v.as<InstancePtr>();
+    for (const AttrWatch& w : out)
+      if (w.obj == o) return;
+    out.push_back(AttrWatch{o, path, o->attrs->items});
+    for (const auto& [k, item] : o->attrs->items) watch_instances(path + "." + py_str(k), item, out, depth + 1);
+  } else if (const std::vector<Value>* items = v.is<TuplePtr>() ? &*v.as<TuplePtr>()
+                                               : v.is<ListPtr>() ? &v.as<ListPtr>()->items : nullptr) {
+    for (size_t i = 0; i < items->size(); ++i) watch_instances(path + "[" + std::to_string(i) + "]", (*items)[i], out, depth + 1);
+  } else if (v.is<DictPtr>()) {
+    for (const auto& [k, item] : v.as<DictPtr>()->items) watch_instances(path + "[" + py_repr(k) + "]", item, out, depth + 1);
+  }
+}
+
+bool same_value(const Value& a, const Value& b) {
+  if (a.data.index() != b.data.index()) return false;
+  if (a.is<Staged>()) return a.as<Staged>().fn == b.as<Staged>().fn && a.as<Staged>().id == b.as<Staged>().id;
+  if (a.is<StaticTensorPtr>()) return a.as<StaticTensorPtr>() == b.as<StaticTensorPtr>();
+  if (a.is<ListPtr>()) return a.as<ListPtr>() == b.as<ListPtr>();
+  if (a.is<DictPtr>()) return a.as<DictPtr>() == b.as<DictPtr>();
+  if (a.is<InstancePtr>()) return a.as<InstancePtr>() == b.as<InstancePtr>();
+  if (a.is<TuplePtr>()) {
+    const auto &x = *a.as<TuplePtr>(), &y = *b.as<TuplePtr>();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!same_value(x[i], y[i])) return false;
+    return true;
+  }
+  return static_equal(a, b).value_or(true);
+}
+
+// Puts the watched attributes back as they were before the loop, unless dismissed.
+struct AttrRestore {
+  std::vector<AttrWatch>& watches;
+  bool active = true;
+  void restore() {
+    for (AttrWatch& w : watches) w.obj->attrs->items = w.items;
+  }
+  ~AttrRestore() {
+    if (active) restore();
+  }
+};
+
 struct Counter {
   int& n;
   explicit Counter(int& c) : n(c) { ++n; }
   ~Counter() { --n; }
+};
+
+// The lists and dicts reachable from `v` (through tuples, lists and dicts).
+void collect_containers(const Value& v, std::set<const void*>& out) {
+  if (v.is<ListPtr>()) {
+    if (!out.insert(v.as<ListPtr>().get()).second) return;
+    for (const Value& item : v.as<ListPtr>()->items) collect_containers(item, out);
+  } else if (v.is<DictPtr>()) {
+    if (!out.insert(v.as<DictPtr>().get()).second) return;
+    for (const auto& item : v.as<DictPtr>()->items) collect_containers(item.second, out);
+  } else if (v.is<TuplePtr>()) {
+    for (const Value& item : *v.as<TuplePtr>()) collect_containers(item, out);
+  }
+}
+
+struct LoopContainersScope {
+  ControlState& cs;
+  LoopContainersScope(ControlState& c, const Stmt* loop, const std::string& where,
+                      const std::map<std::string, Value>& vars)
+      : cs(c) {
+    ControlState::LoopContainers lc{loop, where, {}};
+    for (const auto& [name, v] : vars) collect_containers(v, lc.containers);
+    cs.loop_containers.push_back(std::move(lc));
+  }
+  ~LoopContainersScope() { cs.loop_containers.pop_back(); }
 };
 
 }  // namespace
@@ -136,9 +259,15 @@ namespace {
 
 // One staging of the loop. `hints`: the dtypes that carried Python numbers take
 // (run_staged_loop).
-Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std::map<std::string, DType>& hints) {
+Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std::map<std::string, DType>& hints,
+                const std::vector<AttrCarry>& attr_carries) {
   const Stmt& s = spec.stmt;
   Scope& sc = st.scope();
+  std::vector<AttrWatch> watches;
+  for (const Scope* sp = &sc; sp; sp = sp->parent().get())
+    for (const auto& [name, v] : sp->vars())
+      if (name[0] != '$') watch_instances(name, v, watches, 0);
+  AttrRestore attr_restore{watches};
   ControlState& cs = st.control();
   ir::Module& m = st.module();
   const std::string where = std::string(spec.what) + " loop at line " + std::to_string(s.span.line);
@@ -178,10 +307,47 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     return c;
   };
+  for (const AttrCarry& a : attr_carries) {
+    const Value* v = find_instance_attr(*a.obj, a.attr);
+    if (!v || !(v->is_tensor() || v->is_number()))
+      st.fail(s.span, "attribute '" + a.name + "' is " + (v ? "a " + type_name(*v) : std::string("undefined")) +
+                          " before the staged " + where + " and changes inside it; only tensors and numbers may "
+                          "change in a staged loop");
+    carries.push_back(tensor_carry(a.name, *v));
+  }
+  // The hidden names of carried attributes, bound in the scope, mirror the attributes.
+  const auto attrs_from_scope = [&] {
+    for (const AttrCarry& a : attr_carries)
+      if (const Value* v = sc.find_local(a.name)) set_instance_attr(*a.obj, a.attr, *v);
+  };
+  const auto attrs_to_scope = [&] {
+    for (const AttrCarry& a : attr_carries) {
+      const Value* v = find_instance_attr(*a.obj, a.attr);
+      sc.set(a.name, v ? *v : Value(UndefinedV{a.name, "", s.span, ""}));
+    }
+  };
   NameSet appended;
   block_appends(s.body, appended);
   std::vector<Structure> structures;
   std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
+  // A for target read after the loop has Python's value there: the last item, or the
+  // value it had before the loop when the loop runs zero times. Carried like any
+  // variable the body assigns; without a value before the loop only where the loop
+  // provably runs (else reading it after the loop is the error set below).
+  std::set<std::string> carried_targets;
+  for (const std::string& name : spec.targets) {
+    if (!after.count(name)) continue;
+    const Value* before = sc.lookup(name);
+    if (before && !before->is<UndefinedV>()) {
+      if (!before->is_tensor() && !before->is_number()) continue;
+      carries.push_back(tensor_carry(name, *before));
+    } else if (!spec.may_run_zero_times) {
+      carries.push_back(Carry{name, CarryKind::kTarget, Value()});
+    } else {
+      continue;
+    }
+    carried_targets.insert(name);
+  }
   for (const std::string& name : assigned) {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
@@ -199,7 +365,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     Carry c{name, CarryKind::kTensor, *before};
     std::vector<std::pair<std::string, Value>> leaves;
-    const bool container = before->is<TuplePtr>() || before->is<DictPtr>() ||
+    const bool container = before->is<TuplePtr>() || before->is<DictPtr>() || before->is<InstancePtr>() ||
                            (before->is<ListPtr>() && !appended.count(name) && !before->as<ListPtr>()->items.empty());
     if (before->is_tensor() || before->is_number()) {
       c = tensor_carry(name, *before);
@@ -282,7 +448,8 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
         sc.set(c.name, Value(TensorListV{c.slot, std::nullopt}));
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
-      case CarryKind::kReturnValue: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kReturnValue:
+      case CarryKind::kTarget: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
       case CarryKind::kStatic: break;
     }
   }
@@ -295,13 +462,59 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
   };
   bind_structures();
+  attrs_from_scope();
   sc.set(kBreakFlag, Value(false));
   sc.set(kContinueFlag, Value(false));
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
   {
     Counter loops(cs.staged_loops);
-    spec.prologue();
-    st.exec_block(s.body, &s);
+    LoopContainersScope containers(cs, &s, "the staged " + where, outer_vars);
+    ++st.raise_catchers;
+    try {
+      spec.prologue();
+      st.exec_block(s.body, &s);
+    } catch (RaiseSignal& r) {
+      // The body raises on every iteration that reaches it: the run stops there.
+      try {
+        if (!r.staged) st.stage_raise(r);
+      } catch (...) {
+        --st.raise_catchers;
+        throw;
+      }
+    } catch (...) {
+      --st.raise_catchers;
+      throw;
+    }
+    --st.raise_catchers;
+  }
+  attrs_to_scope();
+  {
+    // Attributes the body rebinds that this attempt does not carry: stage again carrying them.
+    std::vector<AttrCarry> more = attr_carries;
+    for (const AttrWatch& w : watches) {
+      for (const auto& [key, item] : w.obj->attrs->items) {
+        const std::string attr = py_str(key);
+        bool carried = false;
+        for (const AttrCarry& a : attr_carries) carried = carried || (a.obj == w.obj && a.attr == attr);
+        if (carried) continue;
+        const std::pair<Value, Value>* old = nullptr;
+        for (const auto& kv : w.items)
+          if (static_equal(kv.first, key).value_or(false)) old = &kv;
+        if (!old) {
+          if (item.is_tensor() || item.is_number())
+            st.fail(s.span, "attribute '" + w.path + "." + attr + "' is first assigned inside the staged " + where +
+                                "; it would be undefined when the loop runs zero times: assign it before the loop");
+          continue;
+        }
+        if (same_value(old->second, item)) continue;
+        more.push_back(AttrCarry{w.obj, attr, w.path + "." + attr});
+      }
+    }
+    if (more.size() != attr_carries.size()) {
+      attr_restore.restore();
+      throw AttrRetry{token, std::move(more)};
+    }
+    attr_restore.restore();
   }
 
   // Results of the body: the carried values after one iteration. A tuple or dict
@@ -356,6 +569,15 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
         break;
       case CarryKind::kFlag:
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
+        break;
+      case CarryKind::kTarget:
+        if (!v.is_tensor() && !v.is_number())
+          st.fail(s.span, "the target '" + c.name + "' of the staged " + where + " is a " + type_name(v) +
+                              " at the end of an iteration and read after the loop; only tensors and numbers can "
+                              "be carried out of a staged loop");
+        c.body_value = st.to_tensor(v, std::nullopt, s.span);
+        c.body_result = st.materialize(c.body_value, s.span);
+        c.type = st.fn().values[size_t(c.body_result)].type;
         break;
       case CarryKind::kList: {
         if (!v.is<TensorListV>())
@@ -424,6 +646,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     if (c.kind == CarryKind::kFlag) flags.push_back(c.name);
   }
   bind_structures();
+  attrs_from_scope();
   auto eval_test = [&]() {
     Value t = spec.test();
     if (t.is_tensor() && st.tensor_rank(t) != 0)
@@ -448,6 +671,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);
   st.fn().results = {cond_result};
+  attr_restore.restore();
 
   // ---- the node -----------------------------------------------------------------------
   sc.vars() = outer_vars;
@@ -455,7 +679,8 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
-    if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kReturnValue || c.kind == CarryKind::kTarget)
+      init = st.unset_value_like(c.body_value, s.span);
     if (c.kind == CarryKind::kList && c.outer_list) {
       // The enclosing loop's list takes this loop's item type, under a dim of its own.
       TensorListSlot& outer_slot = *c.outer_list->slot;
@@ -534,6 +759,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   bind_structures();
   for (const Structure& x : structures)
     for (const std::string& leaf : x.leaves) sc.erase(leaf);
+  attrs_from_scope();
+  attr_restore.active = false;
+  for (const AttrCarry& a : attr_carries) sc.erase(a.name);
   // `while True:` without a break leaves only by a return: the function has returned.
   if (jumps.has_return && !jumps.has_break && s.test && s.test->kind == ExprKind::kBool && s.test->bool_value)
     sc.set(kReturnFlag, Value(true));
@@ -555,9 +783,11 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   for (const auto& [name, message] : undefined_after) sc.set(name, Value(UndefinedV{name, "", s.span, message}));
   for (const std::string& t : spec.targets)
-    sc.set(t, Value(UndefinedV{t, "", s.span,
+    if (!carried_targets.count(t))
+      sc.set(t, Value(UndefinedV{t, "", s.span,
                                "the target '" + t + "' of the staged " + where +
-                                   " may not be read after the loop: it is undefined when the loop runs zero times"}));
+                                     " has no value before the loop and is read after it; it would be undefined "
+                                     "when the loop runs zero times: assign it before the loop"}));
   return Flow::kNormal;
 }
 
@@ -566,15 +796,21 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
 Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   const int64_t token = st.new_loop_token();
   std::map<std::string, DType> hints;
+  std::vector<AttrCarry> attrs;
   const Stager::Checkpoint start = st.checkpoint();
   for (;;) {
     try {
-      return stage_loop(st, spec, token, hints);
+      return stage_loop(st, spec, token, hints, attrs);
     } catch (const WeakRetype& r) {
       // Each variable changes its dtype at most once (WeakOrigin::retyped).
       if (r.loop != token) throw;
       st.rollback(start);
       hints[r.name] = r.dtype;
+    } catch (AttrRetry& r) {
+      // Each attempt carries more attributes; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      attrs = std::move(r.carries);
     }
   }
 }

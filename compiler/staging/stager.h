@@ -107,6 +107,9 @@ struct FnBuilder {
 struct CallFrame {
   std::shared_ptr<Scope> scope;
   Value return_value;
+  // Staged branches and loops open when the call began: a nonlocal or global
+  // rebound inside one opened since would not be joined (classes.cc).
+  size_t staged_depth = 0;
 };
 
 // A shape given as a value: static dims with -1 (infer) and -2 (the next dynamic
@@ -325,6 +328,32 @@ class Stager {
 
   Scope& scope() { return *frame_->scope; }
   ir::Module& module() { return *module_; }
+
+  // ---- classes, closures, raise and try (classes.cc, exceptions.cc) ------------------
+  void define_class(const Stmt& s);
+  Value instantiate(const ClassPtr& cls, Args& args);
+  // Attributes of instances, classes, super(), exceptions and the record modules.
+  Value object_attribute(const Value& v, const std::string& name, SourceSpan span);
+  void set_attribute(const Value& obj, const std::string& name, const Value& v, SourceSpan span);
+  // super, the builtin exceptions, namedtuple, dataclass, field; `object` methods.
+  static bool is_class_builtin(const std::string& name);
+  Value call_class_builtin(const std::string& name, Args& args);
+  Value call_record_method(const InstancePtr& self, const std::string& name, Args& args);
+  bool scope_has(const std::string& name) const;
+  void del_target(const Expr& t);
+  // A name bound by `global` or `nonlocal` in the running function: where it lives.
+  Scope* declared_scope(const std::string& name, SourceSpan span, bool for_store);
+  // Staged branches and loops open now (for nonlocal and global stores).
+  size_t staged_depth();
+  Flow exec_raise(const Stmt& s);
+  Flow exec_try(const Stmt& s);
+  // A staged branch or loop body that caught a raise: `exc` stops the run at `span`
+  // unless an enclosing try would have to catch it, which is an error.
+  void stage_raise(const struct RaiseSignal& r);
+  // Staged branches and loop bodies being staged; each catches a raise inside it.
+  int raise_catchers = 0;
+  // The try statements running, innermost last, and the raise catchers open when each began.
+  std::vector<std::pair<const Stmt*, int>> try_stack;
 
  private:
   void stage_module_body();

@@ -3,6 +3,7 @@
 // compile time when every argument is static, inlined otherwise).
 #include <algorithm>
 
+#include "staging/classes.h"
 #include "staging/control_state.h"
 #include "staging/staged_loop.h"
 
@@ -19,6 +20,65 @@ void name_value(Stager& s, const Value& v, const std::string& name) {
 }
 
 }  // namespace
+
+bool Stager::scope_has(const std::string& name) const {
+  return frame_ ? frame_->scope->lookup(name) != nullptr : globals_->lookup(name) != nullptr;
+}
+
+void Stager::del_target(const Expr& t) {
+  switch (t.kind) {
+    case ExprKind::kName: {
+      if (Scope* declared = declared_scope(t.name, t.span, true)) {
+        declared->erase(t.name);
+        return;
+      }
+      if (!scope().find_local(t.name) || scope().find_local(t.name)->is<UndefinedV>())
+        fail(t.span, "name '" + t.name + "' is not defined");
+      scope().erase(t.name);
+      return;
+    }
+    case ExprKind::kTuple:
+    case ExprKind::kList:
+      for (const ExprPtr& e : t.elts) del_target(*e);
+      return;
+    case ExprKind::kSubscript: {
+      Value container = eval(*t.a);
+      if (container.is<ListPtr>()) {
+        auto& items = container.as<ListPtr>()->items;
+        const int64_t n = int64_t(items.size());
+        int64_t i = to_int(eval(*t.b), t.b->span, "a list index");
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) fail(t.b->span, "list assignment index out of range");
+        items.erase(items.begin() + i);
+        return;
+      }
+      if (container.is<DictPtr>()) {
+        Value key = eval(*t.b);
+        auto& items = container.as<DictPtr>()->items;
+        for (auto it = items.begin(); it != items.end(); ++it)
+          if (static_equal(it->first, key).value_or(false)) {
+            items.erase(it);
+            return;
+          }
+        fail(t.b->span, "KeyError: " + py_repr(key));
+      }
+      fail(t.span, "'" + type_name(container) + "' object does not support item deletion");
+    }
+    case ExprKind::kAttribute: {
+      Value obj = eval(*t.a);
+      if (!obj.is<InstancePtr>() || obj.as<InstancePtr>()->cls->frozen)
+        fail(t.span, "cannot delete attribute '" + t.name + "' of a " + type_name(obj) + " object");
+      auto& items = obj.as<InstancePtr>()->attrs->items;
+      for (auto it = items.begin(); it != items.end(); ++it)
+        if (it->first.is<std::string>() && it->first.as<std::string>() == t.name) {
+          items.erase(it);
+          return;
+        }
+      fail(t.span, "'" + type_name(obj) + "' object has no attribute '" + t.name + "'");
+    }
+    default: fail(t.span, "cannot delete this expression");
+  }
+}
 
 std::shared_ptr<FunctionV> Stager::make_function(const FunctionDef& def, std::shared_ptr<Scope> closure) {
   auto f = std::make_shared<FunctionV>();
@@ -39,12 +99,20 @@ std::shared_ptr<FunctionV> Stager::make_function(const FunctionDef& def, std::sh
     f->defaults.push_back(std::make_shared<Value>(std::move(d)));
   }
   for (const ExprPtr& dec : def.decorators) {
+    // Method decorators (classes.cc binds the method by them).
+    if (dec->kind == ExprKind::kName && !scope_has(dec->name)) {
+      if (dec->name == "staticmethod") f->binding = FunctionV::Binding::kStatic;
+      if (dec->name == "classmethod") f->binding = FunctionV::Binding::kClass;
+      if (dec->name == "property") f->binding = FunctionV::Binding::kProperty;
+      if (f->binding != FunctionV::Binding::kInstance) continue;
+    }
     Value d = eval(*dec);
     if (d.is<SgMember>() && d.as<SgMember>().name == "function") {
       f->is_entry = true;
       continue;
     }
-    fail(dec->span, "unsupported decorator: only @sg.function is allowed");
+    fail(dec->span, "unsupported decorator: only @sg.function (and @staticmethod, @classmethod and @property on "
+                    "methods) are allowed");
   }
   return f;
 }
@@ -53,6 +121,13 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
   switch (target.kind) {
     case ExprKind::kName:
       name_value(*this, v, target.name);
+      if (Scope* declared = declared_scope(target.name, span, true)) {
+        if (declared == globals_.get() && (v.is<Staged>() || v.is<TensorListV>()))
+          fail(span, "global variable '" + target.name + "' cannot hold a value known only at run time: a module "
+                     "global is a compile-time constant; return the value instead");
+        declared->set(target.name, v);
+        return;
+      }
       scope().set(target.name, v);
       return;
     case ExprKind::kTuple:
@@ -76,7 +151,19 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
     }
     case ExprKind::kSubscript: {
       Value container = eval(*target.a);
+      // A list or dict made before a staged loop that its body changes in place would
+      // change once at compile time (one that carries tensors is rebuilt in the body
+      // and carried item by item instead, and is not met here).
+      const auto made_before_loop = [&](const void* obj) -> const ControlState::LoopContainers* {
+        for (const ControlState::LoopContainers& lc : control().loop_containers)
+          if (lc.containers.count(obj)) return &lc;
+        return nullptr;
+      };
       if (container.is<ListPtr>()) {
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<ListPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` assigns an item of a list made before " + lc->where +
+                         " that holds no tensors or numbers; a staged loop may change only tensor and number items "
+                         "of a list made before it");
         Value idx = eval(*target.b);
         auto& items = container.as<ListPtr>()->items;
         const int64_t n = int64_t(items.size());
@@ -91,9 +178,18 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         if (key.is_tensor()) fail(target.b->span, "dict keys must be static");
         for (auto& kv : container.as<DictPtr>()->items)
           if (static_equal(kv.first, key).value_or(false)) {
+            if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+              fail(span, "`" + source_text(target.span) + "` assigns an item of a dict made before " + lc->where +
+                             " that holds no tensors or numbers; a staged loop may change only tensor and number "
+                             "items of a dict made before it");
             kv.second = v;
             return;
           }
+        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+          fail(span, "`" + source_text(target.span) + "` adds the key " + py_repr(key) + " to a dict made before " +
+                         lc->where + ", whose body is staged once: a dict a staged loop carries keeps the keys it "
+                         "had before the loop; give it that key, with a value of the type the loop assigns, "
+                         "before the loop");
         container.as<DictPtr>()->items.emplace_back(key, v);
         return;
       }
@@ -102,9 +198,24 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         assign(*target.a, index_update(container, *target.b, v, span), span);
         return;
       }
+      if (container.is<TensorListV>()) {
+        // A list a staged loop appends to is a tensor [length, item dims...]: the
+        // item is updated in it, and the name rebound to the updated list.
+        const TensorListV& l = container.as<TensorListV>();
+        const std::string name = target.a->kind == ExprKind::kName ? target.a->name : std::string("list");
+        const Value items = Value(resolve_tensor_list(l, name, span));
+        const Value updated = index_update(items, *target.b, v, span);
+        if (!updated.is<Staged>()) fail(span, "item assignment to list '" + name + "': the list is not staged");
+        assign(*target.a, Value(TensorListV{l.slot, updated.as<Staged>()}), span);
+        return;
+      }
       fail(span, "'" + type_name(container) + "' object does not support item assignment");
     }
-    case ExprKind::kAttribute: fail(span, "assignment to an attribute is not supported");
+    case ExprKind::kAttribute: {
+      Value obj = eval(*target.a);
+      set_attribute(obj, target.name, v, span);
+      return;
+    }
     default: fail(span, "cannot assign to this expression");
   }
 }
@@ -135,12 +246,17 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   }
   // Recursive functions and @sg.function helpers with staged arguments are
   // graph functions called through Call nodes (staged_call.cc).
+  // A method: super() finds its class and instance.
+  if (ClassPtr owner = f->owner.lock(); owner && f->binding == FunctionV::Binding::kInstance && !def.params.empty()) {
+    scope_ptr->set("$class", Value(owner));
+    scope_ptr->set("$self", *scope_ptr->find_local(def.params[0].name));
+  }
   if (wants_graph_function(*f, *scope_ptr)) return call_graph_function(f, *scope_ptr, args.span);
   if (call_depth_ >= kMaxCompileTimeDepth)
     fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
                         " calls at compile time");
   count_step(args.span);
-  CallFrame frame{scope_ptr, Value()};
+  CallFrame frame{scope_ptr, Value(), staged_depth()};
   CallFrame* outer = frame_;
   frame_ = &frame;
   ++call_depth_;
@@ -235,6 +351,29 @@ Flow Stager::exec(const Stmt& s) {
     case StmtKind::kImport:
     case StmtKind::kImportFrom:
       fail(s.span, "import is only allowed at module level");
+    case StmtKind::kClassDef:
+      fail(s.span, "class '" + s.cls->name + "' is defined inside a function; define classes at module level");
+    case StmtKind::kRaise: return exec_raise(s);
+    case StmtKind::kTry: return exec_try(s);
+    case StmtKind::kGlobal:
+    case StmtKind::kNonlocal:
+      for (const std::string& n : s.names) {
+        if (s.kind == StmtKind::kNonlocal) {
+          bool found = false;
+          for (Scope* sp = scope().parent().get(); sp && sp != globals_.get(); sp = sp->parent().get())
+            found = found || sp->find_local(n);
+          if (!found) fail(s.span, "no binding for nonlocal '" + n + "' found in an enclosing function");
+        }
+        if (scope().find_local(n))
+          fail(s.span, "name '" + n + "' is assigned to before its " +
+                           (s.kind == StmtKind::kGlobal ? "global" : "nonlocal") + " declaration");
+        scope().set(std::string(s.kind == StmtKind::kGlobal ? "$global " : "$nonlocal ") + n, Value(true));
+      }
+      return Flow::kNormal;
+    case StmtKind::kDel:
+      for (const ExprPtr& t : s.targets) del_target(*t);
+      note_size_changes(control(), s.span);
+      return Flow::kNormal;
   }
   fail(s.span, "unsupported statement");
 }

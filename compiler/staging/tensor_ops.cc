@@ -349,10 +349,22 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
   const WeakOrigin* wa = weak_origin(a);
   const WeakOrigin* wb = weak_origin(b);
   const WeakOrigin* w = wa ? wa : wb;
-  if (w && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
-      (wa && wb ? wa->loop == wb->loop && wa->name == wb->name : (wa ? b : a).is_number()) &&
-      tensor_dtype(r) == tensor_dtype(wa ? a : b))
-    mark_weak(r, *w);
+  // With two of them, a carried number with one carried by no loop (`cnt + i`, i a
+  // counter) stays the carried one, as `cnt` stays a Python int in eager mode.
+  const WeakOrigin* kept = nullptr;
+  const Value* kept_operand = nullptr;
+  if (wa && wb) {
+    if (wa->loop == wb->loop && wa->name == wb->name) kept = wa, kept_operand = &a;
+    else if (wb->loop == 0) kept = wa, kept_operand = &a;
+    else if (wa->loop == 0) kept = wb, kept_operand = &b;
+  } else if (wa && b.is_number()) {
+    kept = wa, kept_operand = &a;
+  } else if (wb && a.is_number()) {
+    kept = wb, kept_operand = &b;
+  }
+  if (kept && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
+      tensor_dtype(r) == tensor_dtype(*kept_operand))
+    mark_weak(r, *kept);
   // An int that stands for a Python int, with a Python float: a Python float
   // (`i + 0.5` beside an f16 tensor is f16, as in eager mode).
   else if (w && w->loop == 0 && w->number.is<int64_t>() && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
@@ -398,7 +410,15 @@ ShapeArg Stager::shape_arg(const Value& v, SourceSpan span, bool allow_infer) {
   std::vector<Value> items;
   if (v.is<TuplePtr>()) items = *v.as<TuplePtr>();
   else if (v.is<ListPtr>()) items = v.as<ListPtr>()->items;
-  else items.push_back(v);
+  else if (v.is_tensor() && tensor_rank(v) == 1) {
+    // A shape read from a vector's values: its length, the rank, must be static.
+    const ir::Type t = tensor_type(v);
+    const std::optional<int64_t> n = t.shape[0].as_static();
+    if (!n)
+      fail(span, "a shape given as a tensor needs a static length (the rank of the result), got a " +
+                     module_->format_type(t) + " tensor");
+    for (int64_t k = 0; k < *n; ++k) items.push_back(index_tensor_value(v, Value(k), span));
+  } else items.push_back(v);
   ShapeArg shape;
   bool inferred = false;
   for (const Value& item : items) {

@@ -89,6 +89,12 @@ std::string type_name(const Value& v) {
     std::string operator()(const UndefinedV&) { return "undefined"; }
     std::string operator()(const TensorListV&) { return "list"; }
     std::string operator()(const FormattedV&) { return "f-string of values known only at run time"; }
+    std::string operator()(const ClassPtr&) { return "type"; }
+    std::string operator()(const InstancePtr& o) { return o->cls->name; }
+    std::string operator()(const BoundFunction&) { return "method"; }
+    std::string operator()(const SuperV&) { return "super"; }
+    std::string operator()(const ExceptionV& e) { return e.types.empty() ? "exception" : e.types[0]; }
+    std::string operator()(const PyModuleV&) { return "module"; }
   };
   return std::visit(Namer{}, v.data);
 }
@@ -145,6 +151,7 @@ std::string seq_str(const std::vector<Value>& items, const char* open, const cha
 
 std::string py_str(const Value& v) {
   if (v.is<std::string>()) return v.as<std::string>();
+  if (v.is<ExceptionV>()) return v.as<ExceptionV>().message;
   return py_repr(v);
 }
 
@@ -166,6 +173,22 @@ std::string py_repr(const Value& v) {
     return s + "}";
   }
   if (v.is<StaticTensorPtr>()) return tensor_str(*v.as<StaticTensorPtr>());
+  if (v.is<ClassPtr>()) return "<class '" + v.as<ClassPtr>()->name + "'>";
+  if (v.is<ExceptionV>()) {
+    const ExceptionV& e = v.as<ExceptionV>();
+    return (e.types.empty() ? "Exception" : e.types[0]) + "(" + (e.message.empty() ? "" : "'" + e.message + "'") + ")";
+  }
+  if (v.is<InstancePtr>()) {
+    const InstanceObj& o = *v.as<InstancePtr>();
+    if (o.cls->kind == ClassObj::Kind::kPlain) return "<" + o.cls->name + " object>";
+    std::string s = o.cls->name + "(";  // records print as namedtuple and dataclass do
+    bool first = true;
+    for (const auto& [k, val] : o.attrs->items) {
+      s += (first ? "" : ", ") + py_str(k) + "=" + py_repr(val);
+      first = false;
+    }
+    return s + ")";
+  }
   if (v.is<DTypeV>()) return std::string("sg.") + dtype_name(v.as<DTypeV>().dtype);
   if (v.is<RangeV>()) {
     const RangeV& r = v.as<RangeV>();
@@ -204,6 +227,20 @@ std::optional<bool> static_equal(const Value& a, const Value& b) {
   if (a.is<ListPtr>() && b.is<ListPtr>()) return seq_equal(a.as<ListPtr>()->items, b.as<ListPtr>()->items);
   if (a.is<std::shared_ptr<FunctionV>>() && b.is<std::shared_ptr<FunctionV>>())
     return a.as<std::shared_ptr<FunctionV>>() == b.as<std::shared_ptr<FunctionV>>();
+  if (a.is<ClassPtr>() && b.is<ClassPtr>()) return a.as<ClassPtr>() == b.as<ClassPtr>();
+  if (a.is<InstancePtr>() && b.is<InstancePtr>()) {
+    const InstancePtr &x = a.as<InstancePtr>(), &y = b.as<InstancePtr>();
+    if (x == y) return true;
+    // Records compare by value, as namedtuple and dataclass __eq__ do.
+    if (x->cls != y->cls || x->cls->kind == ClassObj::Kind::kPlain) return false;
+    const auto &xi = x->attrs->items, &yi = y->attrs->items;
+    if (xi.size() != yi.size()) return false;
+    for (size_t i = 0; i < xi.size(); ++i) {
+      std::optional<bool> e = static_equal(xi[i].second, yi[i].second);
+      if (!e || !*e) return e;
+    }
+    return true;
+  }
   if (a.data.index() != b.data.index()) return false;
   return std::nullopt;
 }

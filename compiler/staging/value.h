@@ -74,11 +74,16 @@ struct AnnotationV {
 };
 struct RangeV { int64_t start = 0, stop = 0, step = 1; int64_t size() const; };
 
+struct ClassObj;
+
 struct FunctionV {
   const FunctionDef* def = nullptr;
   std::shared_ptr<Scope> closure;  // the scope the def statement ran in
   std::vector<std::shared_ptr<Value>> defaults;  // per param; null: none
   bool is_entry = false;           // decorated @sg.function
+  // A method: the class whose body defined it (for super()), and how it binds.
+  std::weak_ptr<ClassObj> owner;
+  enum class Binding : uint8_t { kInstance, kStatic, kClass, kProperty } binding = Binding::kInstance;
 };
 
 struct ListObj { std::vector<Value> items; };
@@ -91,6 +96,56 @@ using TuplePtr = std::shared_ptr<const std::vector<Value>>;
 struct BoundMethod {
   std::string name;
   std::shared_ptr<Value> self;
+};
+
+// A module-level class (classes.h): its methods and class attributes, its base
+// among the module's classes (or a builtin exception), and the record kinds
+// whose __init__ the compiler writes (namedtuple, NamedTuple, dataclass).
+struct ClassObj {
+  enum class Kind : uint8_t { kPlain, kNamedTuple, kDataclass, kException };
+  std::string name;
+  const ClassDef* def = nullptr;  // null for collections.namedtuple
+  std::shared_ptr<ClassObj> base;
+  std::string builtin_base;       // kException: the builtin exception it derives from
+  Kind kind = Kind::kPlain;
+  bool frozen = false;            // a frozen dataclass or a named tuple
+  std::map<std::string, std::shared_ptr<Value>> attrs;  // methods and class attributes
+  std::vector<std::string> fields;                      // records: in order
+  std::map<std::string, std::shared_ptr<Value>> field_defaults;
+  std::map<std::string, std::shared_ptr<Value>> field_factories;  // dataclasses.field(default_factory=...)
+};
+using ClassPtr = std::shared_ptr<ClassObj>;
+
+// An instance: a compile-time object whose attributes (a dict, so that staged
+// branches and loops carry them like a dict's items) may hold staged values.
+struct InstanceObj {
+  ClassPtr cls;
+  std::shared_ptr<struct DictObj> attrs;
+};
+using InstancePtr = std::shared_ptr<InstanceObj>;
+
+// A user method bound to its instance (or class, for a classmethod).
+struct BoundFunction {
+  std::shared_ptr<FunctionV> fn;
+  std::shared_ptr<Value> self;
+};
+
+// super() in a method: attribute lookup starts at `start`, binding `self`.
+struct SuperV {
+  ClassPtr start;
+  std::shared_ptr<Value> self;
+};
+
+// An exception value (raise, except ... as e): its class names from the most
+// derived up to BaseException, and its arguments' text.
+struct ExceptionV {
+  std::vector<std::string> types;
+  std::string message;
+};
+
+// `import collections` / `typing` / `dataclasses`: only the record makers are used.
+struct PyModuleV {
+  std::string name;
 };
 
 // A variable assigned in only one branch of a staged `if`: reading it is an error.
@@ -123,7 +178,8 @@ struct Value {
   using Data = std::variant<NoneV, bool, int64_t, double, std::string, TuplePtr, ListPtr, DictPtr,
                             StaticTensorPtr, Staged, SgModuleV, SgMember, BuiltinV, DTypeV,
                             AnnotationV, RangeV, std::shared_ptr<FunctionV>, BoundMethod,
-                            EllipsisV, UndefinedV, TensorListV, FormattedV>;
+                            EllipsisV, UndefinedV, TensorListV, FormattedV, ClassPtr, InstancePtr,
+                            BoundFunction, SuperV, ExceptionV, PyModuleV>;
   Data data;
 
   Value() : data(NoneV{}) {}

@@ -15,6 +15,7 @@ Symbolic dims without an option get two default values each.
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -92,6 +93,22 @@ def compile_program(py_path, out_path, extra_args=()):
     if not os.path.isfile(out_path):
         raise E2EError(f"graph-compile exited 0 but wrote no {out_path}")
     return proc
+
+
+def write_safetensors(path, tensors):
+    """Writes a dict of NumPy arrays (f32, i32, i64, bool) as a safetensors file."""
+    kinds = {"float32": "F32", "int32": "I32", "int64": "I64", "bool": "BOOL"}
+    header, offset, blobs = {}, 0, []
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        data = a.tobytes()
+        header[name] = {"dtype": kinds[a.dtype.name], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
 
 
 def input_args(inputs, directory):

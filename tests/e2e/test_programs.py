@@ -78,8 +78,17 @@ def check_program(report, py_path, work_root):
         entries = lib.entry_names(py_path)
         if not entries:
             raise lib.E2EError("no @sg.function entry point")
-        lib.compile_program(py_path, graph)
-        module = lib.load_eager_module(py_path)
+        if "weights" in options:
+            # `# e2e: weights=FUNCTION`: the program's FUNCTION() gives the tensors its
+            # sg.weight calls read; both modes load them from one safetensors file.
+            module = lib.load_eager_module(py_path)
+            weights = os.path.join(work, "weights.safetensors")
+            lib.write_safetensors(weights, getattr(module, options["weights"])())
+            lib.compile_program(py_path, graph, ["--weights", weights])
+            sys.modules["stagegraph"].load_weights(weights)
+        else:
+            lib.compile_program(py_path, graph)
+            module = lib.load_eager_module(py_path)
     except lib.E2EError as e:
         report.fail(f"{name} compile", str(e))
         return

@@ -12,6 +12,9 @@ def _shape_arg(shape, op):
     """A shape given as an int or a sequence of ints (0-d int tensors included)."""
     if isinstance(shape, (tuple, list)):
         return tuple(operator.index(d) for d in shape)
+    if isinstance(shape, Tensor) and shape.ndim == 1 and shape.dtype.name in ("i32", "i64"):
+        # A shape read from a vector's values (its length is the rank).
+        return tuple(int(d) for d in shape._a)
     try:
         return (operator.index(shape),)
     except TypeError:
@@ -60,7 +63,10 @@ def squeeze(x, axis=None):
 
 
 def concatenate(xs, axis=0):
-    ts = [to_tensor(v, what="concatenate") for v in _tensors(xs, "concatenate")]
+    xs = _tensors(xs, "concatenate")
+    # Lists of Python numbers beside tensors take their dtype, as a number does (SPEC §3).
+    like = next((v for v in xs if isinstance(v, Tensor)), None)
+    ts = [to_tensor(v, like=like if isinstance(v, (list, tuple)) else None, what="concatenate") for v in xs]
     for u in ts[1:]:
         if u.dtype is not ts[0].dtype:
             raise TypeError(f"concatenate: tensors of different dtypes {ts[0].dtype.name} and "

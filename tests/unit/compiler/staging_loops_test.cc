@@ -334,7 +334,34 @@ TEST(StagingLoopErrors, ForTargetReadAfterTheLoop) {
         s = s + i
     return s + i
 )");
-  EXPECT_NE(e.find("8:16: error: the target 'i' of the staged for loop at line 6 may not be read after the loop"),
+  EXPECT_NE(e.find("8:16: error: the target 'i' of the staged for loop at line 6 has no value before the loop and "
+                   "is read after it; it would be undefined when the loop runs zero times"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, ADictGainingAKeyInsideAStagedLoop) {
+  // AutoGraph's for_imbalanced: the keys of a dict a staged loop carries are settled before it.
+  const std::string e = errors_of(R"(def f(n: sg.i64, x: sg.f32):
+    y = {}
+    for i in range(n):
+        y["a"] = x
+    return y["a"]
+)");
+  EXPECT_NE(e.find("7:9: error: `y[\"a\"]` adds the key 'a' to a dict made before the staged for loop at line 6"),
+            std::string::npos) << e;
+}
+
+TEST(StagingLoopErrors, ListPopInsideAStagedLoop) {
+  // The body is staged once: a pop would run once at compile time, for every n.
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    l = [1, 2, 3, 4]
+    s = 0
+    for _ in range(n):
+        s += l.pop()
+    return s
+)");
+  EXPECT_NE(e.find("8:14: error: `l.pop()` changes a list made before the staged for loop at line 7, whose body is "
+                   "staged once"),
             std::string::npos) << e;
 }
 

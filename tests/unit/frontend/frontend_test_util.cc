@@ -103,6 +103,15 @@ std::string dump_expr(const Expr& e) {
       }
       return out + ")";
     }
+    case ExprKind::kLambda: {
+      std::string out = "(lambda (";
+      const FunctionDef& f = *e.lambda_def;
+      for (size_t i = 0; i < f.params.size(); ++i) {
+        out += (i ? " " : "") + f.params[i].name;
+        if (f.params[i].default_value) out += "=" + dump_expr(*f.params[i].default_value);
+      }
+      return out + ") " + dump_expr(*f.body[0]->value) + ")";
+    }
   }
   return "?";
 }
@@ -146,6 +155,37 @@ std::string dump_stmt(const Stmt& s) {
       if (f.returns) out += " -> " + dump_expr(*f.returns);
       if (!f.docstring.empty()) out += " doc=" + quote(f.docstring);
       return out + " " + dump_body(f.body) + ")";
+    }
+    case StmtKind::kClassDef: {
+      const ClassDef& c = *s.cls;
+      std::string out = "(class";
+      for (const ExprPtr& d : c.decorators) out += " @" + dump_expr(*d);
+      out += " " + c.name + " (";
+      for (size_t i = 0; i < c.bases.size(); ++i) out += (i ? " " : "") + dump_expr(*c.bases[i]);
+      out += ")";
+      if (!c.docstring.empty()) out += " doc=" + quote(c.docstring);
+      return out + " " + dump_body(c.body) + ")";
+    }
+    case StmtKind::kRaise:
+      return s.value ? "(raise " + dump_expr(*s.value) + (s.msg ? " from " + dump_expr(*s.msg) : "") + ")" : "raise";
+    case StmtKind::kTry: {
+      std::string out = "(try " + dump_body(s.body);
+      for (const ExceptHandler& h : s.handlers)
+        out += " (except " + opt(h.type) + (h.name.empty() ? "" : " as " + h.name) + " " + dump_body(h.body) + ")";
+      if (!s.orelse.empty()) out += " (else " + dump_body(s.orelse) + ")";
+      if (!s.finalbody.empty()) out += " (finally " + dump_body(s.finalbody) + ")";
+      return out + ")";
+    }
+    case StmtKind::kDel: {
+      std::string out = "(del";
+      for (const ExprPtr& t : s.targets) out += " " + dump_expr(*t);
+      return out + ")";
+    }
+    case StmtKind::kGlobal:
+    case StmtKind::kNonlocal: {
+      std::string out = s.kind == StmtKind::kGlobal ? "(global" : "(nonlocal";
+      for (const std::string& n : s.names) out += " " + n;
+      return out + ")";
     }
     case StmtKind::kImport:
     case StmtKind::kImportFrom: {

@@ -76,8 +76,8 @@ TEST(MainGuard, MissingBodyIsAnError) {
 }
 
 TEST(MainGuard, ErrorsAfterTheBlockKeepTheirLines) {
-  EXPECT_EQ(parse_dump("if __name__ == '__main__':\n    s = '''\n\n'''\n    t = 1\ntry:\n    pass\nexcept E:\n    pass\n"),
-            "ERRORS\n6:1: 'try' statements are not supported in staged programs\n");
+  EXPECT_EQ(parse_dump("if __name__ == '__main__':\n    s = '''\n\n'''\n    t = 1\nwith E:\n    pass\n"),
+            "ERRORS\n6:1: 'with' statements are not supported in staged programs\n");
 }
 
 }  // namespace
