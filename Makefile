@@ -64,7 +64,7 @@ test-numpy2:
 # no micro-benchmarks). The libraries carry libFuzzer's coverage instrumentation as
 # well, so the fuzz targets below link against this same build.
 SAN_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-  -DSG_WERROR=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF -DSG_BUILD_FUZZ=ON
+  -DSG_WERROR=ON -DSG_SANITIZE=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF -DSG_BUILD_FUZZ=ON -DSG_WITH_CUDA=OFF
 $(BUILD_ASAN)/build.ninja: | deps deps-fuzz
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_ASAN) $(SAN_CMAKE_FLAGS)
 
@@ -137,7 +137,7 @@ deps-aarch64:
 $(BUILD_AARCH64)/build.ninja: | deps-aarch64
 	cmake -S . -B $(BUILD_AARCH64) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DSG_AARCH64_SYSROOT=$(CURDIR)/$(BUILD_AARCH64)/sysroot \
-	  -DSG_BUILD_BENCH=OFF
+	  -DSG_BUILD_BENCH=OFF -DSG_WITH_CUDA=OFF
 
 build-aarch64: deps-aarch64 $(BUILD_AARCH64)/build.ninja
 	cmake --build $(BUILD_AARCH64) -j $(JOBS)
