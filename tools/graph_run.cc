@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "npy.h"
+#include "out_of_memory.h"
 #include "stagegraph/runtime.h"
 
 namespace sg::tools {
@@ -43,7 +44,8 @@ constexpr const char* kUsage =
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
     "  --max-depth N        limit of active Call frames (default 10000)\n"
-    "  --verify-data        also checks the checksum of the graph's data segment\n"
+    "  --no-verify-data     skips the check of the data segment's checksum on load\n"
+    "                       (done by default; --verify-data, the old flag, is accepted)\n"
     "  -h, --help           prints this help\n"
     "\n"
     "exit status: 0 ok, 1 usage error, 2 graph or input rejected, 3 run failed\n";
@@ -58,7 +60,7 @@ struct Options {
   int bench = 0;
   bool profile = false;
   int max_depth = 10000;
-  bool verify_data = false;
+  bool verify_data = true;
   bool help = false;
 };
 
@@ -141,15 +143,16 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       *out = *n;
       return std::nullopt;
     };
-    const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--help" || arg == "-h";
+    const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--no-verify-data" ||
+                         arg == "--help" || arg == "-h";
     if (is_flag && inline_value) return usage_error(std::string(arg) + " takes no value");
 
     if (arg == "-h" || arg == "--help") {
       o->help = true;
     } else if (arg == "--profile") {
       o->profile = true;
-    } else if (arg == "--verify-data") {
-      o->verify_data = true;
+    } else if (arg == "--verify-data" || arg == "--no-verify-data") {
+      o->verify_data = arg == "--verify-data";
     } else if (arg == "--threads") {
       if (auto f = count(&o->threads, 1, SessionOptions::kMaxThreads)) return f;
     } else if (arg == "--bench") {
@@ -267,16 +270,25 @@ std::optional<Failure> report_outputs(const Session& session, const Options& o) 
     std::filesystem::create_directories(*o.output_dir, ec);
     if (ec) return Failure{kExitRunFailed, "cannot create output directory '" + *o.output_dir + "': " + ec.message()};
   }
+  std::string replaced_files;
   for (size_t i = 0; i < session.num_outputs(); ++i) {
     const std::string name = i < entry.outputs.size() ? entry.outputs[i].name : "output_" + std::to_string(i);
     const Tensor& t = session.output(i);
     std::printf("%s: %s = %s\n", name.c_str(), describe(t).c_str(), format_values(t, kSummaryItems).c_str());
     if (o.output_dir) {
-      const std::string path = (std::filesystem::path(*o.output_dir) / (safe_file_name(name) + ".npy")).string();
-      const Status s = write_npy(path, t);
+      // Never through a link (it could point anywhere outside the directory),
+      // never over a device or FIFO; an existing regular file is replaced, and said.
+      const std::string file = safe_file_name(name) + ".npy";
+      const std::string path = (std::filesystem::path(*o.output_dir) / file).string();
+      bool replaced = false;
+      const Status s = write_npy(path, t, &replaced);
       if (!s.ok()) return Failure{kExitRunFailed, s.message()};
+      if (replaced) replaced_files += (replaced_files.empty() ? "" : ", ") + file;
     }
   }
+  if (!replaced_files.empty())
+    std::fprintf(stderr, "graph-run: note: replaced existing files in %s: %s\n", o.output_dir->c_str(),
+                 replaced_files.c_str());
   return std::nullopt;
 }
 
@@ -360,7 +372,6 @@ std::optional<Failure> run_tool(const Options& o) {
   options.num_threads = o.threads;
   options.max_call_depth = o.max_depth;
   options.profile = o.profile;
-  options.verify_data = o.verify_data;
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);
   if (const int used = (*session)->schedule_stats().threads; used < o.threads)
@@ -370,6 +381,7 @@ std::optional<Failure> run_tool(const Options& o) {
                  used, o.threads);
 
   if (auto f = bind_inputs(**session, o)) return f;
+  set_out_of_memory_exit_code(kExitRunFailed);
   const Status s = (*session)->run();
   if (!s.ok()) return from_status(s, true);
   if (auto f = report_outputs(**session, o)) return f;
@@ -379,11 +391,21 @@ std::optional<Failure> run_tool(const Options& o) {
   return std::nullopt;
 }
 
+int tool_main(int argc, char** argv);
+
 }  // namespace
 }  // namespace sg::tools
 
 int main(int argc, char** argv) {
   using namespace sg::tools;
+  exit_on_out_of_memory("graph-run", kExitRejected);
+  return guard_out_of_memory([&] { return tool_main(argc, argv); });
+}
+
+namespace sg::tools {
+namespace {
+
+int tool_main(int argc, char** argv) {
   Options options;
   std::optional<Failure> failure = parse_args(argc, argv, &options);
   if (!failure && options.help) {
@@ -401,3 +423,6 @@ int main(int argc, char** argv) {
     std::fputs("run 'graph-run --help' for usage\n", stderr);
   return failure->exit_code;
 }
+
+}  // namespace
+}  // namespace sg::tools
