@@ -94,7 +94,8 @@ int exit_code_for(StatusCode code, bool running) {
     case StatusCode::kInvalidInput: return kExitRejected;
     case StatusCode::kRuntimeError:
     case StatusCode::kLimitExceeded:
-    case StatusCode::kCancelled: return kExitRunFailed;
+    case StatusCode::kCancelled:
+    case StatusCode::kDeadlineExceeded: return kExitRunFailed;
     // Memory that runs out while the graph loads or its inputs bind (a copy of the
     // file, packed weights, a Session's plan) rejects the graph: exit 2, as SPEC
     // section 9 puts everything before the run; during the run it is a limit.
@@ -273,7 +274,9 @@ std::optional<Failure> report_outputs(const Session& session, const Options& o) 
   std::string replaced_files;
   for (size_t i = 0; i < session.num_outputs(); ++i) {
     const std::string name = i < entry.outputs.size() ? entry.outputs[i].name : "output_" + std::to_string(i);
-    const Tensor& t = session.output(i);
+    const Result<Tensor> got = session.output(i);
+    if (!got.ok()) return Failure{kExitRunFailed, got.status().message()};
+    const Tensor& t = *got;
     std::printf("%s: %s = %s\n", name.c_str(), describe(t).c_str(), format_values(t, kSummaryItems).c_str());
     if (o.output_dir) {
       // Never through a link (it could point anywhere outside the directory),

@@ -15,6 +15,7 @@
 namespace sg::runtime {
 
 using detail::at;
+using detail::at_alloc;
 using detail::now_ns;
 
 Status Executor::run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo& node, bool& handled) {
@@ -48,7 +49,7 @@ Status Executor::run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo
   } else {
     const bool grows = frame.role == Role::kWhileBody || frame.role == Role::kIfBranch;
     Result<Tensor> t = Tensor::empty_with_capacity(base.dtype(), shape, grows ? 2 * old_bytes : 0, &cache_);
-    if (!t.ok()) return at(node, t.status().code(), t.status().message());
+    if (!t.ok()) return at_alloc(node, t.status());
     out = std::move(t).value();
     if (old_bytes > 0) std::memcpy(out.data(), base.data(), old_bytes);
   }

@@ -17,7 +17,14 @@ void* BufferCache::allocate(size_t bytes, size_t alignment) {
     cached_bytes_ -= b.bytes;
     return b.p;
   }
-  return host_->allocate(bytes, alignment);
+  void* p = host_->allocate(bytes, alignment);
+  if (p == nullptr && !free_.empty()) {
+    // The host refused (exhausted, or the Session's memory limit): what is kept
+    // here for reuse goes back first.
+    while (!free_.empty()) evict_oldest();
+    p = host_->allocate(bytes, alignment);
+  }
+  return p;
 }
 
 void BufferCache::deallocate(void* p, size_t bytes, size_t alignment) {

@@ -10,6 +10,7 @@
 namespace sg::runtime {
 
 using detail::at;
+using detail::at_alloc;
 using detail::now_ns;
 using detail::ref_of;
 using detail::ref_of_planned;
@@ -103,7 +104,10 @@ Executor::~Executor() {
 Status Executor::run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& results) {
   active_calls_ = 0;
   live_ = peak_ = ArenaUse();
-  Status s = push_frame(fn, Role::kEntry, args);
+  deadline_ns_ = timeout_ns_ != 0 ? now_ns() + timeout_ns_ : 0;
+  poll_countdown_ = kPollNodes;
+  Status s = check_interrupt(nullptr);
+  if (s.ok()) s = push_frame(fn, Role::kEntry, args);
   if (s.ok()) s = loop(results);
   while (depth_ > 0) pop_frame();  // after a failure: release every frame
   return s;
@@ -126,6 +130,32 @@ Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& s
   }
   cached.push_back(std::move(plan));
   return last_plan_[fn] = cached.back().get();
+}
+
+Status Executor::check_interrupt(const NodeInfo* node) {
+  poll_countdown_ = kPollNodes;
+  StatusCode code = StatusCode::kOk;
+  std::string what;
+  if (cancel_.load(std::memory_order_relaxed)) {
+    code = StatusCode::kCancelled;
+    what = "the run was cancelled";
+  } else if (deadline_ns_ != 0 && now_ns() >= deadline_ns_) {
+    code = StatusCode::kDeadlineExceeded;
+    what = "the run passed its deadline (a timeout of " + std::to_string(timeout_ns_ / 1000) + " us)";
+  } else {
+    return Status::Ok();
+  }
+  if (node == nullptr) return Status(code, what + " before it started");
+  return at(*node, code, what + ", stopped before '" + node->op_name + "'");
+}
+
+const NodeInfo* Executor::node_at(size_t index) const {
+  for (size_t i = index + 1; i-- > 0;) {
+    const Frame& f = frames_[i];
+    const FunctionImpl& fn = program_.functions[f.fn];
+    if (f.pc < fn.nodes.size()) return &fn.nodes[f.pc];
+  }
+  return nullptr;
 }
 
 Executor::Frame& Executor::enter(uint32_t fn, Role role) {
@@ -162,8 +192,9 @@ Status Executor::reserve_frame(const NodeInfo& call, uint32_t callee) {
   return Status::Ok();
 }
 
-// A frame's arena that cannot be had: the message names the node whose tensor is
-// the largest in it (its op, type and FILE:LINE:COL), which is what to look at.
+// A frame's arena that cannot be had (out of memory, or over the Session's memory
+// limit): the message names the node whose tensor is the largest in it (its op,
+// type and FILE:LINE:COL), which is what to look at.
 Status Executor::arena_failure(uint32_t fn, const FramePlan& plan, const Status& cause) const {
   const FunctionImpl& f = program_.functions[fn];
   const NodeInfo* biggest = nullptr;
@@ -184,7 +215,11 @@ Status Executor::arena_failure(uint32_t fn, const FramePlan& plan, const Status&
   }
   const std::string what = "cannot allocate the " + std::to_string(plan.arena_bytes) + "-byte arena of '" +
                            source_name(f.name) + "' (" + cause.message() + ")";
-  if (biggest == nullptr) return Status(cause.code(), what);
+  if (biggest == nullptr) {
+    // No tensor of its own to blame: the node of the frame below that entered it.
+    const NodeInfo* node = depth_ >= 2 ? node_at(depth_ - 2) : nullptr;
+    return node != nullptr ? at_alloc(*node, Status(cause.code(), what)) : Status(cause.code(), what);
+  }
   return at(*biggest, cause.code(),
             what + "; its largest tensor is this '" + biggest->op_name + "' result, " +
                 type_string(f.values[biggest_value].dtype, plan.shape[biggest_value].span()) + " (" +
@@ -263,6 +298,8 @@ Status Executor::loop(std::vector<Tensor>& results) {
     const uint32_t n = uint32_t(plan.steps.size());
     if (frame.pc < n) {
       if (plan.steps[frame.pc].mode == StepMode::kControl) {
+        if (should_poll()) [[unlikely]]  // a Call entry, or an If or While start
+          SG_RETURN_IF_ERROR(check_interrupt(&program_.functions[frame.fn].nodes[frame.pc]));
         SG_RETURN_IF_ERROR(start_control(program_.functions[frame.fn].nodes[frame.pc]));  // `frame` is stale now
         continue;
       }
@@ -302,6 +339,10 @@ Status Executor::run_steps(Frame& frame) {
   const kernels::KernelContext& ctx = direct_ctx_;
   for (uint32_t pc = frame.pc; pc < n; ++pc) {
     PlanStep& step = steps[pc];
+    if (should_poll()) [[unlikely]] {
+      frame.pc = pc;
+      SG_RETURN_IF_ERROR(check_interrupt(&program_.functions[frame.fn].nodes[pc]));
+    }
     if (step.mode <= StepMode::kFixed) [[likely]] {
       kernels::TensorRef* const ops = refs + step.ref_begin;
       const OperandBind* b = binds + step.bind_begin;
@@ -418,7 +459,7 @@ Status Executor::make_owned(Frame& frame, const NodeInfo& node, uint32_t v, DTyp
     }
   }
   Result<Tensor> t = Tensor::empty(dtype, shape, &cache_);
-  if (!t.ok()) return at(node, t.status().code(), t.status().message());
+  if (!t.ok()) return at_alloc(node, t.status());
   frame.slots[v] = std::move(t).value();
   return Status::Ok();
 }
@@ -477,12 +518,14 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   kernels::KernelContext ctx;
   ctx.threadpool = kernels_.threadpool();
   ctx.team = kernels_.team();
+  ctx.print = direct_ctx_.print;
+  ctx.print_user = direct_ctx_.print_user;
   if (scratch > 0) {
     if (size_t(kernel_scratch_.numel()) < scratch || !kernel_scratch_.defined()) {
       const int64_t n = int64_t(scratch);
       kernel_scratch_ = Tensor();
       Result<Tensor> t = Tensor::empty(DType::kBool, std::span<const int64_t>(&n, 1), &cache_);
-      if (!t.ok()) return at(node, t.status().code(), t.status().message());
+      if (!t.ok()) return at_alloc(node, t.status());
       kernel_scratch_ = std::move(t).value();
     }
     ctx.scratch = kernel_scratch_.data();

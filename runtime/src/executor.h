@@ -31,6 +31,7 @@
 // (plan_waves.h) run as tasks on the Session's thread pool (executor_wave.cc).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -82,6 +83,20 @@ class Executor {
   size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
   size_t cached_bytes() const { return cache_.cached_bytes(); }
 
+  // Interruption (Session::cancel, SessionOptions::run_timeout). A run checks
+  // before each node, at each loop back-edge and at each Call entry: a relaxed load
+  // of the cancel flag and a countdown; the clock is read when the countdown ends.
+  void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  void clear_cancel() { cancel_.store(false, std::memory_order_relaxed); }
+  // The next run ends by `timeout_ns` after it starts; 0: no deadline.
+  void set_timeout(uint64_t timeout_ns) { timeout_ns_ = timeout_ns; }
+  static constexpr uint32_t kPollNodes = 1024;
+  // Where the print op writes (KernelContext::print); null: stdout.
+  void set_print(void (*print)(void* user, const char* text, size_t size), void* user) {
+    direct_ctx_.print = print;
+    direct_ctx_.print_user = user;
+  }
+
  private:
   // What a frame's caller does with its results.
   enum class Role : uint8_t { kEntry, kIfBranch, kWhileCond, kWhileBody, kCall };
@@ -115,6 +130,13 @@ class Executor {
   };
 
   Status loop(std::vector<Tensor>& results);
+  // True when the run must look at the cancel flag and the clock (check_interrupt).
+  bool should_poll() { return cancel_.load(std::memory_order_relaxed) || --poll_countdown_ == 0; }
+  // kCancelled or kDeadlineExceeded at `node` (null: the entry, before any node), or OK.
+  Status check_interrupt(const NodeInfo* node);
+  // The node a frame at `index` stands at: its running node, or for a finished
+  // frame (a loop's cond or body), the node of the frame below that runs it.
+  const NodeInfo* node_at(size_t index) const;
   // Runs the top frame's op nodes from its pc until its end or a control-flow node.
   template <bool kProfile>
   Status run_steps(Frame& frame);
@@ -190,6 +212,10 @@ class Executor {
   const NodeKernels& kernels_;
   int max_call_depth_;
   bool profile_;
+  std::atomic<bool> cancel_{false};
+  uint64_t timeout_ns_ = 0;
+  uint64_t deadline_ns_ = 0;  // of the running run; 0: none
+  uint32_t poll_countdown_ = kPollNodes;
   int active_calls_ = 0;
   size_t max_values_ = 0;  // the most values of any function
   size_t max_arity_ = 0;   // the most operands or results of any node or function

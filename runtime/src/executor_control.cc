@@ -146,6 +146,8 @@ void Executor::move_results(Frame& body, Frame& cond) {
 }
 
 Status Executor::finish_body() {
+  if (should_poll()) [[unlikely]]  // the loop's back-edge
+    SG_RETURN_IF_ERROR(check_interrupt(node_at(depth_ - 3)));
   Frame& body = top();
   Frame& cond = frames_[depth_ - 2];
   const FunctionImpl& cf = program_.functions[cond.fn];
@@ -206,6 +208,8 @@ Status Executor::next_iteration(Frame& body, Frame& cond) {
   loop_drop_.clear();
   for (uint32_t v : body.plan->held) loop_drop_.push_back(&body.slots[v]);
   while (true) {
+    if (should_poll()) [[unlikely]]  // the loop's back-edge
+      SG_RETURN_IF_ERROR(check_interrupt(&node));
     // The body's results are in the cond's parameters. What the body still holds
     // (shared results, values it never released) goes, as pop_frame would release
     // it; its arena, plan and bound pointers stay.

@@ -23,6 +23,11 @@ inline Status at(const NodeInfo& node, StatusCode code, const std::string& messa
   return Status(code, node.location + ": error: " + message);
 }
 
+// A failed allocation for `node`: its location and op, then what could not be had.
+inline Status at_alloc(const NodeInfo& node, const Status& failed) {
+  return at(node, failed.code(), "'" + node.op_name + "': " + failed.message());
+}
+
 inline kernels::TensorRef ref_of(const Tensor& t) {
   kernels::TensorRef r;
   r.dtype = t.dtype();

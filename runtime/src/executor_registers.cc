@@ -18,6 +18,7 @@
 namespace sg::runtime {
 
 using detail::at;
+using detail::at_alloc;
 
 namespace {
 
@@ -164,7 +165,10 @@ Status Executor::run_in_registers(Frame& body, Frame& cond, bool& ran) {
   };
   const RegisterCopy* const back = reg_back_.data();
   const RegisterCopy* const back_end = back + reg_back_.size();
+  const NodeInfo& loop_node = program_.functions[frames_[depth_ - 3].fn].nodes[frames_[depth_ - 3].pc];
   while (true) {
+    if (should_poll()) [[unlikely]]  // the loop's back-edge
+      SG_RETURN_IF_ERROR(check_interrupt(&loop_node));
     SG_RETURN_IF_ERROR(run_ops(ops, ops + n_cond));
     if (*flag == 0) break;
     SG_RETURN_IF_ERROR(run_ops(ops + n_cond, ops_end));
@@ -185,7 +189,7 @@ Status Executor::run_in_registers(Frame& body, Frame& cond, bool& ran) {
       Result<Tensor> fresh = Tensor::empty(t.dtype(), t.shape(), &cache_);
       if (!fresh.ok()) {
         const NodeInfo& node = program_.functions[frames_[depth_ - 3].fn].nodes[frames_[depth_ - 3].pc];
-        return at(node, fresh.status().code(), fresh.status().message());
+        return at_alloc(node, fresh.status());
       }
       t = std::move(fresh).value();
     }

@@ -15,6 +15,7 @@
 namespace sg::runtime {
 
 using detail::at;
+using detail::at_alloc;
 using detail::now_ns;
 
 namespace {
@@ -60,7 +61,7 @@ Status Executor::run_wave(Frame& frame, const PlanStep& lead) {
       // unsafe here, where nodes before this one's place may still read that input.
       kernels::TensorRef& r = refs[b->ref];
       Result<Tensor> t = Tensor::empty(r.dtype, std::span<const int64_t>(r.shape, size_t(r.rank)), &cache_);
-      if (!t.ok()) return at(fn.nodes[*i], t.status().code(), t.status().message());
+      if (!t.ok()) return at_alloc(fn.nodes[*i], t.status());
       frame.slots[b->value] = std::move(t).value();
       r.data = frame.slots[b->value].data();
     }

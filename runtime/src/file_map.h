@@ -24,6 +24,11 @@ class MappedBytes {
   static Result<MappedBytes> map_file(const std::string& path);
   // Uses `bytes` in place when 64-byte aligned (borrowed), else copies them once.
   static Result<MappedBytes> from_memory(std::span<const uint8_t> bytes);
+  // Always copies (aligned, padded).
+  static Result<MappedBytes> copy_of(std::span<const uint8_t> bytes);
+  // Maps `length` bytes at `offset` of the open file `fd` (0: to its end); the
+  // descriptor stays open. An offset that is not a multiple of 64 is copied.
+  static Result<MappedBytes> map_range(int fd, uint64_t offset, uint64_t length);
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -39,6 +44,9 @@ class MappedBytes {
   Kind kind_ = Kind::kNone;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  // kMapped: the mapping, which starts at a page boundary at or before data_.
+  const uint8_t* map_base_ = nullptr;
+  size_t map_size_ = 0;
 };
 
 }  // namespace sg::runtime

@@ -71,7 +71,7 @@ int usable_threads(int asked) {
   return cpus > 0 && cpus < unsigned(asked) ? int(cpus) : asked;
 }
 
-NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
+NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool, int shared_threads) {
   table_.resize(program.functions.size());
   for (size_t f = 0; f < program.functions.size(); ++f) {
     const FunctionImpl& fn = program.functions[f];
@@ -97,6 +97,12 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
     }
   }
 #ifdef SG_HAVE_XNNPACK
+  if (shared_pool != nullptr) {
+    // A pool other Sessions use too: never a team, whose helpers spin for one caller.
+    threadpool_ = shared_pool;
+    num_threads_ = shared_threads;
+    return;
+  }
   // Threads: a team when every kernel can split over one (their hand-off is the
   // cheaper), else a pool, which XNNPACK's operators need.
   num_threads = usable_threads(num_threads);
@@ -107,10 +113,13 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads) {
     num_threads_ = num_threads;
   } else {
     threadpool_ = kernels::xnnpack_create_threadpool(num_threads);
+    owns_pool_ = threadpool_ != nullptr;
     if (threadpool_ != nullptr) num_threads_ = num_threads;
   }
 #else
   (void)num_threads;
+  (void)shared_pool;
+  (void)shared_threads;
 #endif
 }
 
@@ -118,7 +127,7 @@ NodeKernels::~NodeKernels() {
   prepared_.clear();  // before the pool they may run on
   team_.reset();
 #ifdef SG_HAVE_XNNPACK
-  kernels::xnnpack_destroy_threadpool(threadpool_);
+  if (owns_pool_) kernels::xnnpack_destroy_threadpool(threadpool_);
 #endif
 }
 

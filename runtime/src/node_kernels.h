@@ -39,7 +39,9 @@ int usable_threads(int asked);
 
 class NodeKernels {
  public:
-  NodeKernels(const ProgramImpl& program, int num_threads);
+  // `shared_pool` (a ThreadPool's pthreadpool_t, of `shared_threads`): kernels run on
+  // it, and `num_threads` is ignored; null: a pool or team of this Session's own.
+  NodeKernels(const ProgramImpl& program, int num_threads, void* shared_pool = nullptr, int shared_threads = 1);
   ~NodeKernels();
   NodeKernels(const NodeKernels&) = delete;
   NodeKernels& operator=(const NodeKernels&) = delete;
@@ -61,6 +63,7 @@ class NodeKernels {
   std::vector<std::vector<NodeKernel>> table_;
   std::vector<std::unique_ptr<kernels::PreparedKernel>> prepared_;
   void* threadpool_ = nullptr;
+  bool owns_pool_ = false;
   std::unique_ptr<SpinTeam> team_;
   int num_threads_ = 1;
 };

@@ -154,9 +154,15 @@ Result<std::shared_ptr<const Program>> Program::load_file(const std::string& pat
   return runtime::build_program(std::move(bytes), options);
 }
 
-Result<std::shared_ptr<const Program>> Program::load_memory(std::span<const uint8_t> bytes,
+Result<std::shared_ptr<const Program>> Program::load_memory(Span<const uint8_t> bytes,
                                                             const LoadOptions& options) {
   SG_ASSIGN_OR_RETURN(runtime::MappedBytes mapped, runtime::MappedBytes::from_memory(bytes));
+  return runtime::build_program(std::move(mapped), options);
+}
+
+Result<std::shared_ptr<const Program>> Program::load_fd(int fd, uint64_t offset, uint64_t length,
+                                                        const LoadOptions& options) {
+  SG_ASSIGN_OR_RETURN(runtime::MappedBytes mapped, runtime::MappedBytes::map_range(fd, offset, length));
   return runtime::build_program(std::move(mapped), options);
 }
 

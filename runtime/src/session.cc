@@ -1,6 +1,7 @@
 // Session: input binding (names, dtypes, shapes, symbolic dims), running the entry
 // function on the executor, results and profiles.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -8,6 +9,7 @@
 
 #include "executor.h"
 #include "loader.h"
+#include "memory_limit.h"
 #include "node_kernels.h"
 #include "program_impl.h"
 
@@ -21,19 +23,32 @@ class SessionImpl {
         entry_index(entry),
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
-        kernels(impl, o.num_threads),
-        executor(impl, kernels, allocator, o.max_call_depth, o.profile, o.concurrent_nodes) {
+        limit(o.memory_limit_bytes != 0 ? std::make_unique<runtime::MemoryLimit>(allocator, o.memory_limit_bytes)
+                                        : nullptr),
+        kernels(impl, o.num_threads, o.thread_pool ? o.thread_pool->native_handle() : nullptr,
+                o.thread_pool ? o.thread_pool->num_threads() : 1),
+        executor(impl, kernels, limit != nullptr ? static_cast<Allocator*>(limit.get()) : allocator,
+                 o.max_call_depth, o.profile, o.concurrent_nodes) {
     const size_t n = info().inputs.size();
     inputs.resize(n);
     run_args.reserve(n);
-    results.reserve(info().outputs.size());
-    outputs.reserve(info().outputs.size());
-    previous.reserve(info().outputs.size());
+    const size_t m = info().outputs.size();
+    results.reserve(m);
+    outputs.resize(m);
+    copied.assign(m, false);
+    bound_data.assign(m, nullptr);
+    bound_capacity.assign(m, 0);
     bound.assign(n, false);
     fresh.assign(n, false);
+    executor.set_timeout(uint64_t(o.run_timeout.count()) * 1000);
+    if (options.text_callback) executor.set_print(&SessionImpl::print_line, this);
   }
 
   const EntryInfo& info() const { return impl.entries[entry_index]; }
+
+  static void print_line(void* user, const char* text, size_t size) {
+    static_cast<SessionImpl*>(user)->options.text_callback(TextKind::kPrint, std::string_view(text, size));
+  }
 
   // Symbolic dims of input k must agree with each other and with every input j for
   // which `consider(j)` holds.
@@ -61,49 +76,92 @@ class SessionImpl {
     return Status::Ok();
   }
 
+  Status set_input(size_t k, Tensor value);
+  Status run();
+  // A failed run's status as the caller sees it: a refusal of the memory limit
+  // becomes kLimitExceeded; the text callback hears it.
+  Status failed(Status s);
+  // Writes the results into the bound buffers, all or none.
+  Status write_bound();
+  Status check_output(size_t i) const;
+  Status not_running(const char* what) const;
+
   std::shared_ptr<const Program> program;
   const ProgramImpl& impl;
   size_t entry_index;
   SessionOptions options;
   Allocator* allocator;
+  std::unique_ptr<runtime::MemoryLimit> limit;  // before the executor, which allocates through it
   runtime::NodeKernels kernels;  // before the executor, which runs them
   runtime::Executor executor;
+  std::atomic<bool> running{false};
   std::vector<Tensor> inputs;
   std::vector<bool> bound;
   std::vector<bool> fresh;  // set since the last run: symbolic dims must agree among these
-  std::vector<Tensor> run_args;  // reused by every run, as are the two below
-  std::vector<Tensor> results;   // the entry's results, in the executor's memory
-  std::vector<Tensor> previous;  // the last run's outputs: their buffers are reused when the caller let go
-  std::vector<Tensor> outputs;   // copies of `results` in the caller's allocator
-  uint64_t tensor_copies = 0;
-  Tensor none;
-
-  // The caller may keep an output past the Session and the Program, and release it
-  // on any thread: outputs get buffers of the caller's allocator (the last run's,
-  // when nobody else holds them and the type matches), never the executor's memory.
-  Status copy_out() {
-    for (size_t i = 0; i < results.size(); ++i) {
-      const Tensor& r = results[i];
-      Tensor out;
-      if (i < previous.size() && previous[i].unique() && previous[i].dtype() == r.dtype() &&
-          std::equal(r.shape().begin(), r.shape().end(), previous[i].shape().begin(), previous[i].shape().end())) {
-        out = std::move(previous[i]);
-      } else {
-        SG_ASSIGN_OR_RETURN(out, Tensor::empty(r.dtype(), r.shape(), allocator));
-      }
-      if (r.nbytes() > 0) std::memcpy(out.data(), r.data(), r.nbytes());
-      ++tensor_copies;
-      outputs.push_back(std::move(out));
-    }
-    results.clear();
-    previous.clear();
-    return Status::Ok();
-  }
+  std::vector<Tensor> run_args;  // reused by every run, as is `results`
+  // The last run's results, in the executor's memory, kept until the next run
+  // (output_view reads them in place).
+  std::vector<Tensor> results;
+  bool has_results = false;  // the last run succeeded
+  // Copies of `results` in the caller's allocator, made on request (output()); a
+  // copy's buffer is reused by the next run's when the caller let go of it.
+  mutable std::vector<Tensor> outputs;
+  mutable std::vector<bool> copied;
+  mutable uint64_t tensor_copies = 0;
+  std::vector<void*> bound_data;  // bind_output, per output
+  std::vector<size_t> bound_capacity;
 };
+
+Status SessionImpl::not_running(const char* what) const {
+  if (!running.load(std::memory_order_acquire)) return Status::Ok();
+  return invalid_argument(std::string(what) + " while a run of this Session is in progress (a Session is used by one thread at a time)");
+}
+
+Status SessionImpl::failed(Status s) {
+  if (limit != nullptr && limit->refused() != 0) {
+    s = Status(StatusCode::kLimitExceeded, s.message() + ": over the Session's memory limit of " +
+                                               std::to_string(limit->limit()) + " bytes (" +
+                                               std::to_string(limit->held()) + " held, " +
+                                               std::to_string(limit->refused()) + " more asked)");
+    limit->clear_refused();
+  }
+  if (options.text_callback) options.text_callback(TextKind::kDiagnostic, s.message());
+  return s;
+}
+
+Status SessionImpl::write_bound() {
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (bound_data[i] == nullptr || results[i].nbytes() <= bound_capacity[i]) continue;
+    const Tensor& r = results[i];
+    std::string type = std::string(dtype_name(r.dtype())) + "[";
+    for (int a = 0; a < r.rank(); ++a) type += (a ? ", " : "") + std::to_string(r.dim(a));
+    return invalid_argument("output '" + info().outputs[i].name + "' is " + type + "], " +
+                            std::to_string(r.nbytes()) + " bytes, but its bound buffer holds " +
+                            std::to_string(bound_capacity[i]));
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (bound_data[i] == nullptr) continue;
+    // memmove: an output may be an input the caller bound over the same memory.
+    if (results[i].nbytes() > 0) std::memmove(bound_data[i], results[i].data(), results[i].nbytes());
+    results[i] = Tensor::wrap(results[i].dtype(), results[i].shape(), bound_data[i]);
+    ++tensor_copies;
+  }
+  return Status::Ok();
+}
+
+Status SessionImpl::check_output(size_t i) const {
+  if (i >= info().outputs.size())
+    return invalid_argument("output index " + std::to_string(i) + " is out of range (the entry has " +
+                            std::to_string(info().outputs.size()) + " outputs)");
+  if (!has_results)
+    return invalid_argument("output '" + info().outputs[i].name + "' is not available: " +
+                            "no run of this Session has succeeded since it was created or its last run failed");
+  return Status::Ok();
+}
 
 namespace {
 
-std::string type_string(DType dtype, std::span<const int64_t> shape) {
+std::string type_string(DType dtype, Span<const int64_t> shape) {
   std::string s = std::string(dtype_name(dtype)) + "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -127,6 +185,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   if (options.num_threads < 1 || options.num_threads > SessionOptions::kMaxThreads)
     return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
                             " (got " + std::to_string(options.num_threads) + ")");
+  if (options.run_timeout.count() < 0)
+    return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
+                            " us)");
   const ProgramImpl& impl = program->impl();
   if (options.verify_data && !impl.data_verified)
     SG_RETURN_IF_ERROR(runtime::check_data_checksum(impl.data_segment, impl.header));
@@ -143,14 +204,45 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
 
 const EntryInfo& Session::entry() const { return impl_->info(); }
 
+Result<size_t> Session::input_index(std::string_view name) const {
+  const std::vector<TensorSpec>& specs = impl_->info().inputs;
+  for (size_t k = 0; k < specs.size(); ++k)
+    if (specs[k].name == name) return k;
+  return invalid_argument("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
+}
+
+Result<size_t> Session::output_index(std::string_view name) const {
+  const std::vector<TensorSpec>& specs = impl_->info().outputs;
+  for (size_t k = 0; k < specs.size(); ++k)
+    if (specs[k].name == name) return k;
+  std::string names;
+  for (const TensorSpec& spec : specs) names += (names.empty() ? "" : ", ") + spec.name;
+  return invalid_argument("unknown output '" + std::string(name) + "' (the entry returns: " +
+                          (names.empty() ? "no outputs" : names) + ")");
+}
+
 Status Session::set_input(std::string_view name, Tensor value) {
-  SessionImpl& s = *impl_;
-  const std::vector<TensorSpec>& specs = s.info().inputs;
+  const std::vector<TensorSpec>& specs = impl_->info().inputs;
   const auto it = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == name; });
   if (it == specs.end())
     return invalid_input("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
-  const size_t k = size_t(it - specs.begin());
-  const TensorSpec& spec = *it;
+  return impl_->set_input(size_t(it - specs.begin()), std::move(value));
+}
+
+Status Session::set_input(size_t index, Tensor value) {
+  if (index >= impl_->info().inputs.size())
+    return invalid_input("input index " + std::to_string(index) + " is out of range (the entry takes " +
+                         std::to_string(impl_->info().inputs.size()) + " inputs)");
+  return impl_->set_input(index, std::move(value));
+}
+
+Status SessionImpl::set_input(size_t k, Tensor value) {
+  SG_RETURN_IF_ERROR(not_running("set_input"));
+  const TensorSpec& spec = info().inputs[k];
+  for (int a = 0; a < value.rank(); ++a)
+    if (value.dim(a) < 0)
+      return invalid_input("input '" + spec.name + "': negative dim " + std::to_string(value.dim(a)) + " at axis " +
+                           std::to_string(a));
   if (!value.defined()) return invalid_input("input '" + spec.name + "': no data");
   bool match = value.dtype() == spec.dtype && size_t(value.rank()) == spec.shape.size();
   for (size_t a = 0; match && a < spec.shape.size(); ++a)
@@ -158,34 +250,75 @@ Status Session::set_input(std::string_view name, Tensor value) {
   if (!match)
     return invalid_input("input '" + spec.name + "': expected " + dtype_name(spec.dtype) + spec.shape_string() +
                          ", got " + type_string(value.dtype(), value.shape()));
-  SG_RETURN_IF_ERROR(s.check_symbols(k, value, [&](size_t j) { return bool(s.fresh[j]); }));
-  s.inputs[k] = std::move(value);
-  s.bound[k] = true;
-  s.fresh[k] = true;
+  SG_RETURN_IF_ERROR(check_symbols(k, value, [&](size_t j) { return bool(fresh[j]); }));
+  inputs[k] = std::move(value);
+  bound[k] = true;
+  fresh[k] = true;
+  return Status::Ok();
+}
+
+Status Session::bind_output(size_t i, void* data, size_t capacity_bytes) {
+  SessionImpl& s = *impl_;
+  SG_RETURN_IF_ERROR(s.not_running("bind_output"));
+  if (i >= s.info().outputs.size())
+    return invalid_argument("output index " + std::to_string(i) + " is out of range (the entry has " +
+                            std::to_string(s.info().outputs.size()) + " outputs)");
+  s.bound_data[i] = data;
+  s.bound_capacity[i] = data != nullptr ? capacity_bytes : 0;
+  // The last run's output no longer refers to what the caller bound.
+  s.has_results = false;
   return Status::Ok();
 }
 
 Status Session::run() {
   SessionImpl& s = *impl_;
-  std::swap(s.previous, s.outputs);
-  s.outputs.clear();
-  const std::vector<TensorSpec>& specs = s.info().inputs;
+  if (s.running.exchange(true, std::memory_order_acquire))
+    return invalid_argument("run() entered while another run of this Session is in progress (a Session is used by "
+                            "one thread at a time)");
+  const Status status = s.run();
+  s.executor.clear_cancel();  // a request made during this run ends with it
+  s.running.store(false, std::memory_order_release);
+  return status;
+}
+
+Status SessionImpl::run() {
+  has_results = false;
+  results.clear();  // the last run's values go back to the executor's cache
+  std::fill(copied.begin(), copied.end(), false);
+  const std::vector<TensorSpec>& specs = info().inputs;
   for (size_t k = 0; k < specs.size(); ++k)
-    if (!s.bound[k]) return invalid_input("missing input '" + specs[k].name + "'");
+    if (!bound[k]) return invalid_input("missing input '" + specs[k].name + "'");
   // Inputs kept from an earlier run must still agree with the ones just bound
   // (those were checked against each other by set_input).
   for (size_t k = 0; k < specs.size(); ++k)
-    if (!s.fresh[k]) SG_RETURN_IF_ERROR(s.check_symbols(k, s.inputs[k], [](size_t) { return true; }));
-  std::fill(s.fresh.begin(), s.fresh.end(), false);
+    if (!fresh[k]) SG_RETURN_IF_ERROR(check_symbols(k, inputs[k], [](size_t) { return true; }));
+  std::fill(fresh.begin(), fresh.end(), false);
 
-  s.run_args.assign(s.inputs.begin(), s.inputs.end());  // shared, not copied: inputs stay bound
-  const Status ran = s.executor.run(s.impl.entry_impls[s.entry_index].function, s.run_args, s.results);
-  s.run_args.clear();
+  run_args.assign(inputs.begin(), inputs.end());  // shared, not copied: inputs stay bound
+  const Status ran = executor.run(impl.entry_impls[entry_index].function, run_args, results);
+  run_args.clear();
   if (!ran.ok()) {
-    s.results.clear();
-    return ran;
+    results.clear();
+    return failed(ran);
   }
-  return s.copy_out();
+  const Status written = write_bound();
+  if (!written.ok()) {
+    results.clear();
+    return failed(written);
+  }
+  has_results = true;
+  return Status::Ok();
+}
+
+void Session::cancel() { impl_->executor.request_cancel(); }
+
+Status Session::set_run_timeout(std::chrono::microseconds timeout) {
+  SG_RETURN_IF_ERROR(impl_->not_running("set_run_timeout"));
+  if (timeout.count() < 0)
+    return invalid_argument("run_timeout must not be negative (got " + std::to_string(timeout.count()) + " us)");
+  impl_->options.run_timeout = timeout;
+  impl_->executor.set_timeout(uint64_t(timeout.count()) * 1000);
+  return Status::Ok();
 }
 
 size_t Session::memory_bytes() const { return impl_->kernels.memory_bytes(); }
@@ -207,18 +340,43 @@ ScheduleStats Session::schedule_stats() const { return impl_->executor.schedule_
 
 size_t Session::num_outputs() const { return impl_->info().outputs.size(); }
 
-const Tensor& Session::output(size_t i) const {
-  return i < impl_->outputs.size() ? impl_->outputs[i] : impl_->none;
+Span<const int64_t> Session::output_shape(size_t i) const {
+  if (!impl_->check_output(i).ok()) return {};
+  return impl_->results[i].shape();
+}
+
+Result<Tensor> Session::output_view(size_t i) const {
+  const SessionImpl& s = *impl_;
+  SG_RETURN_IF_ERROR(s.check_output(i));
+  const Tensor& r = s.results[i];
+  return Tensor::wrap(r.dtype(), r.shape(), const_cast<void*>(r.data()));
+}
+
+// The caller may keep an output past the Session and the Program, and release it
+// on any thread: outputs get buffers of the caller's allocator (the last copy's,
+// when nobody else holds it and the type matches), never the executor's memory.
+Result<Tensor> Session::output(size_t i) const {
+  const SessionImpl& s = *impl_;
+  SG_RETURN_IF_ERROR(s.check_output(i));
+  const Tensor& r = s.results[i];
+  if (s.bound_data[i] != nullptr) return r;  // wraps the caller's own buffer
+  if (!s.copied[i]) {
+    Tensor& out = s.outputs[i];
+    if (!(out.unique() && out.dtype() == r.dtype() &&
+          std::equal(r.shape().begin(), r.shape().end(), out.shape().begin(), out.shape().end()))) {
+      out = Tensor();
+      SG_ASSIGN_OR_RETURN(out, Tensor::empty(r.dtype(), r.shape(), s.allocator));
+    }
+    if (r.nbytes() > 0) std::memcpy(out.data(), r.data(), r.nbytes());
+    ++s.tensor_copies;
+    s.copied[i] = true;
+  }
+  return s.outputs[i];
 }
 
 Result<Tensor> Session::output(std::string_view name) const {
-  const std::vector<TensorSpec>& specs = impl_->info().outputs;
-  for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) {
-      if (i >= impl_->outputs.size()) return invalid_argument("output '" + std::string(name) + "' is not computed yet");
-      return impl_->outputs[i];
-    }
-  return invalid_argument("unknown output '" + std::string(name) + "'");
+  SG_ASSIGN_OR_RETURN(const size_t i, output_index(name));
+  return output(i);
 }
 
 std::vector<NodeProfile> Session::profile() const {

@@ -5,21 +5,27 @@
 //   auto session = sg::Session::create(*program, "mlp");         // one per thread
 //   (*session)->set_input("x", x_tensor);                         // dtype/shape checked
 //   sg::Status s = (*session)->run();                             // kRuntimeError: message
-//   const sg::Tensor& y = (*session)->output(0);                  //   "FILE:LINE:COL: error: ..."
+//   sg::Result<sg::Tensor> y = (*session)->output(0);             //   "FILE:LINE:COL: error: ..."
 //
 // A Program is immutable and may be shared by many threads; a Session is used by
-// one thread at a time and owns its memory, plans and frame stack. No exceptions
-// cross this API and there is no global mutable state.
+// one thread at a time and owns its memory, plans and frame stack (a second
+// thread entering run() meanwhile gets kInvalidArgument), except cancel(), which
+// any thread may call. No exceptions cross this API and there is no global
+// mutable state. The public headers compile as C++17; c_api.h is the C API.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "stagegraph/dtype.h"
+#include "stagegraph/export.h"
+#include "stagegraph/span.h"
 #include "stagegraph/status.h"
 #include "stagegraph/tensor.h"
 
@@ -27,7 +33,7 @@ namespace sg {
 
 // A signature entry: static dims have dim_names[i] empty and shape[i] >= 0;
 // symbolic dims have shape[i] == -1 and their name in dim_names[i].
-struct TensorSpec {
+struct SG_API TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
@@ -63,15 +69,21 @@ struct LoadOptions {
 
 class ProgramImpl;
 
-class Program {
+class SG_API Program {
  public:
   // Memory-maps the file; constants are used in place from the map.
   static Result<std::shared_ptr<const Program>> load_file(const std::string& path,
                                                           const LoadOptions& options = {});
   // Uses `bytes` in place when 64-byte aligned (the caller keeps them alive while
   // the Program lives); otherwise copies them once.
-  static Result<std::shared_ptr<const Program>> load_memory(std::span<const uint8_t> bytes,
+  static Result<std::shared_ptr<const Program>> load_memory(Span<const uint8_t> bytes,
                                                             const LoadOptions& options = {});
+  // The `length` bytes at `offset` of the open file `fd` (0: to its end), as a
+  // graph stored uncompressed inside an Android APK: memory-mapped when `offset`
+  // is a multiple of 64 (the constants' alignment), else copied. `fd` stays the
+  // caller's and may be closed as soon as this returns.
+  static Result<std::shared_ptr<const Program>> load_fd(int fd, uint64_t offset, uint64_t length,
+                                                        const LoadOptions& options = {});
 
   const std::vector<EntryInfo>& entries() const;
   const EntryInfo* find_entry(std::string_view name) const;
@@ -87,6 +99,34 @@ class Program {
  private:
   std::unique_ptr<ProgramImpl> impl_;
 };
+
+// Threads that several Sessions share (SessionOptions::thread_pool), so that N
+// Sessions on C cores use C threads rather than each its own. Its kernels' work
+// is forked on it one run at a time (pthreadpool serializes them); a Session
+// that finds it busy waits for it, so the CPUs are never oversubscribed. Share
+// it by shared_ptr: every Session holds it.
+class SG_API ThreadPool {
+ public:
+  // 1 to SessionOptions::kMaxThreads threads, the calling thread's included, and no
+  // more than the CPUs the creating thread may run on. A build without XNNPACK has
+  // no pool: num_threads() is 1 and Sessions run on their caller's thread.
+  static Result<std::shared_ptr<ThreadPool>> create(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  int num_threads() const { return num_threads_; }
+  void* native_handle() const { return pool_; }  // a pthreadpool_t, or null
+
+ private:
+  ThreadPool(void* pool, int num_threads) : pool_(pool), num_threads_(num_threads) {}
+  void* pool_;
+  int num_threads_;
+};
+
+// What a run writes as text: a graph `print` line (without its newline), or a
+// diagnostic (a failed run's "FILE:LINE:COL: error: MESSAGE", an Assert's included).
+enum class TextKind : int { kPrint = 0, kDiagnostic = 1 };
+using TextCallback = std::function<void(TextKind kind, std::string_view text)>;
 
 struct SessionOptions {
   // Threads to run on, the caller's included. More than one: a pthreadpool when
@@ -108,6 +148,26 @@ struct SessionOptions {
   // on a mismatch), unless LoadOptions::verify_data already did on load.
   bool verify_data = false;
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
+
+  // Bytes of memory the runs may hold at once: frame arenas, the Session's own
+  // tensors (loop-carried values, results, kernel scratch), and the buffers and
+  // frame stack chunks it keeps between runs. 0: no limit. A run that would pass it
+  // ends with kLimitExceeded naming the op and its FILE:LINE:COL; the Session stays
+  // usable. Packed weights (memory_bytes()) and outputs handed to the caller do not
+  // count. Costs nothing on the hot path (counted where memory is allocated).
+  size_t memory_limit_bytes = 0;
+  // Wall time each run may take; zero: no limit. A run past it ends with
+  // kDeadlineExceeded naming the source line it stopped at. Checked with the
+  // cancellation (between nodes, at loop back-edges and Call entries); the clock is
+  // read every kDeadlinePollNodes nodes, so a single long kernel finishes first.
+  std::chrono::microseconds run_timeout{0};
+  // Runs fork kernel work on this pool instead of threads of their own (num_threads
+  // is then ignored); null: the Session's own threads.
+  std::shared_ptr<ThreadPool> thread_pool;
+  // Where graph `print` lines and diagnostics go, on the thread calling run(); it
+  // must not call back into the Session. Empty: prints go to stdout, and
+  // diagnostics are only returned in the Status.
+  TextCallback text_callback;
 };
 
 struct NodeProfile {
@@ -151,7 +211,7 @@ struct ScheduleStats {
 
 class SessionImpl;
 
-class Session {
+class SG_API Session {
  public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Program> program,
                                                  std::string_view entry,
@@ -160,19 +220,50 @@ class Session {
 
   const EntryInfo& entry() const;
 
-  // Binds an input by its parameter name. kInvalidInput, naming the input, when the
-  // name is unknown or the dtype, rank or a static dim differs; symbolic dims are
-  // bound here and must agree with earlier inputs of this run.
+  // Binds an input by its parameter name or position. kInvalidInput, naming the
+  // input, when the name is unknown or the dtype, rank or a static dim differs, or
+  // a dim is negative; symbolic dims are bound here and must agree with earlier
+  // inputs of this run. The tensor is shared, not copied (Tensor::wrap binds
+  // caller memory, which must then stay valid while bound).
   Status set_input(std::string_view name, Tensor value);
+  Status set_input(size_t index, Tensor value);
+  // Positions by name; kInvalidArgument naming the names there are.
+  Result<size_t> input_index(std::string_view name) const;
+  Result<size_t> output_index(std::string_view name) const;
+
+  // Output `i` of later runs is written into `capacity_bytes` at `data` (caller
+  // memory, C order, no allocation); a run whose output does not fit fails with
+  // kInvalidArgument naming the output and the bytes it needs. output(i) and
+  // output_view(i) then refer to `data`. `data` null: unbinds.
+  Status bind_output(size_t i, void* data, size_t capacity_bytes);
 
   // Runs the entry point. Missing inputs: kInvalidInput. Failures while running:
-  // kRuntimeError / kLimitExceeded with "FILE:LINE:COL: error: MESSAGE".
+  // kRuntimeError / kLimitExceeded / kOutOfMemory / kCancelled / kDeadlineExceeded
+  // with "FILE:LINE:COL: error: MESSAGE"; the Session stays usable after each.
   // Inputs stay bound; call set_input again to change them.
   Status run();
 
+  // Ends the run in progress at its next check (between nodes, at loop back-edges
+  // and Call entries) with kCancelled; with no run in progress, the next run ends
+  // so as soon as it starts, so that a cancel racing with a run's start is never
+  // lost. Every run's end clears the request. Any thread, any time; lock-free.
+  void cancel();
+  // Changes SessionOptions::run_timeout for later runs (not while one runs).
+  Status set_run_timeout(std::chrono::microseconds timeout);
+
   size_t num_outputs() const;
-  const Tensor& output(size_t i) const;
+  // Output `i` of the last successful run, as a Tensor the caller may keep past the
+  // Session (a copy in the Session's allocator, made on the first request after a
+  // run, or the bound buffer). kInvalidArgument for `i` out of range, or before a
+  // successful run (none yet, or the last one failed).
+  Result<Tensor> output(size_t i) const;
   Result<Tensor> output(std::string_view name) const;
+  // The same without a copy: a Tensor borrowing the Session's memory, valid until
+  // the next run, bind_output or the Session's end; do not keep it longer.
+  Result<Tensor> output_view(size_t i) const;
+  // The dims of output `i` of the last successful run, held by the Session until
+  // the next run; empty when output(i) would fail.
+  Span<const int64_t> output_shape(size_t i) const;
 
   // Per-node timings accumulated since creation (SessionOptions::profile), with the
   // kernel each node runs.
@@ -184,11 +275,13 @@ class Session {
   MemoryReport memory_report() const;
   // Tensor data copies made since creation. Values move between frames by
   // reference, so the only copies are the entry's results handed to the caller
-  // (one per output per run).
+  // (one per output() after a run, or per bound output per run; none by output_view).
   uint64_t tensor_copies() const;
   ScheduleStats schedule_stats() const;
 
   explicit Session(std::unique_ptr<SessionImpl> impl);
+  // How often (in nodes) a run reads the clock when it has a timeout.
+  static constexpr uint32_t kDeadlinePollNodes = 1024;
 
  private:
   std::unique_ptr<SessionImpl> impl_;

@@ -12,18 +12,21 @@ namespace sg {
 // Grouped by kind. The tools map them to exit codes (SPEC.md §9):
 //   kInvalidArgument      -> 1 (usage)
 //   kInvalidGraph, kInvalidInput -> 2 (rejected while loading or binding)
-//   kRuntimeError, kLimitExceeded, kOutOfMemory, kCancelled -> 3 (failed while running)
+//   kRuntimeError, kLimitExceeded, kOutOfMemory, kCancelled, kDeadlineExceeded -> 3
+//     (failed while running)
+// The numbers are the C API's SG_* codes (c_api.h): append only, never renumber.
 enum class StatusCode : unsigned char {
   kOk = 0,
   kInvalidArgument,   // a caller's mistake in using the API (unknown entry, bad option)
   kInvalidGraph,      // the graph file is malformed, corrupt, too new, or uses unknown ops
   kInvalidInput,      // an input is missing, unknown, or has the wrong dtype or shape
   kRuntimeError,      // a shape, index or arithmetic error found while running; a failed Assert
-  kLimitExceeded,     // recursion depth or iteration limit
-  kOutOfMemory,
-  kCancelled,
+  kLimitExceeded,     // recursion depth, or the Session's memory limit
+  kOutOfMemory,       // the host allocator failed
+  kCancelled,         // Session::cancel ended the run
   kUnsupported,       // valid request this build cannot serve (e.g. no CUDA)
   kInternal,          // a broken invariant
+  kDeadlineExceeded,  // the run's timeout passed (SessionOptions::run_timeout)
 };
 
 inline const char* status_code_name(StatusCode code) {
@@ -38,6 +41,7 @@ inline const char* status_code_name(StatusCode code) {
     case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kDeadlineExceeded: return "deadline exceeded";
   }
   return "?";
 }
@@ -98,6 +102,8 @@ inline Status limit_exceeded(std::string m) { return {StatusCode::kLimitExceeded
 inline Status out_of_memory(std::string m) { return {StatusCode::kOutOfMemory, std::move(m)}; }
 inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 
 template <class T>
 class [[nodiscard]] Result {

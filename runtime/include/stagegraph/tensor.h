@@ -6,10 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
 #include <vector>
 
 #include "stagegraph/dtype.h"
+#include "stagegraph/export.h"
+#include "stagegraph/span.h"
 #include "stagegraph/status.h"
 
 namespace sg {
@@ -22,29 +23,29 @@ inline constexpr size_t kTensorPadding = 64;
 
 // Host memory. The default uses mimalloc's mi_* API when the runtime is built with
 // it, else aligned operator new; it has no mutable state.
-class Allocator {
+class SG_API Allocator {
  public:
   virtual ~Allocator() = default;
   virtual void* allocate(size_t bytes, size_t alignment) = 0;
   virtual void deallocate(void* p, size_t bytes, size_t alignment) = 0;
 };
-Allocator* default_allocator();
+SG_API Allocator* default_allocator();
 
 // Copying a Tensor shares its storage (a reference count); clone() copies data.
-class Tensor {
+class SG_API Tensor {
  public:
   Tensor() = default;
   // Allocates uninitialized storage (plus kTensorPadding readable bytes).
-  static Result<Tensor> empty(DType dtype, std::span<const int64_t> shape,
+  static Result<Tensor> empty(DType dtype, Span<const int64_t> shape,
                               Allocator* allocator = nullptr);
-  static Result<Tensor> zeros(DType dtype, std::span<const int64_t> shape,
+  static Result<Tensor> zeros(DType dtype, Span<const int64_t> shape,
                               Allocator* allocator = nullptr);
   // A view of memory owned elsewhere (constants in a mapped file); `data` must
   // outlive the tensor and every copy of it.
-  static Tensor wrap(DType dtype, std::span<const int64_t> shape, void* data);
+  static Tensor wrap(DType dtype, Span<const int64_t> shape, void* data);
   // Like empty(), with room for at least `capacity_bytes` of data, so that a sole
   // owner can grow it along its first axis without moving it (tensor lists).
-  static Result<Tensor> empty_with_capacity(DType dtype, std::span<const int64_t> shape, size_t capacity_bytes,
+  static Result<Tensor> empty_with_capacity(DType dtype, Span<const int64_t> shape, size_t capacity_bytes,
                                             Allocator* allocator = nullptr);
 
   Tensor(const Tensor& o);
@@ -84,7 +85,7 @@ class Tensor {
   bool defined() const { return data_ != nullptr || numel() == 0; }
   DType dtype() const { return dtype_; }
   int rank() const { return rank_; }
-  std::span<const int64_t> shape() const { return {shape_, size_t(rank_)}; }
+  Span<const int64_t> shape() const { return {shape_, size_t(rank_)}; }
   int64_t dim(int i) const { return shape_[i]; }
   int64_t numel() const;
   size_t nbytes() const { return size_t(numel()) * dtype_size(dtype_); }
@@ -98,7 +99,7 @@ class Tensor {
   size_t capacity_bytes() const;
   // Gives a tensor that holds its storage alone a new shape whose bytes fit its
   // capacity, keeping the data; returns false, changing nothing, otherwise.
-  bool reshape_within_capacity(std::span<const int64_t> shape);
+  bool reshape_within_capacity(Span<const int64_t> shape);
 
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
 

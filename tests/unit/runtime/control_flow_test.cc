@@ -19,7 +19,7 @@ Result<int64_t> run_scalar(const std::shared_ptr<const Program>& program, const 
   if (!s.ok()) return s.status();
   SG_RETURN_IF_ERROR((*s)->set_input("n", scalar_i64(n)));
   SG_RETURN_IF_ERROR((*s)->run());
-  const Tensor& out = (*s)->output(0);
+  SG_ASSIGN_OR_RETURN(const Tensor out, (*s)->output(0));
   if (out.dtype() != DType::kI64 || out.rank() != 0) return internal_error("unexpected result type");
   return *out.data_as<int64_t>();
 }

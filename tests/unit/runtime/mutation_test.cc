@@ -100,7 +100,7 @@ void try_mutant(const std::vector<uint8_t>& bytes, Outcome& outcome, bool run = 
     const Status s = (*session)->run();
     if (s.ok()) {
       ++outcome.ran;
-      for (size_t k = 0; k < (*session)->num_outputs(); ++k) ASSERT_TRUE((*session)->output(k).defined());
+      for (size_t k = 0; k < (*session)->num_outputs(); ++k) ASSERT_TRUE((*session)->output(k).ok());
     } else {
       ++outcome.run_failed;
       ASSERT_NE(s.code(), StatusCode::kInternal) << s.message();

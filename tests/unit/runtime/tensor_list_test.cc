@@ -208,8 +208,8 @@ TEST(TensorList, ZeroIterationsGiveTheEmptyList) {
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE((*s)->set_input("n", scalar_i64(0)).ok());
   ASSERT_TRUE((*s)->run().ok());
-  EXPECT_EQ((*s)->output(0).numel(), 0);
-  EXPECT_EQ((*s)->output(0).rank(), 1);
+  EXPECT_EQ((*s)->output(0)->numel(), 0);
+  EXPECT_EQ((*s)->output(0)->rank(), 1);
 }
 
 }  // namespace

@@ -49,4 +49,11 @@ std::vector<T> values_of(const Tensor& t) {
   return std::vector<T>(p, p + t.numel());
 }
 
+// A Session's output (Session::output), which the test expects to be there.
+template <class T>
+std::vector<T> values_of(const Result<Tensor>& t) {
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? values_of<T>(*t) : std::vector<T>();
+}
+
 }  // namespace sg::testing

@@ -352,7 +352,7 @@ TEST(Waves, LadderGivesTheSameResultsWithAndWithoutWaves) {
     ASSERT_TRUE(s->set_input("x", make_tensor<int32_t>(DType::kI32, {1024, 1024}, x)).ok());
     ASSERT_TRUE(s->run().ok());
     ASSERT_TRUE(s->run().ok());
-    const int32_t* y = s->output(0).data_as<int32_t>();
+    const int32_t* y = s->output(0)->data_as<int32_t>();
     for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] + std::abs(x[i])) << i << ", " << threads << " threads";
     EXPECT_EQ(s->schedule_stats().waves, threads > 1 && kHasPool ? 4u : 0u);
   }

@@ -60,8 +60,8 @@ void expect_counts(const GraphSpec& g, std::initializer_list<int64_t> ns) {
     const Status st = (*s)->run();
     ASSERT_TRUE(st.ok()) << st.message();
     const int64_t m = n > 0 ? n : 0;
-    EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), m) << "n = " << n;
-    EXPECT_EQ(*(*s)->output(1).data_as<int64_t>(), m * (m - 1) / 2) << "n = " << n;
+    EXPECT_EQ(*(*s)->output(0)->data_as<int64_t>(), m) << "n = " << n;
+    EXPECT_EQ(*(*s)->output(1)->data_as<int64_t>(), m * (m - 1) / 2) << "n = " << n;
   }
 }
 
@@ -108,8 +108,8 @@ TEST(WhileLoop, StraightLoopsOverScalarsRunOnRegisters) {
     for (int64_t n : {0, 1, 2, 5, 300, 0, 3}) {
       ASSERT_TRUE((*s)->set_input("n", scalar_i64(n)).ok());
       ASSERT_TRUE((*s)->run().ok());
-      EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), n);
-      EXPECT_EQ(*(*s)->output(1).data_as<int64_t>(), n * (n - 1) / 2);
+      EXPECT_EQ(*(*s)->output(0)->data_as<int64_t>(), n);
+      EXPECT_EQ(*(*s)->output(1)->data_as<int64_t>(), n * (n - 1) / 2);
       loops += !profile && n >= 2;
       EXPECT_EQ((*s)->schedule_stats().register_loops, loops) << "n = " << n << (profile ? ", profiled" : "");
     }
@@ -157,7 +157,7 @@ TEST(WhileLoop, CondMayReturnACarriedValue) {
   for (int64_t n : {0, 1, 4, 1000}) {
     ASSERT_TRUE((*s)->set_input("n", scalar_i64(n)).ok());
     ASSERT_TRUE((*s)->run().ok());
-    EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), n) << "n = " << n;
+    EXPECT_EQ(*(*s)->output(0)->data_as<int64_t>(), n) << "n = " << n;
   }
   // The carried flag is the test where the register file holds it.
   EXPECT_EQ((*s)->schedule_stats().register_loops, 2u);
@@ -225,7 +225,7 @@ void expect_failure_at_i_7(const GraphSpec& g, const std::string& where) {
   EXPECT_NE(failed.message().find(where), std::string::npos) << failed.message();
   ASSERT_TRUE((*s)->set_input("n", scalar_i64(2)).ok());
   ASSERT_TRUE((*s)->run().ok());
-  EXPECT_EQ(*(*s)->output(0).data_as<int64_t>(), 2);
+  EXPECT_EQ(*(*s)->output(0)->data_as<int64_t>(), 2);
 }
 
 TEST(WhileLoop, AFailureInTheBodyReleasesTheLoopAndLaterRunsWork) {

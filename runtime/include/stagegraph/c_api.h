@@ -1,0 +1,277 @@
+/* Stagegraph C API: load a .sgraph file and run its entry points from C, JNI,
+ * Python ctypes or any language with a C FFI. C99; no struct crosses it.
+ *
+ *   sg_status* st = sg_status_create();
+ *   sg_program* prog = NULL;
+ *   if (sg_program_load_file("mlp.sgraph", 0, &prog, st) != SG_OK)
+ *     fprintf(stderr, "%s\n", sg_status_message(st));
+ *   sg_session* s = NULL;
+ *   sg_session_create(prog, "mlp", NULL, &s, st);           // NULL: default options
+ *   int64_t shape[2] = {1, 784};
+ *   sg_session_set_input(s, "x", SG_F32, shape, 2, x, sizeof x, st);   // not copied
+ *   if (sg_session_run(s, st) != SG_OK) ... sg_status_message(st) ...  // "FILE:LINE:COL: ..."
+ *   const void* y; int32_t dtype; const int64_t* dims; size_t rank;
+ *   sg_session_output(s, 0, &y, &dtype, &dims, &rank, st);  // in place, until the next run
+ *   sg_session_release(s); sg_program_release(prog); sg_status_release(st);
+ *
+ * Errors. Every fallible function returns an sg_code (SG_OK = 0) and takes a last
+ * `sg_status* status` argument, which may be NULL; when given, it receives the code
+ * and a message naming what failed and where (reset to SG_OK on success). One
+ * status object may be reused by any number of calls on one thread. Every pointer
+ * argument is checked: NULL where an object is required is SG_INVALID_ARGUMENT,
+ * never a crash. No C++ exception crosses this API.
+ *
+ * Threads. A program is immutable: any number of threads may use it and create
+ * sessions on it. A session is used by one thread at a time; a second thread that
+ * enters sg_session_run while a run is in progress gets SG_INVALID_ARGUMENT.
+ * sg_session_cancel may be called from any thread at any time. A thread pool may
+ * be shared by sessions running on different threads.
+ *
+ * Lifetimes. Objects are released with their *_release function (NULL is a no-op)
+ * in any order: a session keeps its program and thread pool alive. Strings and
+ * descriptions returned by a program (entry and tensor names, sg_entry,
+ * sg_tensor_info) live as long as the program.
+ *
+ * ABI rules (as ONNX Runtime and TensorFlow Lite promise for theirs):
+ *  - Append-only: functions and enum values are only ever added, never removed,
+ *    renamed, renumbered or changed in signature or meaning. A function that must
+ *    change gets a new name (a suffix _v2) and the old one keeps working.
+ *  - Opaque handles only: no struct layout is part of the ABI; options are set
+ *    through functions, never by filling a struct, so new options need no new
+ *    layout and old binaries keep working with newer libraries.
+ *  - Fixed-width integers (int32_t, int64_t, uint64_t, size_t) in every signature;
+ *    enums are passed as int32_t, so their size never depends on the compiler.
+ *  - An unknown enum value or flag bit passed by a newer caller to an older
+ *    library is SG_INVALID_ARGUMENT (or SG_UNSUPPORTED), never ignored silently.
+ *  - SG_C_API_VERSION counts the additions; sg_c_api_version() tells a caller
+ *    which functions the library it loaded has.
+ *  - Only symbols prefixed sg_ are exported.
+ */
+#ifndef STAGEGRAPH_C_API_H_
+#define STAGEGRAPH_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stagegraph/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Incremented with every addition to this header. */
+#define SG_C_API_VERSION 1
+
+/* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
+typedef int32_t sg_code;
+enum {
+  SG_OK = 0,
+  SG_INVALID_ARGUMENT = 1, /* the API was misused: NULL, unknown entry, bad index, run() reentered */
+  SG_INVALID_GRAPH = 2,    /* the graph file is malformed, corrupt, too new, or uses unknown ops */
+  SG_INVALID_INPUT = 3,    /* an input is missing, unknown, or has the wrong dtype or shape */
+  SG_RUNTIME_ERROR = 4,    /* found while running: shape, index, arithmetic, a failed assert */
+  SG_LIMIT_EXCEEDED = 5,   /* call depth, or the session's memory limit */
+  SG_OUT_OF_MEMORY = 6,    /* the host allocator failed */
+  SG_CANCELLED = 7,        /* sg_session_cancel ended the run */
+  SG_UNSUPPORTED = 8,      /* a valid request this build cannot serve (e.g. a device) */
+  SG_INTERNAL = 9,         /* a broken invariant: please report it */
+  SG_DEADLINE_EXCEEDED = 10 /* the run's timeout passed */
+};
+
+/* ---- Element types (the same numbers as sg::DType and the graph schema) ----- */
+typedef int32_t sg_dtype;
+enum { SG_F32 = 0, SG_F16 = 1, SG_I32 = 2, SG_I64 = 3, SG_BOOL = 4 };
+
+/* Bytes per element (0 for an unknown dtype) and its name ("f32", ...; "?"). */
+SG_API size_t sg_dtype_size(sg_dtype dtype);
+SG_API const char* sg_dtype_name(sg_dtype dtype);
+
+/* ---- Opaque handles ----------------------------------------------------------- */
+typedef struct sg_status sg_status;
+typedef struct sg_program sg_program;
+typedef struct sg_entry sg_entry;             /* borrowed from its program */
+typedef struct sg_tensor_info sg_tensor_info; /* borrowed from its program */
+typedef struct sg_thread_pool sg_thread_pool;
+typedef struct sg_session_options sg_session_options;
+typedef struct sg_session sg_session;
+
+/* ---- Versions ----------------------------------------------------------------- */
+/* The library's version, "MAJOR.MINOR.PATCH", and as MAJOR * 10000 + MINOR * 100 + PATCH. */
+SG_API const char* sg_version_string(void);
+SG_API uint32_t sg_version(void);
+/* SG_C_API_VERSION of the library (which may be newer than the header compiled against). */
+SG_API uint32_t sg_c_api_version(void);
+/* The graph file format versions this library reads: major version `major`, any
+ * minor version up to `max_minor` (a file of a newer minor version whose additions
+ * it does not use also loads). */
+SG_API void sg_format_versions(uint16_t* major, uint16_t* max_minor);
+
+/* ---- Status ------------------------------------------------------------------- */
+/* NULL only when memory is exhausted. */
+SG_API sg_status* sg_status_create(void);
+SG_API void sg_status_release(sg_status* status);
+/* SG_OK for NULL. */
+SG_API sg_code sg_status_code(const sg_status* status);
+/* "" when OK or for NULL; valid until the status is next written or released. */
+SG_API const char* sg_status_message(const sg_status* status);
+/* "ok", "invalid argument", ..., "deadline exceeded"; "?" for an unknown code. */
+SG_API const char* sg_code_name(sg_code code);
+
+/* ---- Programs ----------------------------------------------------------------- */
+/* Load flags (bits; any other bit is SG_INVALID_ARGUMENT). */
+enum {
+  SG_LOAD_VERIFY_DATA = 1, /* also check the data segment's checksum on load */
+  SG_LOAD_COPY = 2         /* sg_program_load_memory: always copy the bytes */
+};
+
+/* Memory-maps the file; constants are used in place from the map. */
+SG_API sg_code sg_program_load_file(const char* path, uint32_t flags, sg_program** out, sg_status* status);
+/* Without SG_LOAD_COPY, bytes that are 64-byte aligned are used in place and the
+ * caller keeps them alive and unchanged until the program is released (every
+ * session holds it); misaligned bytes are copied once. With SG_LOAD_COPY the
+ * bytes may be freed as soon as this returns. */
+SG_API sg_code sg_program_load_memory(const void* data, size_t size, uint32_t flags, sg_program** out,
+                                      sg_status* status);
+/* The graph is the `length` bytes at `offset` of the open file `fd` (a graph stored
+ * uncompressed inside an Android APK: AssetFileDescriptor's descriptor, start offset
+ * and length); length 0: to the end of the file. The range is memory-mapped (or
+ * copied when `offset` is not a multiple of 64); the descriptor is not closed and
+ * may be closed as soon as this returns. */
+SG_API sg_code sg_program_load_fd(int fd, uint64_t offset, uint64_t length, uint32_t flags, sg_program** out,
+                                  sg_status* status);
+SG_API void sg_program_release(sg_program* program);
+
+/* The file format version of this program. */
+SG_API void sg_program_format_version(const sg_program* program, uint16_t* major, uint16_t* minor);
+
+/* ---- Entry points and their signatures ----------------------------------------- */
+/* 0 for NULL. Entries by index, or by name (NULL when there is none). */
+SG_API size_t sg_program_num_entries(const sg_program* program);
+SG_API const sg_entry* sg_program_entry(const sg_program* program, size_t index);
+SG_API const sg_entry* sg_program_find_entry(const sg_program* program, const char* name);
+
+SG_API const char* sg_entry_name(const sg_entry* entry);
+SG_API size_t sg_entry_num_inputs(const sg_entry* entry);
+SG_API size_t sg_entry_num_outputs(const sg_entry* entry);
+/* NULL for an index out of range. */
+SG_API const sg_tensor_info* sg_entry_input(const sg_entry* entry, size_t index);
+SG_API const sg_tensor_info* sg_entry_output(const sg_entry* entry, size_t index);
+
+SG_API const char* sg_tensor_info_name(const sg_tensor_info* info);
+SG_API sg_dtype sg_tensor_info_dtype(const sg_tensor_info* info);
+SG_API size_t sg_tensor_info_rank(const sg_tensor_info* info);
+/* The size of a static dim; -1 for a symbolic dim (or an axis out of range). */
+SG_API int64_t sg_tensor_info_dim(const sg_tensor_info* info, size_t axis);
+/* The name of a symbolic dim ("N"); "" for a static dim or an axis out of range. */
+SG_API const char* sg_tensor_info_dim_name(const sg_tensor_info* info, size_t axis);
+
+/* ---- Thread pools ---------------------------------------------------------------- */
+/* A pool of `num_threads` threads (the caller's included: 1 to 256) that several
+ * sessions share (sg_session_options_set_thread_pool), so that N sessions on C
+ * cores use C threads, not N times their own. One run uses the pool at a time;
+ * runs of other sessions that want it meanwhile run on their own thread. */
+SG_API sg_code sg_thread_pool_create(int32_t num_threads, sg_thread_pool** out, sg_status* status);
+SG_API void sg_thread_pool_release(sg_thread_pool* pool);
+
+/* ---- Session options --------------------------------------------------------------- */
+SG_API sg_code sg_session_options_create(sg_session_options** out, sg_status* status);
+SG_API void sg_session_options_release(sg_session_options* options);
+
+/* Threads of the session's own pool, the caller's included (default 1; 1 to 256).
+ * Ignored when a shared pool is set. */
+SG_API sg_code sg_session_options_set_num_threads(sg_session_options* options, int32_t num_threads,
+                                                  sg_status* status);
+/* Active graph Call frames a run may hold (default 10000); deeper: SG_LIMIT_EXCEEDED. */
+SG_API sg_code sg_session_options_set_max_call_depth(sg_session_options* options, int32_t depth,
+                                                     sg_status* status);
+/* Bytes of activation memory (frame arenas, tensors, frame stacks, cached buffers) the
+ * session's runs may hold at once; 0 (default): no limit. Exceeding it ends the run
+ * with SG_LIMIT_EXCEEDED naming the op and its FILE:LINE:COL. */
+SG_API sg_code sg_session_options_set_memory_limit(sg_session_options* options, uint64_t bytes,
+                                                   sg_status* status);
+/* Wall time each run may take, in microseconds; 0 (default): none. A run past it
+ * ends with SG_DEADLINE_EXCEEDED naming where it stopped. */
+SG_API sg_code sg_session_options_set_run_timeout_us(sg_session_options* options, uint64_t microseconds,
+                                                     sg_status* status);
+/* Runs use `pool` (held by the session) instead of a pool of their own; NULL: own pool. */
+SG_API sg_code sg_session_options_set_thread_pool(sg_session_options* options, sg_thread_pool* pool,
+                                                  sg_status* status);
+/* "cpu" (default); any other device this build lacks ("cuda:0") is SG_UNSUPPORTED,
+ * naming the devices it has. */
+SG_API sg_code sg_session_options_set_device(sg_session_options* options, const char* device, sg_status* status);
+
+/* Text a run writes: a graph print (SG_TEXT_PRINT: one line, without its newline) or
+ * a diagnostic (SG_TEXT_DIAGNOSTIC: a failed assert or run error, as
+ * "FILE:LINE:COL: error: MESSAGE"). `text` is valid during the call only and is not
+ * NUL-terminated. The callback runs on the thread calling sg_session_run; it must
+ * not call back into the same session. */
+enum { SG_TEXT_PRINT = 0, SG_TEXT_DIAGNOSTIC = 1 };
+typedef void (*sg_text_callback)(void* user, int32_t kind, const char* text, size_t length);
+/* NULL (default): prints to stdout; diagnostics are only returned in the status. */
+SG_API sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_text_callback callback,
+                                                    void* user, sg_status* status);
+
+/* ---- Sessions ------------------------------------------------------------------------ */
+/* A session runs entry point `entry` of `program`; `options` may be NULL (defaults)
+ * and is copied. Unknown entry: SG_INVALID_ARGUMENT naming the entries there are. */
+SG_API sg_code sg_session_create(const sg_program* program, const char* entry, const sg_session_options* options,
+                                 sg_session** out, sg_status* status);
+SG_API void sg_session_release(sg_session* session);
+SG_API const sg_entry* sg_session_entry(const sg_session* session);
+
+/* Input and output positions by name: SG_INVALID_ARGUMENT (naming the names there
+ * are) when unknown. */
+SG_API sg_code sg_session_input_index(const sg_session* session, const char* name, size_t* index,
+                                      sg_status* status);
+SG_API sg_code sg_session_output_index(const sg_session* session, const char* name, size_t* index,
+                                       sg_status* status);
+
+/* Binds an input to `nbytes` of caller memory at `data`, C order, without a copy.
+ * The memory must stay valid and unchanged until this input is bound again or the
+ * session is released. dtype, rank and static dims must match the signature, and
+ * symbolic dims agree among the inputs (SG_INVALID_INPUT naming the input);
+ * nbytes must equal the product of the dims times the dtype's size. Inputs stay
+ * bound across runs. */
+SG_API sg_code sg_session_set_input(sg_session* session, const char* name, sg_dtype dtype, const int64_t* shape,
+                                    size_t rank, const void* data, size_t nbytes, sg_status* status);
+SG_API sg_code sg_session_set_input_at(sg_session* session, size_t index, sg_dtype dtype, const int64_t* shape,
+                                       size_t rank, const void* data, size_t nbytes, sg_status* status);
+
+/* Output `index` of each later run is written into `capacity` bytes at `data`
+ * (caller memory, C order); a run whose output does not fit fails with
+ * SG_INVALID_ARGUMENT naming the output and the bytes it needs. sg_session_output
+ * then points into `data`. `data` NULL unbinds. */
+SG_API sg_code sg_session_bind_output(sg_session* session, size_t index, void* data, size_t capacity,
+                                      sg_status* status);
+
+/* Runs the entry point. SG_INVALID_INPUT: an input is missing or inputs disagree;
+ * failures while running: SG_RUNTIME_ERROR, SG_LIMIT_EXCEEDED, SG_OUT_OF_MEMORY,
+ * SG_CANCELLED, SG_DEADLINE_EXCEEDED with "FILE:LINE:COL: error: MESSAGE". The
+ * session stays usable after any failure. */
+SG_API sg_code sg_session_run(sg_session* session, sg_status* status);
+
+/* Ends the run in progress at its next check (between nodes, at loop back-edges
+ * and call entries) with SG_CANCELLED; when no run is in progress, the next run
+ * ends that way as soon as it starts (so a cancel racing with the start of a run
+ * is never lost). Each run's end clears the request. Any thread, any time. */
+SG_API void sg_session_cancel(sg_session* session);
+
+/* Changes the run timeout of later runs (see sg_session_options_set_run_timeout_us). */
+SG_API sg_code sg_session_set_run_timeout_us(sg_session* session, uint64_t microseconds, sg_status* status);
+
+SG_API size_t sg_session_num_outputs(const sg_session* session);
+/* Output `index` of the last successful run, in place: `data` points to its bytes
+ * (C order), `shape` to its `rank` dims; both valid until the next run, bind or
+ * release. Any of the out pointers may be NULL. SG_INVALID_ARGUMENT for an index
+ * out of range, or when no run has succeeded since the session was created or
+ * its last failed run. */
+SG_API sg_code sg_session_output(const sg_session* session, size_t index, const void** data, sg_dtype* dtype,
+                                 const int64_t** shape, size_t* rank, sg_status* status);
+/* Bytes of output `index` (0 where sg_session_output would fail). */
+SG_API size_t sg_session_output_nbytes(const sg_session* session, size_t index);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STAGEGRAPH_C_API_H_ */
