@@ -117,13 +117,15 @@ demo: build
 FUZZ_TIME ?= 300
 # One input running longer than this is a finding (a hang), reported at once.
 FUZZ_UNIT_TIMEOUT ?= 30
-FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy
+FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy fuzz_run
 FUZZ_DIR := $(BUILD_ASAN)/fuzz
 fuzz-build: deps deps-fuzz build $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(FUZZ_TARGETS)
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy,fuzz_run}
 	@for f in examples/*.py tests/programs/*.py; do cp $$f $(FUZZ_DIR)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
 	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
+	@for f in tests/programs/loops_*.py tests/programs/mlp.py; do \
+	  $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_run/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
 	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(FUZZ_DIR)/seeds/fuzz_npy >/dev/null
 
 # Executions per target are printed, and kept in $(FUZZ_DIR)/executions.txt.

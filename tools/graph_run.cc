@@ -7,7 +7,9 @@
 #include <charconv>
 #include <climits>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -44,6 +46,11 @@ constexpr const char* kUsage =
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
     "  --max-depth N        limit of active Call frames (default 10000)\n"
+    "  --max-memory SIZE    memory a run may hold (frame arenas, loop values, scratch),\n"
+    "                       in bytes or with a K, M or G suffix (1024-based); past it\n"
+    "                       the run stops with exit 3 naming the op and its source line\n"
+    "  --timeout SECONDS    wall time a run may take (decimals allowed); past it the run\n"
+    "                       stops with exit 3 naming the source line it stopped at\n"
     "  --no-verify-data     skips the check of the data segment's checksum on load\n"
     "                       (done by default; --verify-data, the old flag, is accepted)\n"
     "  -h, --help           prints this help\n"
@@ -60,6 +67,8 @@ struct Options {
   int bench = 0;
   bool profile = false;
   int max_depth = 10000;
+  size_t max_memory = 0;                 // 0: no limit
+  std::chrono::microseconds timeout{0};  // 0: no limit
   bool verify_data = true;
   bool help = false;
 };
@@ -117,6 +126,33 @@ std::optional<int> parse_count(std::string_view text, int min_value, int max_val
   return v;
 }
 
+// "4096", "512K", "64M", "2G" (1024-based); nullopt unless positive and in range.
+std::optional<size_t> parse_size(std::string_view text) {
+  uint64_t shift = 0;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      default: break;
+    }
+    if (shift) text.remove_suffix(1);
+  }
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0 || v > (SIZE_MAX >> shift)) return std::nullopt;
+  return size_t(v << shift);
+}
+
+// "2", "0.25": microseconds, at least 1; nullopt unless positive and at most a day.
+std::optional<std::chrono::microseconds> parse_seconds(std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double seconds = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !(seconds > 0) || seconds > 86400) return std::nullopt;
+  return std::chrono::microseconds(std::max<int64_t>(1, int64_t(seconds * 1e6)));
+}
+
 std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
@@ -160,6 +196,20 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       if (auto f = count(&o->bench, 1)) return f;
     } else if (arg == "--max-depth") {
       if (auto f = count(&o->max_depth, 1)) return f;
+    } else if (arg == "--max-memory") {
+      const auto v = value();
+      if (!v) return usage_error("--max-memory needs a value");
+      const auto bytes = parse_size(*v);
+      if (!bytes)
+        return usage_error("bad value '" + std::string(*v) +
+                           "' for --max-memory (expected a positive size: bytes, or a number with K, M or G)");
+      o->max_memory = *bytes;
+    } else if (arg == "--timeout") {
+      const auto v = value();
+      if (!v) return usage_error("--timeout needs a value");
+      const auto us = parse_seconds(*v);
+      if (!us) return usage_error("bad value '" + std::string(*v) + "' for --timeout (expected seconds > 0, e.g. 2.5)");
+      o->timeout = *us;
     } else if (arg == "--entry" || arg == "--output-dir" || arg == "--device" || arg == "--input") {
       const auto v = value();
       if (!v) return usage_error(std::string(arg) + " needs a value");
@@ -374,6 +424,8 @@ std::optional<Failure> run_tool(const Options& o) {
   SessionOptions options;
   options.num_threads = o.threads;
   options.max_call_depth = o.max_depth;
+  options.memory_limit_bytes = o.max_memory;
+  options.run_timeout = o.timeout;
   options.profile = o.profile;
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);

@@ -6,6 +6,8 @@ what they were not asked to write.
 Each numbered case follows the hardening issue's item of that number:
   1  .npy headers nested 100,000 deep (a recursive reader once overflowed)
   2  every tool under address-space limits from 16 MiB up (prlimit/ulimit -v)
+  3, 10  an endless loop or recursion ends at --timeout, --max-memory or --max-depth
+     with exit 3 and its source line
   4  an if/elif chain's graph grows linearly with its branches
   5  graph-compile refuses endless or huge sources (/dev/zero, a FIFO, 17 MiB)
   6  a shape no runtime can hold is a located compile error
@@ -151,6 +153,58 @@ def memory_limits(s, graph, mlp_graph, mlp_inputs):
         proc = subprocess.run(["prlimit", f"--as={64 << 20}", lib.tool_path("graph-run"), mlp_graph, *mlp_inputs],
                               capture_output=True, text=True, errors="replace", timeout=60)
         s.policy("prlimit --as=64MiB graph-run mlp", proc, {0, 2, 3})
+
+
+# ---- 3, 10: limits of a run as graph-run flags ----------------------------------
+
+ENDLESS = '''import stagegraph as sg
+
+
+@sg.function
+def spin(x: sg.f32[4]):
+    i = sg.zeros((), sg.i64)
+    while i >= 0:
+        x = x * 1.0
+        i = i + 1
+    return x
+
+
+def deeper(n, x):
+    if n < 0:
+        return x
+    return deeper(n + 1, x + 1.0)
+
+
+@sg.function
+def recurse(n: sg.i64, x: sg.f32[4096]):
+    return deeper(n, x)
+'''
+
+
+def run_limits(s):
+    src = write(s.path("endless.py"), ENDLESS)
+    graph = s.path("endless.sgraph")
+    proc = s.compile(src, graph)
+    if proc.returncode != 0:
+        return s.report.fail("compile endless programs", lib.describe_result(proc))
+    x = s.path("x4.npy")
+    np.save(x, np.arange(4, dtype=np.float32))
+    start = time.monotonic()
+    proc = s.run(graph, "--entry", "spin", "--input", f"x={x}", "--timeout", "0.5", timeout=60)
+    took = time.monotonic() - start
+    s.expect("an endless staged while stops at --timeout with its source line", proc, 3, [f"{src}:"])
+    s.report.check("--timeout 0.5 stops the run promptly", took < 10, f"took {took:.1f} s", f"{took:.2f} s")
+    n = s.path("n0.npy")
+    np.save(n, np.array(0, dtype=np.int64))
+    big = s.path("x4096.npy")
+    np.save(big, np.zeros(4096, dtype=np.float32))
+    proc = s.run(graph, "--entry", "recurse", "--input", f"n={n}", "--input", f"x={big}",
+                 "--max-depth", "100000000", "--max-memory", "64M", timeout=60)
+    s.expect("an endless recursion stops at --max-memory, located", proc, 3, [f"{src}:"])
+    proc = s.run(graph, "--entry", "recurse", "--input", f"n={n}", "--input", f"x={big}", "--max-depth", "500")
+    s.expect("an endless recursion stops at --max-depth", proc, 3, ["500"])
+    for bad in (["--timeout", "0"], ["--timeout", "soon"], ["--max-memory", "-1"], ["--max-memory", "12Q"]):
+        s.expect(f"graph-run {' '.join(bad)} is a usage error", s.run(graph, *bad), 1, [bad[0]])
 
 
 # ---- 4: code size linear in source size ----------------------------------------
@@ -382,7 +436,7 @@ def main():
             mlp_inputs += ["--input", f"{name}={path}"]
         started = time.monotonic()
         for part in (lambda: deep_npy(s, graph), lambda: deep_source(s),
-                     lambda: memory_limits(s, graph, mlp_graph, mlp_inputs), lambda: elif_chains(s),
+                     lambda: memory_limits(s, graph, mlp_graph, mlp_inputs), lambda: elif_chains(s), lambda: run_limits(s),
                      lambda: bounded_reads(s), lambda: impossible_sizes(s), lambda: runtime_allocation(s), lambda: output_safety(s, graph),
                      lambda: eager_parity(s), lambda: specialisation_budget(s)):
             part()
