@@ -8,9 +8,8 @@
 //
 // std::bad_alloc raised on the main thread is caught by guard_out_of_memory; one
 // raised on any other thread, or escaping a noexcept function, reaches
-// std::terminate, whose handler here turns it into the same exit. A new_handler
-// does the same for allocators whose operator new would otherwise abort (a
-// whole-program mimalloc does when no handler is installed).
+// std::terminate, whose handler here turns it into the same exit. Each tool's own
+// operator new (operator_new.cc) throws rather than aborting as mimalloc's does.
 #pragma once
 
 #include <unistd.h>
@@ -68,10 +67,9 @@ inline void exit_on_out_of_memory(const char* name, int code) {
   oom_detail::tool_name() = name;
   oom_detail::exit_code() = code;
   std::set_terminate(oom_detail::on_terminate);
-#if SG_TOOLS_WHOLE_PROGRAM_MIMALLOC
-  // mimalloc's operator new aborts unless a handler is installed.
+  // When memory is gone, even the std::bad_alloc to throw may not be allocatable:
+  // operator new (operator_new.cc) calls this handler instead, which exits at once.
   std::set_new_handler([] { oom_detail::report_and_exit(); });
-#endif
 }
 
 // The exit status from now on (graph-run: 2 while loading, 3 while running).

@@ -51,10 +51,8 @@ void Stager::retype_weak(const Value& v, DType dtype) {
 
 void Stager::steps_spent(SourceSpan span) {
   fail(span, "compile-time evaluation runs past " + std::to_string(options_.max_compile_time_steps) +
-                 " steps (unrolled loop iterations, Python-level calls and staged operations, in all); keep "
-                 "the loops in the graph with sg.range or tensor loop variables, and pass values that change "
-                 "on every recursive call as tensors computed at run time, not static ones (each distinct "
-                 "static argument makes a new specialisation)");
+                 " steps (unrolled loop iterations and Python-level calls, in all); keep the loops in the "
+                 "graph with sg.range or tensor loop variables");
 }
 
 void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {

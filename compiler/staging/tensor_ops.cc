@@ -257,10 +257,6 @@ Value Stager::apply(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, S
 }
 
 std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector<Value> inputs, SourceSpan span) {
-  // Every op staged or folded is compile-time work: a recursion that makes a new
-  // specialisation per static argument stages its body again each time (and
-  // again for every probing pass), which no loop or call count alone bounds.
-  count_step(span);
   bool all_static = true;
   for (const Value& v : inputs) {
     if (!v.is_tensor()) fail(span, std::string(ops::op_def(op).name) + ": expected a tensor, got " + type_name(v));

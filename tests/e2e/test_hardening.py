@@ -17,7 +17,6 @@ Each numbered case follows the hardening issue's item of that number:
      replaces files
   9  a byte-order mark is accepted and tabs after spaces are a TabError, as in
      CPython
- 11  compile-time work of recursive specialisations is bounded, with a location
 The whole suite runs in well under a minute.
 """
 
@@ -162,10 +161,8 @@ ENDLESS = '''import stagegraph as sg
 
 @sg.function
 def spin(x: sg.f32[4]):
-    i = sg.zeros((), sg.i64)
-    while i >= 0:
-        x = x * 1.0
-        i = i + 1
+    while x[0] >= 0.0:
+        x = x + 1.0
     return x
 
 
@@ -388,35 +385,6 @@ def eager_parity(s):
     s.report.check("CPython agrees (TabError)", "TabError" in py.stderr, py.stderr.strip()[-200:])
 
 
-# ---- 11: compile-time work of recursive specialisations ----------------------------
-
-SPECIALISATIONS = '''import stagegraph as sg
-
-
-def rec(v, d):
-    if d <= 0:
-        return v
-    return rec(sg.minimum(v + 1.0, 40.0), d - 1) + rec(sg.minimum(v + 2.0, 40.0), d - 1)
-
-
-@sg.function
-def f(d: sg.i64):
-    return rec(sg.zeros((4,)), d)
-'''
-
-
-def specialisation_budget(s):
-    src = write(s.path("spec.py"), SPECIALISATIONS)
-    start = time.monotonic()
-    proc = s.compile(src, s.path("spec.sgraph"), timeout=120)
-    took = time.monotonic() - start
-    s.policy("recursive specialisations: bounded", proc, {0, 1})
-    if proc.returncode == 1:
-        s.expect("recursive specialisations: a located budget error", proc, 1, [f"{src}:"])
-    s.report.check("recursive specialisations: compiled or stopped within 60 s", took < 60, f"took {took:.1f} s",
-                   f"{took:.1f} s")
-
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         s = Suite(tmp)
@@ -438,7 +406,7 @@ def main():
         for part in (lambda: deep_npy(s, graph), lambda: deep_source(s),
                      lambda: memory_limits(s, graph, mlp_graph, mlp_inputs), lambda: elif_chains(s), lambda: run_limits(s),
                      lambda: bounded_reads(s), lambda: impossible_sizes(s), lambda: runtime_allocation(s), lambda: output_safety(s, graph),
-                     lambda: eager_parity(s), lambda: specialisation_budget(s)):
+                     lambda: eager_parity(s)):
             part()
         print(f"hardening suite: {time.monotonic() - started:.1f} s")
         return s.report.finish()

@@ -202,39 +202,12 @@ def f(x: sg.f32[2]):
   options.max_compile_time_steps = 5000;
   auto r = stage_source(program, options);
   EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("11:17: error: compile-time evaluation runs past 5000 steps (unrolled loop iterations, "
-                               "Python-level calls and staged operations, in all)"),
+  EXPECT_NE(r.locations().find("11:17: error: compile-time evaluation runs past 5000 steps (unrolled loop iterations "
+                               "and Python-level calls, in all)"),
             std::string::npos)
       << r.locations();
-  options.max_compile_time_steps = 100 + 100 * 100 * 2 + 1;  // the loops' iterations, the calls and the add
+  options.max_compile_time_steps = 100 + 100 * 100 * 2;  // the loops' iterations and the calls
   EXPECT_TRUE(stage_source(program, options).ir);
-  options.max_compile_time_steps = 100 + 100 * 100 * 2;
-  EXPECT_FALSE(stage_source(program, options).ir);
-}
-
-// A recursion with a staged depth whose tensor argument is static makes one
-// specialisation per static value, each staged again by every probing pass: the
-// work grew exponentially with no count of it (K = 16 took minutes). Every op
-// staged or folded is a step, so the budget stops it, at a location in the body.
-TEST(StagingErrors, CompileTimeStepBudgetCountsSpecialisations) {
-  const std::string program = R"(import stagegraph as sg
-
-def rec(v, d):
-    if d <= 0:
-        return v
-    return rec(sg.minimum(v + 1.0, 30.0), d - 1) + rec(sg.minimum(v + 2.0, 30.0), d - 1)
-
-@sg.function
-def f(d: sg.i64):
-    return rec(sg.zeros((4,)), d)
-)";
-  StageOptions options;
-  options.max_compile_time_steps = 20000;
-  auto r = stage_source(program, options);
-  EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find(": error: compile-time evaluation runs past 20000 steps"), std::string::npos)
-      << r.locations();
-  EXPECT_NE(r.locations().find("6:"), std::string::npos) << "located in rec's body: " << r.locations();
 }
 
 // A reduction of a huge static tensor is not evaluated at compile time: inside a
