@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
   libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind \
-  openjdk-17-jdk-headless junit4
+  openjdk-17-jdk-headless junit4 libxxhash-dev
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 NUMPY2_PACKAGES := python3-venv python3-pip
 # aarch64: the cross toolchain, qemu, and the arm64 multiarch packages that can sit
@@ -19,7 +19,7 @@ NUMPY2_PACKAGES := python3-venv python3-pip
 # packages are unpacked into $(BUILD_AARCH64)/sysroot instead of installed.
 BUILD_AARCH64 ?= build-aarch64
 AARCH64_PACKAGES := g++-aarch64-linux-gnu qemu-user libflatbuffers-dev:arm64 libmimalloc-dev:arm64 libgtest-dev:arm64
-AARCH64_SYSROOT_PACKAGES := libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0
+AARCH64_SYSROOT_PACKAGES := libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libxxhash-dev
 AARCH64_SMOKE := sg_runtime_tests sg_kernels_tests sg_xnnpack_tests
 # End-to-end programs CI runs under qemu (all of them: make test-aarch64).
 AARCH64_SMOKE_PROGRAMS := mlp,cnn,loops_gcd,recursion_fib,staged_if,loops_print_assert
@@ -28,6 +28,7 @@ SIZES_PACKAGES := valgrind
 
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
+.PHONY: test-tsan tsan-smoke tsan-build
 .PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
@@ -73,6 +74,30 @@ test-asan: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer: the runtime and its concurrency tests (Sessions sharing a
+# Program across threads, thread teams and pools, waves of concurrent nodes,
+# cancellation from another thread), built with clang in $(BUILD_TSAN); neither
+# the compiler nor the tools are built. XNNPACK and pthreadpool come from Debian
+# uninstrumented: tests/tsan.supp says which reports that makes noise, and why.
+# `tsan-smoke` runs a short subset, for CI.
+BUILD_TSAN ?= build-tsan
+TSAN_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
+  -DSG_WERROR=ON -DSG_TSAN=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF
+TSAN_FILTER ?= SpinTeam.*:Waves.*:Session.*:*Thread*:*Concurren*:*Cancel*:*Pool*:*Deadline*
+TSAN_SMOKE_FILTER ?= SpinTeam.*:Session.SessionsShareAProgramAcrossThreads:Waves.IndependentBranchesRunAsOneWaveWithTheSameResults:*Cancel*
+TSAN_OPTIONS_ALL := suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 history_size=4
+$(BUILD_TSAN)/build.ninja: | deps deps-fuzz
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_TSAN) $(TSAN_CMAKE_FLAGS)
+
+tsan-build: deps deps-fuzz $(BUILD_TSAN)/build.ninja
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target sg_runtime_tests
+
+test-tsan: tsan-build
+	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_runtime_tests --gtest_brief=1 --gtest_filter='$(TSAN_FILTER)'
+
+tsan-smoke: tsan-build
+	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_runtime_tests --gtest_brief=1 --gtest_filter='$(TSAN_SMOKE_FILTER)'
+
 # Compiles the example MLP and CNN, makes random inputs, runs them with graph-run and
 # prints the outputs beside eager mode's.
 DEMO := $(BUILD)/demo
@@ -97,27 +122,34 @@ demo: build
 FUZZ_TIME ?= 300
 # One input running longer than this is a finding (a hang), reported at once.
 FUZZ_UNIT_TIMEOUT ?= 30
-FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy
+FUZZ_TARGETS := fuzz_load fuzz_parse fuzz_npy fuzz_run
 FUZZ_DIR := $(BUILD_ASAN)/fuzz
 fuzz-build: deps deps-fuzz build $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(FUZZ_TARGETS)
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy}
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy,fuzz_run}
 	@for f in examples/*.py tests/programs/*.py; do cp $$f $(FUZZ_DIR)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
 	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
+	@for f in tests/programs/loops_*.py tests/programs/mlp.py; do \
+	  $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_run/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
 	@$(PYTHON) examples/make_inputs.py examples/mlp.py $(FUZZ_DIR)/seeds/fuzz_npy >/dev/null
 
+# Executions per target are printed, and kept in $(FUZZ_DIR)/executions.txt.
+FUZZ_DICT_fuzz_npy := tests/fuzz/npy.dict
 fuzz-run: fuzz-build
-	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
+	@set -o pipefail; : > $(FUZZ_DIR)/executions.txt; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
+	  dict=""; [ "$$t" = fuzz_npy ] && dict="-dict=$(FUZZ_DICT_fuzz_npy)"; \
 	  if $(BUILD_ASAN)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=$(FUZZ_UNIT_TIMEOUT) -print_final_stats=1 \
-	       -artifact_prefix=$(FUZZ_DIR)/$$t- \
+	       -rss_limit_mb=4096 $$dict -artifact_prefix=$(FUZZ_DIR)/$$t- \
 	       $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t > $(FUZZ_DIR)/$$t.log 2>&1; then \
 	    tail -n 4 $(FUZZ_DIR)/$$t.log; \
+	    execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_DIR)/$$t.log | tail -n 1); \
+	    echo "$$t: $${execs:-?} executions in $(FUZZ_TIME) s" | tee -a $(FUZZ_DIR)/executions.txt; \
 	  else \
 	    tail -n 80 $(FUZZ_DIR)/$$t.log; echo "fuzz: $$t failed; the input is named above, the whole log is $(FUZZ_DIR)/$$t.log"; exit 1; \
 	  fi; \
-	done
+	done; echo "== executions per target"; cat $(FUZZ_DIR)/executions.txt
 
 fuzz:
 	@$(MAKE) --no-print-directory fuzz-run
@@ -175,4 +207,4 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_TIME=20
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_AARCH64)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_AARCH64) $(BUILD_TSAN)

@@ -1,5 +1,7 @@
 // graph-compile: stages a Python model into a .sgraph file (SPEC.md §8, §9).
 // Exit status: 0 success (warnings alone included), 1 usage or compile error.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -17,6 +20,7 @@
 #include "frontend/diagnostics.h"
 #include "frontend/parser.h"
 #include "ir/ir.h"
+#include "out_of_memory.h"
 #include "passes/passes.h"
 #include "staging/stage.h"
 
@@ -124,49 +128,156 @@ int parse_args(int argc, char** argv, Options* o) {
   return -1;
 }
 
+// Sources are a few hundred KiB at most; past this the compile is refused before
+// anything is read (a program this large would stage for minutes anyway).
+constexpr uint64_t kMaxSourceBytes = uint64_t(16) << 20;
+
+// Reads the model. Only a regular file is read, and only when it is within
+// kMaxSourceBytes: a device or pipe (/dev/zero) could go on forever.
 bool read_file(const std::string& path, std::string* text, std::string* error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  if (!ok) {
+    *error = std::strerror(errno);
+  } else if (S_ISDIR(st.st_mode)) {
     *error = "it is a directory";
-    return false;
+    ok = false;
+  } else if (!S_ISREG(st.st_mode)) {
+    *error = "it is not a regular file (a device, pipe or socket); save the program to a file";
+    ok = false;
+  } else if (uint64_t(st.st_size) > kMaxSourceBytes) {
+    *error = "it is " + std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(kMaxSourceBytes) +
+             " bytes for a source file";
+    ok = false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = std::strerror(errno);
-    return false;
+  if (ok) {
+    text->resize(size_t(st.st_size));
+    size_t got = 0;
+    while (got < text->size()) {
+      const ssize_t n = ::read(fd, text->data() + got, text->size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *error = std::strerror(errno);
+        ok = false;
+        break;
+      }
+      if (n == 0) break;  // the file shrank while being read
+      got += size_t(n);
+    }
+    text->resize(got);
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    *error = std::strerror(errno);
-    return false;
+  ::close(fd);
+  return ok;
+}
+
+// Whether `a` and `b` name one file (both exist, same device and inode).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+bool write_all(int fd, const std::vector<uint8_t>& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
   }
-  *text = ss.str();
   return true;
 }
 
-// Writes beside the target and renames, so a failed or interrupted compile never
-// leaves a half-written graph where a good one is expected.
-bool write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes, std::string* error) {
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
+// Writes the graph to `path`. A regular file (or a new one) is written beside the
+// target and renamed over it, so a failed or interrupted compile never leaves a
+// half-written graph where a good one is expected; a link is followed to the file
+// it names, and that file is replaced. Anything else (a device such as /dev/null,
+// a FIFO, /dev/stdout) is opened and written in place: renaming over it would
+// replace the device node itself.
+bool write_output(const std::string& path, const std::vector<uint8_t>& bytes, std::string* error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      *error = "cannot write '" + path + "': it is a directory";
+      return false;
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *error = "cannot write '" + path + "': " + std::strerror(errno);
+      return false;
+    }
+    const bool written = write_all(fd, bytes);
+    const int write_errno = errno;
+    if (::close(fd) != 0 || !written) {
+      *error = "cannot write '" + path + "': " + std::strerror(written ? errno : write_errno);
+      return false;
+    }
+    return true;
+  }
+  // A link is resolved so that the rename replaces its target, not the link.
+  std::error_code ec;
+  std::string target = path;
+  if (std::filesystem::is_symlink(path, ec)) {
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const std::string tmp = target + ".tmp-" + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
     *error = "cannot write '" + tmp + "': " + std::strerror(errno);
     return false;
   }
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool written = write_all(fd, bytes);
   const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
+  if (::close(fd) != 0 || !written) {
     *error = "cannot write '" + tmp + "': " + std::strerror(written ? errno : write_errno);
     std::remove(tmp.c_str());
     return false;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot write '" + path + "': " + std::strerror(errno);
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    *error = "cannot write '" + target + "': " + std::strerror(errno);
     std::remove(tmp.c_str());
     return false;
   }
   return true;
+}
+
+// The runtime refuses a value whose static dims need more than 2^40 bytes (1 TiB;
+// runtime/src/shape_check.h, kMaxDeclaredBytesLog2), zeros and symbolic dims
+// skipped: such a graph is a compile error here, at the value's source location,
+// rather than a file graph-run refuses with no location.
+constexpr int kMaxDeclaredBytesLog2 = 40;
+
+bool check_value_sizes(const sg::compiler::ir::Module& m, sg::compiler::DiagnosticEngine& diags) {
+  constexpr uint64_t kMax = uint64_t(1) << kMaxDeclaredBytesLog2;
+  bool ok = true;
+  for (const auto& fn : m.functions) {
+    for (const auto& v : fn.values) {
+      uint64_t bytes = sg::dtype_size(v.type.dtype);
+      bool over = false;
+      for (const auto& d : v.type.shape) {
+        const std::optional<int64_t> n = d.as_static();
+        if (!n || *n <= 0) continue;
+        if (bytes > kMax / uint64_t(*n)) {
+          over = true;
+          break;
+        }
+        bytes *= uint64_t(*n);
+      }
+      if (!over) continue;
+      diags.error(v.span, "a tensor of type " + m.format_type(v.type) + " needs more than 2^" +
+                              std::to_string(kMaxDeclaredBytesLog2) +
+                              " bytes (1 TiB), more than any Stagegraph runtime holds");
+      ok = false;
+      break;  // one per function is enough: the rest follow from it
+    }
+  }
+  return ok;
 }
 
 int compile(const Options& o) {
@@ -175,6 +286,16 @@ int compile(const Options& o) {
   if (!read_file(o.model, &text, &error)) {
     std::cerr << "graph-compile: error: cannot read '" << o.model << "': " << error << "\n";
     return 1;
+  }
+  // Checked before staging, which can take long: -o naming the source (or the
+  // weights) would replace the program with its graph.
+  for (const std::string* input : {&o.model, &o.weights}) {
+    if (!input->empty() && same_file(*input, o.output)) {
+      std::cerr << "graph-compile: error: the output '" << o.output << "' is the "
+                << (input == &o.model ? "model source" : "weights file") << " '" << *input
+                << "'; refusing to overwrite it (choose another -o)\n";
+      return 1;
+    }
   }
   sc::SourceManager sources;
   const uint32_t file = sources.add(o.model, std::move(text));
@@ -189,11 +310,16 @@ int compile(const Options& o) {
   // command line that cannot be read is a usage error even when no sg.weight is
   // reached, rather than silently unused.
   if (!o.weights.empty()) {
-    std::error_code ec;
-    const bool dir = std::filesystem::is_directory(o.weights, ec);
-    if (dir || !std::ifstream(o.weights, std::ios::binary)) {
-      std::cerr << "graph-compile: error: cannot read weights file '" << o.weights
-                << "': " << (dir ? "it is a directory" : std::strerror(errno)) << "\n";
+    struct stat st {};
+    const bool exists = ::stat(o.weights.c_str(), &st) == 0;
+    const int stat_errno = errno;
+    const char* problem = !exists                 ? std::strerror(stat_errno)
+                          : S_ISDIR(st.st_mode)   ? "it is a directory"
+                          : !S_ISREG(st.st_mode)  ? "it is not a regular file"
+                          : ::access(o.weights.c_str(), R_OK) != 0 ? std::strerror(errno)
+                                                                  : nullptr;
+    if (problem) {
+      std::cerr << "graph-compile: error: cannot read weights file '" << o.weights << "': " << problem << "\n";
       return 1;
     }
   }
@@ -208,6 +334,7 @@ int compile(const Options& o) {
   stage_options.explain_staging = o.explain_staging ? &std::cout : nullptr;
   stage_options.compile_time_stdout = &std::cout;
   std::unique_ptr<sc::ir::Module> ir = sc::stage_module(*ast, sources, diags, stage_options);
+  if (ir && !diags.has_errors()) check_value_sizes(*ir, diags);
   print_diagnostics();
   if (!ir || diags.has_errors()) return 1;
   ir->sources = &sources;
@@ -229,7 +356,7 @@ int compile(const Options& o) {
     std::cerr << "graph-compile: error: " << error << "\n";
     return 1;
   }
-  if (!write_file_atomically(o.output, bytes, &error)) {
+  if (!write_output(o.output, bytes, &error)) {
     std::cerr << "graph-compile: error: " << error << "\n";
     return 1;
   }
@@ -239,7 +366,10 @@ int compile(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options options;
-  if (int rc = parse_args(argc, argv, &options); rc >= 0) return rc;
-  return compile(options);
+  sg::tools::exit_on_out_of_memory("graph-compile", 1);
+  return sg::tools::guard_out_of_memory([&] {
+    Options options;
+    if (int rc = parse_args(argc, argv, &options); rc >= 0) return rc;
+    return compile(options);
+  });
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph_inspect.h"
+#include "out_of_memory.h"
 #include "stagegraph/runtime.h"
 
 namespace {
@@ -69,9 +70,18 @@ void print_text(const sg::Program& program, const std::string& path) {
   std::cout << "constant bytes: " << program.constant_bytes() << "\n";
 }
 
+int inspect_main(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  sg::tools::exit_on_out_of_memory("graph-inspect", 2);
+  return sg::tools::guard_out_of_memory([&] { return inspect_main(argc, argv); });
+}
+
+namespace {
+
+int inspect_main(int argc, char** argv) {
   std::vector<std::string> paths;
   bool dot = false;
   bool op_table = false;
@@ -127,3 +137,5 @@ int main(int argc, char** argv) {
   print_text(**program, path);
   return 0;
 }
+
+}  // namespace

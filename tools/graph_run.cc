@@ -7,7 +7,9 @@
 #include <charconv>
 #include <climits>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "npy.h"
+#include "out_of_memory.h"
 #include "stagegraph/runtime.h"
 
 namespace sg::tools {
@@ -43,7 +46,13 @@ constexpr const char* kUsage =
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
     "  --max-depth N        limit of active Call frames (default 10000)\n"
-    "  --verify-data        also checks the checksum of the graph's data segment\n"
+    "  --max-memory SIZE    memory a run may hold (frame arenas, loop values, scratch),\n"
+    "                       in bytes or with a K, M or G suffix (1024-based); past it\n"
+    "                       the run stops with exit 3 naming the op and its source line\n"
+    "  --timeout SECONDS    wall time a run may take (decimals allowed); past it the run\n"
+    "                       stops with exit 3 naming the source line it stopped at\n"
+    "  --no-verify-data     skips the check of the data segment's checksum on load\n"
+    "                       (done by default; --verify-data, the old flag, is accepted)\n"
     "  -h, --help           prints this help\n"
     "\n"
     "exit status: 0 ok, 1 usage error, 2 graph or input rejected, 3 run failed\n";
@@ -58,7 +67,9 @@ struct Options {
   int bench = 0;
   bool profile = false;
   int max_depth = 10000;
-  bool verify_data = false;
+  size_t max_memory = 0;                 // 0: no limit
+  std::chrono::microseconds timeout{0};  // 0: no limit
+  bool verify_data = true;
   bool help = false;
 };
 
@@ -115,6 +126,33 @@ std::optional<int> parse_count(std::string_view text, int min_value, int max_val
   return v;
 }
 
+// "4096", "512K", "64M", "2G" (1024-based); nullopt unless positive and in range.
+std::optional<size_t> parse_size(std::string_view text) {
+  uint64_t shift = 0;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      default: break;
+    }
+    if (shift) text.remove_suffix(1);
+  }
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0 || v > (SIZE_MAX >> shift)) return std::nullopt;
+  return size_t(v << shift);
+}
+
+// "2", "0.25": microseconds, at least 1; nullopt unless positive and at most a day.
+std::optional<std::chrono::microseconds> parse_seconds(std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double seconds = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !(seconds > 0) || seconds > 86400) return std::nullopt;
+  return std::chrono::microseconds(std::max<int64_t>(1, int64_t(seconds * 1e6)));
+}
+
 std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
@@ -142,21 +180,36 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       *out = *n;
       return std::nullopt;
     };
-    const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--help" || arg == "-h";
+    const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--no-verify-data" ||
+                         arg == "--help" || arg == "-h";
     if (is_flag && inline_value) return usage_error(std::string(arg) + " takes no value");
 
     if (arg == "-h" || arg == "--help") {
       o->help = true;
     } else if (arg == "--profile") {
       o->profile = true;
-    } else if (arg == "--verify-data") {
-      o->verify_data = true;
+    } else if (arg == "--verify-data" || arg == "--no-verify-data") {
+      o->verify_data = arg == "--verify-data";
     } else if (arg == "--threads") {
       if (auto f = count(&o->threads, 1, SessionOptions::kMaxThreads)) return f;
     } else if (arg == "--bench") {
       if (auto f = count(&o->bench, 1)) return f;
     } else if (arg == "--max-depth") {
       if (auto f = count(&o->max_depth, 1)) return f;
+    } else if (arg == "--max-memory") {
+      const auto v = value();
+      if (!v) return usage_error("--max-memory needs a value");
+      const auto bytes = parse_size(*v);
+      if (!bytes)
+        return usage_error("bad value '" + std::string(*v) +
+                           "' for --max-memory (expected a positive size: bytes, or a number with K, M or G)");
+      o->max_memory = *bytes;
+    } else if (arg == "--timeout") {
+      const auto v = value();
+      if (!v) return usage_error("--timeout needs a value");
+      const auto us = parse_seconds(*v);
+      if (!us) return usage_error("bad value '" + std::string(*v) + "' for --timeout (expected seconds > 0, e.g. 2.5)");
+      o->timeout = *us;
     } else if (arg == "--entry" || arg == "--output-dir" || arg == "--device" || arg == "--input") {
       const auto v = value();
       if (!v) return usage_error(std::string(arg) + " needs a value");
@@ -268,6 +321,7 @@ std::optional<Failure> report_outputs(const Session& session, const Options& o) 
     std::filesystem::create_directories(*o.output_dir, ec);
     if (ec) return Failure{kExitRunFailed, "cannot create output directory '" + *o.output_dir + "': " + ec.message()};
   }
+  std::string replaced_files;
   for (size_t i = 0; i < session.num_outputs(); ++i) {
     const std::string name = i < entry.outputs.size() ? entry.outputs[i].name : "output_" + std::to_string(i);
     const Result<Tensor> got = session.output(i);
@@ -275,11 +329,19 @@ std::optional<Failure> report_outputs(const Session& session, const Options& o) 
     const Tensor& t = *got;
     std::printf("%s: %s = %s\n", name.c_str(), describe(t).c_str(), format_values(t, kSummaryItems).c_str());
     if (o.output_dir) {
-      const std::string path = (std::filesystem::path(*o.output_dir) / (safe_file_name(name) + ".npy")).string();
-      const Status s = write_npy(path, t);
+      // Never through a link (it could point anywhere outside the directory),
+      // never over a device or FIFO; an existing regular file is replaced, and said.
+      const std::string file = safe_file_name(name) + ".npy";
+      const std::string path = (std::filesystem::path(*o.output_dir) / file).string();
+      bool replaced = false;
+      const Status s = write_npy(path, t, &replaced);
       if (!s.ok()) return Failure{kExitRunFailed, s.message()};
+      if (replaced) replaced_files += (replaced_files.empty() ? "" : ", ") + file;
     }
   }
+  if (!replaced_files.empty())
+    std::fprintf(stderr, "graph-run: note: replaced existing files in %s: %s\n", o.output_dir->c_str(),
+                 replaced_files.c_str());
   return std::nullopt;
 }
 
@@ -362,8 +424,9 @@ std::optional<Failure> run_tool(const Options& o) {
   SessionOptions options;
   options.num_threads = o.threads;
   options.max_call_depth = o.max_depth;
+  options.memory_limit_bytes = o.max_memory;
+  options.run_timeout = o.timeout;
   options.profile = o.profile;
-  options.verify_data = o.verify_data;
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);
   if (const int used = (*session)->schedule_stats().threads; used < o.threads)
@@ -373,6 +436,7 @@ std::optional<Failure> run_tool(const Options& o) {
                  used, o.threads);
 
   if (auto f = bind_inputs(**session, o)) return f;
+  set_out_of_memory_exit_code(kExitRunFailed);
   const Status s = (*session)->run();
   if (!s.ok()) return from_status(s, true);
   if (auto f = report_outputs(**session, o)) return f;
@@ -382,11 +446,21 @@ std::optional<Failure> run_tool(const Options& o) {
   return std::nullopt;
 }
 
+int tool_main(int argc, char** argv);
+
 }  // namespace
 }  // namespace sg::tools
 
 int main(int argc, char** argv) {
   using namespace sg::tools;
+  exit_on_out_of_memory("graph-run", kExitRejected);
+  return guard_out_of_memory([&] { return tool_main(argc, argv); });
+}
+
+namespace sg::tools {
+namespace {
+
+int tool_main(int argc, char** argv) {
   Options options;
   std::optional<Failure> failure = parse_args(argc, argv, &options);
   if (!failure && options.help) {
@@ -404,3 +478,6 @@ int main(int argc, char** argv) {
     std::fputs("run 'graph-run --help' for usage\n", stderr);
   return failure->exit_code;
 }
+
+}  // namespace
+}  // namespace sg::tools

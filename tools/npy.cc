@@ -3,6 +3,10 @@
 // rest with a message instead of guessing.
 #include "npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -23,6 +27,14 @@ static_assert(std::endian::native == std::endian::little, "npy I/O assumes a lit
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
+// NumPy writes flat tuples (depth 1) and, for structured dtypes, lists of tuples
+// (depth 3); deeper nesting is refused before it can exhaust the parser's stack.
+constexpr int kMaxHeaderNesting = 16;
+// np.load refuses headers over 10,000 bytes by default; ours are a few dozen. A
+// header length up to 4 GiB would otherwise be read into memory before parsing.
+constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
+// How much of a malformed header a message quotes.
+constexpr size_t kQuotedHeaderBytes = 200;
 
 struct HeaderValue {
   enum class Kind { kString, kBool, kTuple, kList, kInt, kNone };
@@ -67,8 +79,10 @@ class HeaderParser {
 
  private:
   Status fail(const std::string& what) const {
+    std::string quoted(text_.substr(0, kQuotedHeaderBytes));
+    if (text_.size() > kQuotedHeaderBytes) quoted += "...";
     return invalid_input("malformed .npy header (" + what + " at offset " +
-                         std::to_string(pos_) + "): " + std::string(text_));
+                         std::to_string(pos_) + "): " + quoted);
   }
   void skip_space() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
@@ -124,6 +138,15 @@ class HeaderParser {
   // Tuples of non-negative ints are what shapes need; other sequences (a structured
   // dtype's descr) are recorded as such so the caller can name the problem.
   Status parse_sequence(HeaderValue* v) {
+    if (depth_ >= kMaxHeaderNesting)
+      return fail("tuples or lists nested more than " + std::to_string(kMaxHeaderNesting) + " deep");
+    ++depth_;
+    Status s = parse_sequence_items(v);
+    --depth_;
+    return s;
+  }
+
+  Status parse_sequence_items(HeaderValue* v) {
     const char close = text_[pos_] == '(' ? ')' : ']';
     v->kind = close == ')' ? HeaderValue::Kind::kTuple : HeaderValue::Kind::kList;
     ++pos_;
@@ -163,6 +186,7 @@ class HeaderParser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;  // sequences open around the current position
 };
 
 std::optional<DType> dtype_from_descr(std::string_view d) {
@@ -229,6 +253,9 @@ Result<NpyLayout> parse_npy_header(std::span<const uint8_t> bytes) {
   const size_t prelude = kMagicSize + 2 + len_size;
   if (bytes.size() < prelude) return invalid_input("truncated .npy header");
   const size_t header_len = read_le(bytes.data() + 8, len_size);
+  if (header_len > kMaxHeaderBytes)
+    return invalid_input("the .npy header announces " + std::to_string(header_len) +
+                         " bytes, over the limit of " + std::to_string(kMaxHeaderBytes));
   if (bytes.size() - prelude < header_len)
     return invalid_input("truncated .npy header (" + std::to_string(header_len) +
                          " header bytes announced, " + std::to_string(bytes.size() - prelude) +
@@ -324,7 +351,9 @@ size_t npy_header_wants(std::span<const uint8_t> bytes) {
   if (std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) return bytes.size();
   const size_t len_size = bytes[6] == 1 ? 2 : 4;
   if (bytes.size() < fixed + len_size) return fixed + len_size;
-  return fixed + len_size + read_le(bytes.data() + fixed, len_size);
+  const size_t header_len = read_le(bytes.data() + fixed, len_size);
+  if (header_len > kMaxHeaderBytes) return bytes.size();  // parse_npy_header says why
+  return fixed + len_size + header_len;
 }
 
 }  // namespace
@@ -403,13 +432,38 @@ std::vector<uint8_t> encode_npy(const Tensor& t) {
   return out;
 }
 
-Status write_npy(const std::string& path, const Tensor& t) {
+Status write_npy(const std::string& path, const Tensor& t, bool* replaced) {
+  if (replaced) *replaced = false;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode))
+      return invalid_argument(path + ": is a symbolic link; outputs are never written through one (remove it)");
+    if (!S_ISREG(st.st_mode)) return invalid_argument(path + ": exists and is not a regular file");
+    if (replaced) *replaced = true;
+  }
+  // O_NOFOLLOW: a link made after the check above is refused too; O_NONBLOCK: a
+  // FIFO put there meanwhile does not block the open, and fstat refuses it.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return invalid_argument(path + ": is a symbolic link; outputs are never written through one (remove it)");
+    return invalid_argument(path + ": cannot create file: " + std::strerror(errno));
+  }
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return invalid_argument(path + ": exists and is not a regular file");
+  }
   const std::vector<uint8_t> bytes = encode_npy(t);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return invalid_argument(path + ": cannot create file: " + std::strerror(errno));
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  out.close();
-  if (!out) return invalid_argument(path + ": write failed");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += size_t(n);
+  }
+  const int write_errno = errno;
+  if (::close(fd) != 0 || done != bytes.size())
+    return invalid_argument(path + ": write failed: " + std::strerror(done != bytes.size() ? write_errno : errno));
   return Status::Ok();
 }
 

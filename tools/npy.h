@@ -31,7 +31,10 @@ Result<Tensor> read_npy(const std::string& path);
 // The bytes of a version 1.0 .npy file holding `t` (header padded with spaces to a
 // multiple of 64 bytes and ended by '\n'; a 0-d tensor has shape ()).
 std::vector<uint8_t> encode_npy(const Tensor& t);
-Status write_npy(const std::string& path, const Tensor& t);
+// Writes `t` to `path`, a new file or an existing regular one (then *replaced,
+// when given, is set). A symbolic link or anything but a regular file at `path`
+// is refused (kInvalidArgument), never written through or replaced.
+Status write_npy(const std::string& path, const Tensor& t, bool* replaced = nullptr);
 
 // "f32[2, 10]" (a 0-d tensor: "f32[]").
 std::string describe(const Tensor& t);

@@ -242,8 +242,9 @@ bool emit_graph(const ir::Module& module, std::vector<uint8_t>* out, std::string
     const auto& bytes = module.constants[i].bytes;
     if (!bytes.empty()) std::memcpy(data + layout[i].offset(), bytes.data(), bytes.size());
   }
+  h.flags = format::kFlagDataXxh3;
   h.table_crc = format::crc32(file + h.table_offset, h.table_size);
-  h.data_crc = format::crc32(data, h.data_size);
+  h.data_xxh3 = format::xxh3_64(data, h.data_size);
   format::encode_header(h, file);
   return true;
 }

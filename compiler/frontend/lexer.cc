@@ -52,7 +52,10 @@ std::string describe_token(const Token& tok) {
 }
 
 Lexer::Lexer(const SourceManager& sources, uint32_t file, DiagnosticEngine& diags)
-    : src_(sources.file(file)), file_(file), diags_(diags) {}
+    : src_(sources.file(file)), file_(file), diags_(diags) {
+  // A UTF-8 byte-order mark is skipped, as Python does; columns count from after it.
+  if (src_.text.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = line_start_ = 3;
+}
 
 char Lexer::peek_char(size_t ahead) const {
   size_t p = pos_ + ahead;
@@ -125,29 +128,32 @@ Token Lexer::next() {
   }
 }
 
-size_t Lexer::measure_indent(size_t* content_pos) const {
-  size_t width = 0, p = pos_;
+size_t Lexer::measure_indent(size_t* content_pos, size_t* alt_width) const {
+  size_t width = 0, alt = 0, p = pos_;
   const std::string& s = src_.text;
   for (; p < s.size(); ++p) {
     if (s[p] == ' ') {
       ++width;
+      ++alt;
     } else if (s[p] == '\t') {
       width = (width / 8 + 1) * 8;
+      ++alt;
     } else if (s[p] == '\f') {
-      width = 0;
+      width = alt = 0;
     } else if (s[p] != '\r') {
       break;
     }
   }
   *content_pos = p;
+  if (alt_width) *alt_width = alt;
   return width;
 }
 
 bool Lexer::handle_line_start(Token* out) {
   at_line_start_ = false;
   for (;;) {
-    size_t content;
-    size_t width = measure_indent(&content);
+    size_t content, alt = 0;
+    size_t width = measure_indent(&content, &alt);
     pos_ = content;
     if (content >= src_.text.size()) return false;
     char c = src_.text[content];
@@ -156,12 +162,23 @@ bool Lexer::handle_line_start(Token* out) {
       advance_char();
       continue;
     }
+    // As CPython: the indentation is measured twice, a tab advancing to the next
+    // multiple of 8 and a tab counting as 1; when the two measures order this line
+    // differently against the enclosing block, its meaning depends on the tab size.
+    const auto inconsistent = [&] {
+      *out = fail(SourceSpan{file_, line_, 1, line_, col()},
+                  "inconsistent use of tabs and spaces in indentation (TabError)");
+      return true;
+    };
+    if (width == indents_.back() && alt != alt_indents_.back()) return inconsistent();
     if (width > indents_.back()) {
+      if (alt <= alt_indents_.back()) return inconsistent();
       if (indents_.size() > kMaxIndentLevels) {
         *out = fail(SourceSpan{file_, line_, 1, line_, col()}, "too many levels of indentation");
         return true;
       }
       indents_.push_back(static_cast<uint32_t>(width));
+      alt_indents_.push_back(static_cast<uint32_t>(alt));
       *out = make(TokenKind::kIndent, line_start_, line_, 1);
       return true;
     }
@@ -169,6 +186,7 @@ bool Lexer::handle_line_start(Token* out) {
       size_t count = 0;
       while (indents_.back() > width) {
         indents_.pop_back();
+        alt_indents_.pop_back();
         ++count;
       }
       if (indents_.back() != width) {
@@ -176,6 +194,7 @@ bool Lexer::handle_line_start(Token* out) {
                     "unindent does not match any outer indentation level");
         return true;
       }
+      if (alt != alt_indents_.back()) return inconsistent();
       pending_dedents_ = count - 1;
       *out = make(TokenKind::kDedent, pos_, line_, col());
       return true;
@@ -195,6 +214,7 @@ Token Lexer::end_of_file() {
   }
   if (indents_.size() > 1) {
     indents_.pop_back();
+    alt_indents_.pop_back();
     return make(TokenKind::kDedent, pos_, line_, col());
   }
   done_ = true;

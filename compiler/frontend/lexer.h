@@ -85,7 +85,9 @@ class Lexer {
   bool lex_escape(std::string& out, SourceSpan string_span);
   Token lex_operator();
 
-  size_t measure_indent(size_t* content_pos) const;
+  // The indentation's width (tabs to the next multiple of 8) and, in *alt_width
+  // when given, its width with every tab counting 1 (CPython's TabError check).
+  size_t measure_indent(size_t* content_pos, size_t* alt_width = nullptr) const;
   void skip_raw_logical_line(bool* had_content);
 
   const SourceFile& src_;
@@ -97,6 +99,7 @@ class Lexer {
   bool at_line_start_ = true;
   bool line_has_tokens_ = false;
   std::vector<uint32_t> indents_{0};
+  std::vector<uint32_t> alt_indents_{0};  // the same levels, tabs counting 1
   size_t pending_dedents_ = 0;
   struct Bracket {
     char ch;

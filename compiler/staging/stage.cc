@@ -4,6 +4,9 @@
 
 #include <pthread.h>
 
+#include <cstring>
+#include <new>
+
 #include <algorithm>
 #include <exception>
 #include <ostream>
@@ -292,12 +295,15 @@ struct StagingJob {
   staging::Stager* stager = nullptr;
   std::unique_ptr<ir::Module> result;
   std::string crash;
+  bool out_of_memory = false;
 };
 
 void* run_job(void* p) {
   auto* job = static_cast<StagingJob*>(p);
   try {
     job->result = job->stager->run();
+  } catch (const std::bad_alloc&) {
+    job->out_of_memory = true;
   } catch (const std::exception& e) {
     job->crash = e.what();
   } catch (...) {
@@ -322,18 +328,38 @@ std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManag
 #else
   constexpr size_t kStackBytes = size_t(512) << 20;
 #endif
-  pthread_attr_t attr;
+  // Under an address-space limit (ulimit -v) a stack that large may not be had:
+  // smaller ones are tried, the compile-time recursion depth shrinking with the
+  // stack, down to kMinStackBytes; below that staging is refused with a message.
+  // (The main thread's stack is never used: its 8 MiB hold a few hundred levels.)
+  constexpr size_t kMinStackBytes = kStackBytes / 64;
   pthread_t thread;
   bool threaded = false;
-  if (pthread_attr_init(&attr) == 0) {
-    threaded = pthread_attr_setstacksize(&attr, kStackBytes) == 0 &&
-               pthread_create(&thread, &attr, run_job, &job) == 0;
+  size_t stack_bytes = kStackBytes;
+  int create_error = 0;
+  for (; !threaded && stack_bytes >= kMinStackBytes; stack_bytes /= 2) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) break;
+    create_error = pthread_attr_setstacksize(&attr, stack_bytes);
+    if (create_error == 0) {
+      stager.set_max_compile_time_depth(
+          int(int64_t(staging::kMaxCompileTimeDepth) * int64_t(stack_bytes / kMinStackBytes) / 64));
+      create_error = pthread_create(&thread, &attr, run_job, &job);
+      threaded = create_error == 0;
+    }
     pthread_attr_destroy(&attr);
   }
-  if (threaded) {
-    pthread_join(thread, nullptr);
-  } else {
-    run_job(&job);
+  if (!threaded) {
+    diags.error({}, "cannot start staging: no thread with a stack of at least " +
+                        std::to_string(kMinStackBytes >> 20) + " MiB could be created (" +
+                        std::strerror(create_error) + "); raise the address-space limit (ulimit -v)");
+    return nullptr;
+  }
+  pthread_join(thread, nullptr);
+  if (job.out_of_memory) {
+    diags.error({}, "out of memory while staging (raise the memory limit, or give the program less to hold "
+                    "at compile time)");
+    return nullptr;
   }
   if (!job.crash.empty()) {
     diags.error({}, "internal error while staging: " + job.crash);

@@ -433,11 +433,11 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
 ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
                            const CallArgs& args, SourceSpan span) {
   const FunctionDef& def = *f->def;
-  if (s.call_depth_ >= kMaxCompileTimeDepth) {
+  if (s.call_depth_ >= s.max_compile_time_depth()) {
     // Reported at once, speculating or not, and no pass above retries: each
     // retry would descend as deep again.
     const std::string message = "recursion of '" + def.name + "' goes deeper than " +
-                                std::to_string(kMaxCompileTimeDepth) +
+                                std::to_string(s.max_compile_time_depth()) +
                                 " calls at compile time (each call with different static arguments is a new "
                                 "specialisation)";
     s.depth_exceeded_ = true;

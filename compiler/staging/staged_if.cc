@@ -180,7 +180,7 @@ void Stager::staged_branches(SourceSpan span, const Value& test, const std::stri
   } unwatch{watches, watches.size() - 1};
   const size_t my_watch = watches.size() - 1;
   FnBuilder* parent = cur_;
-  const std::string base = fn().name + "." + label + std::to_string(span.line);
+  const std::string base = nested_function_name(fn().name, label + std::to_string(span.line));
   auto run_branch = [&](const std::function<void()>& body, const std::string& suffix) {
     Branch br;
     module_->functions.push_back(ir::Function{});

@@ -417,7 +417,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   // ---- the body -------------------------------------------------------------------
   FnBuilder* outer = st.builder();
   const std::map<std::string, Value> outer_vars = sc.vars();
-  const std::string base = st.fn().name + "." + spec.what + std::to_string(s.span.line);
+  const std::string base = nested_function_name(st.fn().name, spec.what + std::to_string(s.span.line));
   auto new_builder = [&](const std::string& suffix) {
     m.functions.push_back(ir::Function{});
     m.functions.back().name = base + suffix;

@@ -133,6 +133,17 @@ struct ShapeArg {
 #endif
 
 inline constexpr int kMaxCompileTimeDepth = 10000;
+
+// The name of a branch or loop-body function staged inside function `parent`:
+// "f.if6.else" inside "f". Names show the nesting while it is shallow; past a
+// few levels (an if/elif chain of N branches nests N deep) only the root
+// function's name is kept, so that the names, and the graph file, grow linearly
+// in N instead of quadratically ("f..if4012.else").
+inline std::string nested_function_name(const std::string& parent, const std::string& part) {
+  constexpr size_t kMaxNameLength = 96;
+  if (parent.size() + 1 + part.size() <= kMaxNameLength) return parent + "." + part;
+  return parent.substr(0, parent.find('.')) + ".." + part;
+}
 inline constexpr int64_t kMaxUnrolledIterations = 100000;
 
 class Stager {
@@ -143,6 +154,10 @@ class Stager {
   Stager(const Stager&) = delete;
   Stager& operator=(const Stager&) = delete;
   std::unique_ptr<ir::Module> run();
+  // Compile-time recursion deeper than this is an error (kMaxCompileTimeDepth
+  // unless the staging thread's stack is smaller than planned).
+  void set_max_compile_time_depth(int depth) { max_compile_time_depth_ = depth; }
+  int max_compile_time_depth() const { return max_compile_time_depth_; }
 
   // ---- diagnostics and provenance (provenance.cc) ------------------------------
   [[noreturn]] void fail(SourceSpan span, std::string message, std::vector<Note> notes = {});
@@ -373,6 +388,7 @@ class Stager {
   CallFrame* frame_ = nullptr;
   int call_depth_ = 0;
   int64_t compile_time_steps_ = 0;
+  int max_compile_time_depth_ = kMaxCompileTimeDepth;
   [[noreturn]] void steps_spent(SourceSpan span);
 
   std::map<std::pair<int32_t, int32_t>, Origin> origins_;

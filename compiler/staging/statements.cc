@@ -252,8 +252,8 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
     scope_ptr->set("$self", *scope_ptr->find_local(def.params[0].name));
   }
   if (wants_graph_function(*f, *scope_ptr)) return call_graph_function(f, *scope_ptr, args.span);
-  if (call_depth_ >= kMaxCompileTimeDepth)
-    fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(kMaxCompileTimeDepth) +
+  if (call_depth_ >= max_compile_time_depth())
+    fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(max_compile_time_depth()) +
                         " calls at compile time");
   count_step(args.span);
   CallFrame frame{scope_ptr, Value(), staged_depth()};

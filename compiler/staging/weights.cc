@@ -4,6 +4,7 @@
 // {"name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...},
 // then the data (offsets relative to its start). Every field is checked before any
 // byte of data is touched.
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,32 @@ namespace sg::compiler::staging {
 namespace {
 
 using nlohmann::json;
+
+// The safetensors format limits its header to 100 MB; a real one holds a flat
+// object of tensors, each an object with flat arrays (depth 3).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr int kMaxJsonNesting = 64;
+
+// The deepest nesting of arrays and objects in `text` (strings skipped), found
+// without recursion, so that a hostile header is refused before it is parsed.
+int json_nesting(std::span<const char> text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 std::optional<DType> dtype_from_safetensors(const std::string& s) {
   if (s == "F32") return DType::kF32;
@@ -63,6 +90,9 @@ Result<WeightEntry> parse_entry(const std::string& name, const json& info, uint6
 
 Result<std::map<std::string, WeightEntry>> parse_safetensors_header(std::span<const char> header,
                                                                     uint64_t data_size) {
+  if (json_nesting(header) > kMaxJsonNesting)
+    return invalid_input("the safetensors header nests arrays or objects more than " +
+                         std::to_string(kMaxJsonNesting) + " deep");
   const json j = json::parse(header.begin(), header.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid_input("the safetensors header is not a JSON object");
   std::map<std::string, WeightEntry> entries;
@@ -87,6 +117,9 @@ Status WeightsFile::open(const std::string& path) {
     return invalid_input(where + " is not a safetensors file (shorter than 8 bytes)");
   uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= uint64_t(size_bytes[i]) << (8 * i);
+  if (header_size > kMaxHeaderBytes && header_size <= file_size - 8)
+    return invalid_input(where + ": its header of " + std::to_string(header_size) +
+                         " bytes is over the format's limit of " + std::to_string(kMaxHeaderBytes));
   if (header_size > file_size - 8)
     return invalid_input(where + " is not a safetensors file (header of " + std::to_string(header_size) +
                          " bytes announced, file has " + std::to_string(file_size) + ")");

@@ -1,6 +1,7 @@
 #include "executor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -208,18 +209,47 @@ Status Executor::reserve_frame(const NodeInfo& call, uint32_t callee) {
   return Status::Ok();
 }
 
+// A frame's arena that cannot be had (out of memory, or over the Session's memory
+// limit): the message names the node whose tensor is the largest in it (its op,
+// type and FILE:LINE:COL), which is what to look at.
+Status Executor::arena_failure(uint32_t fn, const FramePlan& plan, const Status& cause) const {
+  const FunctionImpl& f = program_.functions[fn];
+  const NodeInfo* biggest = nullptr;
+  uint32_t biggest_value = 0;
+  uint64_t biggest_bytes = 0;
+  for (const NodeInfo& node : f.nodes) {
+    for (uint32_t v : node.outputs) {
+      if (v >= plan.placement.size() || plan.placement[v] != Placement::kArena || !plan.known[v]) continue;
+      uint64_t bytes = dtype_size(f.values[v].dtype);
+      for (int64_t d : plan.shape[v].span())
+        bytes = d > 0 && bytes > UINT64_MAX / uint64_t(d) ? UINT64_MAX : bytes * uint64_t(d);
+      if (bytes >= biggest_bytes) {
+        biggest = &node;
+        biggest_value = v;
+        biggest_bytes = bytes;
+      }
+    }
+  }
+  const std::string what = "cannot allocate the " + std::to_string(plan.arena_bytes) + "-byte arena of '" +
+                           source_name(f.name) + "' (" + cause.message() + ")";
+  if (biggest == nullptr) {
+    // No tensor of its own to blame: the node of the frame below that entered it.
+    const NodeInfo* node = depth_ >= 2 ? node_at(depth_ - 2) : nullptr;
+    return node != nullptr ? at_alloc(*node, Status(cause.code(), what)) : Status(cause.code(), what);
+  }
+  return at(*biggest, cause.code(),
+            what + "; its largest tensor is this '" + biggest->op_name + "' result, " +
+                type_string(f.values[biggest_value].dtype, plan.shape[biggest_value].span()) + " (" +
+                std::to_string(biggest_bytes) + " bytes)");
+}
+
 Status Executor::enter_plan(Frame& frame, FramePlan* plan) {
   if (plan == nullptr) {
     SG_ASSIGN_OR_RETURN(plan, find_plan(frame.fn, frame.slots, frame.borrowed));
   }
   frame.mark = frame_stack_.mark();
   Result<uint8_t*> arena = frame_stack_.push(plan->arena_bytes);
-  if (!arena.ok()) {
-    // The frame (on top) is entered by the node of a frame below: name that one;
-    // the entry's frame, by the node making its largest arena value.
-    const NodeInfo* node = depth_ >= 2 ? node_at(depth_ - 2) : largest_arena_value_node(frame.fn, *plan);
-    return node != nullptr ? at_alloc(*node, arena.status()) : arena.status();
-  }
+  if (!arena.ok()) return arena_failure(frame.fn, *plan, arena.status());
   frame.arena = *arena;
   frame.plan = plan;
   ++plan->active_frames;

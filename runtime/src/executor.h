@@ -190,6 +190,7 @@ class Executor {
   Status reserve_frame(const NodeInfo& call, uint32_t callee);
   // Gives `frame` (on top) its plan (`plan`, or the one matching its parameters
   // when null) and its arena; leave_plan undoes it.
+  Status arena_failure(uint32_t fn, const FramePlan& plan, const Status& cause) const;
   Status enter_plan(Frame& frame, FramePlan* plan);
   void leave_plan(Frame& frame);
   Status push_frame(uint32_t fn, Role role, std::span<Tensor> args);

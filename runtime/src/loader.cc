@@ -41,11 +41,20 @@ Status check_ranges(const format::Header& h, uint64_t file_size) {
 
 }  // namespace
 
-Status check_data_crc(std::span<const uint8_t> data_segment, uint32_t stored_crc) {
+Status check_data_checksum(std::span<const uint8_t> data_segment, const format::Header& h) {
+  if (h.flags & format::kFlagDataXxh3) {
+    const uint64_t computed = format::xxh3_64(data_segment.data(), data_segment.size());
+    if (computed != h.data_xxh3)
+      return invalid_graph("corrupt graph file: data segment checksum mismatch (XXH3-64 stored " +
+                           std::to_string(h.data_xxh3) + ", computed " + std::to_string(computed) +
+                           "); the file was changed or damaged after it was compiled");
+    return Status::Ok();
+  }
+  // Format 1.0: CRC-32.
   const uint32_t data_crc = format::crc32(data_segment.data(), data_segment.size());
-  if (data_crc != stored_crc)
-    return invalid_graph("corrupt graph file: data segment checksum mismatch (stored " +
-                         std::to_string(stored_crc) + ", computed " + std::to_string(data_crc) + ")");
+  if (data_crc != h.data_crc)
+    return invalid_graph("corrupt graph file: data segment checksum mismatch (CRC-32 stored " +
+                         std::to_string(h.data_crc) + ", computed " + std::to_string(data_crc) + ")");
   return Status::Ok();
 }
 
@@ -66,6 +75,9 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
     return invalid_graph("graph file format " + version_string(h.major, h.minor) +
                          " is older than this runtime supports (" +
                          version_string(format::kMajorVersion, format::kMinorVersion) + ")");
+  if (h.flags & ~format::kKnownFlags)
+    return invalid_graph("graph file format " + version_string(h.major, h.minor) + " sets header flag bits " +
+                         std::to_string(h.flags & ~format::kKnownFlags) + " that this runtime does not know (a newer compiler wrote it?)");
   SG_RETURN_IF_ERROR(check_ranges(h, bytes.size()));
 
   const uint8_t* table = bytes.data() + h.table_offset;
@@ -74,7 +86,7 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
     return invalid_graph("corrupt graph file: table checksum mismatch (stored " +
                          std::to_string(h.table_crc) + ", computed " + std::to_string(table_crc) + ")");
   out.data_segment = bytes.subspan(size_t(h.data_offset), size_t(h.data_size));
-  if (options.verify_data) SG_RETURN_IF_ERROR(check_data_crc(out.data_segment, h.data_crc));
+  if (options.verify_data) SG_RETURN_IF_ERROR(check_data_checksum(out.data_segment, h));
 
   // Bounds the verifier's work on hostile input while admitting any real graph
   // (each table is at least a few bytes).

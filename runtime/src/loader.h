@@ -18,13 +18,14 @@ struct CheckedFile {
   std::span<const uint8_t> data_segment;   // constants, 64-byte aligned offsets
 };
 
-// Checks in order: size, magic, major version, table and data ranges, table CRC,
-// data CRC (when options.verify_data), FlatBuffers structure. `bytes` must be
+// Checks in order: size, magic, major version, flags, table and data ranges, table
+// CRC, data checksum (when options.verify_data, the default), FlatBuffers structure. `bytes` must be
 // 64-byte aligned and outlive the result.
 Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions& options);
 
-// The data segment's CRC against the one its header stores (kInvalidGraph on a
-// mismatch): check_file's data check, and SessionOptions::verify_data's.
-Status check_data_crc(std::span<const uint8_t> data_segment, uint32_t stored_crc);
+// The data segment's checksum against the one header `h` stores: XXH3-64 when
+// h.flags has kFlagDataXxh3, else (format 1.0) CRC-32. kInvalidGraph on a
+// mismatch. check_file's data check, and SessionOptions::verify_data's.
+Status check_data_checksum(std::span<const uint8_t> data_segment, const format::Header& h);
 
 }  // namespace sg::runtime

@@ -13,6 +13,7 @@
 #include "ops/attrs.h"
 #include "ops/op_table.h"
 #include "reference/kernel.h"
+#include "sgraph_header.h"
 #include "stagegraph/runtime.h"
 #include "stagegraph/tensor.h"
 
@@ -72,11 +73,11 @@ class ProgramImpl {
   std::vector<EntryInfo> entries;
   std::vector<runtime::EntryImpl> entry_impls;  // parallel to entries
   uint64_t constant_bytes = 0;
-  // The data segment (inside `bytes`) and the CRC its header stores, so that a
+  // The data segment (inside `bytes`) and the header with its checksum, so that a
   // Session can verify it on request (SessionOptions::verify_data); data_verified
   // when the load did (LoadOptions::verify_data).
   std::span<const uint8_t> data_segment;
-  uint32_t data_crc = 0;
+  format::Header header;  // its data checksum (check_data_checksum)
   bool data_verified = false;
 
   // True when `p` points into the graph's own bytes (a constant): such results are

@@ -192,7 +192,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   const ProgramImpl& impl = program->impl();
   SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
   if (options.verify_data && !impl.data_verified)
-    SG_RETURN_IF_ERROR(runtime::check_data_crc(impl.data_segment, impl.data_crc));
+    SG_RETURN_IF_ERROR(runtime::check_data_checksum(impl.data_segment, impl.header));
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;

@@ -8,6 +8,7 @@ verifier and the loader's semantic checks stand between them and the executor.
 SG_MUTATION_CASES sets how many mutated files to try (default 300).
 """
 
+import ctypes
 import os
 import random
 import re
@@ -150,14 +151,29 @@ def write_header(fields):
     return HEADER.pack(*fields)
 
 
+FLAG_DATA_XXH3 = 1
+
+
+def xxh3_64(data):
+    """XXH3-64 (seed 0) through libxxhash, the library the header inlines."""
+    lib = ctypes.CDLL("libxxhash.so.0")
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return lib.XXH3_64bits(bytes(data), len(data))
+
+
 def refresh_crcs(data):
-    """Recomputes both CRCs from the (possibly mutated) header's own offsets."""
+    """Recomputes both checksums from the (possibly mutated) header's own offsets:
+    the table's CRC-32, and the data segment's XXH3-64 (format 1.1) or CRC-32."""
     f = read_header(data)
     t_off, t_size, d_off, d_size = f[4], f[5], f[6], f[7]
     if t_off + t_size <= len(data):
         f[8] = zlib.crc32(data[t_off:t_off + t_size]) & 0xFFFFFFFF
     if d_off + d_size <= len(data):
-        f[9] = zlib.crc32(data[d_off:d_off + d_size]) & 0xFFFFFFFF
+        if f[3] & FLAG_DATA_XXH3:
+            f[10] = struct.pack("<Q", xxh3_64(data[d_off:d_off + d_size]))
+        else:
+            f[9] = zlib.crc32(data[d_off:d_off + d_size]) & 0xFFFFFFFF
     return write_header(f) + data[HEADER.size:]
 
 
@@ -195,8 +211,24 @@ def graph_file_cases(c, graph, inputs):
     c.expect("huge data size", run_bytes("dsize", patched(7, 1 << 62)), 2)
     c.expect("misaligned data offset", run_bytes("doff", refresh_crcs(patched(6, h[6] + 8))), 2)
     c.expect("wrong table CRC", run_bytes("tcrc", patched(8, h[8] ^ 1)), 2)
-    c.expect("wrong data CRC, --verify-data", run_bytes("dcrc", patched(9, h[9] ^ 1), ["--verify-data"]), 2)
-    c.expect("wrong data CRC, not verified", run_bytes("dcrc2", patched(9, h[9] ^ 1)), 0)
+    # The data segment's checksum is checked by default (format 1.1: XXH3-64 at
+    # offset 56); --no-verify-data skips it.
+    wrong_xxh3 = bytes([h[10][0] ^ 1]) + h[10][1:]
+    c.expect("wrong data checksum", run_bytes("dsum", patched(10, wrong_xxh3)), 2, "checksum")
+    c.expect("wrong data checksum, --verify-data", run_bytes("dsum1", patched(10, wrong_xxh3), ["--verify-data"]), 2)
+    c.expect("wrong data checksum, --no-verify-data",
+             run_bytes("dsum2", patched(10, wrong_xxh3), ["--no-verify-data"]), 0)
+    flipped = bytearray(data)
+    flipped[h[6]] ^= 0x01  # a changed constant byte
+    c.expect("changed constant", run_bytes("dbyte", bytes(flipped)), 2, "checksum")
+    # A file of format 1.0 (flags 0, the data's CRC-32 at offset 52) still loads.
+    old = list(h)
+    old[2], old[3], old[10] = 0, 0, bytes(8)
+    old_file = refresh_crcs(write_header(old) + data[HEADER.size:])
+    c.expect("format 1.0 file (CRC-32 data checksum)", run_bytes("v10", old_file), 0)
+    old_flipped = bytearray(old_file)
+    old_flipped[h[6]] ^= 0x01
+    c.expect("format 1.0 file, changed constant", run_bytes("v10b", bytes(old_flipped)), 2, "CRC-32")
 
     # Random mutations of the table with valid CRCs: the file may still be a valid
     # graph (a changed name, say), so exit 0 or a run-time failure (3) are fine;

@@ -62,7 +62,10 @@ struct FunctionInfo {
 };
 
 struct LoadOptions {
-  bool verify_data = false;  // also check the data segment's checksum
+  // Checks the data segment's checksum on load (XXH3-64, at memory speed: a
+  // changed constant is refused, kInvalidGraph). false skips it, for callers that
+  // verified the file themselves.
+  bool verify_data = true;
 };
 
 class ProgramImpl;

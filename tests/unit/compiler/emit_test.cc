@@ -33,7 +33,7 @@ Emitted emit_and_check(const ir::Module& m) {
   EXPECT_EQ(std::memcmp(e.bytes.data(), "SGRAPH\0\1", 8), 0);
   EXPECT_EQ(h.major, format::kMajorVersion);
   EXPECT_EQ(h.minor, format::kMinorVersion);
-  EXPECT_EQ(h.flags, 0u);
+  EXPECT_EQ(h.flags, format::kFlagDataXxh3);
   EXPECT_EQ(h.table_offset, 64u);
   EXPECT_GT(h.table_size, 0u);
   EXPECT_EQ(h.data_offset % 64, 0u);
@@ -41,10 +41,10 @@ Emitted emit_and_check(const ir::Module& m) {
   EXPECT_EQ(h.data_size % 64, 0u);
   EXPECT_GE(h.data_size, 64u);
   EXPECT_EQ(e.bytes.size(), h.data_offset + h.data_size);
-  for (size_t i = 56; i < 64; ++i) EXPECT_EQ(e.bytes[i], 0) << "reserved header byte " << i;
   for (uint64_t i = h.table_offset + h.table_size; i < h.data_offset; ++i) EXPECT_EQ(e.bytes[i], 0);
   EXPECT_EQ(h.table_crc, format::crc32(e.bytes.data() + h.table_offset, h.table_size));
-  EXPECT_EQ(h.data_crc, format::crc32(e.bytes.data() + h.data_offset, h.data_size));
+  EXPECT_EQ(h.data_crc, 0u);
+  EXPECT_EQ(h.data_xxh3, format::xxh3_64(e.bytes.data() + h.data_offset, h.data_size));
 
   const uint8_t* table = e.bytes.data() + h.table_offset;
   flatbuffers::Verifier verifier(table, h.table_size);

@@ -121,6 +121,21 @@ TEST(SafetensorsHeader, RejectsBadOffsetsShapesAndSizes) {
   EXPECT_NE(header_error("[1, 2]", 0).find("not a JSON object"), std::string::npos);
 }
 
+// A header nesting arrays a million deep is refused before the JSON parser sees
+// it (a recursive reader would overflow its stack; an iterative one spends memory).
+TEST(SafetensorsHeader, RejectsDeepNestingBeforeParsing) {
+  for (const char* open : {"[", "{\"a\":"}) {
+    std::string deep = "{\"x\": ";
+    for (int i = 0; i < 1000000; ++i) deep += open;
+    EXPECT_NE(header_error(deep, 0).find("more than 64 deep"), std::string::npos);
+  }
+  // Brackets inside strings are not nesting.
+  auto r = parse_safetensors_header(R"({"w[[[[": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+                                    R"( "__metadata__": {"note": ")" + std::string(200, '[') + R"("}})",
+                                    8);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
 TEST(SafetensorsHeader, TruncatedFilesAreErrorsNamingThePath) {
   const std::string path = ::testing::TempDir() + "staging_weights_short.safetensors";
   {

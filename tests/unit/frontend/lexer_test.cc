@@ -74,8 +74,33 @@ TEST(Lexer, FileWithoutFinalNewlineStillEndsTheLine) {
 }
 
 TEST(Lexer, TabsAdvanceToTheNextMultipleOfEight) {
-  // "\t" and eight spaces are the same level; "  \t" is too.
-  EXPECT_EQ(lex("if a:\n\tx\n        y\n  \tz\n"), "KW:if NAME:a : NL INDENT NAME:x NL NAME:y NL NAME:z NL DEDENT END");
+  // Tabs used consistently nest like spaces; "  \t" on every line is one level.
+  EXPECT_EQ(lex("if a:\n\tx\n\tif b:\n\t\ty\n\tz\n"),
+            "KW:if NAME:a : NL INDENT NAME:x NL KW:if NAME:b : NL INDENT NAME:y NL DEDENT NAME:z NL DEDENT END");
+  EXPECT_EQ(lex("if a:\n  \tx\n  \ty\n"), "KW:if NAME:a : NL INDENT NAME:x NL NAME:y NL DEDENT END");
+  EXPECT_EQ(lex("if a:\n\tif b:\n\t        y\n\tz\n"),
+            "KW:if NAME:a : NL INDENT KW:if NAME:b : NL INDENT NAME:y NL DEDENT NAME:z NL DEDENT END");
+}
+
+// Where the meaning of a line's indentation depends on the tab size, CPython
+// raises TabError; so does the lexer, so that a file never stages that eager mode
+// refuses. Each case here is a TabError in python3.
+TEST(Lexer, TabsAndSpacesThatDependOnTheTabSizeAreATabError) {
+  const std::string error = "ERROR 3:1: inconsistent use of tabs and spaces in indentation (TabError)";
+  EXPECT_EQ(lex("if a:\n\tx\n        y\n"), "KW:if NAME:a : NL INDENT NAME:x NL " + error);
+  EXPECT_EQ(lex("if a:\n        x\n  \ty\n"), "KW:if NAME:a : NL INDENT NAME:x NL " + error);
+  EXPECT_EQ(lex("if a:\n    x\n\ty\n"), "KW:if NAME:a : NL INDENT NAME:x NL " + error);
+  // On a dedent: back to level 0 in width, but not in the tab-as-1 count.
+  EXPECT_EQ(lex("if a:\n\tif b:\n\t\tx\n        y\n").substr(0, 60),
+            std::string("KW:if NAME:a : NL INDENT KW:if NAME:b : NL INDENT NAME:x NL ").substr(0, 60));
+  EXPECT_NE(lex("if a:\n\tif b:\n\t\tx\n        y\n").find("TabError"), std::string::npos);
+}
+
+// A UTF-8 byte-order mark is skipped, as Python does; columns count after it.
+TEST(Lexer, ByteOrderMarkIsSkipped) {
+  EXPECT_EQ(lex("\xEF\xBB\xBFx = 1\n"), "NAME:x = INT:1 NL END");
+  EXPECT_EQ(lex("\xEF\xBB\xBF  x\n").substr(0, 14), "INDENT NAME:x ");
+  EXPECT_EQ(lex("\xEF\xBB\xBF$\n").substr(0, 9), "ERROR 1:1");
 }
 
 TEST(Lexer, UnindentToAnUnknownLevelIsAnError) {

@@ -153,6 +153,36 @@ TEST(Npy, RejectsHeadersThatAreNotADict) {
   EXPECT_NE(error_of(npy_image(1, extra, 8)).find("unexpected key 'x'"), std::string::npos);
 }
 
+// A header nesting tuples or lists tens of thousands deep once overflowed the
+// parser's stack (SIGSEGV); nesting is bounded and the message says so.
+TEST(Npy, RejectsDeeplyNestedHeadersWithoutRecursingOnThem) {
+  for (const char* open : {"(", "[", "([", "[("}) {
+    std::string nest;
+    for (int i = 0; i < 100000; ++i) nest += open;
+    const std::string message = error_of(npy_image(2, header_for("<f4", nest), 8));
+    EXPECT_NE(message.find("nested more than 16 deep"), std::string::npos) << message.substr(0, 300);
+    EXPECT_LT(message.size(), 600u) << "the message quotes only the start of the header";
+    const std::string in_descr = error_of(npy_image(2, "{'descr': " + nest + "}", 8));
+    EXPECT_NE(in_descr.find("nested more than 16 deep"), std::string::npos);
+  }
+  // NumPy's own nesting (a structured dtype's list of tuples) stays a plain refusal.
+  EXPECT_NE(error_of(npy_image(1, "{'descr': [('a', '<f4', (2,))], 'fortran_order': False, 'shape': (1,)}", 8))
+                .find("structured arrays"),
+            std::string::npos);
+}
+
+TEST(Npy, RejectsHugeHeaderLengthsBeforeReadingThem) {
+  std::vector<uint8_t> image = npy_image(2, header_for("<f4", "(2,)"), 8);
+  image[8] = image[9] = image[10] = image[11] = 0xFF;  // 4 GiB of header announced
+  EXPECT_NE(error_of(image).find("over the limit"), std::string::npos);
+  const std::string path = testing::TempDir() + "npy_huge_header.npy";
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(image.data()), std::streamsize(image.size()));
+  Result<Tensor> t = read_npy(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("over the limit"), std::string::npos) << t.status().message();
+  std::filesystem::remove(path);
+}
+
 TEST(Npy, RejectsShapesThatOverflow) {
   EXPECT_NE(error_of(npy_image(1, header_for("<f4", "(99999999999999999999,)"), 8))
                 .find("does not fit in 64 bits"),
