@@ -70,7 +70,12 @@ int run_graph(const char* path) {
       return 1;
     }
   }
-  const sg::Tensor& y = (*session)->output(0);
+  sg::Result<sg::Tensor> output = (*session)->output(0);
+  if (!output.ok()) {
+    std::fprintf(stderr, "%s\n", output.status().message().c_str());
+    return 1;
+  }
+  const sg::Tensor& y = *output;
   if (y.dtype() == sg::DType::kF32)
     for (int64_t i = 0; i < y.numel(); ++i)
       if (!std::isfinite(y.data_as<float>()[i])) {
@@ -95,8 +100,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The runtime's own allocator (mimalloc in the shared library), the host's.
-  const int64_t shape[] = {256, 256};
-  auto t = sg::Tensor::zeros(sg::DType::kF32, shape);
+  auto t = sg::Tensor::zeros(sg::DType::kF32, std::vector<int64_t>{256, 256});
   if (!t.ok()) return 1;
   auto host = std::make_unique<float[]>(4096);
   void* p = std::malloc(1000);

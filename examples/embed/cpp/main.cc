@@ -100,7 +100,9 @@ int main(int argc, char** argv) {
   }
   sg::Status s = (*session)->run();
   if (!s.ok()) return fail(s);
-  const sg::Tensor& probs = (*session)->output(0);
+  sg::Result<sg::Tensor> output = (*session)->output(0);
+  if (!output.ok()) return fail(output.status());
+  const sg::Tensor& probs = *output;
 
   const Matrix expected = dense(dense(dense(x, w1, b1, false), w2, b2, false), w3, b3, true);
   if (probs.rank() != 2 || probs.dim(0) != expected.rows || probs.dim(1) != expected.cols) {
