@@ -148,6 +148,23 @@ Status Executor::check_interrupt(const NodeInfo* node) {
   return at(*node, code, what + ", stopped before '" + node->op_name + "'");
 }
 
+const NodeInfo* Executor::largest_arena_value_node(uint32_t fn, const FramePlan& plan) const {
+  const FunctionImpl& f = program_.functions[fn];
+  const NodeInfo* best = nullptr;
+  uint64_t best_bytes = 0;
+  for (const NodeInfo& node : f.nodes)
+    for (uint32_t v : node.outputs) {
+      if (plan.placement[v] != Placement::kArena || !plan.known[v]) continue;
+      uint64_t bytes = dtype_size(f.values[v].dtype);
+      for (int d = 0; d < plan.shape[v].rank; ++d) bytes *= uint64_t(plan.shape[v].dims[d]);
+      if (best == nullptr || bytes > best_bytes) {
+        best = &node;
+        best_bytes = bytes;
+      }
+    }
+  return best;
+}
+
 const NodeInfo* Executor::node_at(size_t index) const {
   for (size_t i = index + 1; i-- > 0;) {
     const Frame& f = frames_[i];
@@ -198,8 +215,9 @@ Status Executor::enter_plan(Frame& frame, FramePlan* plan) {
   frame.mark = frame_stack_.mark();
   Result<uint8_t*> arena = frame_stack_.push(plan->arena_bytes);
   if (!arena.ok()) {
-    // The frame (on top) is entered by the node of a frame below: name that one.
-    const NodeInfo* node = depth_ >= 2 ? node_at(depth_ - 2) : nullptr;
+    // The frame (on top) is entered by the node of a frame below: name that one;
+    // the entry's frame, by the node making its largest arena value.
+    const NodeInfo* node = depth_ >= 2 ? node_at(depth_ - 2) : largest_arena_value_node(frame.fn, *plan);
     return node != nullptr ? at_alloc(*node, arena.status()) : arena.status();
   }
   frame.arena = *arena;

@@ -137,6 +137,8 @@ class Executor {
   // The node a frame at `index` stands at: its running node, or for a finished
   // frame (a loop's cond or body), the node of the frame below that runs it.
   const NodeInfo* node_at(size_t index) const;
+  // The node of `fn` whose output is the largest value `plan` puts in the arena.
+  const NodeInfo* largest_arena_value_node(uint32_t fn, const FramePlan& plan) const;
   // Runs the top frame's op nodes from its pc until its end or a control-flow node.
   template <bool kProfile>
   Status run_steps(Frame& frame);

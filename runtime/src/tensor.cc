@@ -16,7 +16,7 @@ namespace sg {
 // the same allocation as the data, so a tensor costs one allocation.
 namespace {
 
-Status checked_numel(std::span<const int64_t> shape, int64_t* numel) {
+Status checked_numel(Span<const int64_t> shape, int64_t* numel) {
   if (shape.size() > size_t(kMaxRank))
     return invalid_argument("tensor rank " + std::to_string(shape.size()) + " exceeds the maximum " +
                             std::to_string(kMaxRank));
@@ -39,11 +39,11 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-Result<Tensor> Tensor::empty(DType dtype, std::span<const int64_t> shape, Allocator* allocator) {
+Result<Tensor> Tensor::empty(DType dtype, Span<const int64_t> shape, Allocator* allocator) {
   return empty_with_capacity(dtype, shape, 0, allocator);
 }
 
-Result<Tensor> Tensor::empty_with_capacity(DType dtype, std::span<const int64_t> shape, size_t capacity_bytes,
+Result<Tensor> Tensor::empty_with_capacity(DType dtype, Span<const int64_t> shape, size_t capacity_bytes,
                                            Allocator* allocator) {
   static_assert(sizeof(Storage) <= kTensorAlignment, "the storage header must fit before the data");
   int64_t n = 0;
@@ -71,13 +71,13 @@ Result<Tensor> Tensor::empty_with_capacity(DType dtype, std::span<const int64_t>
   return t;
 }
 
-Result<Tensor> Tensor::zeros(DType dtype, std::span<const int64_t> shape, Allocator* allocator) {
+Result<Tensor> Tensor::zeros(DType dtype, Span<const int64_t> shape, Allocator* allocator) {
   SG_ASSIGN_OR_RETURN(Tensor t, empty(dtype, shape, allocator));
   std::memset(t.data_, 0, t.nbytes());
   return t;
 }
 
-Tensor Tensor::wrap(DType dtype, std::span<const int64_t> shape, void* data) {
+Tensor Tensor::wrap(DType dtype, Span<const int64_t> shape, void* data) {
   Tensor t;
   t.dtype_ = dtype;
   t.rank_ = int(shape.size() <= size_t(kMaxRank) ? shape.size() : size_t(kMaxRank));
@@ -120,7 +120,7 @@ size_t Tensor::capacity_bytes() const {
   return storage_ == nullptr ? 0 : storage_->alloc_bytes - kTensorAlignment - kTensorPadding;
 }
 
-bool Tensor::reshape_within_capacity(std::span<const int64_t> shape) {
+bool Tensor::reshape_within_capacity(Span<const int64_t> shape) {
   int64_t n = 0;
   if (!unique() || !checked_numel(shape, &n).ok() || size_t(n) > capacity_bytes() / dtype_size(dtype_)) return false;
   rank_ = int(shape.size());

@@ -23,6 +23,8 @@ class Span {
 
   constexpr Span() = default;
   constexpr Span(T* data, size_t size) : data_(data), size_(size) {}
+  template <class U, size_t N, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  constexpr Span(U (&array)[N]) : data_(array), size_(N) {}  // NOLINT(implicit)
   // Any contiguous container whose data() converts to T*: std::vector, std::array,
   // std::span, std::string (for Span<const char>), another Span.
   template <class C,
