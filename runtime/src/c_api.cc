@@ -3,10 +3,12 @@
 // allocation of the handles themselves (made with nothrow new), and reports
 // through the caller's sg_status.
 #include "stagegraph/c_api.h"
+#include "stagegraph/custom_op.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <new>
 #include <string>
@@ -38,14 +40,31 @@ struct sg_thread_pool {
   std::shared_ptr<sg::ThreadPool> pool;
 };
 
+// A C kernel behind the C++ registry's function pointer: the registry holds one of
+// these per op, at a stable address, as the kernel's `user` pointer.
+struct sg_custom_entry {
+  sg_custom_kernel kernel = nullptr;
+  void* user = nullptr;
+};
+
+struct sg_custom_ops {
+  struct Shared {
+    sg::CustomOps ops;
+    std::deque<sg_custom_entry> entries;
+  };
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+};
+
 struct sg_session_options {
   sg::SessionOptions options;
+  std::shared_ptr<sg_custom_ops::Shared> custom_ops;  // keeps options.custom_ops alive
   sg_text_callback callback = nullptr;
   void* user = nullptr;
 };
 
 struct sg_session {
   std::unique_ptr<sg::Session> session;
+  std::shared_ptr<sg_custom_ops::Shared> custom_ops;  // the Session's kernels, kept alive
 };
 
 // sg_entry and sg_tensor_info are never defined: their pointers are the
@@ -363,6 +382,64 @@ sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_tex
 
 // ---- sessions ----
 
+namespace {
+
+sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_t num_inputs,
+                             const sg::CustomOpTensor* output) {
+  const auto* entry = static_cast<const sg_custom_entry*>(user);
+  std::vector<const void*> data(num_inputs);
+  std::vector<sg_dtype> dtypes(num_inputs);
+  std::vector<const int64_t*> dims(num_inputs);
+  std::vector<size_t> ranks(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    data[i] = inputs[i].data;
+    dtypes[i] = sg_dtype(inputs[i].dtype);
+    dims[i] = inputs[i].shape;
+    ranks[i] = size_t(inputs[i].rank);
+  }
+  const char* message = nullptr;
+  const sg_code code = entry->kernel(entry->user, num_inputs, data.data(), dtypes.data(), dims.data(), ranks.data(),
+                                     output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
+                                     &message);
+  if (code == SG_OK) return sg::Status::Ok();
+  const bool known = code > SG_OK && code <= SG_INTERNAL;
+  return sg::Status(known ? sg::StatusCode(code) : sg::StatusCode::kInternal,
+                    message != nullptr ? std::string(message) : std::string("the custom kernel failed"));
+}
+
+}  // namespace
+
+sg_code sg_custom_ops_create(sg_custom_ops** out, sg_status* status) {
+  if (out == nullptr) return null_argument(status, "sg_custom_ops_create", "out");
+  *out = new (std::nothrow) sg_custom_ops;
+  if (*out == nullptr) return report(status, SG_OUT_OF_MEMORY, "cannot allocate a custom op registry");
+  return ok(status);
+}
+
+void sg_custom_ops_release(sg_custom_ops* ops) { delete ops; }
+
+sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
+                          sg_status* status) {
+  if (ops == nullptr) return null_argument(status, "sg_custom_ops_add", "ops");
+  if (name == nullptr) return null_argument(status, "sg_custom_ops_add", "name");
+  if (kernel == nullptr) return null_argument(status, "sg_custom_ops_add", "kernel");
+  sg_custom_ops::Shared& shared = *ops->shared;
+  shared.entries.push_back({kernel, user});
+  const sg::Status s = shared.ops.add(name, &run_custom_kernel, &shared.entries.back());
+  if (!s.ok()) {
+    shared.entries.pop_back();
+    return report(status, s);
+  }
+  return ok(status);
+}
+
+sg_code sg_session_options_set_custom_ops(sg_session_options* options, sg_custom_ops* ops, sg_status* status) {
+  if (options == nullptr) return null_argument(status, "sg_session_options_set_custom_ops", "options");
+  options->custom_ops = ops != nullptr ? ops->shared : nullptr;
+  options->options.custom_ops = ops != nullptr ? &ops->shared->ops : nullptr;
+  return ok(status);
+}
+
 sg_code sg_session_create(const sg_program* program, const char* entry, const sg_session_options* options,
                           sg_session** out, sg_status* status) {
   if (out == nullptr) return null_argument(status, "sg_session_create", "out");
@@ -372,7 +449,8 @@ sg_code sg_session_create(const sg_program* program, const char* entry, const sg
   auto session = sg::Session::create(program->program, entry, options != nullptr ? options->options
                                                                                   : sg::SessionOptions());
   if (!session.ok()) return report(status, session.status());
-  auto* s = new (std::nothrow) sg_session{std::move(session).value()};
+  auto* s = new (std::nothrow)
+      sg_session{std::move(session).value(), options != nullptr ? options->custom_ops : nullptr};
   if (s == nullptr) return report(status, SG_OUT_OF_MEMORY, "cannot allocate a session handle");
   *out = s;
   return ok(status);

@@ -1,9 +1,10 @@
 /* Tests of the C API, written in C and compiled as C99.
  *
- *   capi_test GRAPH TEST
+ *   capi_test GRAPH TEST [CUSTOM_OP_GRAPH]
  *
  * GRAPH is tests/capi/capi_programs.py compiled by graph-compile; TEST names one
- * of the tests below (ctest runs each on its own). Exit 0 when every check holds. */
+ * of the tests below (ctest runs each on its own); the custom_op test also takes
+ * tests/capi/capi_custom.py compiled. Exit 0 when every check holds. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 
 static int failures = 0;
 static const char* graph_path = NULL;
+static const char* custom_graph_path = NULL;
 
 #define CHECK(cond)                                                       \
   do {                                                                    \
@@ -586,6 +588,71 @@ static void test_shared_pool(void) {
   sg_status_release(st);
 }
 
+/* A custom op's kernel, written in C: `user` counts the calls. */
+static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, const sg_dtype* input_dtypes,
+                      const int64_t* const* input_dims, const size_t* input_ranks, void* output,
+                      sg_dtype output_dtype, const int64_t* output_dims, size_t output_rank, const char** message) {
+  int64_t i;
+  const float* x = (const float*)inputs[0];
+  float* y = (float*)output;
+  (void)input_dims;
+  ++*(int*)user;
+  if (num_inputs != 1 || input_dtypes[0] != SG_F32 || output_dtype != SG_F32 || input_ranks[0] != 1 ||
+      output_rank != 1) {
+    *message = "scale3: unexpected operands";
+    return SG_INVALID_ARGUMENT;
+  }
+  for (i = 0; i < output_dims[0]; ++i) {
+    if (x[i] < 0) {
+      *message = "scale3: negative input";
+      return SG_RUNTIME_ERROR;
+    }
+    y[i] = 3.0f * x[i];
+  }
+  return SG_OK;
+}
+
+static void test_custom_op(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = NULL;
+  sg_session* s = NULL;
+  sg_session_options* o = NULL;
+  sg_custom_ops* ops = NULL;
+  int calls = 0;
+  const float x[3] = {1, 2, 3}, bad[1] = {-1};
+  const int64_t xs[1] = {3}, bs[1] = {1};
+  const void* data = NULL;
+  CHECK_OK(sg_program_load_file(custom_graph_path, 0, &p, st), st);
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  if (p == NULL || o == NULL) return;
+  /* No kernel registered: refused on creation, naming the op. */
+  CHECK_CODE(sg_session_create(p, "scaled", o, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(s == NULL && CONTAINS(sg_status_message(st), "test.scale3"));
+  CHECK_OK(sg_custom_ops_create(&ops, st), st);
+  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
+  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
+  CHECK_OK(sg_session_create(p, "scaled", o, &s, st), st);
+  /* The session keeps the registry alive. */
+  sg_custom_ops_release(ops);
+  sg_session_options_release(o);
+  if (s == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+  CHECK(data != NULL && ((const float*)data)[0] == 4.0f && ((const float*)data)[2] == 10.0f);
+  CHECK(calls == 1);
+  /* The kernel's error ends the run with its code and message, and the op's line. */
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, bs, 1, bad, sizeof bad, st), st);
+  CHECK_CODE(sg_session_run(s, st), SG_RUNTIME_ERROR, st);
+  CHECK(CONTAINS(sg_status_message(st), "negative input"));
+  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 struct test {
   const char* name;
   void (*run)(void);
@@ -605,15 +672,17 @@ static const struct test kTests[] = {
     {"memory_limit", test_memory_limit},
     {"text_callback", test_text_callback},
     {"shared_pool", test_shared_pool},
+    {"custom_op", test_custom_op},
 };
 
 int main(int argc, char** argv) {
   size_t i;
-  if (argc != 3) {
-    fprintf(stderr, "usage: capi_test GRAPH TEST\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: capi_test GRAPH TEST [CUSTOM_OP_GRAPH]\n");
     return 2;
   }
   graph_path = argv[1];
+  custom_graph_path = argc == 4 ? argv[3] : NULL;
   for (i = 0; i < sizeof kTests / sizeof kTests[0]; ++i) {
     if (strcmp(argv[2], kTests[i].name) != 0) continue;
     kTests[i].run();

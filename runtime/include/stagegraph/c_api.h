@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /* Incremented with every addition to this header. */
-#define SG_C_API_VERSION 1
+#define SG_C_API_VERSION 2
 
 /* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
 typedef int32_t sg_code;
@@ -210,6 +210,28 @@ typedef void (*sg_text_callback)(void* user, int32_t kind, const char* text, siz
 /* NULL (default): prints to stdout; diagnostics are only returned in the status. */
 SG_API sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_text_callback callback,
                                                     void* user, sg_status* status);
+
+/* ---- Custom ops (SG_C_API_VERSION 2) ------------------------------------------------- */
+/* Kernels for the custom ops a graph declares (sg.custom_op("my_ns.swish", ...) in the
+ * staged program). A kernel reads `num_inputs` dense C-order operands and writes the
+ * output, already allocated with the dtype and dims the compiler recorded; it returns
+ * SG_OK, or an error code with `message` (a NUL-terminated string the kernel keeps
+ * alive, or NULL), which ends the run with that code naming the op and its line.
+ * It runs on the thread calling sg_session_run, one call at a time per session. */
+typedef sg_code (*sg_custom_kernel)(void* user, size_t num_inputs, const void* const* inputs,
+                                    const sg_dtype* input_dtypes, const int64_t* const* input_dims,
+                                    const size_t* input_ranks, void* output, sg_dtype output_dtype,
+                                    const int64_t* output_dims, size_t output_rank, const char** message);
+typedef struct sg_custom_ops sg_custom_ops;
+SG_API sg_code sg_custom_ops_create(sg_custom_ops** out, sg_status* status);
+/* Sessions given the registry keep it alive; release it whenever. */
+SG_API void sg_custom_ops_release(sg_custom_ops* ops);
+/* SG_INVALID_ARGUMENT for an empty name, a NULL kernel or a name already added. */
+SG_API sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
+                                 sg_status* status);
+/* A session whose graph has a custom op missing here fails to be created, naming it. */
+SG_API sg_code sg_session_options_set_custom_ops(sg_session_options* options, sg_custom_ops* ops,
+                                                 sg_status* status);
 
 /* ---- Sessions ------------------------------------------------------------------------ */
 /* A session runs entry point `entry` of `program`; `options` may be NULL (defaults)
