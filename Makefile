@@ -82,7 +82,7 @@ test-asan: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 # `tsan-smoke` runs a short subset, for CI.
 BUILD_TSAN ?= build-tsan
 TSAN_CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
-  -DSG_WERROR=ON -DSG_TSAN=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF
+  -DSG_WERROR=ON -DSG_TSAN=ON -DSG_WITH_MIMALLOC=OFF -DSG_BUILD_BENCH=OFF -DSG_WITH_CUDA=OFF
 TSAN_FILTER ?= SpinTeam.*:Waves.*:Session.*:*Thread*:*Concurren*:*Cancel*:*Pool*:*Deadline*
 TSAN_SMOKE_FILTER ?= SpinTeam.*:Session.SessionsShareAProgramAcrossThreads:Waves.IndependentBranchesRunAsOneWaveWithTheSameResults:*Cancel*
 TSAN_OPTIONS_ALL := suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 history_size=4
