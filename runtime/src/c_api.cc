@@ -170,6 +170,34 @@ sg_code set_input(sg_session* session, const char* function, size_t index, sg_dt
 
 }  // namespace
 
+namespace {
+
+// The C++ registry's kernel for every C one: `user` is its sg_custom_entry.
+sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_t num_inputs,
+                             const sg::CustomOpTensor* output) {
+  const auto* entry = static_cast<const sg_custom_entry*>(user);
+  std::vector<const void*> data(num_inputs);
+  std::vector<sg_dtype> dtypes(num_inputs);
+  std::vector<const int64_t*> dims(num_inputs);
+  std::vector<size_t> ranks(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    data[i] = inputs[i].data;
+    dtypes[i] = sg_dtype(inputs[i].dtype);
+    dims[i] = inputs[i].shape;
+    ranks[i] = size_t(inputs[i].rank);
+  }
+  const char* message = nullptr;
+  const sg_code code = entry->kernel(entry->user, num_inputs, data.data(), dtypes.data(), dims.data(), ranks.data(),
+                                     output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
+                                     &message);
+  if (code == SG_OK) return sg::Status::Ok();
+  const bool known = code > SG_OK && code <= SG_INTERNAL;
+  return sg::Status(known ? sg::StatusCode(code) : sg::StatusCode::kInternal,
+                    message != nullptr ? std::string(message) : std::string("the custom kernel failed"));
+}
+
+}  // namespace
+
 extern "C" {
 
 size_t sg_dtype_size(sg_dtype dtype) { return valid_dtype(dtype) ? sg::dtype_size(sg::DType(dtype)) : 0; }
@@ -382,32 +410,6 @@ sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_tex
 
 // ---- sessions ----
 
-namespace {
-
-sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_t num_inputs,
-                             const sg::CustomOpTensor* output) {
-  const auto* entry = static_cast<const sg_custom_entry*>(user);
-  std::vector<const void*> data(num_inputs);
-  std::vector<sg_dtype> dtypes(num_inputs);
-  std::vector<const int64_t*> dims(num_inputs);
-  std::vector<size_t> ranks(num_inputs);
-  for (size_t i = 0; i < num_inputs; ++i) {
-    data[i] = inputs[i].data;
-    dtypes[i] = sg_dtype(inputs[i].dtype);
-    dims[i] = inputs[i].shape;
-    ranks[i] = size_t(inputs[i].rank);
-  }
-  const char* message = nullptr;
-  const sg_code code = entry->kernel(entry->user, num_inputs, data.data(), dtypes.data(), dims.data(), ranks.data(),
-                                     output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
-                                     &message);
-  if (code == SG_OK) return sg::Status::Ok();
-  const bool known = code > SG_OK && code <= SG_INTERNAL;
-  return sg::Status(known ? sg::StatusCode(code) : sg::StatusCode::kInternal,
-                    message != nullptr ? std::string(message) : std::string("the custom kernel failed"));
-}
-
-}  // namespace
 
 sg_code sg_custom_ops_create(sg_custom_ops** out, sg_status* status) {
   if (out == nullptr) return null_argument(status, "sg_custom_ops_create", "out");

@@ -75,7 +75,7 @@ TEST(CustomOp, RegisteredKernelRuns) {
     ASSERT_TRUE(session.set_input("x", make_tensor<float>(DType::kF32, {rows, 3}, xs)).ok());
     const Status st = session.run();
     ASSERT_TRUE(st.ok()) << st.message();
-    const Tensor& y = session.output(0);
+    const Tensor y = session.output(0).value();
     ASSERT_EQ(y.dim(0), rows);
     const std::vector<float> got = values_of<float>(y);
     for (size_t i = 0; i < xs.size(); ++i)
