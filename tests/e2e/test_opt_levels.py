@@ -31,9 +31,19 @@ def check_program(report, py_path, work_root):
     try:
         options = lib.program_options(py_path)
         entries = lib.entry_names(py_path)
+        extra = []
+        if "weights" in options:
+            # `# e2e: weights=FUNCTION`, as in test_programs: one safetensors file for
+            # the compiler and eager mode.
+            module = lib.load_eager_module(py_path)
+            weights = os.path.join(work, "weights.safetensors")
+            lib.write_safetensors(weights, getattr(module, options["weights"])())
+            extra = ["--weights", weights]
+            sys.modules["stagegraph"].load_weights(weights)
         for level, graph in graphs.items():
-            lib.compile_program(py_path, graph, [level])
-        module = lib.load_eager_module(py_path)
+            lib.compile_program(py_path, graph, [level] + extra)
+        if not extra:
+            module = lib.load_eager_module(py_path)
     except lib.E2EError as e:
         report.fail(f"{name} compile", str(e))
         return

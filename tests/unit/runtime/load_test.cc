@@ -31,7 +31,7 @@ TEST(Load, ValidGraphLoads) {
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
   EXPECT_EQ(program->format_major(), 1);
-  EXPECT_EQ(program->format_minor(), 0);
+  EXPECT_EQ(program->format_minor(), 1);  // 1.1: the data segment's XXH3 checksum
   ASSERT_EQ(program->entries().size(), 1u);
   const EntryInfo& e = program->entries()[0];
   EXPECT_EQ(e.name, "affine");
@@ -80,7 +80,8 @@ TEST(Load, RejectsForeignFiles) {
 TEST(Load, RefusesNewerMajorVersionNamingBoth) {
   GraphSpec g = affine_graph();
   g.major = 2;
-  EXPECT_EQ(load_error(build_sgraph(g)), "graph file format 2.0 is newer than this runtime's 1.0");
+  g.minor = 0;
+  EXPECT_EQ(load_error(build_sgraph(g)), "graph file format 2.0 is newer than this runtime's 1.1");
   // A newer minor version of the same major is readable.
   g.major = 1;
   g.minor = 7;
