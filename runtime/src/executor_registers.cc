@@ -50,15 +50,6 @@ size_t owned_bytes(const FramePlan& plan) {
   return n;
 }
 
-inline void copy_bytes(uint8_t* to, const uint8_t* from, uint32_t bytes) {
-  switch (bytes) {
-    case 1: *to = *from; return;
-    case 4: std::memcpy(to, from, 4); return;
-    case 8: std::memcpy(to, from, 8); return;
-    default: std::memcpy(to, from, bytes); return;
-  }
-}
-
 // ---- the instruction set ------------------------------------------------------------
 // A loop on registers runs as one sequence of instructions: its body, the copies of
 // the results back into the carried registers, then its cond, whose last
