@@ -95,21 +95,7 @@ def make_weights(seed=0):
 if __name__ == "__main__":
     import numpy as np
 
-    def save_safetensors(path, tensors):
-        """Writes float32 NumPy arrays as a safetensors file."""
-        import json
-
-        header, offset, blobs = {}, 0, []
-        for name, a in tensors.items():
-            data = a.astype("<f4").tobytes()
-            header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
-            offset += len(data)
-            blobs.append(data)
-        text = json.dumps(header).encode()
-        with open(path, "wb") as f:
-            f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
-
-    save_safetensors("layers.safetensors", make_weights())
+    sg.write_safetensors("layers.safetensors", make_weights())
     sg.load_weights("layers.safetensors")
     x = np.random.default_rng(1).standard_normal((3, FEATURES)).astype(np.float32)
     np.save("x.npy", x)

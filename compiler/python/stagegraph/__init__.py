@@ -24,7 +24,7 @@ from ._reductions import (all, any, argmax, argmin, argsort, cumsum, max, mean, 
                           sort, sum, topk)
 from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, split, squeeze, stack,
                          take, tile, transpose)
-from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight  # noqa: A004
+from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight, write_safetensors  # noqa: A004
 from ._tensor import Tensor, astype
 from . import random  # noqa: E402 - sg.random, after the modules it uses
 
@@ -40,6 +40,6 @@ __all__ = [
     "broadcast_to", "tile", "pad", "take",
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
-    "range", "relax", "function", "weight", "load_weights", "read_safetensors", "random",
+    "range", "relax", "function", "weight", "load_weights", "read_safetensors", "write_safetensors", "random",
     "custom_op", "CustomOp",
 ]

@@ -142,6 +142,26 @@ def relax(x, name, axis):
 _SAFETENSORS_DTYPES = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "I64": "<i8", "BOOL": "|b1"}
 
 
+def write_safetensors(path, tensors):
+    """Writes {name: array} (F32, F16, I32, I64, BOOL) as a safetensors file, the
+    format read_safetensors and graph-compile --weights read."""
+    kinds = {np.dtype(v).name: k for k, v in _SAFETENSORS_DTYPES.items()}
+    header, offset, blobs = {}, 0, []
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        kind = kinds.get(a.dtype.name)
+        if kind is None:
+            raise ValueError(f"tensor '{name}': dtype {a.dtype} has no safetensors kind here "
+                             "(expected float32, float16, int32, int64 or bool)")
+        data = a.astype(_SAFETENSORS_DTYPES[kind]).tobytes()
+        header[name] = {"dtype": kind, "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
 def read_safetensors(path):
     """{name: numpy array} of a safetensors file (F32, F16, I32, I64, BOOL)."""
     with open(path, "rb") as f:
