@@ -1,6 +1,6 @@
 """Part of the port of TensorFlow's tensorflow/python/autograph/tests/cond_basic_test.py (Apache License 2.0):
-the functions that need `del`, apart so that the rest of that file's
-entries compile today (the compiler refuses a module with a construct it does not take).
+the functions that need `del`, in a file of their own, split off when the
+compiler refused a whole module for one such construct (it takes them all now).
 See cond_basic.py."""
 import stagegraph as sg
 

@@ -1,6 +1,7 @@
 """Part of the port of TensorFlow's tensorflow/python/autograph/tests/loop_with_function_call_test.py
 (Apache License 2.0): the cases that call a lambda, a method of a class instance or a
-lambda closure, apart so that the rest compile today. Helpers come from
+lambda closure, in a file of their own, split off when the
+compiler refused a whole module for one such construct (it takes them all now). Helpers come from
 loop_with_function_call.py's text (repeated here: a staged program imports only stagegraph).
 """
 import stagegraph as sg
