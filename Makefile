@@ -20,7 +20,9 @@ NUMPY2_PACKAGES := python3-venv python3-pip
 BUILD_AARCH64 ?= build-aarch64
 AARCH64_PACKAGES := g++-aarch64-linux-gnu qemu-user libflatbuffers-dev:arm64 libmimalloc-dev:arm64 libgtest-dev:arm64
 AARCH64_SYSROOT_PACKAGES := libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo-dev libcpuinfo0 libxxhash-dev
-AARCH64_SMOKE := sg_runtime_tests sg_kernels_tests sg_xnnpack_tests
+# The kernel tests (where the CPU-specific code is; the runtime's own unit tests are
+# CPU-independent and half the cross-build's compile time: make test-aarch64 runs them).
+AARCH64_SMOKE := sg_kernels_tests sg_xnnpack_tests
 # End-to-end programs CI runs under qemu (all of them: make test-aarch64).
 AARCH64_SMOKE_PROGRAMS := mlp,cnn,loops_gcd,recursion_fib,staged_if,loops_print_assert
 # mobile/sizes.sh: callgrind's instruction counts.
@@ -29,7 +31,7 @@ SIZES_PACKAGES := valgrind
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
 .PHONY: test-tsan tsan-smoke tsan-build
-.PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
+.PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan asan-smoke test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
 
@@ -74,7 +76,16 @@ test-asan: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
-# ThreadSanitizer: the runtime and its concurrency tests (Sessions sharing a
+# CI's short ASan + UBSan run: the tools and the fuzz targets only (no unit-test
+# binaries), then the end-to-end suites that feed them hostile or broken input.
+ASAN_SMOKE_TARGETS = graph-compile graph-run graph-inspect $(FUZZ_TARGETS)
+ASAN_SMOKE_TESTS := ^e2e[.](test_hardening|test_bad_inputs|test_recursion_depth|test_shape_bugs|test_random)$$
+asan-smoke: deps deps-fuzz $(BUILD_ASAN)/build.ninja
+	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(ASAN_SMOKE_TARGETS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS) -R '$(ASAN_SMOKE_TESTS)'
+
+# ThreadSanitizer: the runtime and its concurrency tests (sg_concurrency_tests: Sessions sharing a
 # Program across threads, thread teams and pools, waves of concurrent nodes,
 # cancellation from another thread), built with clang in $(BUILD_TSAN); neither
 # the compiler nor the tools are built. XNNPACK and pthreadpool come from Debian
@@ -90,13 +101,13 @@ $(BUILD_TSAN)/build.ninja: | deps deps-fuzz
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD_TSAN) $(TSAN_CMAKE_FLAGS)
 
 tsan-build: deps deps-fuzz $(BUILD_TSAN)/build.ninja
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target sg_runtime_tests
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target sg_concurrency_tests
 
 test-tsan: tsan-build
-	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_runtime_tests --gtest_brief=1 --gtest_filter='$(TSAN_FILTER)'
+	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_concurrency_tests --gtest_brief=1 --gtest_filter='$(TSAN_FILTER)'
 
 tsan-smoke: tsan-build
-	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_runtime_tests --gtest_brief=1 --gtest_filter='$(TSAN_SMOKE_FILTER)'
+	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_concurrency_tests --gtest_brief=1 --gtest_filter='$(TSAN_SMOKE_FILTER)'
 
 # Compiles the example MLP and CNN, makes random inputs, runs them with graph-run and
 # prints the outputs beside eager mode's.
@@ -184,7 +195,7 @@ test-aarch64: build-aarch64 $(BUILD)/build.ninja
 	ctest --test-dir $(BUILD_AARCH64) --output-on-failure -j $(JOBS) -E '^e2e[.]'
 	$(AARCH64_E2E_ENV) $(PYTHON) mobile/aarch64_e2e.py
 
-# CI: the runtime and kernels and their unit tests, cross-built and run under qemu,
+# CI: the runtime and kernels, the kernel unit tests cross-built and run under qemu,
 # then a few end-to-end programs (AARCH64_SMOKE_PROGRAMS) with the aarch64 graph-run.
 aarch64-smoke: deps-aarch64 $(BUILD_AARCH64)/build.ninja $(BUILD)/build.ninja
 	cmake --build $(BUILD_AARCH64) -j $(JOBS) --target graph-run $(AARCH64_SMOKE)

@@ -8,9 +8,14 @@
 
 namespace sg::compiler::staging {
 
+// Saturates at INT64_MAX: a static shape may be far too large to hold (the size
+// check after staging reports it, located); its count must not overflow first.
 int64_t StaticTensor::numel() const {
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
   return n;
 }
 

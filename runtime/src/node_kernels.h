@@ -66,7 +66,7 @@ class NodeKernels {
   std::vector<std::vector<NodeKernel>> table_;
   std::vector<std::unique_ptr<kernels::PreparedKernel>> prepared_;
   void* threadpool_ = nullptr;
-  bool owns_pool_ = false;
+  [[maybe_unused]] bool owns_pool_ = false;  // used only with XNNPACK
   std::unique_ptr<SpinTeam> team_;
   int num_threads_ = 1;
 };
