@@ -335,7 +335,7 @@ std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManag
   constexpr size_t kMinStackBytes = kStackBytes / 64;
   pthread_t thread;
   bool threaded = false;
-  size_t stack_bytes = kStackBytes;
+  size_t stack_bytes = options.stack_bytes != 0 ? std::min(options.stack_bytes, kStackBytes) : kStackBytes;
   int create_error = 0;
   for (; !threaded && stack_bytes >= kMinStackBytes; stack_bytes /= 2) {
     pthread_attr_t attr;
