@@ -18,7 +18,7 @@
 #include "device.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
-#if SG_C_API_CUDA
+#ifdef SG_WITH_CUDA
 // The C API built with the CUDA backend (runtime/cuda/CMakeLists.txt): "cuda"
 // devices go to it. The plain C API serves the CPU only.
 #include "stagegraph/cuda.h"
@@ -401,7 +401,7 @@ sg_code sg_session_options_set_device(sg_session_options* options, const char* d
     options->options.device_backend = nullptr;
     return ok(status);
   }
-#if SG_C_API_CUDA
+#ifdef SG_WITH_CUDA
   options->options.device = spec->str();
   options->options.device_backend = sg::cuda_backend();
   return ok(status);

@@ -72,4 +72,10 @@ size_t DevicePlanCache::arena_bytes() const {
   return total;
 }
 
+size_t DevicePlanCache::lower_bound_bytes() const {
+  size_t total = 0;
+  for (const auto& e : entries_) total += e->plan.lower_bound_bytes * e->arenas.size();
+  return total;
+}
+
 }  // namespace sg::runtime

@@ -53,6 +53,8 @@ class DevicePlanCache {
   void clear();
   // Device arena bytes held (all plans, all their arenas), and arena allocations made.
   size_t arena_bytes() const;
+  // The plans' lower bounds (largest live set), counted once per arena like arena_bytes.
+  size_t lower_bound_bytes() const;
   uint64_t allocations() const { return allocations_; }
   size_t plans() const { return entries_.size(); }
 
