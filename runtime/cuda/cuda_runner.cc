@@ -146,6 +146,8 @@ class CudaRunner final : public DeviceRunner {
       gpu_kernels_[f].resize(fn.nodes.size());
       stats_[f].resize(fn.nodes.size());
       plan_kernels_[f] = device_plan_kernels(fn);
+      is_param_.emplace_back(fn.values.size(), 0);
+      for (uint32_t p : fn.params) is_param_.back()[p] = 1;
       plans_.push_back(std::make_unique<DevicePlanCache>(&allocate_on, &free_on, ctx_.get()));
       for (uint32_t n = 0; n < fn.nodes.size(); ++n) {
         const NodeInfo& node = fn.nodes[n];
@@ -305,8 +307,7 @@ class CudaRunner final : public DeviceRunner {
     }
     frame.plan = &plans_[fn]->find(f, plan_kernels_[fn], shapes);
     Result<uint8_t*> arena = plans_[fn]->acquire(*frame.plan);
-    if (!arena.ok()) {
-      plans_[fn]->release(*frame.plan);
+    if (!arena.ok()) {  // acquire counted no frame
       const Status& s = arena.status();
       const std::string what = "cuda: the device arena of '" + detail::source_name(f.name) + "': " + s.message();
       return caller != nullptr ? at_alloc(*caller, Status(s.code(), what)) : Status(s.code(), what);
@@ -359,8 +360,12 @@ class CudaRunner final : public DeviceRunner {
     return start_control(frame, fn, node);
   }
 
+  // Drops the values whose last use was `node`; a While cond keeps its
+  // parameters, which the loop carries on (to the body, or out as its results).
   void release(Frame& frame, const NodeInfo& node) {
-    for (uint32_t v : node.release_after) frame.vals[v] = Value();
+    const std::vector<uint8_t>& param = is_param_[frame.fn];
+    for (uint32_t v : node.release_after)
+      if (frame.role != Role::kWhileCond || !param[v]) frame.vals[v] = Value();
     for (uint32_t v : node.dead_outputs) frame.vals[v] = Value();
   }
 
@@ -642,6 +647,7 @@ class CudaRunner final : public DeviceRunner {
   std::vector<std::vector<std::unique_ptr<kc::Kernel>>> gpu_kernels_;
   std::vector<std::vector<NodeKernel>> plan_kernels_;
   std::vector<std::vector<Value>> const_vals_;
+  std::vector<std::vector<uint8_t>> is_param_;  // per function, per value
   ProgramPlacement placement_;
   std::vector<Frame> frames_;
   int active_calls_ = 0;

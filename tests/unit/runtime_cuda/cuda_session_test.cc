@@ -5,7 +5,9 @@
 // the real CUDA coverage puts on the GPU needs no device either.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "cuda/cuda_backend.h"
