@@ -1,4 +1,5 @@
-// Device frames planned like host frames (DESIGN.md #6, #12): a device executor
+// Device frames planned like host frames (DESIGN.md #6, #12), part of the device
+// backends (built with runtime/cuda, not in the CPU runtime): a device executor
 // reuses the memory planner (memory_plan.h) for the values of a function it runs,
 // and gives each plan one device arena of FramePlan::arena_bytes (one cudaMalloc),
 // a further one only for each frame on the same plan active at once (recursion).
