@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda/cuda_backend.h"
@@ -48,11 +49,54 @@ using kernels::TensorRef;
 constexpr size_t kAlign = 256;
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// Freed device buffers kept by size for the next run (cudaFree synchronises the
+// whole device). Reusing one is safe on the Session's single stream: the kernels
+// that read it were queued before any that will write it again.
+class BufferPool {
+ public:
+  static constexpr size_t kMaxHeldBytes = size_t(256) << 20;
+  explicit BufferPool(kc::Context* ctx) : ctx_(ctx) {}
+  ~BufferPool() { clear(); }
+  Result<void*> get(size_t bytes) {
+    const auto it = free_.find(bytes);
+    if (it != free_.end()) {
+      void* p = it->second;
+      free_.erase(it);
+      held_ -= bytes;
+      return p;
+    }
+    Result<void*> got = ctx_->allocate(bytes);
+    if (got.ok() || free_.empty()) return got;
+    clear();  // out of memory: give back what is kept, and try once more
+    return ctx_->allocate(bytes);
+  }
+  void put(void* p, size_t bytes) {
+    if (held_ + bytes > kMaxHeldBytes) {
+      ctx_->release(p);
+      return;
+    }
+    free_.emplace(bytes, p);
+    held_ += bytes;
+  }
+  void clear() {
+    for (const auto& [bytes, p] : free_) ctx_->release(p);
+    free_.clear();
+    held_ = 0;
+  }
+  size_t held_bytes() const { return held_; }
+
+ private:
+  kc::Context* ctx_;
+  std::unordered_multimap<size_t, void*> free_;
+  size_t held_ = 0;
+};
+
 struct DeviceBuffer {
-  kc::Context* ctx = nullptr;
+  BufferPool* pool = nullptr;
   void* p = nullptr;
+  size_t bytes = 0;
   ~DeviceBuffer() {
-    if (p != nullptr) ctx->release(p);
+    if (p != nullptr) pool->put(p, bytes);
   }
 };
 
@@ -124,11 +168,13 @@ class CudaRunner final : public DeviceRunner {
         host_kernels_(*request.host_kernels),
         allocator_(request.allocator),
         device_name_(request.device.str()),
-        ctx_(std::move(ctx)) {}
+        ctx_(std::move(ctx)),
+        pool_(ctx_.get()) {}
 
   ~CudaRunner() override {
     frames_.clear();
     const_vals_.clear();
+    pool_.clear();
     plans_.clear();  // arenas go back through ctx_, which is still alive
     if (weights_ != nullptr) ctx_->release(weights_);
     if (pinned_ != nullptr) cudaFreeHost(pinned_);
@@ -245,6 +291,7 @@ class CudaRunner final : public DeviceRunner {
       r.lower_bound_bytes += cache->lower_bound_bytes();
     }
     r.kernel_bytes = weights_bytes_;
+    r.cached_bytes = pool_.held_bytes();
     return r;
   }
 
@@ -490,11 +537,12 @@ class CudaRunner final : public DeviceRunner {
       }
     }
     auto buf = std::make_shared<DeviceBuffer>();
-    buf->ctx = ctx_.get();
+    buf->pool = &pool_;
     if (bytes > 0) {
-      Result<void*> got = ctx_->allocate(bytes);
+      Result<void*> got = pool_.get(bytes);
       if (!got.ok()) return node != nullptr ? at_alloc(*node, got.status()) : got.status();
       buf->p = *got;
+      buf->bytes = bytes;
     }
     val.dev = buf->p;
     val.owned = std::move(buf);
@@ -640,6 +688,7 @@ class CudaRunner final : public DeviceRunner {
   Allocator* allocator_;
   std::string device_name_;
   std::unique_ptr<kc::Context> ctx_;  // declared before everything holding device memory
+  BufferPool pool_;                    // before every Value, whose buffers return to it
   void* weights_ = nullptr;
   size_t weights_bytes_ = 0;
   uint8_t* pinned_ = nullptr;
