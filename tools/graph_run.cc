@@ -4,17 +4,20 @@
 // 3 failed while running.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "npy.h"
@@ -22,6 +25,9 @@
 #include "stagegraph/runtime.h"
 #ifdef SG_WITH_CUDA
 #include "stagegraph/cuda.h"
+#endif
+#ifdef SG_CUDA_SIBLING
+#include <unistd.h>
 #endif
 
 namespace sg::tools {
@@ -62,6 +68,8 @@ constexpr const char* kUsage =
     "exit status: 0 ok, 1 usage error, 2 graph or input rejected, 3 run failed\n";
 
 struct Options {
+  std::vector<char*> argv;  // as given, for graph-run-cuda
+  std::string argv0;
   std::string graph;
   std::optional<std::string> entry;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
@@ -412,7 +420,22 @@ void print_profile(const Session& session) {
 }
 
 std::optional<Failure> run_tool(const Options& o) {
-#ifndef SG_WITH_CUDA
+#if defined(SG_CUDA_SIBLING)
+  // The CUDA half of graph-run is its own executable (graph-run-cuda, beside
+  // this one), so that a CPU run never loads the CUDA libraries (cuBLASLt alone
+  // maps half a gigabyte and costs ~0.2 s per start).
+  if (o.device.rfind("cuda", 0) == 0) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::string sibling = (ec ? std::filesystem::path(o.argv0).parent_path() : self.parent_path()) /
+                                "graph-run-cuda";
+    std::vector<char*> args(o.argv.begin(), o.argv.end());
+    args.push_back(nullptr);
+    execv(sibling.c_str(), args.data());
+    return Failure{kExitRejected, "--device " + o.device + ": cannot start " + sibling + " (" +
+                                      std::strerror(errno) + "), the CUDA half of graph-run"};
+  }
+#elif !defined(SG_WITH_CUDA)
   if (o.device.rfind("cuda", 0) == 0)
     return usage_error("--device " + o.device + ": this build of graph-run has no CUDA support");
 #endif
@@ -470,6 +493,8 @@ namespace {
 
 int tool_main(int argc, char** argv) {
   Options options;
+  options.argv.assign(argv, argv + argc);
+  options.argv0 = argc > 0 ? argv[0] : "graph-run";
   std::optional<Failure> failure = parse_args(argc, argv, &options);
   if (!failure && options.help) {
     std::fputs(kUsage, stdout);
