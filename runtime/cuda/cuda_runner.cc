@@ -167,7 +167,6 @@ class CudaRunner final : public DeviceRunner {
         options_(*request.options),
         host_kernels_(*request.host_kernels),
         allocator_(request.allocator),
-        device_name_(request.device.str()),
         ctx_(std::move(ctx)),
         pool_(ctx_.get()) {}
 
@@ -686,7 +685,6 @@ class CudaRunner final : public DeviceRunner {
   const SessionOptions& options_;
   const NodeKernels& host_kernels_;
   Allocator* allocator_;
-  std::string device_name_;
   std::unique_ptr<kc::Context> ctx_;  // declared before everything holding device memory
   BufferPool pool_;                    // before every Value, whose buffers return to it
   void* weights_ = nullptr;
@@ -735,6 +733,7 @@ class CudaBackend final : public DeviceBackend {
                                                                                        std::to_string(count - 1) + ")"));
     kc::ContextOptions copts;
     copts.device = request.device.index;
+    copts.allow_tf32 = request.options->allow_tf32;
     Result<std::unique_ptr<kc::Context>> ctx = kc::Context::create(copts);
     if (!ctx.ok()) return ctx.status();
     auto runner = std::make_unique<CudaRunner>(request, std::move(ctx).value());

@@ -185,6 +185,9 @@ struct SessionOptions {
   // profile() ("transfer" rows).
   std::string device = "cpu";
   const DeviceBackend* device_backend = nullptr;
+  // On a GPU, matmuls may use TF32 tensor cores (about 1e-3 relative error);
+  // false keeps them in full f32, within f32 tolerance of the CPU.
+  bool allow_tf32 = false;
 };
 
 struct NodeProfile {
