@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: builds the CUDA backend (SG_WITH_CUDA=ON, its
-# own build folder) and runs its tests against the reference kernels, then prints
-# a short table. Sized to finish well inside 8 minutes on one H200 with 16 cores.
+# own build folder), runs its kernel tests against the reference kernels, the
+# Session tests on the GPU, the C API on the GPU and every program of
+# tests/programs with graph-run --device cuda against the CPU, then prints a
+# short table. Sized to finish well inside 8 minutes on one H200 with 16 cores.
 #   tools/gpu-check.sh [BUILD_DIR]     (default build-gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,19 +13,43 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
   echo "gpu-check: no GPU (nvidia-smi failed)" >&2
   exit 2
 }
+python=/usr/bin/python3
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests
+cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test graph-compile graph-run
 built=$(date +%s)
-"$build/tests/sg_cuda_tests" --gtest_brief=0 | tee "$build/gpu-tests.log"
-done_at=$(date +%s)
-passed=$(grep -c '^\[       OK \]' "$build/gpu-tests.log" || true)
-failed=$(grep -c '^\[  FAILED  \]' "$build/gpu-tests.log" || true)
-skipped=$(grep -c '^\[  SKIPPED \]' "$build/gpu-tests.log" || true)
+
+# count LOG: "passed failed skipped" of a GoogleTest log.
+count() {
+  echo "$(grep -c '^\[       OK \]' "$1" || true) $(grep -c '^\[  FAILED  \] [A-Za-z]' "$1" || true)" \
+       "$(grep -c '^\[  SKIPPED \] [A-Za-z]' "$1" || true)"
+}
+status=0
+t0=$(date +%s)
+"$build/tests/sg_cuda_tests" | tee "$build/gpu-kernels.log" || status=1
+t1=$(date +%s)
+"$build/tests/sg_runtime_cuda_tests" | tee "$build/gpu-session.log" || status=1
+t2=$(date +%s)
+capi="ok"
+for t in run errors device; do
+  "$build/tests/capi/sg_capi_cuda_test" "$build/tests/capi/capi_programs.sgraph" "$t" || { capi="FAILED ($t)"; status=1; }
+done
+t3=$(date +%s)
+programs_status=0
+SG_BUILD_DIR="$build" SG_SOURCE_DIR="$PWD" PYTHONPATH="$PWD/compiler/python" \
+  timeout 300 "$python" tests/e2e/gpu_programs.py | tee "$build/gpu-programs.log" || programs_status=$?
+[ "$programs_status" -eq 0 ] || status=1
+t4=$(date +%s)
+
+read -r kp kf ks <<<"$(count "$build/gpu-kernels.log")"
+read -r sp sf ss <<<"$(count "$build/gpu-session.log")"
 echo
 echo "| check | result |"
 echo "|---|---|"
 echo "| GPU | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) |"
-echo "| build of the CUDA backend and its tests | $((built - start)) s |"
-echo "| CUDA kernel tests (vs reference kernels) | $passed passed, $failed failed, $skipped skipped ($((done_at - built)) s) |"
-[ "$failed" -eq 0 ]
+echo "| build of the CUDA backend, its tests and the tools | $((built - start)) s |"
+echo "| CUDA kernel tests (vs reference kernels) | $kp passed, $kf failed, $ks skipped ($((t1 - t0)) s) |"
+echo "| Session on the GPU (vs the CPU Session) | $sp passed, $sf failed, $ss skipped ($((t2 - t1)) s) |"
+echo "| C API on the GPU (run, errors, device) | $capi ($((t3 - t2)) s) |"
+echo "| tests/programs with --device cuda (vs --device cpu) | $(tail -1 "$build/gpu-programs.log" | sed 's/^gpu programs: //') ($((t4 - t3)) s, exit $programs_status) |"
+exit $status

@@ -4,22 +4,31 @@
 // 3 failed while running.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "npy.h"
 #include "out_of_memory.h"
 #include "stagegraph/runtime.h"
+#ifdef SG_WITH_CUDA
+#include "stagegraph/cuda.h"
+#endif
+#ifdef SG_CUDA_SIBLING
+#include <unistd.h>
+#endif
 
 namespace sg::tools {
 namespace {
@@ -41,7 +50,8 @@ constexpr const char* kUsage =
     "  --input NAME=FILE    binds parameter NAME to a .npy file (C order, little-endian\n"
     "                       f32, f16, i32, i64 or bool; 0-d for scalars); repeatable\n"
     "  --output-dir DIR     writes each output to DIR/NAME.npy (DIR is created)\n"
-    "  --device cpu|cuda    where to run (default cpu)\n"
+    "  --device DEVICE      where to run: cpu (default), cuda or cuda:N (GPU N; a build\n"
+    "                       with the CUDA backend; no such GPU here: exit 2)\n"
     "  --threads N          worker threads, 1 to 256 (default 1)\n"
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
@@ -58,6 +68,8 @@ constexpr const char* kUsage =
     "exit status: 0 ok, 1 usage error, 2 graph or input rejected, 3 run failed\n";
 
 struct Options {
+  std::vector<char*> argv;  // as given, for graph-run-cuda
+  std::string argv0;
   std::string graph;
   std::optional<std::string> entry;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
@@ -219,9 +231,7 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       } else if (arg == "--output-dir") {
         o->output_dir = std::string(*v);
       } else if (arg == "--device") {
-        if (*v != "cpu" && *v != "cuda")
-          return usage_error("bad value '" + std::string(*v) + "' for --device (expected cpu or cuda)");
-        o->device = std::string(*v);
+        o->device = std::string(*v);  // parsed by Session::create: a bad one is exit 1
       } else {
         const size_t eq = v->find('=');
         if (eq == std::string_view::npos || eq == 0 || eq + 1 == v->size())
@@ -410,8 +420,24 @@ void print_profile(const Session& session) {
 }
 
 std::optional<Failure> run_tool(const Options& o) {
-#ifndef SG_WITH_CUDA
-  if (o.device == "cuda") return usage_error("--device cuda: this build of graph-run has no CUDA support");
+#if defined(SG_CUDA_SIBLING)
+  // The CUDA half of graph-run is its own executable (graph-run-cuda, beside
+  // this one), so that a CPU run never loads the CUDA libraries (cuBLASLt alone
+  // maps half a gigabyte and costs ~0.2 s per start).
+  if (o.device.rfind("cuda", 0) == 0) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::string sibling = (ec ? std::filesystem::path(o.argv0).parent_path() : self.parent_path()) /
+                                "graph-run-cuda";
+    std::vector<char*> args(o.argv.begin(), o.argv.end());
+    args.push_back(nullptr);
+    execv(sibling.c_str(), args.data());
+    return Failure{kExitRejected, "--device " + o.device + ": cannot start " + sibling + " (" +
+                                      std::strerror(errno) + "), the CUDA half of graph-run"};
+  }
+#elif !defined(SG_WITH_CUDA)
+  if (o.device.rfind("cuda", 0) == 0)
+    return usage_error("--device " + o.device + ": this build of graph-run has no CUDA support");
 #endif
   LoadOptions load;
   load.verify_data = o.verify_data;
@@ -427,6 +453,11 @@ std::optional<Failure> run_tool(const Options& o) {
   options.memory_limit_bytes = o.max_memory;
   options.run_timeout = o.timeout;
   options.profile = o.profile;
+  // Without the device there: "no CUDA device: ..." (kUnsupported), exit 2.
+  options.device = o.device;
+#ifdef SG_WITH_CUDA
+  options.device_backend = sg::cuda_backend();
+#endif
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);
   if (const int used = (*session)->schedule_stats().threads; used < o.threads)
@@ -462,6 +493,8 @@ namespace {
 
 int tool_main(int argc, char** argv) {
   Options options;
+  options.argv.assign(argv, argv + argc);
+  options.argv0 = argc > 0 ? argv[0] : "graph-run";
   std::optional<Failure> failure = parse_args(argc, argv, &options);
   if (!failure && options.help) {
     std::fputs(kUsage, stdout);

@@ -15,8 +15,14 @@
 #include <string_view>
 #include <utility>
 
+#include "device.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
+#ifdef SG_WITH_CUDA
+// The C API built with the CUDA backend (runtime/cuda/CMakeLists.txt): "cuda"
+// devices go to it. The plain C API serves the CPU only.
+#include "stagegraph/cuda.h"
+#endif
 
 #include "stagegraph/version.h"
 
@@ -388,9 +394,21 @@ sg_code sg_session_options_set_thread_pool(sg_session_options* options, sg_threa
 sg_code sg_session_options_set_device(sg_session_options* options, const char* device, sg_status* status) {
   if (options == nullptr) return null_argument(status, "sg_session_options_set_device", "options");
   if (device == nullptr) return null_argument(status, "sg_session_options_set_device", "device");
-  if (std::string_view(device) == "cpu") return ok(status);
+  sg::Result<sg::runtime::DeviceSpec> spec = sg::runtime::parse_device(device);
+  if (!spec.ok()) return report(status, spec.status());
+  if (spec->kind == sg::runtime::DeviceKind::kCpu) {
+    options->options.device = "cpu";
+    options->options.device_backend = nullptr;
+    return ok(status);
+  }
+#ifdef SG_WITH_CUDA
+  options->options.device = spec->str();
+  options->options.device_backend = sg::cuda_backend();
+  return ok(status);
+#else
   return report(status, SG_UNSUPPORTED,
                 "device '" + std::string(device) + "' is not available in this build (it has: cpu)");
+#endif
 }
 
 sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_text_callback callback, void* user,

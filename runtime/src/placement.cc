@@ -12,7 +12,7 @@ class Placer {
     out_.functions.resize(program.functions.size());
   }
 
-  Placement run() {
+  ProgramPlacement run() {
     for (uint32_t f = 0; f < program_.functions.size(); ++f) classify(f);
     demote_callees_of_host_control();
     for (uint32_t f = 0; f < program_.functions.size(); ++f) place_function(f);
@@ -76,6 +76,7 @@ class Placer {
           for (uint32_t callee : node.functions)
             if (state_[callee] == kDevice) {
               state_[callee] = kHost;
+              demoted_[callee] = 1;
               out_.functions[callee].reason = "entered from the host by " + describe(n, node) + " of " + fn.name;
               changed = true;
             }
@@ -122,12 +123,16 @@ class Placer {
           for (uint32_t callee : node.functions) all = all && state_[callee] == kDevice;
           np.device_control = all;
           np.device = all ? Device::kGpu : Device::kCpu;
+          // The reason names the callee that keeps the node on the host by what it
+          // holds, before one merely entered from the host (a loop's cond, demoted
+          // because its body holds a CPU node).
           if (!all)
-            for (uint32_t callee : node.functions)
-              if (state_[callee] != kDevice) {
-                np.reason = program_.functions[callee].name + ": " + out_.functions[callee].reason;
-                break;
-              }
+            for (int pass = 0; pass < 2 && np.reason.empty(); ++pass)
+              for (uint32_t callee : node.functions)
+                if (state_[callee] != kDevice && (pass == 1 || !demoted_[callee])) {
+                  np.reason = program_.functions[callee].name + ": " + out_.functions[callee].reason;
+                  break;
+                }
           break;
         }
       }
@@ -147,13 +152,14 @@ class Placer {
   const ProgramImpl& program_;
   const CoversFn& covers_;
   std::vector<State> state_;
-  Placement out_;
+  std::vector<uint8_t> demoted_ = std::vector<uint8_t>(program_.functions.size(), 0);
+  ProgramPlacement out_;
 };
 
 }  // namespace
 
 const char* device_name(Device d) { return d == Device::kGpu ? "gpu" : "cpu"; }
 
-Placement place(const ProgramImpl& program, const CoversFn& gpu_covers) { return Placer(program, gpu_covers).run(); }
+ProgramPlacement place(const ProgramImpl& program, const CoversFn& gpu_covers) { return Placer(program, gpu_covers).run(); }
 
 }  // namespace sg::runtime

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "custom_op_kernel.h"
+#include "device_backend.h"
 #include "executor.h"
 #include "loader.h"
 #include "memory_limit.h"
@@ -95,6 +96,8 @@ class SessionImpl {
   std::unique_ptr<runtime::MemoryLimit> limit;  // before the executor, which allocates through it
   runtime::NodeKernels kernels;  // before the executor, which runs them
   runtime::Executor executor;
+  // Set when the Session runs on a device (SessionOptions::device): runs go there.
+  std::unique_ptr<runtime::DeviceRunner> device;
   std::atomic<bool> running{false};
   std::vector<Tensor> inputs;
   std::vector<bool> bound;
@@ -193,10 +196,32 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
   if (options.verify_data && !impl.data_verified)
     SG_RETURN_IF_ERROR(runtime::check_data_checksum(impl.data_segment, impl.header));
+  Result<runtime::DeviceSpec> device = runtime::parse_device(options.device);
+  if (!device.ok()) return device.status();
+  if (device->kind != runtime::DeviceKind::kCpu &&
+      (options.device_backend == nullptr || options.device_backend->kind() != device->kind))
+    return Status(StatusCode::kUnsupported, "device '" + options.device +
+                                                "' needs its backend (SessionOptions::device_backend: "
+                                                "sg::cuda_backend() from the CUDA backend library); this Session "
+                                                "was given none");
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;
-    return std::make_unique<Session>(std::make_unique<SessionImpl>(std::move(program), e, options));
+    auto impl_ptr = std::make_unique<SessionImpl>(std::move(program), e, options);
+    if (device->kind != runtime::DeviceKind::kCpu) {
+      runtime::DeviceOpen request;
+      request.program = &impl_ptr->impl;
+      request.entry_function = impl_ptr->impl.entry_impls[e].function;
+      request.device = *device;
+      request.options = &impl_ptr->options;
+      request.host_kernels = &impl_ptr->kernels;
+      request.allocator = impl_ptr->limit != nullptr ? static_cast<Allocator*>(impl_ptr->limit.get())
+                                                     : impl_ptr->allocator;
+      Result<std::unique_ptr<runtime::DeviceRunner>> runner = options.device_backend->open(request);
+      if (!runner.ok()) return runner.status();
+      impl_ptr->device = std::move(runner).value();
+    }
+    return std::make_unique<Session>(std::move(impl_ptr));
   }
   std::string names;
   for (const EntryInfo& e : entries) names += (names.empty() ? "" : ", ") + e.name;
@@ -279,6 +304,7 @@ Status Session::run() {
                             "one thread at a time)");
   const Status status = s.run();
   s.executor.clear_cancel();  // a request made during this run ends with it
+  if (s.device != nullptr) s.device->clear_cancel();
   s.running.store(false, std::memory_order_release);
   return status;
 }
@@ -297,7 +323,8 @@ Status SessionImpl::run() {
   std::fill(fresh.begin(), fresh.end(), false);
 
   run_args.assign(inputs.begin(), inputs.end());  // shared, not copied: inputs stay bound
-  const Status ran = executor.run(impl.entry_impls[entry_index].function, run_args, results);
+  const Status ran = device != nullptr ? device->run(run_args, results)
+                                       : executor.run(impl.entry_impls[entry_index].function, run_args, results);
   run_args.clear();
   if (!ran.ok()) {
     results.clear();
@@ -312,7 +339,10 @@ Status SessionImpl::run() {
   return Status::Ok();
 }
 
-void Session::cancel() { impl_->executor.request_cancel(); }
+void Session::cancel() {
+  impl_->executor.request_cancel();
+  if (impl_->device != nullptr) impl_->device->request_cancel();
+}
 
 Status Session::set_run_timeout(std::chrono::microseconds timeout) {
   SG_RETURN_IF_ERROR(impl_->not_running("set_run_timeout"));
@@ -327,6 +357,7 @@ size_t Session::memory_bytes() const { return impl_->kernels.memory_bytes(); }
 
 MemoryReport Session::memory_report() const {
   const SessionImpl& s = *impl_;
+  if (s.device != nullptr) return s.device->memory_report();
   const runtime::ArenaUse use = s.executor.last_arena_use();
   MemoryReport r;
   r.arena_bytes = use.arena_bytes;
@@ -382,6 +413,7 @@ Result<Tensor> Session::output(std::string_view name) const {
 }
 
 std::vector<NodeProfile> Session::profile() const {
+  if (impl_->device != nullptr) return impl_->device->profile();
   std::vector<NodeProfile> out;
   const auto& stats = impl_->executor.stats();
   for (size_t f = 0; f < stats.size(); ++f) {

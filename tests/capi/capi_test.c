@@ -355,8 +355,10 @@ static void test_errors(void) {
   CHECK(sg_status_code(st) == SG_OK && strcmp(sg_status_message(st), "") == 0);
   /* Options. */
   CHECK_OK(sg_session_options_create(&o, st), st);
+#ifndef SG_CAPI_TEST_CUDA
   CHECK_CODE(sg_session_options_set_device(o, "cuda:0", st), SG_UNSUPPORTED, st);
   CHECK(CONTAINS(sg_status_message(st), "not available in this build"));
+#endif
   CHECK_OK(sg_session_options_set_device(o, "cpu", st), st);
   CHECK_CODE(sg_session_options_set_num_threads(o, 0, st), SG_INVALID_ARGUMENT, st);
   CHECK_CODE(sg_session_options_set_max_call_depth(o, -1, st), SG_INVALID_ARGUMENT, st);
@@ -658,6 +660,58 @@ struct test {
   void (*run)(void);
 };
 
+/* Devices: "cpu" always; "cuda" where this library has the CUDA backend
+ * (SG_CAPI_TEST_CUDA: the test linked with it), where a machine without a GPU
+ * refuses the session (SG_UNSUPPORTED, "no CUDA device: ...") and one with a GPU
+ * runs it. A malformed device is SG_INVALID_ARGUMENT. */
+static void test_device(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session_options* o = NULL;
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_CODE(sg_session_options_set_device(o, "cuda:x", st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "invalid device 'cuda:x'"));
+  CHECK_CODE(sg_session_options_set_device(o, "tpu", st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_session_options_set_device(o, "cuda:", st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_session_options_set_device(o, "cpu", st), st);
+#ifdef SG_CAPI_TEST_CUDA
+  {
+    sg_code code;
+    sg_session* s = NULL;
+    CHECK_OK(sg_session_options_set_device(o, "cuda", st), st);
+    code = sg_session_create(p, "affine", o, &s, st);
+    if (code == SG_UNSUPPORTED) {
+      CHECK(CONTAINS(sg_status_message(st), "no CUDA device: "));
+      CHECK(s == NULL);
+      printf("device: no GPU here: %s\n", sg_status_message(st));
+    } else {
+      const int64_t xs[2] = {2, 3}, ws[2] = {3, 2};
+      const void* data = NULL;
+      size_t k;
+      CHECK(code == SG_OK);
+      if (s != NULL) {
+        CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 2, kX, sizeof kX, st), st);
+        CHECK_OK(sg_session_set_input(s, "w", SG_F32, ws, 2, kW, sizeof kW, st), st);
+        CHECK_OK(sg_session_run(s, st), st);
+        CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+        for (k = 0; data != NULL && k < sizeof kY / sizeof kY[0]; ++k) {
+          const float got = ((const float*)data)[k], want = kY[k];
+          CHECK(got - want <= 1e-5f * (want < 0 ? -want : want) + 1e-6f &&
+                want - got <= 1e-5f * (want < 0 ? -want : want) + 1e-6f);
+        }
+        sg_session_release(s);
+      }
+    }
+  }
+#else
+  CHECK_CODE(sg_session_options_set_device(o, "cuda", st), SG_UNSUPPORTED, st);
+  CHECK(CONTAINS(sg_status_message(st), "not available in this build"));
+#endif
+  sg_session_options_release(o);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 static const struct test kTests[] = {
     {"version", test_version},
     {"inspect", test_inspect},
@@ -673,6 +727,7 @@ static const struct test kTests[] = {
     {"text_callback", test_text_callback},
     {"shared_pool", test_shared_pool},
     {"custom_op", test_custom_op},
+    {"device", test_device},
 };
 
 int main(int argc, char** argv) {

@@ -268,7 +268,18 @@ def usage_cases(c, graph, inputs, multi_graph):
         c.expect(f"graph-run {flag} without a value", c.graph_run([graph, *inputs, flag]), 1, flag.lstrip("-"))
     for bad in ("x", "=x.npy", "x="):
         c.expect(f"graph-run --input {bad}", c.graph_run([graph, *inputs, "--input", bad]), 1, "input")
-    c.expect("graph-run --device cuda without CUDA", c.graph_run([graph, *inputs, "--device", "cuda"]), 1, "cuda")
+    for bad in ("cuda:", "cuda:x", "cuda:-1", "gpu"):
+        c.expect(f"graph-run --device {bad}", c.graph_run([graph, *inputs, "--device", bad]), 1, "device")
+    # A build without the CUDA backend refuses the flag (exit 1); one with it, on a
+    # machine without a GPU, refuses the device (exit 2, "no CUDA device: ...");
+    # on a GPU it runs (the GPU suite compares its results).
+    proc = c.graph_run([graph, *inputs, "--device", "cuda"])
+    if proc.returncode == 1:
+        c.expect("graph-run --device cuda without the CUDA backend", proc, 1, "cuda")
+    elif proc.returncode == 2:
+        c.expect("graph-run --device cuda without a GPU", proc, 2, "no CUDA device")
+    else:
+        c.expect("graph-run --device cuda on a GPU", proc, 0)
     proc = c.graph_run([multi_graph])
     c.expect("two entries without --entry", proc, 1)
     if proc.returncode == 1 and not (names_word(proc.stderr, "affine") and names_word(proc.stderr, "mixed")):

@@ -129,6 +129,11 @@ class SG_API ThreadPool {
 enum class TextKind : int { kPrint = 0, kDiagnostic = 1 };
 using TextCallback = std::function<void(TextKind kind, std::string_view text)>;
 
+// A device's executor, passed in SessionOptions::device_backend (for CUDA:
+// sg::cuda_backend() in stagegraph/cuda.h, from the CUDA backend library). The
+// runtime itself links no device library.
+class DeviceBackend;
+
 struct SessionOptions {
   // Threads to run on, the caller's included. More than one: a pthreadpool when
   // some kernel runs an XNNPACK operator, else (up to 5) a team of threads that
@@ -172,6 +177,17 @@ struct SessionOptions {
   // Kernels of the graph's custom ops (stagegraph/custom_op.h); must outlive the
   // Session. A graph with a custom op that has none here is refused by create().
   const CustomOps* custom_ops = nullptr;
+  // Where the Session runs: "cpu", "cuda" (GPU 0) or "cuda:N". A device other than
+  // the CPU needs its backend in `device_backend`; without one, or without such a
+  // device on the machine, create() returns kUnsupported saying so ("no CUDA
+  // device: ..."). A malformed string is kInvalidArgument. On a GPU, nodes the GPU
+  // has no kernel for run on the CPU, with the copies between them counted in
+  // profile() ("transfer" rows).
+  std::string device = "cpu";
+  const DeviceBackend* device_backend = nullptr;
+  // On a GPU, matmuls may use TF32 tensor cores (about 1e-3 relative error);
+  // false keeps them in full f32, within f32 tolerance of the CPU.
+  bool allow_tf32 = false;
 };
 
 struct NodeProfile {
