@@ -28,6 +28,13 @@ struct StageOptions {
   // items and calls evaluated in Python. Past it staging stops with an error rather
   // than running on (nested unrolled loops multiply).
   int64_t max_compile_time_steps = 10'000'000;
+  // Passes over graph-function specialisations, in all: each call of a recursive
+  // function or @sg.function helper with new static arguments or shapes makes a
+  // specialisation, staged in one pass or, while its result type is inferred, a
+  // few; a pass abandoned drops the specialisations made inside it, which are
+  // staged again. Past it staging stops with an error at the call that needed
+  // one more, rather than running on (a blow-up in the number of passes).
+  int64_t max_specialisation_passes = 20'000;
 };
 
 // Stages `module` into IR. Returns null when errors were reported to `diags`.

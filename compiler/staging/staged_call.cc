@@ -83,7 +83,8 @@ Value Stager::call_graph_function(const std::shared_ptr<FunctionV>& f, const Sco
 
 GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
   return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size(),
-                  s.diags_.diagnostics().size(), s.held_output_.size(), s.control().zero_trip_warned};
+                  s.diags_.diagnostics().size(), s.held_output_.size(), s.pending_branches_,
+                  s.control().zero_trip_warned};
 }
 
 void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics) {
@@ -91,6 +92,13 @@ void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics
   specs.resize(snap.specs);
   if (!keep_diagnostics) s.diags_.truncate(snap.diagnostics);
   s.held_output_.resize(snap.output);
+  // A pass rolled back leaves nothing pending: only the pass that stays counts.
+  // Otherwise the probe of a nested specialisation (left pending on its own
+  // recursive call, then staged again with an assumption) would make every
+  // enclosing pass look incomplete, and each enclosing specialisation would be
+  // staged again, nested ones included: a cost exponential in the chain of
+  // specialisations (rec(min(v + 1, K), d - 1) from a static v).
+  s.pending_branches_ = snap.pending_branches;
   s.control().zero_trip_warned = snap.zero_trip_warned;
 }
 
@@ -153,6 +161,7 @@ Stager::Checkpoint Stager::checkpoint() {
   c.specs = graph_calls_ ? graph_calls_->specs.size() : 0;
   c.diagnostics = diags_.diagnostics().size();
   c.output = held_output_.size();
+  c.pending_branches = pending_branches_;
   c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
   c.builder = cur_;
@@ -172,6 +181,7 @@ void Stager::rollback(const Checkpoint& c) {
   if (graph_calls_) graph_calls_->specs.resize(c.specs);
   diags_.truncate(c.diagnostics);
   held_output_.resize(c.output);
+  pending_branches_ = c.pending_branches;
   *control_ = *c.control;
   scope().vars() = c.vars;
   cur_ = c.builder;
@@ -360,6 +370,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       try {
         SpeculationGuard held(s.speculative_, speculating);
         SpeculationGuard probing(s.probing_, probe);
+        s.count_specialisation_pass(span);
         result = pass(s, idx, f, bound, args, span);
       } catch (PendingResult&) {
         // Every path of the probe waits on a recursive call.
@@ -371,7 +382,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
         rollback(s, snap);
         continue;
       } catch (StageAbort&) {
-        if (!speculating || s.depth_exceeded_) throw;
+        if (!speculating || s.limit_exceeded_) throw;
         rollback(s, snap);
         // A base case that returns a Python int may stand for a float (its
         // dtype gives way to a tensor's where the paths join): try that.
@@ -440,7 +451,7 @@ ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<Function
                                 std::to_string(s.max_compile_time_depth()) +
                                 " calls at compile time (each call with different static arguments is a new "
                                 "specialisation)";
-    s.depth_exceeded_ = true;
+    s.limit_exceeded_ = true;
     if (s.speculative()) s.diags_.error(span, message);
     s.fail(span, message);
   }

@@ -80,9 +80,11 @@ struct GraphCalls {
 
  private:
   // What a pass adds that its rollback drops: functions, constants and
-  // specialisations, and the warnings and compile-time output it recorded.
+  // specialisations, the warnings and compile-time output it recorded, and the
+  // branches it left pending (Stager::pending_branches_).
   struct Snapshot {
     size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
+    int64_t pending_branches = 0;
     std::set<int32_t> zero_trip_warned;
   };
   Snapshot snapshot(Stager& s) const;
