@@ -334,20 +334,53 @@ Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Sco
     sp.family = args.family;
     sp.family_hash = std::hash<std::string>{}(args.family);
     sp.param_types = types;
+    const Settled* known = nullptr;
+    if (auto it = settled.find(args.family); it != settled.end())
+      for (const Settled& k : it->second)
+        if (k.call_types == types) known = &k;
+    if (known) {
+      sp.param_types = known->param_types;
+      sp.widened = known->widened;
+    }
     specs.push_back(std::move(sp));
     idx = specs.size() - 1;
-    stage(s, *idx, f, bound, args, span);
+    stage(s, *idx, f, bound, args, span, known);
+    Specialisation& done = specs[*idx];
+    if (!known && done.relies_on == Specialisation::kNone)
+      settled[args.family].push_back(Settled{types, done.param_types, done.widened, done.result});
   }
   Specialisation& sp = specs[*idx];
-  if (!sp.in_progress) return emit_call(s, *idx, args, sp.result, span);
+  if (!sp.in_progress) {
+    if (sp.relies_on != Specialisation::kNone) rely_on(sp.relies_on);
+    return emit_call(s, *idx, args, sp.result, span);
+  }
+  for (size_t pos = active.size(); pos-- > 0;)
+    if (active[pos] == *idx) {
+      rely_on(pos);
+      break;
+    }
   if (!sp.assumed) throw PendingResult{*idx};  // only in the probe of `sp`
   sp.assumed_used = true;
   return emit_call(s, *idx, args, *sp.assumed, span);
 }
 
+void GraphCalls::rely_on(size_t pos) {
+  for (size_t q = pos + 1; q < active.size(); ++q) {
+    size_t& r = specs[active[q]].relies_on;
+    r = std::min(r, pos);
+  }
+}
+
 void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
-                       const CallArgs& args, SourceSpan span) {
+                       const CallArgs& args, SourceSpan span, const Settled* known) {
   const FunctionDef& def = *f->def;
+  // `known` points into `settled`, which grows while this stages: copied.
+  const std::optional<ResultSig> settled_result = known ? std::optional<ResultSig>(known->result) : std::nullopt;
+  active.push_back(idx);
+  struct Pop {
+    std::vector<size_t>& active;
+    ~Pop() { active.pop_back(); }
+  } pop{active};
   Snapshot before = snapshot(s);
   before.specs = idx;
   // Inside another function's probe, a path of this one that waits on that
@@ -356,8 +389,9 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
   try {
     const std::optional<ResultSig> annotated = annotation(s, def, f->closure);
     specs[idx].in_progress = true;
-    // Without an annotation the first pass is the probe (no assumption yet).
-    std::optional<ResultSig> assumed = annotated;
+    // Without an annotation the first pass is the probe (no assumption yet),
+    // unless the result is known from a staging rolled back since.
+    std::optional<ResultSig> assumed = annotated ? annotated : settled_result;
     bool speculating = !annotated;  // diagnostics held back: the pass may be abandoned
     for (int passes = 1;; ++passes) {
       if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
@@ -366,6 +400,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
+      specs[idx].relies_on = Specialisation::kNone;
       std::optional<ResultSig> result;
       try {
         SpeculationGuard held(s.speculative_, speculating);

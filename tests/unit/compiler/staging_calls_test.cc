@@ -660,10 +660,38 @@ def f(d: sg.i64):
   }
 }
 
+// Where every specialisation of the chain also calls itself, each one's probe
+// is left pending on its own call and rolled back, dropping the levels staged
+// inside it. They are staged again from their settled result types, one pass
+// each, not inferred again: about K^2 / 2 passes (2^K before).
+TEST(StagingCalls, RolledBackSpecialisationsAreStagedAgainFromTheirSettledResults) {
+  const char* const program = R"(import stagegraph as sg
+
+K = 40.0
+
+def rec(v, d):
+    if d > 100:
+        return rec(v, d - 1)
+    if d > 0:
+        return rec(sg.minimum(v + 1.0, K), d - 1)
+    return v
+
+@sg.function
+def f(d: sg.i64):
+    return rec(sg.zeros((), dtype=sg.f32), d)
+)";
+  StageOptions options;
+  options.max_specialisation_passes = 41 * 41;
+  auto r = stage_source(program, options);
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(count_specialisations(r, "rec"), 41u);
+  EXPECT_EQ(r.result_type("f"), "f32[]");
+}
+
 // The passes over specialisations are a compile-time budget of their own: a
-// recursion that still needs more (here each level's probe, left pending on
-// its own recursive call, drops the level below, staged again: 2^K passes)
-// stops with one error at the call that needed one more pass.
+// recursion that needs more (the chain above, quadratic in its length) stops
+// with one error at the call that needed one more pass.
 TEST(StagingCalls, SpecialisationPassBudgetStopsWithALocatedError) {
   const char* const program = R"(import stagegraph as sg
 
