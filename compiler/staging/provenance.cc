@@ -55,6 +55,19 @@ void Stager::steps_spent(SourceSpan span) {
                  "graph with sg.range or tensor loop variables");
 }
 
+void Stager::count_specialisation_pass(SourceSpan span) {
+  if (++specialisation_passes_ <= options_.max_specialisation_passes) return;
+  const std::string message =
+      "staging graph functions runs past " + std::to_string(options_.max_specialisation_passes) +
+      " specialisation passes, in all; this call needed one more (each call of a recursive function with new "
+      "static arguments or shapes is a specialisation of its own, staged in a pass or a few): pass the argument "
+      "that changes at each call as a staged tensor, or bound the static values it takes";
+  limit_exceeded_ = true;
+  // Speculative passes hold errors back; this one is final.
+  if (speculative()) diags_.error(span, message);
+  fail(span, message);
+}
+
 void Stager::warn(SourceSpan span, std::string message, std::vector<Note> notes) {
   diags_.warning(span, std::move(message), std::move(notes));
 }

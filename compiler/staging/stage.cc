@@ -279,7 +279,7 @@ std::unique_ptr<ir::Module> Stager::run() {
       stage_entry(f);
     } catch (StageAbort&) {
       // Reported; the other entry points are still checked.
-      depth_exceeded_ = false;
+      limit_exceeded_ = false;
     }
   }
   frame_ = nullptr;

@@ -31,6 +31,13 @@ struct StageOptions {
   // The staging thread's stack, which bounds compile-time recursion depth (in
   // proportion); 0: the default, 512 MiB (4 GiB under AddressSanitizer).
   size_t stack_bytes = 0;
+  // Passes over graph-function specialisations, in all: each call of a recursive
+  // function or @sg.function helper with new static arguments or shapes makes a
+  // specialisation, staged in one pass or, while its result type is inferred, a
+  // few; a pass abandoned drops the specialisations made inside it, which are
+  // staged again. Past it staging stops with an error at the call that needed
+  // one more, rather than running on (a blow-up in the number of passes).
+  int64_t max_specialisation_passes = 20'000;
 };
 
 // Stages `module` into IR. Returns null when errors were reported to `diags`.

@@ -83,7 +83,8 @@ Value Stager::call_graph_function(const std::shared_ptr<FunctionV>& f, const Sco
 
 GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
   return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size(),
-                  s.diags_.diagnostics().size(), s.held_output_.size(), s.control().zero_trip_warned};
+                  s.diags_.diagnostics().size(), s.held_output_.size(), s.pending_branches_,
+                  s.control().zero_trip_warned};
 }
 
 void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics) {
@@ -91,6 +92,13 @@ void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics
   specs.resize(snap.specs);
   if (!keep_diagnostics) s.diags_.truncate(snap.diagnostics);
   s.held_output_.resize(snap.output);
+  // A pass rolled back leaves nothing pending: only the pass that stays counts.
+  // Otherwise the probe of a nested specialisation (left pending on its own
+  // recursive call, then staged again with an assumption) would make every
+  // enclosing pass look incomplete, and each enclosing specialisation would be
+  // staged again, nested ones included: a cost exponential in the chain of
+  // specialisations (rec(min(v + 1, K), d - 1) from a static v).
+  s.pending_branches_ = snap.pending_branches;
   s.control().zero_trip_warned = snap.zero_trip_warned;
 }
 
@@ -153,6 +161,7 @@ Stager::Checkpoint Stager::checkpoint() {
   c.specs = graph_calls_ ? graph_calls_->specs.size() : 0;
   c.diagnostics = diags_.diagnostics().size();
   c.output = held_output_.size();
+  c.pending_branches = pending_branches_;
   c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
   c.builder = cur_;
@@ -172,6 +181,7 @@ void Stager::rollback(const Checkpoint& c) {
   if (graph_calls_) graph_calls_->specs.resize(c.specs);
   diags_.truncate(c.diagnostics);
   held_output_.resize(c.output);
+  pending_branches_ = c.pending_branches;
   *control_ = *c.control;
   scope().vars() = c.vars;
   cur_ = c.builder;
@@ -324,20 +334,53 @@ Value GraphCalls::call(Stager& s, const std::shared_ptr<FunctionV>& f, const Sco
     sp.family = args.family;
     sp.family_hash = std::hash<std::string>{}(args.family);
     sp.param_types = types;
+    const Settled* known = nullptr;
+    if (auto it = settled.find(args.family); it != settled.end())
+      for (const Settled& k : it->second)
+        if (k.call_types == types) known = &k;
+    if (known) {
+      sp.param_types = known->param_types;
+      sp.widened = known->widened;
+    }
     specs.push_back(std::move(sp));
     idx = specs.size() - 1;
-    stage(s, *idx, f, bound, args, span);
+    stage(s, *idx, f, bound, args, span, known);
+    Specialisation& done = specs[*idx];
+    if (!known && done.relies_on == Specialisation::kNone)
+      settled[args.family].push_back(Settled{types, done.param_types, done.widened, done.result});
   }
   Specialisation& sp = specs[*idx];
-  if (!sp.in_progress) return emit_call(s, *idx, args, sp.result, span);
+  if (!sp.in_progress) {
+    if (sp.relies_on != Specialisation::kNone) rely_on(sp.relies_on);
+    return emit_call(s, *idx, args, sp.result, span);
+  }
+  for (size_t pos = active.size(); pos-- > 0;)
+    if (active[pos] == *idx) {
+      rely_on(pos);
+      break;
+    }
   if (!sp.assumed) throw PendingResult{*idx};  // only in the probe of `sp`
   sp.assumed_used = true;
   return emit_call(s, *idx, args, *sp.assumed, span);
 }
 
+void GraphCalls::rely_on(size_t pos) {
+  for (size_t q = pos + 1; q < active.size(); ++q) {
+    size_t& r = specs[active[q]].relies_on;
+    r = std::min(r, pos);
+  }
+}
+
 void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
-                       const CallArgs& args, SourceSpan span) {
+                       const CallArgs& args, SourceSpan span, const Settled* known) {
   const FunctionDef& def = *f->def;
+  // `known` points into `settled`, which grows while this stages: copied.
+  const std::optional<ResultSig> settled_result = known ? std::optional<ResultSig>(known->result) : std::nullopt;
+  active.push_back(idx);
+  struct Pop {
+    std::vector<size_t>& active;
+    ~Pop() { active.pop_back(); }
+  } pop{active};
   Snapshot before = snapshot(s);
   before.specs = idx;
   // Inside another function's probe, a path of this one that waits on that
@@ -346,8 +389,9 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
   try {
     const std::optional<ResultSig> annotated = annotation(s, def, f->closure);
     specs[idx].in_progress = true;
-    // Without an annotation the first pass is the probe (no assumption yet).
-    std::optional<ResultSig> assumed = annotated;
+    // Without an annotation the first pass is the probe (no assumption yet),
+    // unless the result is known from a staging rolled back since.
+    std::optional<ResultSig> assumed = annotated ? annotated : settled_result;
     bool speculating = !annotated;  // diagnostics held back: the pass may be abandoned
     for (int passes = 1;; ++passes) {
       if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
@@ -356,10 +400,12 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
+      specs[idx].relies_on = Specialisation::kNone;
       std::optional<ResultSig> result;
       try {
         SpeculationGuard held(s.speculative_, speculating);
         SpeculationGuard probing(s.probing_, probe);
+        s.count_specialisation_pass(span);
         result = pass(s, idx, f, bound, args, span);
       } catch (PendingResult&) {
         // Every path of the probe waits on a recursive call.
@@ -371,7 +417,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
         rollback(s, snap);
         continue;
       } catch (StageAbort&) {
-        if (!speculating || s.depth_exceeded_) throw;
+        if (!speculating || s.limit_exceeded_) throw;
         rollback(s, snap);
         // A base case that returns a Python int may stand for a float (its
         // dtype gives way to a tensor's where the paths join): try that.
@@ -440,7 +486,7 @@ ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<Function
                                 std::to_string(s.max_compile_time_depth()) +
                                 " calls at compile time (each call with different static arguments is a new "
                                 "specialisation)";
-    s.depth_exceeded_ = true;
+    s.limit_exceeded_ = true;
     if (s.speculative()) s.diags_.error(span, message);
     s.fail(span, message);
   }

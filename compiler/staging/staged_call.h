@@ -53,6 +53,12 @@ struct Specialisation {
   std::optional<ResultSig> assumed;  // what recursive calls return while staging
   bool assumed_used = false;
   ResultSig result;                // once staged
+  // The outermost position on GraphCalls::active of a specialisation in
+  // progress that the latest pass relied on (its assumed result, a branch left
+  // pending on it, or a specialisation that relied on it); kNone: none, so
+  // what the pass staged holds whatever they turn out to return.
+  static constexpr size_t kNone = ~size_t(0);
+  size_t relies_on = kNone;
 };
 
 // A recursive call's staged shapes differ from its specialisation: the pass
@@ -74,15 +80,31 @@ struct GraphCalls {
 
   CallGraph graph;
   std::vector<Specialisation> specs;
+  // The specialisations being staged, outermost first.
+  std::vector<size_t> active;
+  // What a specialisation that relied on none in progress returned, by family
+  // and the argument types of the call that made it. A pass rolled back drops
+  // the specialisations made inside it; one of these, called again, is staged in
+  // one pass with that result assumed, instead of being inferred again (probe
+  // and passes, each staging the specialisations it calls anew: exponential in
+  // a chain of them, each of whose probes is rolled back).
+  struct Settled {
+    std::vector<ir::Type> call_types, param_types;
+    std::set<int32_t> widened;
+    ResultSig result;
+  };
+  std::map<std::string, std::vector<Settled>> settled;
 
   // ---- staged_call.cc ----------------------------------------------------------
   Value call(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
 
  private:
   // What a pass adds that its rollback drops: functions, constants and
-  // specialisations, and the warnings and compile-time output it recorded.
+  // specialisations, the warnings and compile-time output it recorded, and the
+  // branches it left pending (Stager::pending_branches_).
   struct Snapshot {
     size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
+    int64_t pending_branches = 0;
     std::set<int32_t> zero_trip_warned;
   };
   Snapshot snapshot(Stager& s) const;
@@ -91,7 +113,10 @@ struct GraphCalls {
   CallArgs flatten(Stager& s, const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
   std::optional<size_t> find(const std::string& family, const std::vector<ir::Type>& types) const;
   void stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound, const CallArgs& args,
-             SourceSpan span);
+             SourceSpan span, const Settled* known);
+  // The specialisations being staged above position `pos` of `active` rely on
+  // the one there.
+  void rely_on(size_t pos);
   ResultSig pass(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& f, const Scope& bound,
                  const CallArgs& args, SourceSpan span);
   Value emit_call(Stager& s, size_t idx, const CallArgs& args, const ResultSig& result, SourceSpan span);

@@ -167,6 +167,10 @@ class Stager {
   void count_step(SourceSpan span) {
     if (++compile_time_steps_ > options_.max_compile_time_steps) steps_spent(span);
   }
+  // One pass over a graph-function specialisation for the call at `span`
+  // (staged_call.cc); fails once StageOptions::max_specialisation_passes are
+  // spent, at once and for good (no enclosing pass retries).
+  void count_specialisation_pass(SourceSpan span);
   void warn(SourceSpan span, std::string message, std::vector<Note> notes = {});
   std::string source_text(SourceSpan span) const;
   std::optional<Note> provenance_note(const Value& tensor) const;
@@ -278,6 +282,7 @@ class Stager {
   // current graph function gained.
   struct Checkpoint {
     size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
+    int64_t pending_branches = 0;
     std::shared_ptr<const ControlState> control;  // a copy
     std::map<std::string, Value> vars;
     FnBuilder* builder = nullptr;
@@ -388,6 +393,7 @@ class Stager {
   CallFrame* frame_ = nullptr;
   int call_depth_ = 0;
   int64_t compile_time_steps_ = 0;
+  int64_t specialisation_passes_ = 0;
   int max_compile_time_depth_ = kMaxCompileTimeDepth;
   [[noreturn]] void steps_spent(SourceSpan span);
 
@@ -413,8 +419,9 @@ class Stager {
   // Branches a probe left pending (staged_if.cc): a pass with none reached no
   // recursive call of unknown result, so what it staged is final.
   int64_t pending_branches_ = 0;
-  // A recursion ran past kMaxCompileTimeDepth: reported, and not retried.
-  bool depth_exceeded_ = false;
+  // A recursion ran past kMaxCompileTimeDepth, or staging past
+  // StageOptions::max_specialisation_passes: reported, and not retried.
+  bool limit_exceeded_ = false;
   // The names entry and specialisation functions hold (name_entry,
   // name_specialisation), kept as functions are made and forgotten, so that a
   // new specialisation finds its suffix without scanning every function (that

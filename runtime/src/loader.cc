@@ -1,5 +1,7 @@
 #include "loader.h"
 
+#include "checksum.h"
+
 #include <algorithm>
 #include <string>
 
@@ -43,7 +45,7 @@ Status check_ranges(const format::Header& h, uint64_t file_size) {
 
 Status check_data_checksum(std::span<const uint8_t> data_segment, const format::Header& h) {
   if (h.flags & format::kFlagDataXxh3) {
-    const uint64_t computed = format::xxh3_64(data_segment.data(), data_segment.size());
+    const uint64_t computed = data_xxh3(data_segment.data(), data_segment.size());
     if (computed != h.data_xxh3)
       return invalid_graph("corrupt graph file: data segment checksum mismatch (XXH3-64 stored " +
                            std::to_string(h.data_xxh3) + ", computed " + std::to_string(computed) +

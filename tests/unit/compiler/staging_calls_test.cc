@@ -628,5 +628,102 @@ def f(x: sg.f32["N"]):
   EXPECT_EQ(errors.find(message, first + 1), std::string::npos) << errors;
 }
 
+// A recursion with a run-time depth whose static argument climbs to a value
+// that then repeats (rec(min(v + 1, K), d - 1) from a static v): one
+// specialisation per value, the last one recursive. Its probe leaves a branch
+// pending on itself; that pending branch, rolled back with the probe, once made
+// every enclosing specialisation's pass look incomplete, so each was staged
+// again, the ones nested in it included: 3^K passes (K = 16 took minutes). Now
+// at most two passes per specialisation: a pass budget of that size holds.
+TEST(StagingCalls, RecursionToARepeatingStaticValueStagesEachValueOnce) {
+  for (int k : {16, 64}) {
+    const std::string program = R"(import stagegraph as sg
+
+K = )" + std::to_string(k) + R"(.0
+
+def rec(v, d):
+    if d > 0:
+        return rec(sg.minimum(v + 1.0, K), d - 1)
+    return v
+
+@sg.function
+def f(d: sg.i64):
+    return rec(sg.zeros((), dtype=sg.f32), d)
+)";
+    StageOptions options;
+    options.max_specialisation_passes = 2 * (k + 1);
+    auto r = stage_source(program, options);
+    ASSERT_TRUE(r.ir) << "K = " << k << "\n" << r.locations();
+    EXPECT_EQ(ir::verify(*r.ir), "");
+    EXPECT_EQ(count_specialisations(r, "rec"), size_t(k + 1)) << "K = " << k;  // v = 0, 1, ..., K
+    EXPECT_EQ(r.result_type("f"), "f32[]");
+  }
+}
+
+// Where every specialisation of the chain also calls itself, each one's probe
+// is left pending on its own call and rolled back, dropping the levels staged
+// inside it. They are staged again from their settled result types, one pass
+// each, not inferred again: about K^2 / 2 passes (2^K before).
+TEST(StagingCalls, RolledBackSpecialisationsAreStagedAgainFromTheirSettledResults) {
+  const char* const program = R"(import stagegraph as sg
+
+K = 40.0
+
+def rec(v, d):
+    if d > 100:
+        return rec(v, d - 1)
+    if d > 0:
+        return rec(sg.minimum(v + 1.0, K), d - 1)
+    return v
+
+@sg.function
+def f(d: sg.i64):
+    return rec(sg.zeros((), dtype=sg.f32), d)
+)";
+  StageOptions options;
+  options.max_specialisation_passes = 41 * 41;
+  auto r = stage_source(program, options);
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  EXPECT_EQ(count_specialisations(r, "rec"), 41u);
+  EXPECT_EQ(r.result_type("f"), "f32[]");
+}
+
+// The passes over specialisations are a compile-time budget of their own: a
+// recursion that needs more (the chain above, quadratic in its length) stops
+// with one error at the call that needed one more pass.
+TEST(StagingCalls, SpecialisationPassBudgetStopsWithALocatedError) {
+  const char* const program = R"(import stagegraph as sg
+
+K = 40.0
+
+def rec(v, d):
+    if d > 100:
+        return rec(v, d - 1)
+    if d > 0:
+        return rec(sg.minimum(v + 1.0, K), d - 1)
+    return v
+
+@sg.function
+def f(d: sg.i64):
+    return rec(sg.zeros((), dtype=sg.f32), d)
+)";
+  StageOptions options;
+  options.max_specialisation_passes = 500;
+  auto r = stage_source(program, options);
+  EXPECT_FALSE(r.ir);
+  const std::string errors = r.locations();
+  const std::string message =
+      "9:16: error: staging graph functions runs past 500 specialisation passes, in all; this call needed one more";
+  const size_t first = errors.find(message);
+  EXPECT_NE(first, std::string::npos) << errors;
+  EXPECT_EQ(errors.find("error:", first + message.size()), std::string::npos) << errors;  // once, and nothing else
+  // Within the budget the same recursion compiles.
+  options.max_specialisation_passes = 20000;
+  const std::string shallow = std::string(program).replace(std::string(program).find("40.0"), 4, "6.0");
+  auto ok = stage_source(shallow, options);
+  EXPECT_TRUE(ok.ir) << ok.locations();
+}
+
 }  // namespace
 }  // namespace sg::compiler
