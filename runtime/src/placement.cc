@@ -12,7 +12,7 @@ class Placer {
     out_.functions.resize(program.functions.size());
   }
 
-  Placement run() {
+  ProgramPlacement run() {
     for (uint32_t f = 0; f < program_.functions.size(); ++f) classify(f);
     demote_callees_of_host_control();
     for (uint32_t f = 0; f < program_.functions.size(); ++f) place_function(f);
@@ -147,13 +147,13 @@ class Placer {
   const ProgramImpl& program_;
   const CoversFn& covers_;
   std::vector<State> state_;
-  Placement out_;
+  ProgramPlacement out_;
 };
 
 }  // namespace
 
 const char* device_name(Device d) { return d == Device::kGpu ? "gpu" : "cpu"; }
 
-Placement place(const ProgramImpl& program, const CoversFn& gpu_covers) { return Placer(program, gpu_covers).run(); }
+ProgramPlacement place(const ProgramImpl& program, const CoversFn& gpu_covers) { return Placer(program, gpu_covers).run(); }
 
 }  // namespace sg::runtime

@@ -55,12 +55,12 @@ struct FunctionPlacement {
   size_t transfers = 0;           // all copies this function makes per run
 };
 
-struct Placement {
+struct ProgramPlacement {
   std::vector<FunctionPlacement> functions;
 };
 
 using CoversFn = std::function<bool(const FunctionImpl&, const NodeInfo&)>;
 
-Placement place(const ProgramImpl& program, const CoversFn& gpu_covers);
+ProgramPlacement place(const ProgramImpl& program, const CoversFn& gpu_covers);
 
 }  // namespace sg::runtime
