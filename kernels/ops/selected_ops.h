@@ -13,6 +13,7 @@
 // (kernels::op_available).
 #pragma once
 
+#include <iterator>
 #include <string_view>
 
 #include "ops/op_table.h"
@@ -62,6 +63,7 @@ static_assert(selection_is_known(), "SG_SELECTED_OPS names an op the op table do
 
 constexpr bool selected(ops::OpId op) {
   if (kAllOps) return true;
+  if (std::size(kSelectedNames) == 1) return false;  // none (the core): no name table at run time
   const std::string_view name = kOpNames[int(op)];
   for (std::string_view n : kSelectedNames)
     if (n == name) return true;
