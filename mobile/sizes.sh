@@ -115,8 +115,11 @@ if [ "${SG_SIZES_SKIP_AARCH64:-0}" != 1 ]; then
 fi
 
 # ---- callgrind: instructions for load + first run (x86-64, everything build) -------
+# tree_rnn is left out: on zeros its child indices all point at the root, so the
+# run recurses to the depth limit and fails; that is no load + first run.
+CALLGRIND_EXAMPLES="mlp cnn rnn greedy_decode"
 declare -A IR
-for ex in $EXAMPLES; do
+for ex in $CALLGRIND_EXAMPLES; do
   log=$(mktemp)
   if valgrind --tool=callgrind --callgrind-out-file=/dev/null \
        "$OUT/x86-64-all/mobile/sg-size-probe" "$OUT/graphs/$ex.sgraph" >/dev/null 2>"$log"; then
@@ -182,7 +185,10 @@ verdict() {  # verdict KEY BUDGET_BYTES
   echo
   echo "| example | instructions (Ir) |"
   echo "|---|---|"
-  for ex in $EXAMPLES; do echo "| examples/$ex.py | ${IR[$ex]} |"; done
+  for ex in $CALLGRIND_EXAMPLES; do echo "| examples/$ex.py | ${IR[$ex]} |"; done
+  echo
+  echo "(examples/tree_rnn.py is not counted: on the probe's zero inputs every child index"
+  echo "is the root, so its run recurses to the depth limit and fails.)"
 } > mobile/SIZES.md
 echo "== wrote mobile/SIZES.md"
 cat mobile/SIZES.md
