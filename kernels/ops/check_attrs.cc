@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/infer.h"
+#include "ops/selected_ops.h"
 
 namespace sg::ops {
 namespace {
@@ -201,96 +202,126 @@ class AttrChecker {
   std::span<const size_t> ranks_;
 };
 
+// The checks of an op are named only where the op is selected (selected_ops.h):
+// a selective build links the checks of its ops only, the core none.
+#define SG_CHECK(...) if constexpr (!selection::any_of<__VA_ARGS__>()) break; else
+
 Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span<const size_t> ranks) {
   const size_t rank = ranks.empty() ? 0 : ranks[0];  // eye has no inputs
   switch (op) {
-    case OpId::Cast: return c.dtype(attr::kCastDType);
+    case OpId::Cast: SG_CHECK(OpId::Cast) return c.dtype(attr::kCastDType);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
     case OpId::Any: case OpId::All:
-      SG_RETURN_IF_ERROR(c.sorted_axes(attr::kReduceAxes, "axis", rank));
-      return c.flag(attr::kReduceKeepdims, "keepdims");
+      SG_CHECK(OpId::Sum, OpId::Mean, OpId::Max, OpId::Min, OpId::Prod, OpId::Any, OpId::All) {
+        SG_RETURN_IF_ERROR(c.sorted_axes(attr::kReduceAxes, "axis", rank));
+        return c.flag(attr::kReduceKeepdims, "keepdims");
+      }
     case OpId::ArgMax: case OpId::ArgMin:
-      SG_RETURN_IF_ERROR(c.axis(attr::kArgAxis, rank));
-      return c.flag(attr::kArgKeepdims, "keepdims");
-    case OpId::Reshape: return c.target_shape(true);
-    case OpId::BroadcastTo: case OpId::Full: return c.target_shape(false);
-    case OpId::Transpose: return c.perm(rank);
+      SG_CHECK(OpId::ArgMax, OpId::ArgMin) {
+        SG_RETURN_IF_ERROR(c.axis(attr::kArgAxis, rank));
+        return c.flag(attr::kArgKeepdims, "keepdims");
+      }
+    case OpId::Reshape: SG_CHECK(OpId::Reshape) return c.target_shape(true);
+    case OpId::BroadcastTo: case OpId::Full: SG_CHECK(OpId::BroadcastTo, OpId::Full) return c.target_shape(false);
+    case OpId::Transpose: SG_CHECK(OpId::Transpose) return c.perm(rank);
     case OpId::ExpandDims:
+      SG_CHECK(OpId::ExpandDims)
       return c.sorted_axes(attr::kAxesList, "axis", rank + attrs.ints(attr::kAxesList).size());
-    case OpId::Squeeze: return c.sorted_axes(attr::kAxesList, "axis", rank);
+    case OpId::Squeeze: SG_CHECK(OpId::Squeeze) return c.sorted_axes(attr::kAxesList, "axis", rank);
     case OpId::Concatenate: case OpId::Take: case OpId::ShapeDim: case OpId::Softmax:
     case OpId::LogSoftmax:
+      SG_CHECK(OpId::Concatenate, OpId::Take, OpId::ShapeDim, OpId::Softmax, OpId::LogSoftmax)
       return c.axis(attr::kAxisValue, rank);
-    case OpId::Slice: return c.slice(rank, 1);
-    case OpId::SliceUpdate: return c.slice(rank, 2);
+    case OpId::Slice: SG_CHECK(OpId::Slice) return c.slice(rank, 1);
+    case OpId::SliceUpdate: SG_CHECK(OpId::SliceUpdate) return c.slice(rank, 2);
     case OpId::CumSum: case OpId::Sort: case OpId::ArgSort:
-      return c.axis(attr::kAxisValue, rank);
+      SG_CHECK(OpId::CumSum, OpId::Sort, OpId::ArgSort) return c.axis(attr::kAxisValue, rank);
     case OpId::TopK:
-      SG_RETURN_IF_ERROR(c.axis(attr::kTopKAxis, rank));
-      return c.int_in(attr::kTopKK, "k", 0, std::numeric_limits<int64_t>::max());
-    case OpId::Tile: {
-      const size_t reps = attrs.ints(attr::kTileReps).size();
-      return c.sizes(attr::kTileReps, "reps", reps);
-    }
+      SG_CHECK(OpId::TopK) {
+        SG_RETURN_IF_ERROR(c.axis(attr::kTopKAxis, rank));
+        return c.int_in(attr::kTopKK, "k", 0, std::numeric_limits<int64_t>::max());
+      }
+    case OpId::Tile:
+      SG_CHECK(OpId::Tile) {
+        const size_t reps = attrs.ints(attr::kTileReps).size();
+        return c.sizes(attr::kTileReps, "reps", reps);
+      }
     case OpId::Pad:
-      SG_RETURN_IF_ERROR(c.sizes(attr::kPadWidths, "pads", 2 * rank));
-      if (attrs.s(attr::kPadMode) != "constant") {
-        return c.fail("mode must be \"constant\", got \"" + attrs.s(attr::kPadMode) + "\"");
+      SG_CHECK(OpId::Pad) {
+        SG_RETURN_IF_ERROR(c.sizes(attr::kPadWidths, "pads", 2 * rank));
+        if (attrs.s(attr::kPadMode) != "constant") {
+          return c.fail("mode must be \"constant\", got \"" + attrs.s(attr::kPadMode) + "\"");
+        }
+        return Status::Ok();
       }
-      return Status::Ok();
     case OpId::Eye:
-      SG_RETURN_IF_ERROR(c.int_in(attr::kEyeN, "n", 0, kMaxSize));
-      SG_RETURN_IF_ERROR(c.int_in(attr::kEyeM, "m", 0, kMaxSize));
-      return c.dtype(attr::kEyeDType);
-    case OpId::Arange: return c.dynamic_inputs(ranks.size(), 0);
-    case OpId::LayerNorm: {
-      const double eps = attrs.f(attr::kLayerNormEps);
-      if (!(eps >= 0) || eps == std::numeric_limits<double>::infinity()) {
-        return c.fail("eps must be finite and >= 0, got " + std::to_string(eps));
+      SG_CHECK(OpId::Eye) {
+        SG_RETURN_IF_ERROR(c.int_in(attr::kEyeN, "n", 0, kMaxSize));
+        SG_RETURN_IF_ERROR(c.int_in(attr::kEyeM, "m", 0, kMaxSize));
+        return c.dtype(attr::kEyeDType);
       }
-      return Status::Ok();
-    }
+    case OpId::Arange: SG_CHECK(OpId::Arange) return c.dynamic_inputs(ranks.size(), 0);
+    case OpId::LayerNorm:
+      SG_CHECK(OpId::LayerNorm) {
+        const double eps = attrs.f(attr::kLayerNormEps);
+        if (!(eps >= 0) || eps == std::numeric_limits<double>::infinity()) {
+          return c.fail("eps must be finite and >= 0, got " + std::to_string(eps));
+        }
+        return Status::Ok();
+      }
     case OpId::OneHot:
-      SG_RETURN_IF_ERROR(c.int_in(attr::kOneHotDepth, "depth", 0, kMaxSize));
-      return c.dtype(attr::kOneHotDType);
+      SG_CHECK(OpId::OneHot) {
+        SG_RETURN_IF_ERROR(c.int_in(attr::kOneHotDepth, "depth", 0, kMaxSize));
+        return c.dtype(attr::kOneHotDType);
+      }
     case OpId::Conv2D:
-      SG_RETURN_IF_ERROR(c.pair(attr::kConvStride, "stride"));
-      SG_RETURN_IF_ERROR(c.pair(attr::kConvDilation, "dilation"));
-      SG_RETURN_IF_ERROR(c.padding(attr::kConvPadding));
-      if (attrs.i(attr::kConvGroups) < 1 || attrs.i(attr::kConvGroups) > kMaxWindowParam) {
-        return c.fail("groups must be positive, got " + std::to_string(attrs.i(attr::kConvGroups)));
-      }
-      return Status::Ok();
     case OpId::Conv2DBias:
-      SG_RETURN_IF_ERROR(check_values(OpId::Conv2D, c, attrs, ranks));
-      return c.int_in(attr::kConvActivation, "activation", 0, attr::kNumActivations - 1);
-    case OpId::FullyConnected:
-      return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
-    case OpId::ElementwiseChain: return c.chain_steps(ranks.size());
-    case OpId::Custom: {
-      if (attrs.s(attr::kCustomName).empty()) return c.fail("the name must not be empty");
-      const int64_t operands = attrs.i(attr::kCustomOperands);
-      if (operands < 0 || uint64_t(operands) > ranks.size())
-        return c.fail("operands must be in [0, " + std::to_string(ranks.size()) + "], got " + std::to_string(operands));
-      size_t dynamic = 0;
-      for (int64_t d : attrs.ints(attr::kCustomShape)) {
-        if (d == attr::kDynamicDim) ++dynamic;
-        else if (d < 0) return c.fail("invalid shape entry " + std::to_string(d));
+      SG_CHECK(OpId::Conv2D, OpId::Conv2DBias) {
+        SG_RETURN_IF_ERROR(c.pair(attr::kConvStride, "stride"));
+        SG_RETURN_IF_ERROR(c.pair(attr::kConvDilation, "dilation"));
+        SG_RETURN_IF_ERROR(c.padding(attr::kConvPadding));
+        if (attrs.i(attr::kConvGroups) < 1 || attrs.i(attr::kConvGroups) > kMaxWindowParam) {
+          return c.fail("groups must be positive, got " + std::to_string(attrs.i(attr::kConvGroups)));
+        }
+        if (op == OpId::Conv2D) return Status::Ok();
+        return c.int_in(attr::kConvActivation, "activation", 0, attr::kNumActivations - 1);
       }
-      SG_RETURN_IF_ERROR(c.dynamic_inputs(dynamic, size_t(operands)));
-      return c.dtype(attr::kCustomDType);
-    }
+    case OpId::FullyConnected:
+      SG_CHECK(OpId::FullyConnected) return c.int_in(attr::kFcActivation, "activation", 0, attr::kNumActivations - 1);
+    case OpId::ElementwiseChain: SG_CHECK(OpId::ElementwiseChain) return c.chain_steps(ranks.size());
+    case OpId::Custom:
+      SG_CHECK(OpId::Custom) {
+        if (attrs.s(attr::kCustomName).empty()) return c.fail("the name must not be empty");
+        const int64_t operands = attrs.i(attr::kCustomOperands);
+        if (operands < 0 || uint64_t(operands) > ranks.size())
+          return c.fail("operands must be in [0, " + std::to_string(ranks.size()) + "], got " +
+                        std::to_string(operands));
+        size_t dynamic = 0;
+        for (int64_t d : attrs.ints(attr::kCustomShape)) {
+          if (d == attr::kDynamicDim) ++dynamic;
+          else if (d < 0) return c.fail("invalid shape entry " + std::to_string(d));
+        }
+        SG_RETURN_IF_ERROR(c.dynamic_inputs(dynamic, size_t(operands)));
+        return c.dtype(attr::kCustomDType);
+      }
     case OpId::Random:
-      SG_RETURN_IF_ERROR(c.target_shape(false));
-      return c.int_in(attr::kRandomDistribution, "distribution", 0, attr::kNumRandomDistributions - 1);
+      SG_CHECK(OpId::Random) {
+        SG_RETURN_IF_ERROR(c.target_shape(false));
+        return c.int_in(attr::kRandomDistribution, "distribution", 0, attr::kNumRandomDistributions - 1);
+      }
     case OpId::MaxPool2D: case OpId::AvgPool2D:
-      SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
-      SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));
-      return c.padding(attr::kPoolPadding);
+      SG_CHECK(OpId::MaxPool2D, OpId::AvgPool2D) {
+        SG_RETURN_IF_ERROR(c.pair(attr::kPoolSize, "size"));
+        SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));
+        return c.padding(attr::kPoolPadding);
+      }
     default:
       return Status::Ok();  // no attributes
   }
+  return Status::Ok();  // not selected: check_attrs refuses the op before this
 }
+
+#undef SG_CHECK
 
 }  // namespace
 
@@ -298,6 +329,9 @@ Status check_attrs(OpId op, const Attrs& attrs, std::span<const size_t> input_ra
   if (size_t(op) >= size_t(kNumOps)) return invalid_graph("unknown op id " + std::to_string(int(op)));
   const OpDef& def = op_def(op);
   const std::string name = def.name;
+  if constexpr (!selection::kAllOps) {
+    if (!selection::selected(op)) return invalid_graph(name + ": not in this runtime's selected ops (SG_SELECTED_OPS)");
+  }
   const size_t n = input_ranks.size();
   if (n < size_t(def.min_inputs) || (def.max_inputs >= 0 && n > size_t(def.max_inputs))) {
     std::string expected = std::to_string(def.min_inputs);

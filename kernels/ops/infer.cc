@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/infer_rules.h"
+#include "ops/selected_ops.h"
 
 namespace sg::ops {
 
@@ -176,59 +177,74 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
   out.assign(size_t(op_def(op).num_outputs), TensorType<D>{});
   const rules::Rule<D> r{op, attrs, in, scalars, out, ctx};
   using namespace rules;
+  // A rule is named only where one of its ops is selected (selected_ops.h): a
+  // selective build links the rules of its ops only, the core none.
+#define SG_RULE(rule, ...)                                             \
+  if constexpr (selection::any_of<__VA_ARGS__>()) return rule(r);      \
+  else break
   switch (op) {
     case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::FloorDiv:
     case OpId::Mod: case OpId::Pow: case OpId::Maximum: case OpId::Minimum: case OpId::Less:
     case OpId::LessEqual: case OpId::Greater: case OpId::GreaterEqual: case OpId::Equal:
     case OpId::NotEqual: case OpId::LogicalAnd: case OpId::LogicalOr:
-      return infer_binary(r);
+      SG_RULE(infer_binary, OpId::Add, OpId::Sub, OpId::Mul, OpId::Div, OpId::FloorDiv, OpId::Mod,
+              OpId::Pow, OpId::Maximum, OpId::Minimum, OpId::Less, OpId::LessEqual, OpId::Greater,
+              OpId::GreaterEqual, OpId::Equal, OpId::NotEqual, OpId::LogicalAnd, OpId::LogicalOr);
     case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt:
     case OpId::Rsqrt: case OpId::Sin: case OpId::Cos: case OpId::Tanh: case OpId::Sigmoid:
     case OpId::Relu: case OpId::Gelu: case OpId::Floor: case OpId::Ceil: case OpId::Round:
     case OpId::Sign: case OpId::Square: case OpId::LogicalNot: case OpId::IsNan:
-      return infer_unary(r);
-    case OpId::Where: return infer_where(r);
-    case OpId::Clip: return infer_clip(r);
-    case OpId::Cast: return infer_cast(r);
+      SG_RULE(infer_unary, OpId::Neg, OpId::Abs, OpId::Exp, OpId::Log, OpId::Sqrt, OpId::Rsqrt,
+              OpId::Sin, OpId::Cos, OpId::Tanh, OpId::Sigmoid, OpId::Relu, OpId::Gelu, OpId::Floor,
+              OpId::Ceil, OpId::Round, OpId::Sign, OpId::Square, OpId::LogicalNot, OpId::IsNan);
+    case OpId::Where: SG_RULE(infer_where, OpId::Where);
+    case OpId::Clip: SG_RULE(infer_clip, OpId::Clip);
+    case OpId::Cast: SG_RULE(infer_cast, OpId::Cast);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
     case OpId::Any: case OpId::All:
-      return infer_reduce(r);
-    case OpId::ArgMax: case OpId::ArgMin: return infer_arg_reduce(r);
-    case OpId::MatMul: return infer_matmul(r);
-    case OpId::Reshape: return infer_reshape(r);
-    case OpId::BroadcastTo: return infer_broadcast_to(r);
-    case OpId::Transpose: return infer_transpose(r);
-    case OpId::ExpandDims: return infer_expand_dims(r);
-    case OpId::Squeeze: return infer_squeeze(r);
-    case OpId::Concatenate: return infer_concatenate(r);
-    case OpId::Slice: return infer_slice(r);
-    case OpId::Take: return infer_take(r);
-    case OpId::ShapeDim: return infer_shape_dim(r);
-    case OpId::Full: return infer_full(r);
-    case OpId::Softmax: case OpId::LogSoftmax: return infer_softmax(r);
-    case OpId::Conv2D: return infer_conv2d(r);
-    case OpId::MaxPool2D: case OpId::AvgPool2D: return infer_pool2d(r);
-    case OpId::CumSum: return infer_cumsum(r);
-    case OpId::Sort: case OpId::ArgSort: return infer_sort(r);
-    case OpId::TopK: return infer_topk(r);
-    case OpId::Tile: return infer_tile(r);
-    case OpId::Pad: return infer_pad(r);
-    case OpId::Eye: return infer_eye(r);
-    case OpId::Arange: return infer_arange(r);
-    case OpId::LayerNorm: return infer_layer_norm(r);
-    case OpId::OneHot: return infer_one_hot(r);
-    case OpId::SliceUpdate: return infer_slice_update(r);
-    case OpId::FullyConnected: return infer_fully_connected(r);
-    case OpId::Conv2DBias: return infer_conv2d_bias(r);
-    case OpId::ElementwiseChain: return infer_elementwise_chain(r);
-    case OpId::Random: return infer_random(r);
-    case OpId::Custom: return infer_custom(r);
+      SG_RULE(infer_reduce, OpId::Sum, OpId::Mean, OpId::Max, OpId::Min, OpId::Prod, OpId::Any,
+              OpId::All);
+    case OpId::ArgMax: case OpId::ArgMin: SG_RULE(infer_arg_reduce, OpId::ArgMax, OpId::ArgMin);
+    case OpId::MatMul: SG_RULE(infer_matmul, OpId::MatMul);
+    case OpId::Reshape: SG_RULE(infer_reshape, OpId::Reshape);
+    case OpId::BroadcastTo: SG_RULE(infer_broadcast_to, OpId::BroadcastTo);
+    case OpId::Transpose: SG_RULE(infer_transpose, OpId::Transpose);
+    case OpId::ExpandDims: SG_RULE(infer_expand_dims, OpId::ExpandDims);
+    case OpId::Squeeze: SG_RULE(infer_squeeze, OpId::Squeeze);
+    case OpId::Concatenate: SG_RULE(infer_concatenate, OpId::Concatenate);
+    case OpId::Slice: SG_RULE(infer_slice, OpId::Slice);
+    case OpId::Take: SG_RULE(infer_take, OpId::Take);
+    case OpId::ShapeDim: SG_RULE(infer_shape_dim, OpId::ShapeDim);
+    case OpId::Full: SG_RULE(infer_full, OpId::Full);
+    case OpId::Softmax: case OpId::LogSoftmax: SG_RULE(infer_softmax, OpId::Softmax, OpId::LogSoftmax);
+    case OpId::Conv2D: SG_RULE(infer_conv2d, OpId::Conv2D);
+    case OpId::MaxPool2D: case OpId::AvgPool2D: SG_RULE(infer_pool2d, OpId::MaxPool2D, OpId::AvgPool2D);
+    case OpId::CumSum: SG_RULE(infer_cumsum, OpId::CumSum);
+    case OpId::Sort: case OpId::ArgSort: SG_RULE(infer_sort, OpId::Sort, OpId::ArgSort);
+    case OpId::TopK: SG_RULE(infer_topk, OpId::TopK);
+    case OpId::Tile: SG_RULE(infer_tile, OpId::Tile);
+    case OpId::Pad: SG_RULE(infer_pad, OpId::Pad);
+    case OpId::Eye: SG_RULE(infer_eye, OpId::Eye);
+    case OpId::Arange: SG_RULE(infer_arange, OpId::Arange);
+    case OpId::LayerNorm: SG_RULE(infer_layer_norm, OpId::LayerNorm);
+    case OpId::OneHot: SG_RULE(infer_one_hot, OpId::OneHot);
+    case OpId::SliceUpdate: SG_RULE(infer_slice_update, OpId::SliceUpdate);
+    case OpId::FullyConnected: SG_RULE(infer_fully_connected, OpId::FullyConnected);
+    case OpId::Conv2DBias: SG_RULE(infer_conv2d_bias, OpId::Conv2DBias);
+    case OpId::ElementwiseChain: SG_RULE(infer_elementwise_chain, OpId::ElementwiseChain);
+    case OpId::Random: SG_RULE(infer_random, OpId::Random);
+    case OpId::Custom: SG_RULE(infer_custom, OpId::Custom);
     case OpId::Print: return Status::Ok();  // no outputs; any inputs
     case OpId::Assert:
       if (in[0].dtype != DType::kBool || !in[0].shape.empty())
         return runtime_error("assert: the condition must be a bool scalar, got " +
                              std::string(dtype_name(in[0].dtype)) + ctx.format(in[0].shape));
       return Status::Ok();
+  }
+#undef SG_RULE
+  if constexpr (!selection::kAllOps) {
+    if (!selection::selected(op))
+      return invalid_graph(std::string(op_def(op).name) + ": not in this runtime's selected ops (SG_SELECTED_OPS)");
   }
   return internal_error("no shape rule for op " + std::string(op_def(op).name));
 }

@@ -1,81 +1,8 @@
-// Selective builds: which ops this build of the runtime has kernels for, known at
-// compile time. A build configured with -DSG_SELECTED_OPS=FILE (a list written by
-// `graph-inspect --ops GRAPH...`) defines SG_SELECTED_OPS_INC, a generated file of
-// op names as string literals; every other build selects every op.
-//
-// Only the routing code includes this header (kernel_table.cc for the reference
-// kernels, xnnpack_backend.cc for XNNPACK): it names a kernel family only where an
-// op of that family is selected (`if constexpr`), so the families no selected op
-// needs are never referenced and the linker leaves them out. Graphs that use an op
-// outside the selection are refused on load (kernels::op_available).
+// The selection of a selective build (ops/selected_ops.h), for the kernels' routing.
 #pragma once
 
-#include <string_view>
+#include "ops/selected_ops.h"
 
-#include "ops/op_table.h"
-
-namespace sg::kernels::selection {
-
-// Every op's name and flags by OpId, as constants (ops::op_def is a run-time table).
-inline constexpr std::string_view kOpNames[] = {
-#define SG_OP_NAME(e, name, ver, mn, mx, nout, attrs, flags) name,
-    SG_OPS(SG_OP_NAME)
-#undef SG_OP_NAME
-};
-namespace flag_table {
-using namespace ::sg::ops;  // the flags column names OpFlags unqualified
-inline constexpr uint32_t kOpFlags[] = {
-#define SG_OP_FLAGS(e, name, ver, mn, mx, nout, attrs, flags) uint32_t(flags),
-    SG_OPS(SG_OP_FLAGS)
-#undef SG_OP_FLAGS
-};
-}  // namespace flag_table
-using flag_table::kOpFlags;
-
-#ifdef SG_SELECTED_OPS_INC
-inline constexpr bool kAllOps = false;
-// The selected names, then an empty one (so that an empty selection is an array too).
-inline constexpr std::string_view kSelectedNames[] = {
-#include SG_SELECTED_OPS_INC
-    ""};
-#else
-inline constexpr bool kAllOps = true;
-inline constexpr std::string_view kSelectedNames[] = {""};
-#endif
-
-constexpr bool known_name(std::string_view name) {
-  for (std::string_view n : kOpNames)
-    if (n == name) return true;
-  return false;
-}
-
-// True when every name of the selection is an op of the table: a misspelt or
-// removed op in the list is a compile error, not an op silently left out.
-constexpr bool selection_is_known() {
-  for (std::string_view n : kSelectedNames)
-    if (!n.empty() && !known_name(n)) return false;
-  return true;
-}
-static_assert(selection_is_known(), "SG_SELECTED_OPS names an op the op table does not have");
-
-constexpr bool selected(ops::OpId op) {
-  if (kAllOps) return true;
-  const std::string_view name = kOpNames[int(op)];
-  for (std::string_view n : kSelectedNames)
-    if (n == name) return true;
-  return false;
-}
-
-template <ops::OpId... Ops>
-constexpr bool any_of() {
-  return (selected(Ops) || ...);
-}
-
-// Some op with this flag (ops::kElementwiseUnary, ...) is selected.
-constexpr bool any_with_flag(uint32_t flag) {
-  for (int i = 0; i < ops::kNumOps; ++i)
-    if ((kOpFlags[i] & flag) != 0 && selected(ops::OpId(i))) return true;
-  return false;
-}
-
-}  // namespace sg::kernels::selection
+namespace sg::kernels {
+namespace selection = ::sg::ops::selection;
+}  // namespace sg::kernels

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <new>
+#if defined(__cpp_exceptions)
 #include <system_error>
+#endif
 
 namespace sg::runtime {
 namespace {
@@ -28,6 +30,7 @@ std::unique_ptr<SpinTeam> SpinTeam::create(size_t threads) {
   if (threads < 2 || threads > kMaxThreads) return nullptr;
   std::unique_ptr<SpinTeam> team(new (std::nothrow) SpinTeam(threads));
   if (!team) return nullptr;
+#if defined(__cpp_exceptions)
   try {
     team->workers_.reserve(threads - 1);
     for (size_t t = 1; t < threads; ++t) team->workers_.emplace_back(&SpinTeam::help, team.get(), t);
@@ -36,14 +39,35 @@ std::unique_ptr<SpinTeam> SpinTeam::create(size_t threads) {
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
+#else
+  for (size_t t = 1; t < threads; ++t) {
+    SpinTeam::Helper& h = team->helpers_[t - 1];
+    h.team = team.get();
+    h.self = t;
+    if (pthread_create(&h.thread, nullptr, &SpinTeam::start, &h) != 0) return nullptr;  // as above
+    team->started_ = t;
+  }
+#endif
   return team;
 }
+
+#if !defined(__cpp_exceptions)
+void* SpinTeam::start(void* helper) {
+  const Helper& h = *static_cast<const Helper*>(helper);
+  h.team->help(h.self);
+  return nullptr;
+}
+#endif
 
 SpinTeam::~SpinTeam() {
   stop_.store(true, std::memory_order_seq_cst);
   board_.seq.fetch_add(2, std::memory_order_seq_cst);
   board_.seq.notify_all();
+#if defined(__cpp_exceptions)
   for (std::thread& t : workers_) t.join();
+#else
+  for (size_t t = 0; t < started_; ++t) pthread_join(helpers_[t].thread, nullptr);
+#endif
 }
 
 size_t SpinTeam::claim(size_t first, size_t self, uint32_t tag, Task task, void* context, size_t n) {

@@ -24,6 +24,10 @@
 #include <thread>
 #include <vector>
 
+#if !defined(__cpp_exceptions)
+#include <pthread.h>
+#endif
+
 #include "reference/kernel.h"
 
 namespace sg::runtime {
@@ -49,6 +53,9 @@ class SpinTeam final : public kernels::Team {
  private:
   explicit SpinTeam(size_t threads);
   void help(size_t self);
+#if !defined(__cpp_exceptions)
+  static void* start(void* helper);
+#endif
   // Claims and runs indices of job `tag` from the helpers' runs, `first` first;
   // returns how many it ran (`self`: the helper whose count it stores, 0: none).
   size_t claim(size_t first, size_t self, uint32_t tag, Task task, void* context, size_t n);
@@ -71,7 +78,19 @@ class SpinTeam final : public kernels::Team {
   std::unique_ptr<Count[]> done_;  // [threads_], entry 0 unused
   alignas(64) std::atomic<uint32_t> parked_{0};
   std::atomic<bool> stop_{false};
+#if defined(__cpp_exceptions)
   std::vector<std::thread> workers_;
+#else
+  // Built without exceptions (the size builds, mobile/CMakeLists.txt), std::thread
+  // cannot report a helper that fails to start: the helpers are POSIX threads.
+  struct Helper {
+    SpinTeam* team = nullptr;
+    size_t self = 0;
+    pthread_t thread{};
+  };
+  Helper helpers_[kMaxThreads - 1];
+  size_t started_ = 0;
+#endif
 };
 
 }  // namespace sg::runtime
