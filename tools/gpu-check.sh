@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: builds the CUDA backend (SG_WITH_CUDA=ON, its
 # own build folder), runs its kernel tests against the reference kernels, the
-# Session tests on the GPU, the C API on the GPU and every program of
-# tests/programs with graph-run --device cuda against the CPU, then prints a
-# short table. Sized to finish well inside 8 minutes on one H200 with 16 cores.
+# Session tests on the GPU, the C API on the GPU, every program of
+# tests/programs with graph-run --device cuda against the CPU, and the GPU
+# benchmarks of bench/gpu (a few seconds each), then prints two short tables.
+# Sized to finish well inside 8 minutes on one H200 with 16 cores.
 #   tools/gpu-check.sh [BUILD_DIR]     (default build-gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +16,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 }
 python=/usr/bin/python3
 start=$(date +%s)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test graph-compile graph-run
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test graph-compile graph-run \
+  sg_gpu_mlp_bench sg_gpu_loop_bench
 built=$(date +%s)
 
 # count LOG: "passed failed skipped" of a GoogleTest log.
@@ -41,6 +43,40 @@ SG_BUILD_DIR="$build" SG_SOURCE_DIR="$PWD" PYTHONPATH="$PWD/compiler/python" \
 [ "$programs_status" -eq 0 ] || status=1
 t4=$(date +%s)
 
+# GPU benchmarks (bench/gpu/README.md): each prints a last line
+# "row: NAME | MEASURED | GOAL | MET"; exit 0 measured, 77 skipped, else failed.
+bench_dir="$build/gpu-bench"
+rows=()
+bench() {  # bench NAME GOAL COMMAND...
+  local name=$1 goal=$2 rc=0 row
+  shift 2
+  timeout 120 "$@" | tee "$bench_dir/last.log" || rc=$?
+  row=$(grep '^row: ' "$bench_dir/last.log" | tail -1 | sed 's/^row: //' || true)
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; then
+    rows+=("${row:-$name | no result line (exit $rc) | $goal | no}")
+  else
+    rows+=("$name | FAILED (exit $rc) | $goal | no")
+    status=1
+  fi
+}
+mkdir -p "$bench_dir"
+if "$python" bench/gpu/prepare.py "$bench_dir" >/dev/null &&
+   "$build/tools/graph-compile" bench/models/mlp.py --weights "$bench_dir/mlp/weights.safetensors" -o "$bench_dir/mlp.sgraph" &&
+   "$build/tools/graph-compile" bench/models/rnn.py --weights "$bench_dir/rnn/weights.safetensors" -o "$bench_dir/rnn.sgraph" &&
+   "$build/tools/graph-compile" bench/models/loop_overhead.py --weights "$bench_dir/loop_overhead/weights.safetensors" \
+     -o "$bench_dir/loop_overhead.sgraph"; then
+  bench "MLP b4096 vs cuBLASLt" ">= 90%" \
+    "$build/bench/gpu/sg_gpu_mlp_bench" "$bench_dir/mlp.sgraph" "$bench_dir/mlp" --batch 4096
+  bench "rnn per iteration beyond kernels" "<= 3 us" \
+    "$build/bench/gpu/sg_gpu_loop_bench" rnn "$bench_dir/rnn.sgraph" "$bench_dir/rnn"
+  bench "loop_overhead per iteration beyond kernels" "<= 3 us" \
+    "$build/bench/gpu/sg_gpu_loop_bench" loop_overhead "$bench_dir/loop_overhead.sgraph"
+else
+  rows+=("GPU benchmarks | FAILED (preparing their graphs) | - | no")
+  status=1
+fi
+t5=$(date +%s)
+
 read -r kp kf ks <<<"$(count "$build/gpu-kernels.log")"
 read -r sp sf ss <<<"$(count "$build/gpu-session.log")"
 echo
@@ -52,4 +88,10 @@ echo "| CUDA kernel tests (vs reference kernels) | $kp passed, $kf failed, $ks s
 echo "| Session on the GPU (vs the CPU Session) | $sp passed, $sf failed, $ss skipped ($((t2 - t1)) s) |"
 echo "| C API on the GPU (run, errors, device) | $capi ($((t3 - t2)) s) |"
 echo "| tests/programs with --device cuda (vs --device cpu) | $(tail -1 "$build/gpu-programs.log" | sed 's/^gpu programs: //') ($((t4 - t3)) s, exit $programs_status) |"
+echo
+echo "GPU benchmarks ($((t5 - t4)) s):"
+echo
+echo "| benchmark | measured | goal | met |"
+echo "|---|---|---|---|"
+for row in "${rows[@]}"; do echo "| $row |"; done
 exit $status
