@@ -17,8 +17,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 python=/usr/bin/python3
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test graph-compile graph-run \
-  sg_gpu_mlp_bench sg_gpu_loop_bench
+cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test \
+  graph-compile graph-run sg_gpu_mlp_bench sg_gpu_loop_bench
 built=$(date +%s)
 
 # count LOG: "passed failed skipped" of a GoogleTest log.
@@ -59,12 +59,15 @@ bench() {  # bench NAME GOAL COMMAND...
     status=1
   fi
 }
+prepare_benchmarks() {  # the weights, and mlp, rnn and loop_overhead compiled with them
+  "$python" bench/gpu/prepare.py "$bench_dir" >/dev/null || return 1
+  for m in mlp rnn loop_overhead; do
+    "$build/tools/graph-compile" "bench/models/$m.py" --weights "$bench_dir/$m/weights.safetensors" \
+      -o "$bench_dir/$m.sgraph" || return 1
+  done
+}
 mkdir -p "$bench_dir"
-if "$python" bench/gpu/prepare.py "$bench_dir" >/dev/null &&
-   "$build/tools/graph-compile" bench/models/mlp.py --weights "$bench_dir/mlp/weights.safetensors" -o "$bench_dir/mlp.sgraph" &&
-   "$build/tools/graph-compile" bench/models/rnn.py --weights "$bench_dir/rnn/weights.safetensors" -o "$bench_dir/rnn.sgraph" &&
-   "$build/tools/graph-compile" bench/models/loop_overhead.py --weights "$bench_dir/loop_overhead/weights.safetensors" \
-     -o "$bench_dir/loop_overhead.sgraph"; then
+if prepare_benchmarks; then
   bench "MLP b4096 vs cuBLASLt" ">= 90%" \
     "$build/bench/gpu/sg_gpu_mlp_bench" "$bench_dir/mlp.sgraph" "$bench_dir/mlp" --batch 4096
   bench "rnn per iteration beyond kernels" "<= 3 us" \

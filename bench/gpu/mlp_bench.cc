@@ -225,7 +225,8 @@ int run(int argc, char** argv) {
                 "input copy");
     SG_CUDA_TRY(cudaEventRecord(gemm_start, cs.stream), "event");
     for (int l = 0; l < 3; ++l)
-      SG_RETURN_IF_ERROR(layers[l].run(ctx, dact[l], dw[2 * l], dact[l + 1], l < 2 ? sg::ops::attr::kActRelu : sg::ops::attr::kActNone));
+      SG_RETURN_IF_ERROR(layers[l].run(ctx, dact[l], dw[2 * l], dact[l + 1],
+                                       l < 2 ? sg::ops::attr::kActRelu : sg::ops::attr::kActNone));
     SG_CUDA_TRY(cudaEventRecord(gemm_end, cs.stream), "event");
     SG_CUDA_TRY(cudaMemcpyAsync(y_direct.data(), dact[3], y_floats * sizeof(float), cudaMemcpyDeviceToHost, cs.stream),
                 "output copy");
