@@ -16,7 +16,8 @@ namespace sg::compiler::staging {
 namespace {
 
 // kTarget: a for target read after the loop that had no value before it, where the
-// loop provably runs at least once: carried from a placeholder of the item's type.
+// loop provably runs at least once: its initial value is a zero of the item's type,
+// overwritten by the first iteration.
 enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget };
 
 struct Carry {
