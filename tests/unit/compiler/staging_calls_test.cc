@@ -660,12 +660,9 @@ def f(d: sg.i64):
   }
 }
 
-// Where every specialisation of the chain also calls itself, each one's probe
-// is left pending on its own call and rolled back, dropping the levels staged
-// inside it. They are staged again from their settled result types, one pass
-// each, not inferred again: about K^2 / 2 passes (2^K before).
-TEST(StagingCalls, RolledBackSpecialisationsAreStagedAgainFromTheirSettledResults) {
-  const char* const program = R"(import stagegraph as sg
+// A chain of 41 recursive specialisations (v = 0, 1, ..., 40), each of which also
+// calls itself with the same static value while d > 100.
+constexpr const char* kSelfCallingChain = R"(import stagegraph as sg
 
 K = 40.0
 
@@ -680,6 +677,13 @@ def rec(v, d):
 def f(d: sg.i64):
     return rec(sg.zeros((), dtype=sg.f32), d)
 )";
+
+// Where every specialisation of the chain also calls itself, each one's probe
+// is left pending on its own call and rolled back, dropping the levels staged
+// inside it. They are staged again from their settled result types, one pass
+// each, not inferred again: about K^2 / 2 passes (2^K before).
+TEST(StagingCalls, RolledBackSpecialisationsAreStagedAgainFromTheirSettledResults) {
+  const char* const program = kSelfCallingChain;
   StageOptions options;
   options.max_specialisation_passes = 41 * 41;
   auto r = stage_source(program, options);
@@ -693,21 +697,7 @@ def f(d: sg.i64):
 // recursion that needs more (the chain above, quadratic in its length) stops
 // with one error at the call that needed one more pass.
 TEST(StagingCalls, SpecialisationPassBudgetStopsWithALocatedError) {
-  const char* const program = R"(import stagegraph as sg
-
-K = 40.0
-
-def rec(v, d):
-    if d > 100:
-        return rec(v, d - 1)
-    if d > 0:
-        return rec(sg.minimum(v + 1.0, K), d - 1)
-    return v
-
-@sg.function
-def f(d: sg.i64):
-    return rec(sg.zeros((), dtype=sg.f32), d)
-)";
+  const char* const program = kSelfCallingChain;
   StageOptions options;
   options.max_specialisation_passes = 500;
   auto r = stage_source(program, options);
