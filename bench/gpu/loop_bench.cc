@@ -131,17 +131,26 @@ sg::Result<KernelTimes> time_kernels(kc::Context& ctx, int64_t iterations,
   for (int64_t k = 0; k < std::min<int64_t>(iterations, 16); ++k) SG_RETURN_IF_ERROR(enqueue(k));  // warm-up
   SG_RETURN_IF_ERROR(ctx.synchronize());
 
-  std::vector<double> launched;
-  for (int rep = 0; rep < 3; ++rep) {
-    SG_CUDA_TRY(cudaEventRecord(e0, cs.stream), "event");
+  // The median over `reps` of what `launch` takes on the stream, per iteration.
+  const auto per_iteration_us = [&](int reps, const auto& launch, double* out) -> sg::Status {
+    std::vector<double> times;
+    for (int rep = 0; rep < reps; ++rep) {
+      SG_CUDA_TRY(cudaEventRecord(e0, cs.stream), "event");
+      SG_RETURN_IF_ERROR(launch());
+      SG_CUDA_TRY(cudaEventRecord(e1, cs.stream), "event");
+      SG_RETURN_IF_ERROR(ctx.synchronize());
+      float ms = 0;
+      SG_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1), "event time");
+      times.push_back(1000.0 * ms / double(iterations));
+    }
+    *out = median(times);
+    return sg::Status::Ok();
+  };
+  const auto launch_each = [&]() -> sg::Status {
     for (int64_t k = 0; k < iterations; ++k) SG_RETURN_IF_ERROR(enqueue(k));
-    SG_CUDA_TRY(cudaEventRecord(e1, cs.stream), "event");
-    SG_RETURN_IF_ERROR(ctx.synchronize());
-    float ms = 0;
-    SG_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1), "event time");
-    launched.push_back(1000.0 * ms / double(iterations));
-  }
-  t.launched_us = median(launched);
+    return sg::Status::Ok();
+  };
+  SG_RETURN_IF_ERROR(per_iteration_us(3, launch_each, &t.launched_us));
 
   cudaGraph_t graph = nullptr;
   SG_CUDA_TRY(cudaStreamBeginCapture(cs.stream, cudaStreamCaptureModeThreadLocal), "stream capture");
@@ -168,17 +177,11 @@ sg::Result<KernelTimes> time_kernels(kc::Context& ctx, int64_t iterations,
   } exec_guard{exec};
   SG_CUDA_TRY(cudaGraphLaunch(exec, cs.stream), "graph launch");  // warm-up (uploads the graph)
   SG_RETURN_IF_ERROR(ctx.synchronize());
-  std::vector<double> replayed;
-  for (int rep = 0; rep < 5; ++rep) {
-    SG_CUDA_TRY(cudaEventRecord(e0, cs.stream), "event");
+  const auto replay = [&]() -> sg::Status {
     SG_CUDA_TRY(cudaGraphLaunch(exec, cs.stream), "graph launch");
-    SG_CUDA_TRY(cudaEventRecord(e1, cs.stream), "event");
-    SG_RETURN_IF_ERROR(ctx.synchronize());
-    float ms = 0;
-    SG_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1), "event time");
-    replayed.push_back(1000.0 * ms / double(iterations));
-  }
-  t.graph_us = median(replayed);
+    return sg::Status::Ok();
+  };
+  SG_RETURN_IF_ERROR(per_iteration_us(5, replay, &t.graph_us));
   return t;
 }
 
