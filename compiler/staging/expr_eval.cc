@@ -176,6 +176,7 @@ Value Stager::call_value(const Value& callee, Args& args) {
   if (callee.is<std::shared_ptr<FunctionV>>()) return call_function(callee.as<std::shared_ptr<FunctionV>>(), args);
   if (callee.is<BuiltinV>()) return call_builtin(callee.as<BuiltinV>().name, args);
   if (callee.is<SgMember>()) return call_sg(callee.as<SgMember>().name, args);
+  if (callee.is<TransformV>()) return call_transform(callee.as<TransformV>(), args);
   if (callee.is<BoundMethod>()) {
     const BoundMethod& m = callee.as<BoundMethod>();
     if (m.self->is<InstancePtr>()) return call_record_method(m.self->as<InstancePtr>(), m.name, args);

@@ -510,6 +510,11 @@ Value not_yet(Stager& s, const Args& a, const std::string& name) {
   s.fail(a.span, "sg." + name + " needs an op the op library does not have yet");
 }
 
+Value grad_family(Stager& s, const Args& a, const std::string& name) {
+  Args copy = a;
+  return s.call_sg_grad(name, copy);
+}
+
 struct Entry {
   const char* name;
   Handler handler;
@@ -542,6 +547,10 @@ const Entry kTable[] = {
     {"random", sg_random}, {"random.key", sg_random}, {"random.split", sg_random},
     {"random.bits", sg_random}, {"random.uniform", sg_random}, {"random.normal", sg_random},
     {"random.categorical", sg_random}, {"random.bernoulli", sg_random}, {"custom_op", sg_custom_op},
+    {"grad", grad_family}, {"value_and_grad", grad_family}, {"vjp", grad_family}, {"checkpoint", grad_family},
+    {"stop_gradient", grad_family}, {"logsumexp", grad_family}, {"nn", grad_family},
+    {"nn.cross_entropy", grad_family}, {"nn.binary_cross_entropy_with_logits", grad_family}, {"nn.mse", grad_family},
+    {"nn.l1", grad_family},
 };
 
 const Entry* find_entry(const std::string& name) {

@@ -127,6 +127,17 @@ Value sg_member_attribute(Stager& s, const std::string& member, const std::strin
       if (name == f) return Value(SgMember{"random." + name});
     s.fail(span, "module 'stagegraph.random' has no attribute '" + name + "'");
   }
+  if (member == "nn") {
+    // sg.nn: the losses, and the op library's neural-network ops under their own names.
+    static const char* const kNn[] = {"cross_entropy", "binary_cross_entropy_with_logits", "mse", "l1"};
+    for (const char* f : kNn)
+      if (name == f) return Value(SgMember{"nn." + name});
+    static const char* const kOps[] = {"softmax", "log_softmax", "relu", "gelu", "sigmoid", "tanh", "one_hot",
+                                       "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "logsumexp"};
+    for (const char* f : kOps)
+      if (name == f) return Value(SgMember{name});
+    s.fail(span, "module 'stagegraph.nn' has no attribute '" + name + "'");
+  }
   s.fail(span, "'function' object has no attribute '" + name + "'");
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <ostream>
 
 #include "staging/stager.h"
@@ -201,19 +202,29 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
 
   // A return inside a staged `if` or loop leaves its value in the frame's flags.
   const Value r = frame_result(def, def.name_span);
+  // Nested results are flattened in order into outputs named by their path (SPEC §2).
   std::vector<std::pair<std::string, Value>> outputs;
-  if (r.is<DictPtr>()) {
-    for (const auto& [k, v] : r.as<DictPtr>()->items) {
-      if (!k.is<std::string>()) fail(def.name_span, "the keys of a returned dict must be strings, got " + py_repr(k));
-      if (k.as<std::string>().empty()) fail(def.name_span, "the keys of a returned dict must not be empty");
-      outputs.emplace_back(k.as<std::string>(), v);
+  std::function<void(const std::string&, const Value&)> flatten_result = [&](const std::string& path,
+                                                                              const Value& v) {
+    auto join = [&](const std::string& part) { return path.empty() ? part : path + "." + part; };
+    if (v.is<DictPtr>()) {
+      for (const auto& [k, item] : v.as<DictPtr>()->items) {
+        if (!k.is<std::string>()) fail(def.name_span, "the keys of a returned dict must be strings, got " + py_repr(k));
+        if (k.as<std::string>().empty()) fail(def.name_span, "the keys of a returned dict must not be empty");
+        flatten_result(join(k.as<std::string>()), item);
+      }
+    } else if (v.is<TuplePtr>() || v.is<ListPtr>()) {
+      const auto& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+      for (size_t i = 0; i < items.size(); ++i)
+        flatten_result(path.empty() ? "output_" + std::to_string(i) : join(std::to_string(i)), items[i]);
+    } else if (v.is<InstancePtr>()) {
+      for (const auto& [k, item] : v.as<InstancePtr>()->attrs->items)
+        if (k.is<std::string>()) flatten_result(join(k.as<std::string>()), item);
+    } else if (!v.is<NoneV>() || !path.empty()) {
+      outputs.emplace_back(path.empty() ? "output_0" : path, v);
     }
-  } else if (r.is<TuplePtr>()) {
-    const auto& items = *r.as<TuplePtr>();
-    for (size_t i = 0; i < items.size(); ++i) outputs.emplace_back("output_" + std::to_string(i), items[i]);
-  } else if (!r.is<NoneV>()) {
-    outputs.emplace_back("output_0", r);
-  }
+  };
+  flatten_result("", r);
   if (outputs.empty())
     fail(def.name_span, "entry point '" + def.name + "' must return a tensor, a tuple of tensors or a dict of them");
   for (auto& [name, v] : outputs) {

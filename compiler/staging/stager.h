@@ -372,6 +372,14 @@ class Stager {
   void stage_raise(const struct RaiseSignal& r);
   // Staged branches and loop bodies being staged; each catches a raise inside it.
   int raise_catchers = 0;
+
+  // ---- differentiation (sg_grad.cc, autodiff.cc) --------------------------------
+  // sg.grad, sg.value_and_grad, sg.vjp, sg.checkpoint, sg.stop_gradient and the
+  // functions they return; sg.logsumexp and sg.nn's losses.
+  Value call_sg_grad(const std::string& name, Args& args);
+  Value call_transform(const TransformV& t, Args& args);
+  // Values sg.stop_gradient made, (function, value): no gradient flows through them.
+  std::set<std::pair<int32_t, int32_t>> stopped_gradients;
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
 

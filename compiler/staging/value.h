@@ -174,12 +174,24 @@ struct FormattedV {
   std::vector<Value> parts;
 };
 
+// A function made by sg.grad, sg.value_and_grad, sg.checkpoint, or the pullback
+// sg.vjp returns (sg_grad.cc).
+struct PullbackData;
+struct TransformV {
+  enum class Kind : uint8_t { kGrad, kValueAndGrad, kCheckpoint, kPullback } kind = Kind::kGrad;
+  std::shared_ptr<Value> fn;
+  std::vector<int64_t> argnums{0};
+  bool argnums_tuple = false;
+  bool has_aux = false;
+  std::shared_ptr<PullbackData> pullback;
+};
+
 struct Value {
   using Data = std::variant<NoneV, bool, int64_t, double, std::string, TuplePtr, ListPtr, DictPtr,
                             StaticTensorPtr, Staged, SgModuleV, SgMember, BuiltinV, DTypeV,
                             AnnotationV, RangeV, std::shared_ptr<FunctionV>, BoundMethod,
                             EllipsisV, UndefinedV, TensorListV, FormattedV, ClassPtr, InstancePtr,
-                            BoundFunction, SuperV, ExceptionV, PyModuleV>;
+                            BoundFunction, SuperV, ExceptionV, PyModuleV, TransformV>;
   Data data;
 
   Value() : data(NoneV{}) {}

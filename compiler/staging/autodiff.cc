@@ -1,0 +1,867 @@
+// Reverse-mode differentiation of staged graph functions: see autodiff.h.
+#include "staging/autodiff.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+namespace {
+
+using ops::OpId;
+using Grads = std::vector<std::optional<Value>>;
+
+
+ops::Attrs ints_attr(std::vector<int64_t> v) {
+  ops::Attrs a;
+  a.values.push_back(ops::AttrValue::Ints(std::move(v)));
+  return a;
+}
+
+// The While widened to keep what its backward reads (DESIGN.md #14).
+struct Tape {
+  int32_t count = -1;               // iterations run (i64 scalar), in the new function
+  std::vector<size_t> stacked;      // carried positions whose start values are kept
+  std::vector<int32_t> stacks;      // one tape per stacked position, [T, ...]
+};
+
+class Vjp {
+ public:
+  Vjp(Stager& s, SourceSpan span) : s_(s), call_span_(span) {}
+
+  int32_t build(const VjpRequest& r);
+
+ private:
+  // The adjoint of a branch, loop body or callee: every float parameter gets a
+  // gradient, every float result a cotangent, no primal results. Memoized, so
+  // the adjoint of a recursive function calls itself.
+  int32_t nested(int32_t f);
+
+  // ---- per function being built ------------------------------------------------
+  struct Work {
+    ir::Function src;
+    int32_t src_id = -1;
+    std::vector<int32_t> map;               // src value -> new value
+    std::map<int32_t, Value> ct;            // src value -> cotangent
+    std::vector<bool> active;               // depends on a differentiated parameter
+    std::map<size_t, Tape> tapes;           // node index -> its widened While
+  };
+  Work* w_ = nullptr;
+
+  int32_t remap(int32_t id);
+  Value fwd(int32_t src_id) { return s_.staged(remap(src_id)); }
+  void accumulate(int32_t src_id, const Value& g);
+  std::optional<Value> ct_of(int32_t src_id) const {
+    auto it = w_->ct.find(src_id);
+    if (it == w_->ct.end()) return std::nullopt;
+    return it->second;
+  }
+  Value ct_or_zeros(int32_t src_id) {
+    if (auto c = ct_of(src_id)) return *c;
+    return zeros_like(fwd(src_id));
+  }
+  void copy_forward(size_t index, const ir::Node& node);
+  void widen_while(size_t index, const ir::Node& node);
+  void backward(size_t index, const ir::Node& node);
+  void backward_if(const ir::Node& node);
+  void backward_call(const ir::Node& node);
+  void backward_while(size_t index, const ir::Node& node);
+  Grads op_rule(const ir::Node& node);
+
+  // A function with `types` as parameters (and nothing else yet).
+  int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);
+  // A copy of function f with parameters of `extra` types appended.
+  int32_t clone_with_params(int32_t f, const std::string& name, const std::vector<ir::Type>& extra);
+  // Adds a control node to the current function; its outputs have `types`.
+  std::vector<int32_t> emit(ir::NodeKind kind, std::vector<int32_t> fns, std::vector<int32_t> inputs,
+                            const std::vector<ir::Type>& types);
+  std::vector<int32_t> ids(const std::vector<Value>& vs) {
+    std::vector<int32_t> out;
+    for (const Value& v : vs) out.push_back(s_.materialize(v, span_));
+    return out;
+  }
+  ir::Type type_of(int32_t f, int32_t v) const { return s_.module().functions[size_t(f)].values[size_t(v)].type; }
+
+  // ---- op helpers (at span_) -----------------------------------------------------
+  Value bin(OpId op, const Value& a, const Value& b) { return s_.tensor_binary(op, a, b, span_); }
+  Value un(OpId op, const Value& a) { return s_.apply(op, {}, {a}, span_); }
+  Value mul(const Value& a, const Value& b) { return bin(OpId::Mul, a, b); }
+  Value add(const Value& a, const Value& b) { return bin(OpId::Add, a, b); }
+  Value sub(const Value& a, const Value& b) { return bin(OpId::Sub, a, b); }
+  Value div(const Value& a, const Value& b) { return bin(OpId::Div, a, b); }
+  Value neg(const Value& a) { return un(OpId::Neg, a); }
+  Value zeros_like(const Value& x) { return call("zeros_like", {x}); }
+  Value where(const Value& c, const Value& a, const Value& b) {
+    return s_.apply(OpId::Where, {}, {c, s_.to_tensor(a, s_.tensor_dtype(b.is_tensor() ? b : a), span_),
+                                      s_.to_tensor(b, s_.tensor_dtype(a.is_tensor() ? a : b), span_)},
+                    span_);
+  }
+  Value sum(const Value& x, std::vector<int64_t> axes, bool keepdims) {
+    ops::Attrs a = ints_attr(std::move(axes));
+    a.values.push_back(ops::AttrValue::Int(keepdims));
+    return s_.apply(OpId::Sum, std::move(a), {x}, span_);
+  }
+  Value call(const std::string& name, std::vector<Value> pos) {
+    Args a;
+    a.pos = std::move(pos);
+    a.span = span_;
+    return s_.call_sg(name, a);
+  }
+  Value transpose(const Value& x, std::vector<int64_t> perm) { return s_.apply(OpId::Transpose, ints_attr(std::move(perm)), {x}, span_); }
+  Value expand(const Value& x, std::vector<int64_t> axes) { return s_.apply(OpId::ExpandDims, ints_attr(std::move(axes)), {x}, span_); }
+  Value squeeze(const Value& x, std::vector<int64_t> axes) { return s_.apply(OpId::Squeeze, ints_attr(std::move(axes)), {x}, span_); }
+  Value reshape_like(const Value& x, const Value& like) { return call("reshape", {x, s_.shape_tuple(like, span_)}); }
+  Value broadcast_like(const Value& x, const Value& like) { return call("broadcast_to", {x, s_.shape_tuple(like, span_)}); }
+  size_t rank(const Value& v) { return s_.tensor_rank(v); }
+  // Sums a cotangent down to the shape of `x` it was broadcast from.
+  Value unbroadcast(const Value& g, const Value& x);
+  // The cotangent of a reduction's input: g (keepdims or not) broadcast back.
+  Value unreduce(const Value& g, const Value& x, const std::vector<int64_t>& axes, bool keepdims);
+  std::vector<int64_t> all_axes(size_t n) {
+    std::vector<int64_t> a(n);
+    std::iota(a.begin(), a.end(), 0);
+    return a;
+  }
+  Value swap_last(const Value& x) {
+    std::vector<int64_t> perm = all_axes(rank(x));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return transpose(x, perm);
+  }
+  Grads matmul_rule(const Value& a, const Value& b, const Value& g);
+  // The gradient of a gather along the last axis of a row-wise permutation or
+  // selection: g [..., k] scattered to [..., n] at `idx` [..., k].
+  Value scatter_last(const Value& g, const Value& idx, const Value& like);
+  Value take_rule(const Value& x, const Value& idx, const Value& g, int64_t axis);
+  [[noreturn]] void refuse(const std::string& what);
+
+  Stager& s_;
+  SourceSpan call_span_;
+  SourceSpan span_;
+  std::map<int32_t, int32_t> memo_;
+};
+
+[[noreturn]] void Vjp::refuse(const std::string& what) {
+  s_.fail(span_.valid() ? span_ : call_span_, "cannot differentiate " + what);
+}
+
+int32_t Vjp::new_function(const std::string& name, const std::vector<ir::Type>& types) {
+  ir::Module& m = s_.module();
+  m.functions.push_back(ir::Function{});
+  const int32_t id = int32_t(m.functions.size() - 1);
+  m.functions.back().name = name + "#" + std::to_string(id);
+  for (const ir::Type& t : types) {
+    const int32_t v = m.functions.back().add_value(t, "", call_span_);
+    m.functions.back().params.push_back(v);
+  }
+  return id;
+}
+
+int32_t Vjp::clone_with_params(int32_t f, const std::string& name, const std::vector<ir::Type>& extra) {
+  ir::Module& m = s_.module();
+  ir::Function copy = m.functions[size_t(f)];
+  copy.name = name;
+  for (const ir::Type& t : extra) copy.params.push_back(copy.add_value(t, "", call_span_));
+  m.functions.push_back(std::move(copy));
+  const int32_t id = int32_t(m.functions.size() - 1);
+  m.functions.back().name += "#" + std::to_string(id);
+  return id;
+}
+
+std::vector<int32_t> Vjp::emit(ir::NodeKind kind, std::vector<int32_t> fns, std::vector<int32_t> inputs,
+                               const std::vector<ir::Type>& types) {
+  ir::Node node;
+  node.kind = kind;
+  node.functions = std::move(fns);
+  node.inputs = std::move(inputs);
+  node.span = span_;
+  for (const ir::Type& t : types) node.outputs.push_back(s_.fn().add_value(t, "", span_));
+  std::vector<int32_t> out = node.outputs;
+  s_.fn().nodes.push_back(std::move(node));
+  return out;
+}
+
+int32_t Vjp::remap(int32_t id) {
+  int32_t& slot = w_->map[size_t(id)];
+  if (slot >= 0) return slot;
+  const ir::Value& v = w_->src.values[size_t(id)];
+  if (v.constant < 0)
+    s_.fail(call_span_, "internal error: differentiating '" + w_->src.name + "' met value " + std::to_string(id) +
+                            " before its definition");
+  s_.fn().values.push_back(v);
+  slot = int32_t(s_.fn().values.size() - 1);
+  return slot;
+}
+
+void Vjp::accumulate(int32_t src_id, const Value& g) {
+  auto it = w_->ct.find(src_id);
+  if (it == w_->ct.end()) {
+    w_->ct.emplace(src_id, g);
+    return;
+  }
+  it->second = add(it->second, g);
+}
+
+Value Vjp::unbroadcast(const Value& g, const Value& x) {
+  const ir::Type gt = s_.tensor_type(g), xt = s_.tensor_type(x);
+  Value r = g;
+  const size_t lead = gt.rank() - xt.rank();
+  std::vector<int64_t> ones;
+  for (size_t i = 0; i < xt.rank(); ++i) {
+    const auto xs = xt.shape[i].as_static();
+    const auto gs = gt.shape[lead + i].as_static();
+    if (xs && *xs == 1 && !(gs && *gs == 1)) ones.push_back(int64_t(lead + i));
+  }
+  if (!ones.empty()) r = sum(r, ones, true);
+  if (lead > 0) r = sum(r, all_axes(lead), false);
+  if (s_.tensor_dtype(r) != xt.dtype) r = s_.cast(r, xt.dtype, span_);
+  return r;
+}
+
+Value Vjp::unreduce(const Value& g, const Value& x, const std::vector<int64_t>& axes, bool keepdims) {
+  Value r = g;
+  std::vector<int64_t> ax = axes.empty() ? all_axes(rank(x)) : axes;
+  if (!keepdims && !ax.empty()) r = expand(r, ax);
+  return broadcast_like(r, x);
+}
+
+Grads Vjp::matmul_rule(const Value& a, const Value& b, const Value& g) {
+  const size_t ra = rank(a), rb = rank(b);
+  Value a2 = ra == 1 ? expand(a, {0}) : a;
+  Value b2 = rb == 1 ? expand(b, {1}) : b;
+  Value g2 = g;
+  if (ra == 1 && rb == 1) g2 = expand(g, {0, 1});
+  else if (ra == 1) g2 = expand(g, {int64_t(rank(g) - 1)});  // [.., N] -> [.., 1, N]
+  else if (rb == 1) g2 = expand(g, {int64_t(rank(g))});      // [.., M] -> [.., M, 1]
+  Value ga = s_.apply(OpId::MatMul, {}, {g2, swap_last(b2)}, span_);
+  Value gb = s_.apply(OpId::MatMul, {}, {swap_last(a2), g2}, span_);
+  ga = unbroadcast(ga, a2);
+  gb = unbroadcast(gb, b2);
+  if (ra == 1) ga = squeeze(ga, {0});
+  if (rb == 1) gb = squeeze(gb, {1});
+  return {ga, gb};
+}
+
+Value Vjp::scatter_last(const Value& g, const Value& idx, const Value& like) {
+  const ir::Type lt = s_.tensor_type(like);
+  const auto n = lt.shape.back().as_static();
+  if (!n) refuse("an ordering op over an axis of symbolic size");
+  ops::Attrs oh;
+  oh.values.push_back(ops::AttrValue::Int(*n));
+  oh.values.push_back(ops::AttrValue::Int(int64_t(lt.dtype)));
+  const Value onehot = s_.apply(OpId::OneHot, std::move(oh), {idx}, span_);  // [..., k, n]
+  const Value row = expand(g, {int64_t(rank(g) - 1)});                      // [..., 1, k]
+  const Value r = s_.apply(OpId::MatMul, {}, {row, onehot}, span_);        // [..., 1, n]
+  return squeeze(r, {int64_t(rank(r) - 2)});
+}
+
+Value Vjp::take_rule(const Value& x, const Value& idx, const Value& g, int64_t axis) {
+  const ir::Type xt = s_.tensor_type(x);
+  const size_t k = rank(idx);
+  if (k == 0) {  // a single index: the cotangent lands in one slice
+    std::vector<int64_t> b(xt.rank(), 0), e(xt.rank(), 0), st(xt.rank(), 1), fl(xt.rank(), 0);
+    fl[size_t(axis)] = ops::attr::kIndex | ops::attr::kDynBegin;
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+    return s_.apply(OpId::SliceUpdate, std::move(attrs), {zeros_like(x), g, s_.cast(idx, DType::kI64, span_)}, span_);
+  }
+  const auto n = xt.shape[size_t(axis)].as_static();
+  if (!n) refuse("sg.take with an index tensor from an axis of symbolic size");
+  // Negative indices count from the end; one_hot gives them no row.
+  Value i64 = s_.cast(idx, DType::kI64, span_);
+  i64 = where(bin(OpId::Less, i64, Value(int64_t(0))), add(i64, Value(*n)), i64);
+  ops::Attrs oh;
+  oh.values.push_back(ops::AttrValue::Int(*n));
+  oh.values.push_back(ops::AttrValue::Int(int64_t(xt.dtype)));
+  const Value onehot = s_.apply(OpId::OneHot, std::move(oh), {i64}, span_);  // S + [n]
+  // g: x[:axis] + S + x[axis+1:]; bring S to the front.
+  const size_t gr = rank(g);
+  std::vector<int64_t> perm;
+  for (size_t i = size_t(axis); i < size_t(axis) + k; ++i) perm.push_back(int64_t(i));
+  for (size_t i = 0; i < size_t(axis); ++i) perm.push_back(int64_t(i));
+  for (size_t i = size_t(axis) + k; i < gr; ++i) perm.push_back(int64_t(i));
+  const Value gt = transpose(g, perm);
+  // [prod S, rest] with rest the product of x's other dims.
+  std::vector<Value> rest_dims;
+  for (size_t i = 0; i < xt.rank(); ++i)
+    if (int64_t(i) != axis) rest_dims.push_back(s_.shape_item(x, int64_t(i), span_));
+  Value rest = Value(int64_t(1));
+  for (const Value& d : rest_dims) rest = s_.binary(BinOp::kMul, rest, d, span_);
+  const Value gflat = call("reshape", {gt, make_tuple({Value(int64_t(-1)), rest})});
+  const Value ohflat = call("reshape", {onehot, make_tuple({Value(int64_t(-1)), Value(*n)})});
+  const Value r = s_.apply(OpId::MatMul, {}, {swap_last(ohflat), gflat}, span_);  // [n, rest]
+  std::vector<Value> shape{Value(*n)};
+  for (const Value& d : rest_dims) shape.push_back(d);
+  Value moved = call("reshape", {r, make_tuple(shape)});  // [n] + x[:axis] + x[axis+1:]
+  if (axis == 0) return moved;
+  std::vector<int64_t> back;
+  for (int64_t i = 1; i <= axis; ++i) back.push_back(i);
+  back.push_back(0);
+  for (size_t i = size_t(axis) + 1; i < xt.rank(); ++i) back.push_back(int64_t(i));
+  return transpose(moved, back);
+}
+
+Grads Vjp::op_rule(const ir::Node& node) {
+  std::vector<Value> in;
+  for (int32_t i : node.inputs) in.push_back(fwd(i));
+  const Value out = fwd(node.outputs[0]);
+  const Value g = ct_or_zeros(node.outputs[0]);
+  const Value& x = in.empty() ? out : in[0];
+  const ops::Attrs& at = node.attrs;
+  Grads r(in.size());
+  switch (node.op) {
+    case OpId::Add: return {unbroadcast(g, in[0]), unbroadcast(g, in[1])};
+    case OpId::Sub: return {unbroadcast(g, in[0]), unbroadcast(neg(g), in[1])};
+    case OpId::Mul: return {unbroadcast(mul(g, in[1]), in[0]), unbroadcast(mul(g, in[0]), in[1])};
+    case OpId::Div:
+      return {unbroadcast(div(g, in[1]), in[0]), unbroadcast(neg(div(mul(g, out), in[1])), in[1])};
+    case OpId::Pow: {
+      r[0] = unbroadcast(mul(g, mul(in[1], bin(OpId::Pow, in[0], sub(in[1], Value(1.0))))), in[0]);
+      if (w_->active[size_t(node.inputs[1])]) {
+        const Value pos = bin(OpId::Greater, in[0], Value(0.0));
+        const Value safe = where(pos, in[0], Value(1.0));
+        r[1] = unbroadcast(mul(g, mul(out, un(OpId::Log, safe))), in[1]);
+      }
+      return r;
+    }
+    case OpId::Maximum:
+    case OpId::Minimum: {
+      const Value pick_a = bin(node.op == OpId::Maximum ? OpId::GreaterEqual : OpId::LessEqual, in[0], in[1]);
+      return {unbroadcast(where(pick_a, g, Value(0.0)), in[0]), unbroadcast(where(pick_a, Value(0.0), g), in[1])};
+    }
+    case OpId::Neg: return {neg(g)};
+    case OpId::Abs: return {mul(g, un(OpId::Sign, x))};
+    case OpId::Exp: return {mul(g, out)};
+    case OpId::Log: return {div(g, x)};
+    case OpId::Sqrt: return {div(mul(g, Value(0.5)), out)};
+    case OpId::Rsqrt: return {mul(g, mul(Value(-0.5), div(out, x)))};
+    case OpId::Sin: return {mul(g, un(OpId::Cos, x))};
+    case OpId::Cos: return {neg(mul(g, un(OpId::Sin, x)))};
+    case OpId::Tanh: return {mul(g, sub(Value(1.0), mul(out, out)))};
+    case OpId::Sigmoid: return {mul(g, mul(out, sub(Value(1.0), out)))};
+    case OpId::Relu: return {where(bin(OpId::Greater, x, Value(0.0)), g, Value(0.0))};
+    case OpId::Gelu: {
+      // d/dx x·Φ(x) = Φ(x) + x·φ(x); Φ(x) = gelu(x)/x (1/2 at 0).
+      const Value zero = bin(OpId::Equal, x, Value(0.0));
+      const Value cdf = where(zero, Value(0.5), div(out, where(zero, Value(1.0), x)));
+      const Value pdf = mul(un(OpId::Exp, mul(mul(x, x), Value(-0.5))), Value(0.3989422804014327));
+      return {mul(g, add(cdf, mul(x, pdf)))};
+    }
+    case OpId::Square: return {mul(g, mul(x, Value(2.0)))};
+    case OpId::Floor:
+    case OpId::Ceil:
+    case OpId::Round:
+    case OpId::Sign: return {std::nullopt};
+    case OpId::Where:
+      return {std::nullopt, unbroadcast(where(in[0], g, Value(0.0)), in[1]), unbroadcast(where(in[0], Value(0.0), g), in[2])};
+    case OpId::Clip: {
+      const Value inside = bin(OpId::LogicalAnd, bin(OpId::GreaterEqual, x, in[1]), bin(OpId::LessEqual, x, in[2]));
+      r[0] = unbroadcast(where(inside, g, Value(0.0)), in[0]);
+      if (w_->active[size_t(node.inputs[1])]) r[1] = unbroadcast(where(bin(OpId::Less, x, in[1]), g, Value(0.0)), in[1]);
+      if (w_->active[size_t(node.inputs[2])]) r[2] = unbroadcast(where(bin(OpId::Greater, x, in[2]), g, Value(0.0)), in[2]);
+      return r;
+    }
+    case OpId::Cast:
+      if (!is_float(s_.tensor_dtype(x))) return {std::nullopt};
+      return {s_.cast(g, s_.tensor_dtype(x), span_)};
+    case OpId::Sum: return {unreduce(g, x, at.ints(0), at.i(1) != 0)};
+    case OpId::Mean: {
+      std::vector<int64_t> ax = at.ints(0).empty() ? all_axes(rank(x)) : at.ints(0);
+      Value count = Value(int64_t(1));
+      for (int64_t a : ax) count = s_.binary(BinOp::kMul, count, s_.shape_item(x, a, span_), span_);
+      return {div(unreduce(g, x, ax, at.i(1) != 0), count)};
+    }
+    case OpId::Max:
+    case OpId::Min: {
+      std::vector<int64_t> ax = at.ints(0).empty() ? all_axes(rank(x)) : at.ints(0);
+      const bool keep = at.i(1) != 0;
+      const Value m = keep ? out : expand(out, ax);
+      const Value mask = s_.cast(bin(OpId::Equal, x, m), s_.tensor_dtype(x), span_);
+      const Value ties = sum(mask, ax, true);
+      return {mul(mask, div(unreduce(g, x, ax, keep), ties))};
+    }
+    case OpId::Prod: {
+      std::vector<int64_t> ax = at.ints(0).empty() ? all_axes(rank(x)) : at.ints(0);
+      const bool keep = at.i(1) != 0;
+      return {div(mul(unreduce(g, x, ax, keep), unreduce(out, x, ax, keep)), x)};
+    }
+    case OpId::MatMul: return matmul_rule(in[0], in[1], g);
+    case OpId::Reshape: r[0] = reshape_like(g, x); return r;
+    case OpId::BroadcastTo: r[0] = unbroadcast(g, x); return r;
+    case OpId::Transpose: {
+      const std::vector<int64_t>& p = at.ints(0);
+      std::vector<int64_t> inv(p.size());
+      for (size_t i = 0; i < p.size(); ++i) inv[size_t(p[i])] = int64_t(i);
+      return {transpose(g, inv)};
+    }
+    case OpId::ExpandDims: return {squeeze(g, at.ints(0))};
+    case OpId::Squeeze: return {reshape_like(g, x)};
+    case OpId::Concatenate: {
+      const int64_t axis = at.i(0);
+      Value begin = Value(int64_t(0));
+      for (size_t k = 0; k < in.size(); ++k) {
+        const Value len = s_.shape_item(in[k], axis, span_);
+        const Value end = s_.binary(BinOp::kAdd, begin, len, span_);
+        if (!w_->active[size_t(node.inputs[k])]) {
+          begin = end;
+          continue;
+        }
+        // g[:, ..., begin:end]
+        const size_t n = rank(g);
+        std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+        std::vector<Value> dyn;
+        fl[size_t(axis)] = ops::attr::kHasBegin | ops::attr::kHasEnd;
+        if (auto bs = s_.known_dim(begin); bs && bs->as_static()) b[size_t(axis)] = *bs->as_static();
+        else { fl[size_t(axis)] |= ops::attr::kDynBegin; dyn.push_back(s_.to_tensor(begin, DType::kI64, span_)); }
+        if (auto es = s_.known_dim(end); es && es->as_static()) e[size_t(axis)] = *es->as_static();
+        else { fl[size_t(axis)] |= ops::attr::kDynEnd; dyn.push_back(s_.to_tensor(end, DType::kI64, span_)); }
+        ops::Attrs attrs;
+        attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+        std::vector<Value> ops_in{g};
+        for (const Value& d : dyn) ops_in.push_back(d);
+        r[k] = reshape_like(s_.apply(OpId::Slice, std::move(attrs), ops_in, span_), in[k]);
+        begin = end;
+      }
+      return r;
+    }
+    case OpId::Slice: {
+      std::vector<Value> ops_in{zeros_like(x), g};
+      for (size_t k = 1; k < in.size(); ++k) ops_in.push_back(in[k]);
+      r[0] = s_.apply(OpId::SliceUpdate, at, ops_in, span_);
+      return r;
+    }
+    case OpId::SliceUpdate: {
+      std::vector<Value> dyn(in.begin() + 2, in.end());
+      // The region v was broadcast into gets no gradient from x.
+      std::vector<Value> region_in{g};
+      for (const Value& d : dyn) region_in.push_back(d);
+      const Value region = s_.apply(OpId::Slice, at, region_in, span_);
+      std::vector<Value> zin{g, s_.to_tensor(Value(0.0), s_.tensor_dtype(g), span_)};
+      for (const Value& d : dyn) zin.push_back(d);
+      r[0] = s_.apply(OpId::SliceUpdate, at, zin, span_);
+      r[1] = unbroadcast(region, in[1]);
+      return r;
+    }
+    case OpId::Take: {
+      const int64_t axis = at.i(0);
+      return {take_rule(x, in[1], g, axis), std::nullopt};
+    }
+    case OpId::Softmax: {
+      const int64_t axis = at.i(0);
+      return {mul(out, sub(g, sum(mul(g, out), {axis}, true)))};
+    }
+    case OpId::LogSoftmax: {
+      const int64_t axis = at.i(0);
+      return {sub(g, mul(un(OpId::Exp, out), sum(g, {axis}, true)))};
+    }
+    case OpId::LayerNorm: {
+      const int64_t last = int64_t(rank(x) - 1);
+      const double eps = at.f(0);
+      const Value mu = s_.apply(OpId::Mean, [&] { ops::Attrs a = ints_attr({last}); a.values.push_back(ops::AttrValue::Int(1)); return a; }(), {x}, span_);
+      const Value xc = sub(x, mu);
+      ops::Attrs ma = ints_attr({last});
+      ma.values.push_back(ops::AttrValue::Int(1));
+      const Value var = s_.apply(OpId::Mean, ma, {mul(xc, xc)}, span_);
+      const Value rstd = un(OpId::Rsqrt, add(var, Value(eps)));
+      const Value xhat = mul(xc, rstd);
+      const Value dxhat = mul(g, in[1]);
+      const Value m1 = s_.apply(OpId::Mean, ma, {dxhat}, span_);
+      const Value m2 = s_.apply(OpId::Mean, ma, {mul(dxhat, xhat)}, span_);
+      r[0] = mul(rstd, sub(sub(dxhat, m1), mul(xhat, m2)));
+      if (w_->active[size_t(node.inputs[1])]) r[1] = unbroadcast(mul(g, xhat), in[1]);
+      if (w_->active[size_t(node.inputs[2])]) r[2] = unbroadcast(g, in[2]);
+      return r;
+    }
+    case OpId::CumSum: {
+      const int64_t axis = at.i(0);
+      const size_t n = rank(x);
+      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+      st[size_t(axis)] = -1;
+      ops::Attrs flip;
+      flip.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      const Value rev = s_.apply(OpId::Slice, flip, {g}, span_);
+      const Value cs = s_.apply(OpId::CumSum, at, {rev}, span_);
+      return {s_.apply(OpId::Slice, flip, {cs}, span_)};
+    }
+    case OpId::Sort: {
+      const int64_t axis = at.i(0);
+      if (axis != int64_t(rank(x)) - 1) refuse("sg.sort along an axis other than the last");
+      const Value idx = s_.apply(OpId::ArgSort, at, {x}, span_);
+      return {scatter_last(g, idx, x)};
+    }
+    case OpId::TopK: {
+      if (at.i(1) != int64_t(rank(x)) - 1) refuse("sg.topk along an axis other than the last");
+      return {scatter_last(g, fwd(node.outputs[1]), x)};
+    }
+    case OpId::Tile: {
+      const std::vector<int64_t>& reps = at.ints(0);
+      const ir::Type xt = s_.tensor_type(x);
+      const size_t lead = reps.size() > xt.rank() ? reps.size() - xt.rank() : 0;
+      std::vector<Value> split_shape;
+      std::vector<int64_t> sum_axes;
+      for (size_t i = 0; i < std::max(reps.size(), xt.rank()); ++i) {
+        const int64_t rep = i + reps.size() >= std::max(reps.size(), xt.rank()) ? reps[i + reps.size() - std::max(reps.size(), xt.rank())] : 1;
+        sum_axes.push_back(int64_t(split_shape.size()));
+        split_shape.push_back(Value(rep));
+        split_shape.push_back(i < lead ? Value(int64_t(1)) : s_.shape_item(x, int64_t(i - lead), span_));
+      }
+      const Value split = call("reshape", {g, make_tuple(split_shape)});
+      return {reshape_like(sum(split, sum_axes, false), x)};
+    }
+    case OpId::Pad: {
+      if (at.s(2) != "constant") refuse("sg.pad with mode '" + at.s(2) + "'");
+      const std::vector<int64_t>& pads = at.ints(0);
+      const size_t n = rank(x);
+      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+      for (size_t i = 0; i < n; ++i) {
+        b[i] = pads[2 * i];
+        fl[i] = ops::attr::kHasBegin;
+        if (pads[2 * i + 1] > 0) {
+          e[i] = -pads[2 * i + 1];
+          fl[i] |= ops::attr::kHasEnd;
+        }
+      }
+      ops::Attrs attrs;
+      attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      return {reshape_like(s_.apply(OpId::Slice, std::move(attrs), {g}, span_), x)};
+    }
+    case OpId::Custom:
+      refuse("through custom op '" + at.s(2) + "': it has no vjp= rule");
+    case OpId::Conv2D:
+    case OpId::Conv2DBias:
+    case OpId::MaxPool2D:
+    case OpId::AvgPool2D:
+      refuse(std::string("through sg.") + ops::op_def(node.op).name + " yet: its backward kernels are not in the op library");
+    default:
+      return r;  // no gradient: comparisons, integer and index ops, creation, random
+  }
+}
+
+void Vjp::copy_forward(size_t index, const ir::Node& node) {
+  (void)index;
+  ir::Node copy = node;
+  for (int32_t& i : copy.inputs) i = remap(i);
+  for (int32_t& o : copy.outputs) {
+    const int32_t id = s_.fn().add_value(w_->src.values[size_t(o)].type, w_->src.values[size_t(o)].name,
+                                         w_->src.values[size_t(o)].span);
+    w_->map[size_t(o)] = id;
+    o = id;
+  }
+  s_.fn().nodes.push_back(std::move(copy));
+}
+
+void Vjp::widen_while(size_t index, const ir::Node& node) {
+  ir::Module& m = s_.module();
+  const int32_t cond = node.functions[0], body = node.functions[1];
+  const ir::Function b = m.functions[size_t(body)];
+  Tape tape;
+  std::vector<ir::Type> extra{ir::Type{DType::kI64, {}}};
+  for (size_t j = 0; j < b.params.size(); ++j) {
+    if (b.results[j] == b.params[j]) continue;  // loop-invariant: the backward reads the input
+    tape.stacked.push_back(j);
+    ir::Type t = b.values[size_t(b.params[j])].type;
+    t.shape.insert(t.shape.begin(), ir::Dim::symbol(m.symbols.fresh("T")));
+    extra.push_back(t);
+  }
+  const int32_t cond2 = clone_with_params(cond, m.functions[size_t(cond)].name + ".taped", extra);
+  const int32_t body2 = clone_with_params(body, b.name + ".taped", extra);
+  {  // body2: count, and append each changing carried value's start value to its tape
+    FnBuilder bb;
+    bb.fn = body2;
+    FnBuilder* saved = s_.builder();
+    s_.set_builder(&bb);
+    const size_t np = b.params.size();
+    const std::vector<int32_t> params = s_.fn().params;
+    const Value n1 = add(s_.staged(params[np]), Value(int64_t(1)));
+    std::vector<int32_t> results = s_.fn().results;
+    results.push_back(s_.materialize(n1, span_));
+    for (size_t k = 0; k < tape.stacked.size(); ++k) {
+      const Value item = expand(s_.staged(params[tape.stacked[k]]), {0});
+      Args a;
+      a.pos = {make_tuple({s_.staged(params[np + 1 + k]), item})};
+      a.span = span_;
+      const Value grown = s_.call_sg("concatenate", a);
+      int32_t id = s_.materialize(grown, span_);
+      s_.fn().values[size_t(id)].type = s_.fn().values[size_t(params[np + 1 + k])].type;
+      results.push_back(id);
+    }
+    s_.fn().results = results;
+    s_.set_builder(saved);
+  }
+  std::vector<int32_t> inputs;
+  for (int32_t i : node.inputs) inputs.push_back(remap(i));
+  inputs.push_back(s_.materialize(s_.to_tensor(Value(int64_t(0)), DType::kI64, span_), span_));
+  for (size_t k = 0; k < tape.stacked.size(); ++k) {
+    const Value start = fwd(node.inputs[tape.stacked[k]]);
+    const ir::Type t = s_.tensor_type(start);
+    std::vector<Value> dims{Value(int64_t(0))};
+    for (size_t a = 0; a < t.rank(); ++a) dims.push_back(s_.shape_item(start, int64_t(a), span_));
+    Args a;
+    a.pos = {make_tuple(std::move(dims))};
+    a.kw.emplace_back("dtype", Value(DTypeV{t.dtype}));
+    a.span = span_;
+    inputs.push_back(s_.materialize(s_.call_sg("zeros", a), span_));
+  }
+  std::vector<ir::Type> types;
+  for (int32_t o : node.outputs) types.push_back(w_->src.values[size_t(o)].type);
+  for (const ir::Type& t : extra) types.push_back(t);
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond2, body2}, inputs, types);
+  for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
+  tape.count = outs[node.outputs.size()];
+  for (size_t k = 0; k < tape.stacked.size(); ++k) tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
+  w_->tapes[index] = std::move(tape);
+}
+
+void Vjp::backward_if(const ir::Node& node) {
+  ir::Module& m = s_.module();
+  const int32_t then_fn = node.functions[0], else_fn = node.functions[1];
+  std::vector<int32_t> inputs;
+  for (int32_t i : node.inputs) inputs.push_back(remap(i));
+  for (int32_t o : node.outputs)
+    if (is_float(w_->src.values[size_t(o)].type.dtype)) inputs.push_back(s_.materialize(ct_or_zeros(o), span_));
+  std::vector<ir::Type> types;
+  std::vector<int32_t> grads_for;
+  const ir::Function& t = m.functions[size_t(then_fn)];
+  for (size_t k = 0; k < t.params.size(); ++k)
+    if (is_float(t.values[size_t(t.params[k])].type.dtype)) {
+      types.push_back(w_->src.values[size_t(node.inputs[k + 1])].type);
+      grads_for.push_back(node.inputs[k + 1]);
+    }
+  const int32_t then_vjp = nested(then_fn);
+  const int32_t else_vjp = nested(else_fn);
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kIf, {then_vjp, else_vjp}, inputs, types);
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (w_->active[size_t(grads_for[k])]) accumulate(grads_for[k], s_.staged(outs[k]));
+}
+
+void Vjp::backward_call(const ir::Node& node) {
+  ir::Module& m = s_.module();
+  const int32_t callee = node.functions[0];
+  std::vector<int32_t> inputs;
+  for (int32_t i : node.inputs) inputs.push_back(remap(i));
+  for (int32_t o : node.outputs)
+    if (is_float(w_->src.values[size_t(o)].type.dtype)) inputs.push_back(s_.materialize(ct_or_zeros(o), span_));
+  std::vector<ir::Type> types;
+  std::vector<int32_t> grads_for;
+  const ir::Function& c = m.functions[size_t(callee)];
+  for (size_t k = 0; k < c.params.size(); ++k)
+    if (is_float(c.values[size_t(c.params[k])].type.dtype)) {
+      types.push_back(w_->src.values[size_t(node.inputs[k])].type);
+      grads_for.push_back(node.inputs[k]);
+    }
+  const int32_t adj = nested(callee);
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {adj}, inputs, types);
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (w_->active[size_t(grads_for[k])]) accumulate(grads_for[k], s_.staged(outs[k]));
+}
+
+void Vjp::backward_while(size_t index, const ir::Node& node) {
+  ir::Module& m = s_.module();
+  const Tape tape = w_->tapes.at(index);
+  const int32_t body = node.functions[1];
+  const ir::Function b = m.functions[size_t(body)];
+  const size_t np = b.params.size();
+  std::vector<size_t> floats, invariant;
+  for (size_t j = 0; j < np; ++j) {
+    if (is_float(b.values[size_t(b.params[j])].type.dtype)) floats.push_back(j);
+    if (b.results[j] == b.params[j]) invariant.push_back(j);
+  }
+  const int32_t adj = nested(body);
+  // Carried backwards: i, a cotangent per float position, the tapes, the invariants.
+  std::vector<int32_t> init;
+  std::vector<ir::Type> types;
+  init.push_back(tape.count);
+  types.push_back(ir::Type{DType::kI64, {}});
+  for (size_t j : floats) {
+    init.push_back(s_.materialize(ct_or_zeros(node.outputs[j]), span_));
+    types.push_back(w_->src.values[size_t(node.outputs[j])].type);
+  }
+  for (size_t k = 0; k < tape.stacked.size(); ++k) {
+    init.push_back(tape.stacks[k]);
+    types.push_back(s_.fn().values[size_t(tape.stacks[k])].type);
+  }
+  for (size_t j : invariant) {
+    init.push_back(remap(node.inputs[j]));
+    types.push_back(w_->src.values[size_t(node.inputs[j])].type);
+  }
+  const std::string base = b.name + ".reverse";
+  const int32_t cond = new_function(base + ".cond", types);
+  {
+    FnBuilder cb;
+    cb.fn = cond;
+    FnBuilder* saved = s_.builder();
+    s_.set_builder(&cb);
+    const Value more = bin(OpId::Greater, s_.staged(s_.fn().params[0]), Value(int64_t(0)));
+    s_.fn().results = {s_.materialize(more, span_)};
+    s_.set_builder(saved);
+  }
+  const int32_t rbody = new_function(base, types);
+  {
+    FnBuilder rb;
+    rb.fn = rbody;
+    FnBuilder* saved = s_.builder();
+    s_.set_builder(&rb);
+    const std::vector<int32_t> p = s_.fn().params;
+    const Value i1 = sub(s_.staged(p[0]), Value(int64_t(1)));
+    std::vector<Value> state(np);
+    const size_t tapes_at = 1 + floats.size();
+    for (size_t k = 0; k < tape.stacked.size(); ++k)
+      state[tape.stacked[k]] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), i1, span_);
+    for (size_t k = 0; k < invariant.size(); ++k) state[invariant[k]] = s_.staged(p[tapes_at + tape.stacked.size() + k]);
+    std::vector<int32_t> call_in;
+    for (const Value& v : state) call_in.push_back(s_.materialize(v, span_));
+    for (size_t k = 0; k < floats.size(); ++k) call_in.push_back(p[1 + k]);
+    const std::vector<ir::Type> gtypes(types.begin() + 1, types.begin() + 1 + long(floats.size()));
+    const std::vector<int32_t> g = emit(ir::NodeKind::kCall, {adj}, call_in, gtypes);
+    std::vector<int32_t> results{s_.materialize(i1, span_)};
+    for (int32_t id : g) results.push_back(id);
+    for (size_t k = tapes_at; k < p.size(); ++k) results.push_back(p[k]);
+    s_.fn().results = results;
+    s_.set_builder(saved);
+  }
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond, rbody}, init, types);
+  for (size_t k = 0; k < floats.size(); ++k) {
+    const int32_t in = node.inputs[floats[k]];
+    if (w_->active[size_t(in)]) accumulate(in, s_.staged(outs[1 + k]));
+  }
+}
+
+void Vjp::backward(size_t index, const ir::Node& node) {
+  span_ = node.span;
+  bool has_ct = false;
+  for (int32_t o : node.outputs) has_ct = has_ct || w_->ct.count(o);
+  if (!has_ct) return;
+  switch (node.kind) {
+    case ir::NodeKind::kIf: return backward_if(node);
+    case ir::NodeKind::kCall: return backward_call(node);
+    case ir::NodeKind::kWhile:
+      if (w_->tapes.count(index)) backward_while(index, node);
+      return;
+    case ir::NodeKind::kOp: break;
+  }
+  const Grads g = op_rule(node);
+  for (size_t k = 0; k < g.size() && k < node.inputs.size(); ++k) {
+    const int32_t in = node.inputs[k];
+    if (!g[k] || !w_->active[size_t(in)]) continue;
+    accumulate(in, *g[k]);
+  }
+}
+
+int32_t Vjp::nested(int32_t f) {
+  auto it = memo_.find(f);
+  if (it != memo_.end()) return it->second;
+  const ir::Function& src = s_.module().functions[size_t(f)];
+  VjpRequest r;
+  r.fn = f;
+  r.keep_primal = false;
+  for (int32_t p : src.params) r.diff_params.push_back(is_float(src.values[size_t(p)].type.dtype));
+  for (int32_t o : src.results) r.ct_results.push_back(is_float(src.values[size_t(o)].type.dtype));
+  return build(r);
+}
+
+int32_t Vjp::build(const VjpRequest& r) {
+  Work work;
+  work.src = s_.module().functions[size_t(r.fn)];
+  work.src_id = r.fn;
+  const ir::Function& src = work.src;
+  std::vector<ir::Type> param_types;
+  for (int32_t p : src.params) param_types.push_back(src.values[size_t(p)].type);
+  for (size_t k = 0; k < src.results.size(); ++k)
+    if (r.ct_results[k]) param_types.push_back(src.values[size_t(src.results[k])].type);
+  const int32_t g = new_function(src.name + ".vjp", param_types);
+  if (!r.keep_primal) memo_[r.fn] = g;
+
+  Work* saved_work = w_;
+  FnBuilder* saved_builder = s_.builder();
+  const SourceSpan saved_span = span_;
+  w_ = &work;
+  FnBuilder builder;
+  builder.fn = g;
+  s_.set_builder(&builder);
+
+  work.map.assign(src.values.size(), -1);
+  const std::vector<int32_t> params = s_.fn().params;
+  for (size_t k = 0; k < src.params.size(); ++k) work.map[size_t(src.params[k])] = params[k];
+
+  // Activity: values that depend on a differentiated parameter, through nodes
+  // other than stop_gradient's.
+  work.active.assign(src.values.size(), false);
+  for (size_t k = 0; k < src.params.size(); ++k)
+    if (r.diff_params[k] && is_float(src.values[size_t(src.params[k])].type.dtype))
+      work.active[size_t(src.params[k])] = true;
+  for (const ir::Node& node : src.nodes) {
+    bool any = false;
+    for (int32_t i : node.inputs) any = any || work.active[size_t(i)];
+    if (!any) continue;
+    for (int32_t o : node.outputs)
+      work.active[size_t(o)] = is_float(src.values[size_t(o)].type.dtype) && !s_.stopped_gradients.count({r.fn, o});
+  }
+  // Usefulness: values a cotangent reaches.
+  std::vector<bool> useful(src.values.size(), false);
+  for (size_t k = 0; k < src.results.size(); ++k)
+    if (r.ct_results[k]) useful[size_t(src.results[k])] = true;
+  for (size_t n = src.nodes.size(); n > 0; --n) {
+    const ir::Node& node = src.nodes[n - 1];
+    bool any = false;
+    for (int32_t o : node.outputs) any = any || useful[size_t(o)];
+    if (any)
+      for (int32_t i : node.inputs) useful[size_t(i)] = true;
+  }
+
+  // Forward.
+  for (size_t n = 0; n < src.nodes.size(); ++n) {
+    const ir::Node& node = src.nodes[n];
+    span_ = node.span;
+    if (!r.keep_primal && node.kind == ir::NodeKind::kOp && node.op == OpId::Print) continue;
+    bool differentiated = false;
+    for (int32_t o : node.outputs) differentiated = differentiated || (work.active[size_t(o)] && useful[size_t(o)]);
+    if (node.kind == ir::NodeKind::kWhile && differentiated) widen_while(n, node);
+    else copy_forward(n, node);
+  }
+
+  // Backward.
+  size_t next_ct = src.params.size();
+  for (size_t k = 0; k < src.results.size(); ++k) {
+    if (!r.ct_results[k]) continue;
+    const int32_t res = src.results[k];
+    const int32_t ct_param = params[next_ct++];
+    if (work.active[size_t(res)]) accumulate(res, s_.staged(ct_param));
+  }
+  for (size_t n = src.nodes.size(); n > 0; --n) {
+    const ir::Node& node = src.nodes[n - 1];
+    bool needed = false;
+    for (int32_t o : node.outputs) needed = needed || work.active[size_t(o)];
+    if (needed) backward(n - 1, node);
+  }
+
+  span_ = call_span_;
+  std::vector<int32_t> results;
+  if (r.keep_primal)
+    for (int32_t res : src.results) results.push_back(remap(res));
+  for (size_t k = 0; k < src.params.size(); ++k) {
+    if (!r.diff_params[k]) continue;
+    const int32_t p = src.params[k];
+    Value gv = ct_or_zeros(p);
+    if (s_.tensor_dtype(gv) != src.values[size_t(p)].type.dtype) gv = s_.cast(gv, src.values[size_t(p)].type.dtype, span_);
+    results.push_back(s_.materialize(gv, span_));
+  }
+  s_.fn().results = results;
+
+  s_.set_builder(saved_builder);
+  w_ = saved_work;
+  span_ = saved_span;
+  return g;
+}
+
+}  // namespace
+
+int32_t vjp_function(Stager& s, const VjpRequest& request, SourceSpan span) {
+  Vjp v(s, span);
+  return v.build(request);
+}
+
+}  // namespace sg::compiler::staging
