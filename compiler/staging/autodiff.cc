@@ -28,7 +28,20 @@ struct Tape {
   int32_t count = -1;               // iterations run (i64 scalar), in the new function
   std::vector<size_t> stacked;      // carried positions whose start values are kept
   std::vector<int32_t> stacks;      // one tape per stacked position, [T, ...]
+  // Carried lists the body appends to (concatenate(list, item) on axis 0): the
+  // value an iteration starts from is a prefix of the final list, as long as the
+  // list was then plus the iteration's index, so no tape is needed.
+  std::vector<size_t> appended;
+  std::vector<int32_t> start_lengths;  // the list's length before the loop (i64)
 };
+
+// Whether body result j appends to parameter j: concatenate(param_j, item) on axis 0.
+bool appends_to(const ir::Function& body, size_t j) {
+  for (const ir::Node& n : body.nodes)
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Concatenate && n.outputs[0] == body.results[j])
+      return n.attrs.i(0) == 0 && n.inputs.size() == 2 && n.inputs[0] == body.params[j];
+  return false;
+}
 
 class Vjp {
  public:
@@ -414,11 +427,21 @@ Grads Vjp::op_rule(const ir::Node& node) {
         const size_t n = rank(g);
         std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
         std::vector<Value> dyn;
-        fl[size_t(axis)] = ops::attr::kHasBegin | ops::attr::kHasEnd;
-        if (auto bs = s_.known_dim(begin); bs && bs->as_static()) b[size_t(axis)] = *bs->as_static();
-        else { fl[size_t(axis)] |= ops::attr::kDynBegin; dyn.push_back(s_.to_tensor(begin, DType::kI64, span_)); }
-        if (auto es = s_.known_dim(end); es && es->as_static()) e[size_t(axis)] = *es->as_static();
-        else { fl[size_t(axis)] |= ops::attr::kDynEnd; dyn.push_back(s_.to_tensor(end, DType::kI64, span_)); }
+        int64_t& f = fl[size_t(axis)];
+        if (auto bs = s_.known_dim(begin); bs && bs->as_static()) {
+          b[size_t(axis)] = *bs->as_static();
+          f |= ops::attr::kHasBegin;
+        } else {
+          f |= ops::attr::kDynBegin;
+          dyn.push_back(s_.to_tensor(begin, DType::kI64, span_));
+        }
+        if (auto es = s_.known_dim(end); es && es->as_static()) {
+          e[size_t(axis)] = *es->as_static();
+          f |= ops::attr::kHasEnd;
+        } else {
+          f |= ops::attr::kDynEnd;
+          dyn.push_back(s_.to_tensor(end, DType::kI64, span_));
+        }
         ops::Attrs attrs;
         attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
         std::vector<Value> ops_in{g};
@@ -562,6 +585,10 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   std::vector<ir::Type> extra{ir::Type{DType::kI64, {}}};
   for (size_t j = 0; j < b.params.size(); ++j) {
     if (b.results[j] == b.params[j]) continue;  // loop-invariant: the backward reads the input
+    if (appends_to(b, j)) {
+      tape.appended.push_back(j);
+      continue;
+    }
     tape.stacked.push_back(j);
     ir::Type t = b.values[size_t(b.params[j])].type;
     t.shape.insert(t.shape.begin(), ir::Dim::symbol(m.symbols.fresh("T")));
@@ -609,6 +636,8 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   std::vector<ir::Type> types;
   for (int32_t o : node.outputs) types.push_back(w_->src.values[size_t(o)].type);
   for (const ir::Type& t : extra) types.push_back(t);
+  for (size_t j : tape.appended)
+    tape.start_lengths.push_back(s_.materialize(s_.to_tensor(s_.shape_item(fwd(node.inputs[j]), 0, span_), DType::kI64, span_), span_));
   const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond2, body2}, inputs, types);
   for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
   tape.count = outs[node.outputs.size()];
@@ -688,6 +717,12 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     init.push_back(remap(node.inputs[j]));
     types.push_back(w_->src.values[size_t(node.inputs[j])].type);
   }
+  for (size_t k = 0; k < tape.appended.size(); ++k) {
+    init.push_back(remap(node.outputs[tape.appended[k]]));
+    types.push_back(w_->src.values[size_t(node.outputs[tape.appended[k]])].type);
+    init.push_back(tape.start_lengths[k]);
+    types.push_back(ir::Type{DType::kI64, {}});
+  }
   const std::string base = b.name + ".reverse";
   const int32_t cond = new_function(base + ".cond", types);
   {
@@ -712,6 +747,18 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     for (size_t k = 0; k < tape.stacked.size(); ++k)
       state[tape.stacked[k]] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), i1, span_);
     for (size_t k = 0; k < invariant.size(); ++k) state[invariant[k]] = s_.staged(p[tapes_at + tape.stacked.size() + k]);
+    const size_t lists_at = tapes_at + tape.stacked.size() + invariant.size();
+    for (size_t k = 0; k < tape.appended.size(); ++k) {
+      // list[:start_length + i]
+      const Value final_list = s_.staged(p[lists_at + 2 * k]);
+      const Value end = add(s_.staged(p[lists_at + 2 * k + 1]), i1);
+      const size_t n = rank(final_list);
+      std::vector<int64_t> zb(n, 0), ze(n, 0), st(n, 1), fl(n, 0);
+      fl[0] = ops::attr::kDynEnd;
+      ops::Attrs attrs;
+      attrs.values = {ops::AttrValue::Ints(zb), ops::AttrValue::Ints(ze), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      state[tape.appended[k]] = s_.apply(OpId::Slice, std::move(attrs), {final_list, end}, span_);
+    }
     std::vector<int32_t> call_in;
     for (const Value& v : state) call_in.push_back(s_.materialize(v, span_));
     for (size_t k = 0; k < floats.size(); ++k) call_in.push_back(p[1 + k]);
