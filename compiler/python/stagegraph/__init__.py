@@ -9,8 +9,10 @@
 Under CPython with NumPy this module runs the program directly: an @sg.function
 takes NumPy arrays and returns NumPy arrays, with SPEC §3's dtypes on NumPy 1.x and
 2.x alike. graph-compile reads the same source and stages it into a graph.
+sg.grad, sg.value_and_grad and sg.vjp differentiate it (SPEC §11, _autodiff.py).
 """
 
+from ._autodiff import checkpoint, grad, stop_gradient, value_and_grad, vjp
 from ._custom import CustomOp, custom_op
 from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
 from ._dtypes import DType, TensorType, f16, f32, i32, i64
@@ -20,13 +22,14 @@ from ._elementwise import (abs, ceil, clip, cos, exp, floor, gelu, isnan, log, l
                            sign, sin, sqrt, square, tanh, where)
 from ._linalg import dot, matmul
 from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, one_hot, softmax
-from ._reductions import (all, any, argmax, argmin, argsort, cumsum, max, mean, min, prod,  # noqa: A004
-                          sort, sum, topk)
+from ._reductions import (all, any, argmax, argmin, argsort, cumsum, logsumexp, max, mean, min,  # noqa: A004
+                          prod, sort, sum, topk)
 from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, split, squeeze, stack,
                          take, tile, transpose)
 from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight, write_safetensors  # noqa: A004
 from ._tensor import Tensor, astype
 from . import random  # noqa: E402 - sg.random, after the modules it uses
+from . import nn  # noqa: E402 - sg.nn, after the modules it uses
 
 __all__ = [
     "DType", "TensorType", "Tensor", "Function",
@@ -35,11 +38,12 @@ __all__ = [
     "floor", "ceil", "round", "sign", "square", "maximum", "minimum", "where", "clip",
     "logical_and", "logical_or", "logical_not", "isnan",
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "cumsum",
-    "sort", "argsort", "topk", "matmul", "dot",
+    "logsumexp", "sort", "argsort", "topk", "matmul", "dot",
     "reshape", "transpose", "expand_dims", "squeeze", "concatenate", "stack", "split",
     "broadcast_to", "tile", "pad", "take",
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
     "range", "relax", "function", "weight", "load_weights", "read_safetensors", "write_safetensors", "random",
-    "custom_op", "CustomOp",
+    "custom_op", "CustomOp", "nn",
+    "grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint",
 ]

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from . import _dtypes as dt
+from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -23,7 +24,7 @@ def _float_unary(fn, op):
             return Tensor(np.asarray(fn(a), dtype=a.dtype))
     apply.__name__ = op
     apply.__doc__ = f"{op}(x); ints and bools give f32."
-    return apply
+    return differentiable(op)(apply)
 
 
 exp = _float_unary(np.exp, "exp")
@@ -49,6 +50,8 @@ sigmoid = _float_unary(_sigmoid, "sigmoid")
 # Exact gelu (not the tanh approximation), computed in float64.
 gelu = _float_unary(lambda a: 0.5 * a.astype(np.float64) * (1 + _erf(a.astype(np.float64) / math.sqrt(2))),
                     "gelu")
+# The standard normal CDF, (1 + erf(x/sqrt(2)))/2: gelu's gradient (not in the op library).
+normal_cdf = _float_unary(lambda a: 0.5 * (1 + _erf(a.astype(np.float64) / math.sqrt(2))), "normal_cdf")
 
 
 def _same_dtype_unary(fn, op, int_identity=False):
@@ -62,7 +65,7 @@ def _same_dtype_unary(fn, op, int_identity=False):
             return Tensor(np.asarray(fn(t._a)).astype(t._a.dtype, copy=False))
     apply.__name__ = op
     apply.__doc__ = f"{op}(x), in x's dtype."
-    return apply
+    return differentiable(op)(apply)
 
 
 abs = _same_dtype_unary(np.abs, "abs")  # noqa: A001 - the op library's name
@@ -73,6 +76,7 @@ sign = _same_dtype_unary(np.sign, "sign")
 square = _same_dtype_unary(np.square, "square")
 
 
+@differentiable("relu")
 def relu(x):
     """max(x, 0) in x's dtype."""
     t = to_tensor(x, what="relu")
@@ -81,16 +85,19 @@ def relu(x):
     return Tensor(np.maximum(t._a, np.zeros((), t._a.dtype)))
 
 
+@differentiable("maximum")
 def maximum(a, b):
     (x, y), d = coerce("maximum", a, b)
     return Tensor(np.asarray(np.maximum(x, y), dtype=d.np))
 
 
+@differentiable("minimum")
 def minimum(a, b):
     (x, y), d = coerce("minimum", a, b)
     return Tensor(np.asarray(np.minimum(x, y), dtype=d.np))
 
 
+@differentiable("where")
 def where(cond, a, b):
     c = to_tensor(cond, what="where")
     if c.dtype is not dt.bool_:
@@ -99,6 +106,7 @@ def where(cond, a, b):
     return Tensor(np.asarray(np.where(c._a, x, y), dtype=d.np))
 
 
+@differentiable("clip")
 def clip(x, lo=None, hi=None):
     """min(max(x, lo), hi); a bound of None is absent. NaN stays NaN."""
     operands = [v for v in (x, lo, hi) if v is not None]

@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _dtypes as dt
+from ._tape import differentiable
 from ._tensor import Tensor, is_py_scalar, to_tensor
 
 
@@ -28,6 +29,7 @@ def _compute(fn, x, y):
     return Tensor(np.asarray(r).astype(d.np, copy=False))
 
 
+@differentiable("matmul")
 def matmul(a, b):
     x, y = _operands("matmul", a, b)
     if x.ndim == 0 or y.ndim == 0:
@@ -38,6 +40,7 @@ def matmul(a, b):
     return _compute(np.matmul, x, y)
 
 
+@differentiable("dot")
 def dot(a, b):
     x, y = _operands("dot", a, b)
     return _compute(np.dot, x, y)

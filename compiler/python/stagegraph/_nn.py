@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from ._tape import differentiable
 from ._tensor import Tensor, to_tensor
 
 
@@ -25,6 +26,7 @@ def _empty_normalized(a, axis):
     return Tensor(a.copy())
 
 
+@differentiable("softmax")
 def softmax(x, axis=-1):
     a = _float_array(x, "softmax")
     if a.size == 0:
@@ -35,6 +37,7 @@ def softmax(x, axis=-1):
         return Tensor((e / np.sum(e, axis=axis, keepdims=True)).astype(a.dtype))
 
 
+@differentiable("log_softmax")
 def log_softmax(x, axis=-1):
     a = _float_array(x, "log_softmax")
     if a.size == 0:
@@ -45,6 +48,7 @@ def log_softmax(x, axis=-1):
         return Tensor((s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))).astype(a.dtype))
 
 
+@differentiable("layer_norm")
 def layer_norm(x, gamma, beta, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * gamma + beta over the last axis (biased variance)."""
     t = to_tensor(x, what="layer_norm")
@@ -91,20 +95,45 @@ def _padding(in_size, k, stride, dilation, padding, op):
     raise ValueError(f"{op}: padding must be 'VALID' or 'SAME', not {padding!r}")
 
 
+class _Taps:
+    """The geometry of a window over an NHWC input of `shape`: the padding
+    ((top, bottom), (left, right)), the output's (OH, OW), and for every tap (i, j)
+    the slice of the padded input it reads for all outputs."""
+
+    def __init__(self, shape, k, stride, dilation, padding, op):
+        if len(shape) != 4:
+            raise ValueError(f"{op}: the input must be NHWC (rank 4), got shape {list(shape)}")
+        oh, top, bottom = _padding(shape[1], k[0], stride[0], dilation[0], padding, op)
+        ow, left, right = _padding(shape[2], k[1], stride[1], dilation[1], padding, op)
+        self.shape, self.out_hw = tuple(shape), (oh, ow)
+        self.pads = ((0, 0), (top, bottom), (left, right), (0, 0))
+        self.padded = (shape[0], shape[1] + top + bottom, shape[2] + left + right, shape[3])
+        self.inside = (slice(None), slice(top, top + shape[1]), slice(left, left + shape[2]), slice(None))
+        self.taps = [(i, j, (slice(None), slice(i * dilation[0], i * dilation[0] + (oh - 1) * stride[0] + 1, stride[0]),
+                             slice(j * dilation[1], j * dilation[1] + (ow - 1) * stride[1] + 1, stride[1]),
+                             slice(None)))
+                     for i in range(k[0]) for j in range(k[1])]
+
+    def pad(self, a, fill=0):
+        return np.pad(a, self.pads, constant_values=fill)
+
+    def scatter(self, parts, dtype):
+        """The input-shaped sum of tap-shaped `parts` (a function of the tap index)."""
+        out = np.zeros(self.padded, dtype)
+        for t, (_, _, where) in enumerate(self.taps):
+            out[where] += parts(t)
+        return out[self.inside]
+
+
 def _windows(a, k, stride, dilation, padding, op, fill):
     """Yields (i, j, patch) for every filter tap: patch is [N, OH, OW, C]."""
-    if a.ndim != 4:
-        raise ValueError(f"{op}: the input must be NHWC (rank 4), got shape {list(a.shape)}")
-    oh, top, bottom = _padding(a.shape[1], k[0], stride[0], dilation[0], padding, op)
-    ow, left, right = _padding(a.shape[2], k[1], stride[1], dilation[1], padding, op)
-    ap = np.pad(a, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=fill)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            r0, c0 = i * dilation[0], j * dilation[1]
-            yield i, j, ap[:, r0:r0 + (oh - 1) * stride[0] + 1:stride[0],
-                           c0:c0 + (ow - 1) * stride[1] + 1:stride[1], :]
+    taps = _Taps(a.shape, k, stride, dilation, padding, op)
+    ap = taps.pad(a, fill)
+    for i, j, where in taps.taps:
+        yield i, j, ap[where]
 
 
+@differentiable("conv2d")
 def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
     """Cross-correlation of x [N, H, W, Cin] with w [KH, KW, Cin/groups, Cout]."""
     xt, wt = to_tensor(x, what="conv2d"), to_tensor(w, what="conv2d")
@@ -133,11 +162,48 @@ def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
         return Tensor(out.reshape(n, oh, ow, cout).astype(xt._a.dtype))
 
 
+def _conv_args(w_shape, stride, dilation, groups):
+    kh, kw, cin_g, cout = w_shape
+    groups = operator.index(groups)
+    return (kh, kw), cin_g, cout // groups, groups, _pair(stride, "stride", "conv2d"), \
+        _pair(dilation, "dilation", "conv2d")
+
+
+@differentiable("conv2d_input_grad")
+def conv2d_input_grad(g, w, x_shape, stride=1, padding="VALID", dilation=1, groups=1):
+    """The gradient of conv2d(x, w) with respect to x [N, H, W, Cin] of `x_shape`,
+    given the result's cotangent g (a transposed convolution), in g's dtype."""
+    w = to_tensor(w, what="conv2d")
+    k, cin_g, cout_g, groups, stride, dilation = _conv_args(w.shape, stride, dilation, groups)
+    taps = _Taps(x_shape, k, stride, dilation, padding, "conv2d")
+    n, oh, ow = g.shape[:3]
+    gg = g._a.astype(np.float64).reshape(n, oh, ow, groups, cout_g)
+    fg = w._a.astype(np.float64).reshape(k[0], k[1], cin_g, groups, cout_g)
+    dx = taps.scatter(lambda t: np.einsum("nhwgo,cgo->nhwgc", gg, fg[taps.taps[t][0], taps.taps[t][1]])
+                      .reshape(n, oh, ow, groups * cin_g), np.float64)
+    return Tensor(dx.astype(g._a.dtype))
+
+
+@differentiable("conv2d_filter_grad")
+def conv2d_filter_grad(x, g, w_shape, stride=1, padding="VALID", dilation=1, groups=1):
+    """The gradient of conv2d(x, w) with respect to the filter w of `w_shape`, given
+    the result's cotangent g, in g's dtype."""
+    x = to_tensor(x, what="conv2d")
+    k, cin_g, cout_g, groups, stride, dilation = _conv_args(w_shape, stride, dilation, groups)
+    n, oh, ow = g.shape[:3]
+    gg = g._a.astype(np.float64).reshape(n, oh, ow, groups, cout_g)
+    dw = np.zeros((k[0], k[1], cin_g, groups, cout_g))
+    for i, j, patch in _windows(x._a.astype(np.float64), k, stride, dilation, padding, "conv2d", 0):
+        dw[i, j] = np.einsum("nhwgc,nhwgo->cgo", patch.reshape(n, oh, ow, groups, cin_g), gg)
+    return Tensor(dw.reshape(w_shape).astype(g._a.dtype))
+
+
 def _pool_args(size, stride, op):
     size = _pair(size, "size", op)
     return size, size if stride is None else _pair(stride, "stride", op)
 
 
+@differentiable("max_pool2d")
 def max_pool2d(x, size, stride=None, padding="VALID"):
     t = to_tensor(x, what="max_pool2d")
     size, stride = _pool_args(size, stride, "max_pool2d")
@@ -149,6 +215,7 @@ def max_pool2d(x, size, stride=None, padding="VALID"):
     return Tensor(out)
 
 
+@differentiable("avg_pool2d")
 def avg_pool2d(x, size, stride=None, padding="VALID"):
     """The mean of the cells inside the input (padding not counted). Ints give f32."""
     t = to_tensor(x, what="avg_pool2d")
@@ -162,6 +229,54 @@ def avg_pool2d(x, size, stride=None, padding="VALID"):
         count = cells.copy() if count is None else count + cells
     out_dtype = t._a.dtype if t.dtype.is_float else np.float32
     return Tensor((total / count).astype(out_dtype))
+
+
+def _max_choice(x, size, stride, padding):
+    """The taps and, for every output, the index of the tap max_pool2d takes: the
+    first maximal cell of the window in row-major order."""
+    size, stride = _pool_args(size, stride, "max_pool2d")
+    taps = _Taps(x.shape, size, stride, (1, 1), padding, "max_pool2d")
+    ap = taps.pad(x._a, -np.inf)
+    best = choice = None
+    for t, (_, _, where) in enumerate(taps.taps):
+        patch = ap[where]
+        if best is None:
+            best, choice = patch, np.zeros(patch.shape, np.int64)
+        else:
+            better = patch > best
+            best, choice = np.where(better, patch, best), np.where(better, t, choice)
+    return taps, choice
+
+
+@differentiable("max_pool2d_grad")
+def max_pool2d_grad(x, g, size, stride=None, padding="VALID"):
+    """The gradient of max_pool2d(x) given its cotangent g: each window's g goes to
+    its first maximal cell (row-major), as XLA's select-and-scatter gives it."""
+    taps, choice = _max_choice(x, size, stride, padding)
+    ga = g._a
+    return Tensor(taps.scatter(lambda t: np.where(choice == t, ga, 0), ga.dtype))
+
+
+@differentiable("max_pool2d_select")
+def max_pool2d_select(x, c, size, stride=None, padding="VALID"):
+    """c (x's shape) read at the cell max_pool2d takes of each window of x."""
+    taps, choice = _max_choice(x, size, stride, padding)
+    cp = taps.pad(c._a)
+    out = np.zeros(choice.shape, c._a.dtype)
+    for t, (_, _, where) in enumerate(taps.taps):
+        out += np.where(choice == t, cp[where], 0)
+    return Tensor(out)
+
+
+@differentiable("avg_pool2d_grad")
+def avg_pool2d_grad(g, x_shape, size, stride=None, padding="VALID"):
+    """The gradient of avg_pool2d(x) for x of `x_shape` given its cotangent g."""
+    size, stride = _pool_args(size, stride, "avg_pool2d")
+    taps = _Taps(x_shape, size, stride, (1, 1), padding, "avg_pool2d")
+    ones = taps.pad(np.ones((1,) + tuple(x_shape[1:3]) + (1,)))
+    count = sum(ones[where] for _, _, where in taps.taps)
+    share = g._a.astype(np.float64) / count
+    return Tensor(taps.scatter(lambda t: share, np.float64).astype(g._a.dtype))
 
 
 def one_hot(idx, depth, dtype=dt.f32):

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes as dt
+from ._tape import differentiable
 from ._tensor import Tensor, to_tensor
 
 
@@ -41,16 +42,19 @@ def _float_work(d):
     return np.float64 if d is dt.f32 else np.float32 if d is dt.f16 else d.np
 
 
+@differentiable("sum")
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - the op library's name
     d = _accumulate_dtype(to_tensor(x, what="sum").dtype)
     return _reduce(np.sum, x, axis, keepdims, d, _float_work(d))
 
 
+@differentiable("prod")
 def prod(x, axis=None, keepdims=False):
     d = _accumulate_dtype(to_tensor(x, what="prod").dtype)
     return _reduce(np.prod, x, axis, keepdims, d, _float_work(d))
 
 
+@differentiable("mean")
 def mean(x, axis=None, keepdims=False):
     """Ints and bools give f32; floats keep their dtype."""
     d = to_tensor(x, what="mean").dtype
@@ -58,11 +62,13 @@ def mean(x, axis=None, keepdims=False):
     return _reduce(np.mean, x, axis, keepdims, out, np.float64)
 
 
+@differentiable("max")
 def max(x, axis=None, keepdims=False):  # noqa: A001
     d = to_tensor(x, what="max").dtype
     return _reduce(np.max, x, axis, keepdims, d)
 
 
+@differentiable("min")
 def min(x, axis=None, keepdims=False):  # noqa: A001
     d = to_tensor(x, what="min").dtype
     return _reduce(np.min, x, axis, keepdims, d)
@@ -95,6 +101,7 @@ def argmin(x, axis=None, keepdims=False):
     return _arg_reduce(np.argmin, x, axis, keepdims)
 
 
+@differentiable("cumsum")
 def cumsum(x, axis=None):
     t = to_tensor(x, what="cumsum")
     d = _accumulate_dtype(t.dtype)
@@ -103,6 +110,7 @@ def cumsum(x, axis=None):
     return Tensor(r.astype(d.np, copy=False))
 
 
+@differentiable("sort")
 def sort(x, axis=-1):
     t = to_tensor(x, what="sort")
     return Tensor(np.sort(t._a, axis=_axis(axis), kind="stable"))
@@ -114,6 +122,7 @@ def argsort(x, axis=-1):
     return Tensor(np.argsort(t._a, axis=_axis(axis), kind="stable").astype(np.int64))
 
 
+@differentiable("topk")
 def topk(x, k, axis=-1):
     """(values, indices) of the k largest along `axis`, largest first, ties by lower index."""
     t = to_tensor(x, what="topk")
@@ -137,3 +146,21 @@ def topk(x, k, axis=-1):
         order = np.argsort(key, axis=axis, kind="stable")
     idx = np.take(order, np.arange(k), axis=axis)
     return Tensor(np.take_along_axis(a, idx, axis=axis)), Tensor(idx.astype(np.int64))
+
+
+@differentiable("logsumexp")
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) along `axis`, stable: the max is subtracted first (a slice of
+    -inf gives -inf, one with +inf gives +inf). Ints and bools give f32; f32
+    accumulates in f64 and rounds once, f16 in f32."""
+    t = to_tensor(x, what="logsumexp")
+    out = t.dtype if t.dtype.is_float else dt.f32
+    a = t._a.astype(np.float64 if out is dt.f32 else np.float32)
+    ax = _axis(axis)
+    with np.errstate(all="ignore"):
+        m = np.max(a, axis=ax, keepdims=True, initial=-np.inf)
+        m = np.where(np.isfinite(m), m, 0)
+        r = np.log(np.sum(np.exp(a - m), axis=ax, keepdims=True)) + m
+    if not keepdims:
+        r = np.squeeze(r, axis=ax) if ax is not None else r.reshape(())
+    return Tensor(np.asarray(r).astype(out.np))

@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
 
 
@@ -29,6 +30,7 @@ def _tensors(xs, op):
     return xs
 
 
+@differentiable("reshape")
 def reshape(x, shape):
     t = to_tensor(x, what="reshape")
     shape = _shape_arg(shape, "reshape")
@@ -40,17 +42,20 @@ def reshape(x, shape):
         raise ValueError(f"reshape: cannot reshape {dt.describe(t.dtype, t.shape)} to {list(shape)}") from None
 
 
+@differentiable("transpose")
 def transpose(x, axes=None):
     t = to_tensor(x, what="transpose")
     return Tensor(np.transpose(t._a, None if axes is None else _shape_arg(axes, "transpose")))
 
 
+@differentiable("expand_dims")
 def expand_dims(x, axis):
     t = to_tensor(x, what="expand_dims")
     axis = axis if not isinstance(axis, (tuple, list)) else tuple(axis)
     return Tensor(np.expand_dims(t._a, axis))
 
 
+@differentiable("squeeze")
 def squeeze(x, axis=None):
     t = to_tensor(x, what="squeeze")
     if axis is not None:
@@ -62,6 +67,7 @@ def squeeze(x, axis=None):
     return Tensor(np.squeeze(t._a, axis))
 
 
+@differentiable("concatenate", lists=("xs",))
 def concatenate(xs, axis=0):
     xs = _tensors(xs, "concatenate")
     # Lists of Python numbers beside tensors take their dtype, as a number does (SPEC §3).
@@ -76,11 +82,13 @@ def concatenate(xs, axis=0):
     return Tensor(np.concatenate([u._a for u in ts], axis=operator.index(axis)))
 
 
+@differentiable("stack", lists=("xs",))
 def stack(xs, axis=0):
     arrays, _ = coerce("stack", *_tensors(xs, "stack"))
     return Tensor(np.stack(arrays, axis=operator.index(axis)))
 
 
+@differentiable("split")
 def split(x, indices_or_sections, axis=0):
     t = to_tensor(x, what="split")
     if isinstance(indices_or_sections, (list, tuple)):
@@ -93,6 +101,7 @@ def split(x, indices_or_sections, axis=0):
     return [Tensor(p) for p in np.split(t._a, spec, axis=operator.index(axis))]
 
 
+@differentiable("broadcast_to")
 def broadcast_to(x, shape):
     t = to_tensor(x, what="broadcast_to")
     shape = _shape_arg(shape, "broadcast_to")
@@ -102,11 +111,13 @@ def broadcast_to(x, shape):
         raise ValueError(f"broadcast_to: cannot broadcast {dt.describe(t.dtype, t.shape)} to {list(shape)}") from None
 
 
+@differentiable("tile")
 def tile(x, reps):
     t = to_tensor(x, what="tile")
     return Tensor(np.tile(t._a, _shape_arg(reps, "tile")))
 
 
+@differentiable("pad")
 def pad(x, pad_width, constant_values=None):
     """Constant padding; pad_width as NumPy takes it ((before, after) per dim, or one pair).
     Without constant_values the fill is the dtype's zero (False for bool), as in NumPy."""
@@ -123,6 +134,7 @@ def pad(x, pad_width, constant_values=None):
     return Tensor(np.pad(t._a, widths, mode="constant", constant_values=value))
 
 
+@differentiable("take")
 def take(x, idx, axis=0):
     """Gathers along `axis`; indices are ints of either width, -n <= i < n."""
     t = to_tensor(x, what="take")
@@ -141,3 +153,39 @@ def take(x, idx, axis=0):
         first = int(np.asarray(i._a)[bad].flat[0])
         raise IndexError(f"take: index {first} is out of range for axis {axis} of size {n}")
     return Tensor(np.take(a, i._a, axis=axis))
+
+
+# ---- gathers and their transposes (the gradients of take, sort and topk) ---------------
+
+def _work(dtype):
+    """Sums of f32 accumulate in f64, of f16 in f32, rounded once."""
+    return np.float64 if dtype == np.float32 else np.float32 if dtype == np.float16 else dtype
+
+
+@differentiable("take_grad")
+def take_grad(g, idx, axis, n):
+    """The transpose of take(x, idx, axis) for an x with n elements along `axis`:
+    g added into zeros at the taken positions (repeated indices accumulate)."""
+    a, i = g._a, to_tensor(idx, what="take")._a
+    shape = a.shape[:axis] + (n,) + a.shape[axis + i.ndim:]
+    out = np.zeros(shape, _work(a.dtype))
+    np.add.at(out, (slice(None),) * axis + (i,), a)
+    return Tensor(out.astype(a.dtype))
+
+
+@differentiable("gather_along")
+def gather_along(x, idx, axis):
+    """np.take_along_axis(x, idx, axis)."""
+    return Tensor(np.take_along_axis(x._a, to_tensor(idx)._a, axis))
+
+
+@differentiable("scatter_along")
+def scatter_along(u, idx, axis, n):
+    """The transpose of gather_along: u added into zeros with n elements along
+    `axis`, at the positions idx (u's shape) names."""
+    a, i = u._a, to_tensor(idx)._a
+    out = np.zeros(a.shape[:axis] + (n,) + a.shape[axis + 1:], _work(a.dtype))
+    index = list(np.indices(i.shape, sparse=True))
+    index[axis] = i
+    np.add.at(out, tuple(index), a)
+    return Tensor(out.astype(a.dtype))

@@ -8,6 +8,7 @@ inside another staged function it is an ordinary Python call.
 """
 
 import builtins
+import contextlib
 import functools
 import inspect
 import json
@@ -19,6 +20,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._tensor import Tensor, from_numpy, scalar_dtype, scalar_to_array
+from ._tree import tree_map
 
 # How many staged bodies this thread is inside; an entry called at depth 0 is the
 # NumPy boundary.
@@ -27,6 +29,17 @@ _calls = threading.local()
 
 def _depth():
     return getattr(_calls, "depth", 0)
+
+
+@contextlib.contextmanager
+def inside_body():
+    """Runs a block as if inside a staged body: an @sg.function called in it is a plain
+    Python call on Tensors (sg.grad runs the function it differentiates this way)."""
+    _calls.depth = _depth() + 1
+    try:
+        yield
+    finally:
+        _calls.depth -= 1
 
 
 class Function:
@@ -101,21 +114,31 @@ def _input(name, value, annotation, dims):
 
 
 def _output(value, fn_name):
+    """The result as plain NumPy: tensors, numbers and arrays become arrays, in the same
+    structure (tuples, named tuples, lists, dicts, dataclasses, the program's objects:
+    a gradient as sg.grad gives it). None and strings inside a structure stay as they
+    are."""
+    def check_keys(container, _path):
+        if isinstance(container, dict):
+            for k in container:
+                if not isinstance(k, str):
+                    raise TypeError(f"{fn_name}: result dict keys must be strings, not {k!r}")
+
+    return tree_map(lambda v, path: _output_leaf(v, path, fn_name), value, visit=check_keys)
+
+
+def _output_leaf(value, path, fn_name):
     if isinstance(value, Tensor):
         return np.array(value._a)
-    if isinstance(value, tuple):
-        return tuple(_output(v, fn_name) for v in value)
-    if isinstance(value, dict):
-        for k in value:
-            if not isinstance(k, str):
-                raise TypeError(f"{fn_name}: result dict keys must be strings, not {k!r}")
-        return {k: _output(v, fn_name) for k, v in value.items()}
     if isinstance(value, (builtins.bool, int, float)) and not isinstance(value, np.generic):
         return scalar_to_array(value, scalar_dtype(value))
     if isinstance(value, (np.ndarray, np.generic)):
         return np.array(from_numpy(value)._a)
-    raise TypeError(f"{fn_name}: an entry point returns a tensor, a tuple of tensors or a dict of "
-                    f"them, not {type(value).__name__}")
+    if path and (value is None or isinstance(value, str)):
+        return value  # static parts of a structure (a gradient keeps its argument's)
+    where = f" (at {path})" if path else ""
+    raise TypeError(f"{fn_name}: an entry point returns tensors, alone or in tuples, lists, dicts, "
+                    f"named tuples, dataclasses or objects, not {type(value).__name__}{where}")
 
 
 def range(*args):  # noqa: A001 - sg.range mirrors the builtin

@@ -14,6 +14,8 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from . import _tape
+from ._tape import differentiable
 
 
 def _reduction_method(name):
@@ -26,13 +28,16 @@ def _reduction_method(name):
 
 
 class Tensor:
-    __slots__ = ("_a",)
+    # _t: None, or while sg.grad runs the trace that records how the value was made
+    # (stagegraph/_tape.py); _a is then the value itself, as for any tensor.
+    __slots__ = ("_a", "_t")
     __array_ufunc__ = None  # ndarray <op> Tensor defers to Tensor's reflected operator
     __hash__ = None
 
     def __init__(self, array):
         # NumPy gives scalars, not 0-d arrays, for full indexing and 0-d math.
         self._a = array if isinstance(array, np.ndarray) else np.asarray(array)
+        self._t = None
 
     # ---- properties --------------------------------------------------------------
     @property
@@ -53,7 +58,8 @@ class Tensor:
 
     @property
     def T(self):
-        return Tensor(self._a.T)
+        from ._shape_ops import transpose
+        return transpose(self)
 
     def astype(self, dtype):
         return astype(self, dtype)
@@ -123,7 +129,7 @@ class Tensor:
 
     def __iter__(self):
         for i in range(len(self)):
-            yield Tensor(self._a[i])
+            yield self[i]
 
     def _scalar(self, what):
         if self._a.ndim != 0:
@@ -149,18 +155,12 @@ class Tensor:
 
     # ---- indexing -------------------------------------------------------------------
     def __getitem__(self, key):
-        return Tensor(self._a[_basic_index(key)])
+        return getitem(self, _basic_index(key))
 
     def __setitem__(self, key, value):
-        key = _basic_index(key)
-        v = to_tensor(value, like=self)
-        if v.dtype is not self.dtype:
-            raise TypeError(f"item assignment: cannot store {v.dtype.name} into a {self.dtype.name} "
-                            "tensor; cast with astype")
-        # Value semantics: never write into an array another tensor may share.
-        a = self._a.copy()
-        a[key] = v._a
-        self._a = a
+        # Value semantics: x rebinds to an updated copy; other tensors never see it.
+        updated = setitem(self, _basic_index(key), value)
+        self._a, self._t = updated._a, updated._t
 
     # ---- operators ------------------------------------------------------------------
     def __add__(self, o): return binary("+", self, o)
@@ -207,16 +207,16 @@ class Tensor:
         return matmul(o, self)
 
     def __neg__(self):
-        if self.dtype is dt.bool_:
-            raise TypeError("unary - is not defined for bool tensors; use ~ or sg.logical_not")
-        with np.errstate(all="ignore"):
-            return Tensor(np.negative(self._a))
+        return negative(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return Tensor(np.abs(self._a))
+        if self.dtype is dt.bool_:
+            return Tensor(np.abs(self._a))
+        from ._elementwise import abs as op
+        return op(self)
 
     def __invert__(self):
         if self.dtype.is_float:
@@ -277,6 +277,10 @@ def to_tensor(v, like=None, what="value"):
         return from_numpy(v, what)
     if isinstance(v, (list, tuple)):
         items = [to_tensor(x, like, what) for x in v]
+        if any(t._t is not None for t in items):
+            from ._shape_ops import stack  # keeps the gradient of traced items
+            _stack_same(items, what)
+            return stack(items)
         return _stack_same(items, what)
     raise TypeError(f"{what}: expected a tensor or a number, got {type(v).__name__}")
 
@@ -332,6 +336,7 @@ _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater
 _BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
 
 
+@differentiable("binary")
 def binary(op, a, b):
     if not (_is_operand(a) and _is_operand(b)):
         return NotImplemented
@@ -361,6 +366,34 @@ def binary(op, a, b):
         return Tensor(np.asarray(_ARITH[op](x, y), dtype=d.np))
 
 
+@differentiable("negative")
+def negative(x):
+    t = to_tensor(x, what="unary -")
+    if t.dtype is dt.bool_:
+        raise TypeError("unary - is not defined for bool tensors; use ~ or sg.logical_not")
+    with np.errstate(all="ignore"):
+        return Tensor(np.negative(t._a))
+
+
+@differentiable("getitem")
+def getitem(x, key):
+    """x[key] for a key of _basic_index."""
+    return Tensor(x._a[key])
+
+
+@differentiable("setitem")
+def setitem(x, key, value):
+    """A copy of x with x[key] = value (key of _basic_index)."""
+    v = to_tensor(value, like=x)
+    if v.dtype is not x.dtype:
+        raise TypeError(f"item assignment: cannot store {v.dtype.name} into a {x.dtype.name} "
+                        "tensor; cast with astype")
+    a = x._a.copy()
+    a[key] = v._a
+    return Tensor(a)
+
+
+@differentiable("astype")
 def astype(x, dtype):
     d = dt.resolve(dtype)
     t = to_tensor(x, what="astype")
@@ -385,3 +418,6 @@ def _basic_index(key):
             raise TypeError(f"only basic indexing (ints, slices, None, ...) is supported, not "
                             f"{type(k).__name__}; use sg.take to gather")
     return tuple(out)
+
+
+_tape.Tensor = Tensor
