@@ -16,7 +16,10 @@ using Handler = Value (*)(Stager&, const Args&, const std::string&);
 Value unary_op(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x"}, 1);
   const ops::OpId op = name == "negative" ? ops::OpId::Neg : *ops::find_op(name);
-  return s.apply(op, {}, {s.to_tensor(b[0], std::nullopt, a.span)}, a.span);
+  const Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  if (op == ops::OpId::Log)
+    if (std::optional<Value> stable = s.stable_log(x, a.span)) return *stable;
+  return s.apply(op, {}, {x}, a.span);
 }
 
 std::optional<ops::OpId> binary_id(const std::string& name) {

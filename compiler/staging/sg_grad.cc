@@ -7,7 +7,9 @@
 // its adjoint, and the caller gets a Call of it. The arguments and the gradient
 // share one structure: tuples, lists, dicts, named tuples, dataclasses and the
 // program's own objects, with tensors (or Python floats) at the leaves.
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -400,12 +402,40 @@ Value logsumexp(Stager& s, const Value& x_in, const Value& axis, bool keepdims, 
                                           Value(0.0), finite}, span);
   const Value shifted = sg_call(s, "exp", {s.binary(BinOp::kSub, x, safe, span)}, span);
   const Value total = sg_call(s, "sum", {shifted}, span, {{"axis", axis}, {"keepdims", Value(true)}});
-  Value r = s.binary(BinOp::kAdd, sg_call(s, "log", {total}, span), safe, span);
+  Value r = s.binary(BinOp::kAdd, s.apply(ops::OpId::Log, {}, {total}, span), safe, span);
   if (!keepdims) {
     if (axis.is<NoneV>()) return sg_call(s, "reshape", {r, make_tuple({})}, span);
     r = sg_call(s, "squeeze", {r, axis}, span);
   }
   return r;
+}
+
+// softplus(y) = log(1 + exp(y)) = relu(y) + log(1 + exp(-|y|)): finite for any y.
+Value softplus(Stager& s, const Value& y, SourceSpan span) {
+  const Value neg_abs = s.unary(UnaryOp::kNeg, s.apply(ops::OpId::Abs, {}, {y}, span), span);
+  const Value tail = s.apply(ops::OpId::Log, {}, {s.binary(BinOp::kAdd, Value(1.0), s.apply(ops::OpId::Exp, {}, {neg_abs}, span), span)}, span);
+  return s.binary(BinOp::kAdd, s.apply(ops::OpId::Relu, {}, {y}, span), tail, span);
+}
+
+// The node of the current function that defines `v`, or null.
+const ir::Node* defining_node(Stager& s, const Value& v) {
+  if (!v.is<Staged>() || !s.builder() || v.as<Staged>().fn != s.builder()->fn) return nullptr;
+  const int32_t id = v.as<Staged>().id;
+  const std::vector<ir::Node>& nodes = s.fn().nodes;
+  for (size_t n = nodes.size(); n > 0; --n)
+    for (int32_t o : nodes[n - 1].outputs)
+      if (o == id) return &nodes[n - 1];
+  return nullptr;
+}
+
+bool is_constant_one(Stager& s, int32_t id) {
+  const ir::Value& v = s.fn().values[size_t(id)];
+  if (v.constant < 0) return false;
+  const ir::Constant& c = s.module().constants[size_t(v.constant)];
+  if (c.dtype != DType::kF32 || c.bytes.size() != 4) return false;
+  float f;
+  std::memcpy(&f, c.bytes.data(), 4);
+  return f == 1.0f;
 }
 
 Value nn_loss(Stager& s, const std::string& f, Args& a) {
@@ -461,6 +491,42 @@ Value Stager::call_transform(const TransformV& t, Args& args) {
     case TransformV::Kind::kPullback: return call_pullback(*this, t, args);
   }
   fail(args.span, "internal error: unknown function transform");
+}
+
+std::optional<Value> Stager::stable_log(const Value& x, SourceSpan span) {
+  const ir::Node* node = defining_node(*this, x);
+  if (!node || node->kind != ir::NodeKind::kOp) return std::nullopt;
+  const ir::Node n = *node;  // apply() below may grow the node list
+  auto input = [&](size_t k) { return staged(n.inputs[k]); };
+  switch (n.op) {
+    case ops::OpId::Softmax:
+      explain(span, "log(softmax(x))", "rewritten to log_softmax(x), which cannot overflow or take log(0)");
+      return apply(ops::OpId::LogSoftmax, n.attrs, {input(0)}, span);
+    case ops::OpId::Sigmoid:
+      explain(span, "log(sigmoid(x))", "rewritten to -softplus(-x), finite for any x");
+      return unary(UnaryOp::kNeg, softplus(*this, unary(UnaryOp::kNeg, input(0), span), span), span);
+    case ops::OpId::Sum: {
+      const ir::Node* e = defining_node(*this, input(0));
+      if (!e || e->kind != ir::NodeKind::kOp || e->op != ops::OpId::Exp) return std::nullopt;
+      const Value y = staged(e->inputs[0]);
+      std::vector<Value> axes;
+      for (int64_t a : n.attrs.ints(0)) axes.push_back(Value(a));
+      explain(span, "log(sum(exp(x)))", "rewritten to logsumexp(x), which subtracts the max first");
+      return logsumexp(*this, y, axes.empty() ? Value() : make_tuple(axes), n.attrs.i(1) != 0, span);
+    }
+    case ops::OpId::Add: {
+      for (size_t k = 0; k < 2; ++k) {
+        if (!is_constant_one(*this, n.inputs[k])) continue;
+        const ir::Node* e = defining_node(*this, input(1 - k));
+        if (!e || e->kind != ir::NodeKind::kOp || e->op != ops::OpId::Exp) continue;
+        const Value y = staged(e->inputs[0]);
+        explain(span, "log(1 + exp(x))", "rewritten to softplus(x) = relu(x) + log(1 + exp(-|x|)), finite for any x");
+        return softplus(*this, y, span);
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
 }
 
 Value Stager::call_sg_grad(const std::string& name, Args& args) {

@@ -378,6 +378,9 @@ class Stager {
   // functions they return; sg.logsumexp and sg.nn's losses.
   Value call_sg_grad(const std::string& name, Args& args);
   Value call_transform(const TransformV& t, Args& args);
+  // log of a value whose form is unstable (softmax, sum(exp), 1 + exp, sigmoid):
+  // the stable form, said with --explain-staging; nullopt for any other value.
+  std::optional<Value> stable_log(const Value& x, SourceSpan span);
   // Values sg.stop_gradient made, (function, value): no gradient flows through them.
   std::set<std::pair<int32_t, int32_t>> stopped_gradients;
   // The try statements running, innermost last, and the raise catchers open when each began.

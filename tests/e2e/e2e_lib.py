@@ -259,12 +259,26 @@ def seed_for(*parts):
 # ---- results --------------------------------------------------------------------
 
 def eager_outputs(result):
-    """Names eager results the way the graph file names outputs (SPEC §2)."""
-    if isinstance(result, dict):
-        return {str(k): np.asarray(v) for k, v in result.items()}
-    if isinstance(result, (tuple, list)):
-        return {f"output_{i}": np.asarray(v) for i, v in enumerate(result)}
-    return {"output_0": np.asarray(result)}
+    """Names eager results the way the graph file names outputs (SPEC §2): a nested
+    result is flattened in order into outputs named by their path with dots."""
+    outputs = {}
+
+    def walk(path, v):
+        if isinstance(v, dict):
+            for k, item in v.items():
+                walk(f"{path}.{k}" if path else str(k), item)
+        elif isinstance(v, (tuple, list)) and not hasattr(v, "_fields"):
+            for i, item in enumerate(v):
+                walk(f"{path}.{i}" if path else f"output_{i}", item)
+        elif hasattr(v, "_fields") or hasattr(v, "__dataclass_fields__") or hasattr(v, "__dict__"):
+            fields = v._fields if hasattr(v, "_fields") else list(vars(v))
+            for k in fields:
+                walk(f"{path}.{k}" if path else k, getattr(v, k))
+        elif v is not None:
+            outputs[path or "output_0"] = np.asarray(v)
+
+    walk("", result)
+    return outputs
 
 
 def compare(name, expected, actual):

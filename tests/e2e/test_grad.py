@@ -504,12 +504,43 @@ def g(x: sg.f32[3], i: sg.i64[3]):
                      f"expected exit 1 with a located '{message}', got {lib.describe_result(proc)}")
 
 
+STABILITY = """
+def loss(z, y):
+    return sg.nn.cross_entropy(z, y) + sg.sum(sg.log(sg.softmax(z, axis=-1))) * 0.001 \\
+        + sg.sum(sg.log(1.0 + sg.exp(z))) * 0.001 + sg.sum(sg.log(sg.sigmoid(z))) * 0.001 \\
+        + sg.sum(sg.log(sg.sum(sg.exp(z), axis=1))) * 0.001
+
+
+@sg.function
+def g(z: sg.f32[2, 3], y: sg.i64[2]):
+    value, grad = sg.value_and_grad(loss)(z, y)
+    return value, grad
+"""
+
+
+def check_stability(report, work):
+    """Logits of +-1000: a finite loss and finite gradients (the rewrites of SPEC §11)."""
+    z = np.array([[1000, -1000, 0], [-1000, 1000, 3]], np.float32)
+    inputs = {"z": z, "y": np.array([1, 2], np.int64)}
+    outs, _ = compile_and_run(report, "stability", HEADER + STABILITY, inputs, work)
+    if outs is None:
+        return
+    report.check("stability loss finite", np.isfinite(outs["output_0"]).all(), f"loss {outs['output_0']}")
+    report.check("stability gradient finite", np.isfinite(outs["output_1"]).all(), f"gradient {outs['output_1']}")
+    py = os.path.join(work, "stability.py")
+    proc = lib.run_tool("graph-compile", [py, "-o", py[:-3] + ".sgraph", "--explain-staging"])
+    for form in ("log(softmax(x))", "log(1 + exp(x))", "log(sigmoid(x))", "log(sum(exp(x)))"):
+        report.check(f"--explain-staging names {form}", f"stability.py:" in proc.stdout + proc.stderr and
+                     f"{form}: rewritten" in proc.stdout + proc.stderr, proc.stdout[-400:])
+
+
 def main():
     report = Report()
     with tempfile.TemporaryDirectory(prefix="sg_grad_") as work:
         check_op_cases(report, work)
         check_flow_cases(report, work)
         check_refusals(report, work)
+        check_stability(report, work)
         check_programs(report, work)
     print(f"{report.passed} checks passed, {len(report.failures)} failed")
     return 1 if report.failures else 0
