@@ -534,6 +534,29 @@ def check_stability(report, work):
                      f"{form}: rewritten" in proc.stdout + proc.stderr, proc.stdout[-400:])
 
 
+def check_example(report, work):
+    """examples/grad_tree_lstm.py: the compiled gradient by recursion equals eager mode's."""
+    py = os.path.join(lib.SOURCE_DIR, "examples", "grad_tree_lstm.py")
+    graph = os.path.join(work, "grad_tree_lstm.sgraph")
+    try:
+        lib.compile_program(py, graph)
+    except lib.E2EError as e:
+        report.fail("grad_tree_lstm", str(e))
+        return
+    module = lib.load_eager_module(py)
+    for seed, m in ((0, 9), (1, 1), (2, 17)):
+        inputs = module.example_inputs(seed, m)
+        proc, out_dir = lib.run_graph(graph, "tree_lstm_grads", inputs, os.path.join(work, f"tree_lstm_{seed}"))
+        if proc.returncode != 0:
+            report.fail("grad_tree_lstm", f"graph-run {lib.describe_result(proc)}")
+            return
+        expected = lib.eager_outputs(module.tree_lstm_grads(**inputs))
+        for name, e in expected.items():
+            a = np.load(os.path.join(out_dir, f"{name}.npy"))
+            why = lib.compare(name, e, a)
+            report.check(f"grad_tree_lstm M={m} {name}", why is None, why)
+
+
 def main():
     report = Report()
     with tempfile.TemporaryDirectory(prefix="sg_grad_") as work:
@@ -541,6 +564,7 @@ def main():
         check_flow_cases(report, work)
         check_refusals(report, work)
         check_stability(report, work)
+        check_example(report, work)
         check_programs(report, work)
     print(f"{report.passed} checks passed, {len(report.failures)} failed")
     return 1 if report.failures else 0
