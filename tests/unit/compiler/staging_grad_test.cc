@@ -1,0 +1,162 @@
+// Reverse-mode differentiation at staging (compiler/staging/autodiff.cc,
+// sg_grad.cc): the shape of the graphs it builds, and its diagnostics. The
+// numbers are checked end to end against finite differences (tests/e2e/test_grad.py).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "staging_test_util.h"
+
+namespace sg::compiler {
+namespace {
+
+using testing::stage_source;
+
+size_t count_kind(const ir::Function& f, ir::NodeKind kind) {
+  size_t n = 0;
+  for (const ir::Node& node : f.nodes) n += node.kind == kind;
+  return n;
+}
+
+const ir::Function* find_prefix(const ir::Module& m, const std::string& prefix) {
+  for (const ir::Function& f : m.functions)
+    if (f.name.rfind(prefix, 0) == 0) return &f;
+  return nullptr;
+}
+
+TEST(StagingGrad, GradientsHaveTheirParametersTypesAndStructure) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def loss(p, x):
+    return sg.sum(sg.tanh(x @ p["w"] + p["b"]))
+
+@sg.function
+def g(w: sg.f32[4, 3], b: sg.f32[3], x: sg.f32["N", 4]):
+    value, grads = sg.value_and_grad(loss)({"w": w, "b": b}, x)
+    return {"loss": value, "grads": grads}
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  const ir::Entry& e = r.entry("g");
+  ASSERT_EQ(e.output_names.size(), 3u);
+  EXPECT_EQ(e.output_names[0], "loss");
+  EXPECT_EQ(e.output_names[1], "grads.w");
+  EXPECT_EQ(e.output_names[2], "grads.b");
+  EXPECT_EQ(r.result_type("g", 0), "f32[]");
+  EXPECT_EQ(r.result_type("g", 1), "f32[4, 3]");
+  EXPECT_EQ(r.result_type("g", 2), "f32[3]");
+}
+
+TEST(StagingGrad, TheGradientOfAWhileIsAReversedWhileOverTapes) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def run(w, xs, n):
+    h = sg.zeros((4,))
+    i = 0
+    while i < n:
+        h = sg.tanh(xs[i] @ w + h)
+        i += 1
+    return sg.sum(h)
+
+@sg.function
+def g(w: sg.f32[3, 4], xs: sg.f32["T", 3], n: sg.i64):
+    return sg.grad(run)(w, xs, n)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  ASSERT_NE(find_prefix(*r.ir, "g.grad"), nullptr);  // run's body, staged apart
+  const ir::Function* adjoint = nullptr;
+  for (const ir::Function& f : r.ir->functions)
+    if (f.name.find(".vjp#") != std::string::npos && count_kind(f, ir::NodeKind::kWhile) == 2) adjoint = &f;
+  ASSERT_NE(adjoint, nullptr) << ir::print(*r.ir);
+  // The forward loop is widened with its count and a tape, the backward runs in reverse.
+  bool taped = false, reversed = false;
+  for (const ir::Function& f : r.ir->functions) {
+    taped = taped || f.name.find(".taped#") != std::string::npos;
+    reversed = reversed || f.name.find(".reverse#") != std::string::npos;
+  }
+  EXPECT_TRUE(taped);
+  EXPECT_TRUE(reversed);
+  EXPECT_EQ(r.result_type("g"), "f32[3, 4]");
+}
+
+TEST(StagingGrad, TheGradientOfARecursiveFunctionCallsItself) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+def depth(x, w, n):
+    if n <= 0:
+        return sg.sum(x)
+    return depth(sg.tanh(x @ w), w, n - 1)
+
+@sg.function
+def g(w: sg.f32[3, 3], x: sg.f32[3], n: sg.i64):
+    return sg.grad(lambda v: depth(x, v, n))(w)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  // depth's adjoint: a function whose Call nodes (in its branches) reach itself.
+  int32_t adjoint = -1;
+  for (size_t i = 0; i < r.ir->functions.size(); ++i)
+    if (r.ir->functions[i].name.rfind("depth.vjp#", 0) == 0) adjoint = int32_t(i);
+  ASSERT_GE(adjoint, 0) << ir::print(*r.ir);
+  bool recursive = false;
+  for (const ir::Function& f : r.ir->functions)
+    for (const ir::Node& n : f.nodes)
+      recursive = recursive || (n.kind == ir::NodeKind::kCall && n.functions[0] == adjoint &&
+                                f.name.find("vjp") != std::string::npos);
+  EXPECT_TRUE(recursive);
+}
+
+TEST(StagingGrad, RefusalsAreLocatedAndSayWhatToDo) {
+  auto scalar = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def g(x: sg.f32[3]):
+    return sg.grad(lambda v: v * 2.0)(x)
+)");
+  EXPECT_FALSE(scalar.ir);
+  EXPECT_NE(scalar.locations().find("5:12: error: sg.grad needs the function to return a scalar float; it returned "
+                                    "f32[3]: reduce it to a scalar (sg.sum, sg.mean), or use sg.vjp"),
+            std::string::npos)
+      << scalar.locations();
+  auto integer = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def g(i: sg.i64[3]):
+    return sg.grad(lambda v: sg.sum(v * 2))(i)
+)");
+  EXPECT_FALSE(integer.ir);
+  EXPECT_NE(integer.locations().find("error: sg.grad: argument 0 holds a i64 tensor, which has no gradient; "
+                                     "differentiate with respect to float values (cast it with .astype(sg.f32))"),
+            std::string::npos)
+      << integer.locations();
+  auto conv = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def g(x: sg.f32[1, 4, 4, 1], w: sg.f32[2, 2, 1, 1]):
+    return sg.grad(lambda v: sg.sum(sg.conv2d(x, v)))(w)
+)");
+  EXPECT_FALSE(conv.ir);
+  EXPECT_NE(conv.locations().find("5:37: error: cannot differentiate through sg.conv2d"), std::string::npos)
+      << conv.locations();
+}
+
+TEST(StagingGrad, StableFormsAreRewrittenAndExplained) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def g(x: sg.f32[2, 3]):
+    return sg.log(sg.softmax(x)), sg.log(1.0 + sg.exp(x))
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  // The softmax node left behind has no user; dead-code elimination drops it.
+  EXPECT_EQ(r.count_ops("g", ops::OpId::LogSoftmax), 1u);
+  EXPECT_EQ(r.count_ops("g", ops::OpId::Relu), 1u);
+  EXPECT_NE(r.explained.find("model.py:5:12: log(softmax(x)): rewritten to log_softmax(x)"), std::string::npos)
+      << r.explained;
+  EXPECT_NE(r.explained.find("model.py:5:35: log(1 + exp(x)): rewritten to softplus(x)"), std::string::npos)
+      << r.explained;
+}
+
+}  // namespace
+}  // namespace sg::compiler
