@@ -2,6 +2,9 @@
 #include "staging/autodiff.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -150,6 +153,21 @@ class Vjp {
   // selection: g [..., k] scattered to [..., n] at `idx` [..., k].
   Value scatter_last(const Value& g, const Value& idx, const Value& like);
   Value take_rule(const Value& x, const Value& idx, const Value& g, int64_t axis);
+  // Convolution and pooling adjoints, composed from the forward ops (conv_grad.cc's
+  // kernels are the forward kernels on rearranged operands).
+  Grads conv_rule(const ir::Node& node, const Value& x, const Value& w, const Value& g);
+  Value pool_rule(const ir::Node& node, const Value& x, const Value& out, const Value& g);
+  struct Window {
+    int64_t h = 0, w = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, oh = 0, ow = 0;
+    int64_t top = 0, bottom = 0, left = 0, right = 0;  // padding
+  };
+  Window window(const ir::Node& node, const Value& x, int64_t kh, int64_t kw, const std::vector<int64_t>& stride,
+                const std::vector<int64_t>& dilation, const std::string& padding);
+  // x sliced per axis: (begin, end, step) with end -1 for "to the end".
+  Value slice(const Value& x, const std::vector<std::array<int64_t, 3>>& axes);
+  Value pad_spatial(const Value& x, int64_t top, int64_t bottom, int64_t left, int64_t right, double value);
+  // Inserts s - 1 zeros between the items of axis 1 (rows) or 2 (columns) of an NHWC tensor.
+  Value dilate(const Value& x, int64_t axis, int64_t s);
   [[noreturn]] void refuse(const std::string& what);
 
   Stager& s_;
@@ -316,6 +334,178 @@ Value Vjp::take_rule(const Value& x, const Value& idx, const Value& g, int64_t a
   back.push_back(0);
   for (size_t i = size_t(axis) + 1; i < xt.rank(); ++i) back.push_back(int64_t(i));
   return transpose(moved, back);
+}
+
+Value Vjp::slice(const Value& x, const std::vector<std::array<int64_t, 3>>& axes) {
+  const size_t n = axes.size();
+  std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    b[i] = axes[i][0];
+    st[i] = axes[i][2];
+    fl[i] = st[i] > 0 ? int64_t(ops::attr::kHasBegin) : 0;  // a negative step starts at the end
+    if (axes[i][1] >= 0) {
+      e[i] = axes[i][1];
+      fl[i] |= ops::attr::kHasEnd;
+    }
+  }
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+  return s_.apply(OpId::Slice, std::move(attrs), {x}, span_);
+}
+
+Value Vjp::pad_spatial(const Value& x, int64_t top, int64_t bottom, int64_t left, int64_t right, double value) {
+  if (top == 0 && bottom == 0 && left == 0 && right == 0) return x;
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints({0, 0, top, bottom, left, right, 0, 0}), ops::AttrValue::Float(value),
+                  ops::AttrValue::String("constant")};
+  return s_.apply(OpId::Pad, std::move(attrs), {x}, span_);
+}
+
+Value Vjp::dilate(const Value& x, int64_t axis, int64_t s) {
+  if (s == 1) return x;
+  // [N, A, B, C] -> [N, A, 1, B, C] (rows) padded to s along the new axis, merged, and cut.
+  const ir::Type t = s_.tensor_type(x);
+  const Value e = expand(x, {axis + 1});
+  std::vector<int64_t> pads(10, 0);
+  pads[size_t(2 * (axis + 1) + 1)] = s - 1;
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(pads), ops::AttrValue::Float(0.0), ops::AttrValue::String("constant")};
+  const Value padded = s_.apply(OpId::Pad, std::move(attrs), {e}, span_);
+  const int64_t len = *t.shape[size_t(axis)].as_static();
+  std::vector<Value> shape;
+  for (size_t i = 0; i < 4; ++i)
+    shape.push_back(int64_t(i) == axis ? Value(len * s) : s_.shape_item(x, int64_t(i), span_));
+  const Value merged = call("reshape", {padded, make_tuple(shape)});
+  std::vector<std::array<int64_t, 3>> axes(4, {0, -1, 1});
+  axes[size_t(axis)] = {0, (len - 1) * s + 1, 1};
+  return slice(merged, axes);
+}
+
+Vjp::Window Vjp::window(const ir::Node& node, const Value& x, int64_t kh, int64_t kw,
+                        const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
+                        const std::string& padding) {
+  const ir::Type t = s_.tensor_type(x);
+  const auto h = t.shape[1].as_static(), w = t.shape[2].as_static();
+  if (!h || !w) refuse(std::string("through sg.") + ops::op_def(node.op).name + " over a symbolic height or width");
+  Window win;
+  win.h = *h;
+  win.w = *w;
+  win.kh = kh;
+  win.kw = kw;
+  win.sh = stride[0];
+  win.sw = stride[1];
+  win.dh = dilation[0];
+  win.dw = dilation[1];
+  const auto extent = [](int64_t k, int64_t d) { return (k - 1) * d + 1; };
+  if (padding == "SAME") {
+    win.oh = (win.h + win.sh - 1) / win.sh;
+    win.ow = (win.w + win.sw - 1) / win.sw;
+    const int64_t ph = std::max<int64_t>((win.oh - 1) * win.sh + extent(kh, win.dh) - win.h, 0);
+    const int64_t pw = std::max<int64_t>((win.ow - 1) * win.sw + extent(kw, win.dw) - win.w, 0);
+    win.top = ph / 2;
+    win.bottom = ph - win.top;
+    win.left = pw / 2;
+    win.right = pw - win.left;
+  } else {
+    win.oh = (win.h - extent(kh, win.dh)) / win.sh + 1;
+    win.ow = (win.w - extent(kw, win.dw)) / win.sw + 1;
+  }
+  return win;
+}
+
+Grads Vjp::conv_rule(const ir::Node& node, const Value& x, const Value& w, const Value& g) {
+  const ops::Attrs& at = node.attrs;
+  if (at.i(3) != 1) refuse("through sg.conv2d with groups > 1 yet");
+  const ir::Type wt = s_.tensor_type(w);
+  const auto kh = wt.shape[0].as_static(), kw = wt.shape[1].as_static();
+  if (!kh || !kw) refuse("through sg.conv2d with a filter of symbolic size");
+  const Window win = window(node, x, *kh, *kw, at.ints(0), at.ints(1), at.s(2));
+  const int64_t hp = win.h + win.top + win.bottom, wp = win.w + win.left + win.right;
+  auto conv = [&](const Value& a, const Value& b, std::vector<int64_t> stride, std::vector<int64_t> dilation) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(std::move(stride)), ops::AttrValue::Ints(std::move(dilation)),
+                    ops::AttrValue::String("VALID"), ops::AttrValue::Int(1)};
+    return s_.apply(OpId::Conv2D, std::move(attrs), {a, b}, span_);
+  };
+  Grads r(2);
+  if (w_->active[size_t(node.inputs[1])]) {
+    // dW[i, j, c, o] = sum over n, p, q of xp[n, p*sh + i*dh, q*sw + j*dw, c] * g[n, p, q, o]:
+    // a convolution of xp as [C, Hp, Wp, N] with g as the filter [Ho, Wo, N, O],
+    // strided by the dilation and dilated by the stride.
+    const Value xp = pad_spatial(x, win.top, win.bottom, win.left, win.right, 0.0);
+    const Value dw = conv(transpose(xp, {3, 1, 2, 0}), transpose(g, {1, 2, 0, 3}), {win.dh, win.dw}, {win.sh, win.sw});
+    r[1] = transpose(slice(dw, {{0, -1, 1}, {0, *kh, 1}, {0, *kw, 1}, {0, -1, 1}}), {1, 2, 0, 3});
+  }
+  if (w_->active[size_t(node.inputs[0])]) {
+    // dxp = the full correlation of g, dilated by the stride, with the filter
+    // flipped and its channels swapped; rows and columns past the last window get none.
+    const Value gd = dilate(dilate(g, 1, win.sh), 2, win.sw);
+    const int64_t eh = (*kh - 1) * win.dh, ew = (*kw - 1) * win.dw;
+    const Value gp = pad_spatial(gd, eh, eh, ew, ew, 0.0);
+    const Value wf = transpose(slice(w, {{0, -1, -1}, {0, -1, -1}, {0, -1, 1}, {0, -1, 1}}), {0, 1, 3, 2});
+    Value dxp = conv(gp, wf, {1, 1}, {win.dh, win.dw});
+    const int64_t used_h = (win.oh - 1) * win.sh + eh + 1, used_w = (win.ow - 1) * win.sw + ew + 1;
+    dxp = pad_spatial(dxp, 0, hp - used_h, 0, wp - used_w, 0.0);
+    r[0] = slice(dxp, {{0, -1, 1}, {win.top, win.top + win.h, 1}, {win.left, win.left + win.w, 1}, {0, -1, 1}});
+  }
+  return r;
+}
+
+Value Vjp::pool_rule(const ir::Node& node, const Value& x, const Value& out, const Value& g) {
+  const ops::Attrs& at = node.attrs;
+  const std::vector<int64_t>& size = at.ints(0);
+  const Window win = window(node, x, size[0], size[1], at.ints(1), {1, 1}, at.s(2));
+  const bool is_max = node.op == OpId::MaxPool2D;
+  const DType dt = s_.tensor_dtype(x);
+  const Value xp = is_max ? pad_spatial(x, win.top, win.bottom, win.left, win.right,
+                                        -std::numeric_limits<double>::infinity())
+                          : x;
+  Value share = g;
+  if (!is_max) {  // each output's cotangent is shared by the window's cells inside the input
+    auto counts = std::make_shared<StaticTensor>();
+    counts->dtype = DType::kF32;
+    counts->shape = {1, win.oh, win.ow, 1};
+    for (int64_t p = 0; p < win.oh; ++p)
+      for (int64_t q = 0; q < win.ow; ++q) {
+        const int64_t r0 = std::max<int64_t>(p * win.sh - win.top, 0), r1 = std::min(p * win.sh - win.top + win.kh, win.h);
+        const int64_t c0 = std::max<int64_t>(q * win.sw - win.left, 0), c1 = std::min(q * win.sw - win.left + win.kw, win.w);
+        const float inv = 1.0f / float((r1 - r0) * (c1 - c0));
+        const auto* bytes = reinterpret_cast<const uint8_t*>(&inv);
+        counts->bytes.insert(counts->bytes.end(), bytes, bytes + sizeof inv);
+      }
+    share = mul(g, s_.cast(Value(StaticTensorPtr(counts)), dt, span_));
+  }
+  Value dxp = zeros_like(pad_spatial(x, win.top, win.bottom, win.left, win.right, 0.0));
+  Value taken = is_max ? zeros_like(g) : Value();
+  for (int64_t i = 0; i < win.kh; ++i)
+    for (int64_t j = 0; j < win.kw; ++j) {
+      const std::vector<std::array<int64_t, 3>> cells = {
+          {0, -1, 1}, {i, i + (win.oh - 1) * win.sh + 1, win.sh}, {j, j + (win.ow - 1) * win.sw + 1, win.sw}, {0, -1, 1}};
+      Value part = share;
+      if (is_max) {
+        // The window's first maximal cell, in row-major order, takes the cotangent.
+        const Value hit = s_.cast(bin(OpId::Equal, slice(xp, cells), out), dt, span_);
+        const Value first = mul(hit, sub(Value(1.0), taken));
+        taken = add(taken, first);
+        part = mul(g, first);
+      }
+      const size_t n = 4;
+      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+      for (size_t a = 0; a < n; ++a) {
+        b[a] = cells[a][0];
+        st[a] = cells[a][2];
+        fl[a] = ops::attr::kHasBegin;
+        if (cells[a][1] >= 0) {
+          e[a] = cells[a][1];
+          fl[a] |= ops::attr::kHasEnd;
+        }
+      }
+      ops::Attrs attrs;
+      attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      const Value sum_here = add(slice(dxp, cells), part);
+      dxp = s_.apply(OpId::SliceUpdate, std::move(attrs), {dxp, sum_here}, span_);
+    }
+  return slice(dxp, {{0, -1, 1}, {win.top, win.top + win.h, 1}, {win.left, win.left + win.w, 1}, {0, -1, 1}});
 }
 
 Grads Vjp::op_rule(const ir::Node& node) {
@@ -554,11 +744,9 @@ Grads Vjp::op_rule(const ir::Node& node) {
     }
     case OpId::Custom:
       refuse("through custom op '" + at.s(2) + "': it has no vjp= rule");
-    case OpId::Conv2D:
-    case OpId::Conv2DBias:
+    case OpId::Conv2D: return conv_rule(node, in[0], in[1], g);
     case OpId::MaxPool2D:
-    case OpId::AvgPool2D:
-      refuse(std::string("through sg.") + ops::op_def(node.op).name + " yet: its backward kernels are not in the op library");
+    case OpId::AvgPool2D: return {pool_rule(node, x, out, g)};
     default:
       return r;  // no gradient: comparisons, integer and index ops, creation, random
   }
