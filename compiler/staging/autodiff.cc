@@ -742,8 +742,25 @@ Grads Vjp::op_rule(const ir::Node& node) {
       attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
       return {reshape_like(s_.apply(OpId::Slice, std::move(attrs), {g}, span_), x)};
     }
-    case OpId::Custom:
-      refuse("through custom op '" + at.s(2) + "': it has no vjp= rule");
+    case OpId::Custom: {
+      auto rule = s_.custom_vjps.find(at.s(2));
+      if (rule == s_.custom_vjps.end())
+        refuse("through custom op '" + at.s(2) + "': declare it with sg.custom_op(..., vjp=...) to make it differentiable");
+      Args args;
+      args.span = span_;
+      const size_t operands = size_t(at.i(3));
+      for (size_t k = 0; k < operands; ++k) args.pos.push_back(in[k]);
+      args.pos.push_back(out);
+      args.pos.push_back(g);
+      const Value cts = s_.call_value(rule->second, args);
+      std::vector<Value> items = cts.is<TuplePtr>() || cts.is<ListPtr>() ? s_.to_list(cts, span_) : std::vector<Value>{cts};
+      if (items.size() != operands)
+        refuse("through custom op '" + at.s(2) + "': its vjp rule returned " + std::to_string(items.size()) +
+               " cotangents for " + std::to_string(operands) + " operands");
+      for (size_t k = 0; k < operands; ++k)
+        if (!items[k].is<NoneV>()) r[k] = unbroadcast(s_.to_tensor(items[k], s_.tensor_dtype(in[k]), span_), in[k]);
+      return r;
+    }
     case OpId::Conv2D: return conv_rule(node, in[0], in[1], g);
     case OpId::MaxPool2D:
     case OpId::AvgPool2D: return {pool_rule(node, x, out, g)};

@@ -8,7 +8,7 @@
 // that name) holding (name, fn, result). A call stages `result` on the operands
 // at compile time, as any function of the program (so it may check them with
 // assert), and emits a `custom` node with the dtype and shape it returned; `fn`
-// is eager mode's.
+// is eager mode's. An optional `vjp` rule makes the op differentiable.
 #include <string>
 
 #include "staging/arg_binding.h"
@@ -22,13 +22,20 @@ constexpr const char* kCustomOpMethod = "<custom op>";
 }  // namespace
 
 Value sg_custom_op(Stager& s, const Args& a, const std::string&) {
-  BoundArgs b(s, a, "sg.custom_op", {"name", "fn", "result"}, 3);
+  BoundArgs b(s, a, "sg.custom_op", {"name", "fn", "result", "vjp"}, 3);
   if (!b[0].is<std::string>() || b[0].as<std::string>().empty())
     s.fail(b.span(0), "sg.custom_op: the op name must be a non-empty string, got " + py_repr(b[0]));
   for (size_t i : {size_t(1), size_t(2)})
     if (!b[i].is<std::shared_ptr<FunctionV>>())
       s.fail(b.span(i), std::string("sg.custom_op: ") + (i == 1 ? "fn" : "result") +
                             " must be a function of the program, got " + type_name(b[i]));
+  // vjp(*operands, output, cotangent) -> one cotangent per operand (None: none),
+  // staged into the backward pass where the op is differentiated (autodiff.cc).
+  if (b.has(3)) {
+    if (!b[3].is<std::shared_ptr<FunctionV>>())
+      s.fail(b.span(3), "sg.custom_op: vjp must be a function of the program, got " + type_name(b[3]));
+    s.custom_vjps[b[0].as<std::string>()] = b[3];
+  }
   return Value(BoundMethod{kCustomOpMethod, std::make_shared<Value>(make_tuple({b[0], b[1], b[2]}))});
 }
 

@@ -383,6 +383,8 @@ class Stager {
   std::optional<Value> stable_log(const Value& x, SourceSpan span);
   // Values sg.stop_gradient made, (function, value): no gradient flows through them.
   std::set<std::pair<int32_t, int32_t>> stopped_gradients;
+  // The vjp= rules of custom ops, by op name.
+  std::map<std::string, Value> custom_vjps;
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
 

@@ -141,6 +141,46 @@ def g(x: sg.f32[1, 4, 4, 2], w: sg.f32[2, 2, 1, 2]):
       << conv.locations();
 }
 
+constexpr const char* kCustom = R"(import stagegraph as sg
+
+def double_eager(x):
+    return x * 2.0
+
+def double_result(x):
+    return x.dtype, x.shape
+
+def double_vjp(x, out, ct):
+    return (sg.cos(ct) * 2.0,)
+
+double = sg.custom_op("my_ns.double", fn=double_eager, result=double_result VJP)
+
+@sg.function
+def g(x: sg.f32[3]):
+    return sg.grad(lambda v: sg.sum(double(v)))(x)
+)";
+
+TEST(StagingGrad, ACustomOpIsDifferentiatedByItsVjpRule) {
+  std::string text = kCustom;
+  text.replace(text.find(" VJP"), 4, ", vjp=double_vjp");
+  auto r = stage_source(text);
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  // The rule's cos is staged into the backward pass.
+  size_t cos = 0;
+  for (const ir::Function& f : r.ir->functions)
+    for (const ir::Node& n : f.nodes) cos += n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Cos;
+  EXPECT_EQ(cos, 1u) << ir::print(*r.ir);
+
+  text = kCustom;
+  text.replace(text.find(" VJP"), 4, "");
+  auto refused = stage_source(text);
+  EXPECT_FALSE(refused.ir);
+  EXPECT_NE(refused.locations().find("error: cannot differentiate through custom op 'my_ns.double': declare it with "
+                                     "sg.custom_op(..., vjp=...)"),
+            std::string::npos)
+      << refused.locations();
+}
+
 TEST(StagingGrad, StableFormsAreRewrittenAndExplained) {
   auto r = stage_source(R"(import stagegraph as sg
 
