@@ -651,6 +651,22 @@ static void test_custom_op(void) {
   CHECK(CONTAINS(sg_status_message(st), "negative input"));
   CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
   sg_session_release(s);
+  /* The gradient through the op runs the kernel forward and the program's vjp rule. */
+  s = NULL;
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_custom_ops_create(&ops, st), st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
+  CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
+  CHECK_OK(sg_session_create(p, "scaled_grad", o, &s, st), st);
+  sg_custom_ops_release(ops);
+  sg_session_options_release(o);
+  if (s != NULL) {
+    CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+    CHECK_OK(sg_session_run(s, st), st);
+    CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+    CHECK(data != NULL && ((const float*)data)[0] == 6.0f && ((const float*)data)[2] == 18.0f);
+    sg_session_release(s);
+  }
   sg_program_release(p);
   sg_status_release(st);
 }
