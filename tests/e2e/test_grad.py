@@ -466,14 +466,23 @@ def check_programs(report, work):
 
             def probe(**kw):
                 return np.sum(np.sin(np.asarray(getattr(eager, entry)(**kw), dtype=np.float64)))
+            eager_grads = None
+            if hasattr(sg, "grad"):  # eager mode's own gradient of the same probe
+                try:
+                    eager_grads = sg.grad(eager.grad_probe_loss, argnums=argnums)(*[inputs[n] for n, _, _ in sig])
+                except Exception as e:  # noqa: BLE001 - any failure is the finding
+                    report.fail(f"{label} eager", f"{type(e).__name__}: {e}")
             for k in argnums:
                 n = sig[k][0]
+                got = np.load(os.path.join(out_dir, f"output_{argnums.index(k)}.npy"))
+                if eager_grads is not None:
+                    want = as_array(eager_grads[argnums.index(k)])
+                    why = close(got, want)
+                    report.check(f"{label} d/d{n} compiled vs eager", why is None, why)
                 if inputs[n].size > 64:
                     continue  # finite differences cost two runs per element
                 # Programs with kinks (relu, max pools) need steps that stay clear of them.
                 fd = finite_difference(probe, inputs, n, wrap=False, eps=KINKED.get(stem, EPS))
-                got = np.load(os.path.join(out_dir, f"output_{argnums.index(k)}.npy")) if len(argnums) > 1 else \
-                    np.load(os.path.join(out_dir, "output_0.npy"))
                 why = close(got, fd)
                 report.check(f"{label} d/d{n}", why is None, why)
             checked += 1

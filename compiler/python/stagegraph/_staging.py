@@ -60,7 +60,11 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         if _depth() > 0:
-            return self.fn(*args, **kwargs)
+            # Inside a body (or a function sg.grad runs): NumPy arrays become Tensors,
+            # as the entry's own inputs would.
+            def tensor(v):
+                return from_numpy(v, "an argument") if isinstance(v, (np.ndarray, np.generic)) else v
+            return self.fn(*[tensor(a) for a in args], **{k: tensor(v) for k, v in kwargs.items()})
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         annotations = self.annotations()
