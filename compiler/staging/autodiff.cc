@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 
@@ -56,7 +57,14 @@ class Vjp {
   // The adjoint of a branch, loop body or callee: every float parameter gets a
   // gradient, every float result a cotangent, no primal results. Memoized, so
   // the adjoint of a recursive function calls itself.
-  int32_t nested(int32_t f);
+  int32_t nested(int32_t f, const std::vector<bool>& params, const std::vector<bool>& results);
+  // Which results of function f depend on its parameters that `params` marks.
+  std::vector<bool> active_results(int32_t f, const std::vector<bool>& params);
+  // The carried positions of a loop body that depend on those `params` marks,
+  // through any number of iterations.
+  std::vector<bool> loop_mask(int32_t body, std::vector<bool> params);
+  // Per input of `node` from `first` on: a float value that depends on a differentiated one.
+  std::vector<bool> active_inputs(const ir::Node& node, size_t first);
 
   // ---- per function being built ------------------------------------------------
   struct Work {
@@ -173,7 +181,7 @@ class Vjp {
   Stager& s_;
   SourceSpan call_span_;
   SourceSpan span_;
-  std::map<int32_t, int32_t> memo_;
+  std::map<std::tuple<int32_t, std::vector<bool>, std::vector<bool>>, int32_t> memo_;
 };
 
 [[noreturn]] void Vjp::refuse(const std::string& what) {
@@ -850,47 +858,86 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   w_->tapes[index] = std::move(tape);
 }
 
+std::vector<bool> Vjp::active_results(int32_t f, const std::vector<bool>& params) {
+  const ir::Function& fn = s_.module().functions[size_t(f)];
+  std::vector<bool> act(fn.values.size(), false);
+  for (size_t k = 0; k < fn.params.size(); ++k)
+    act[size_t(fn.params[k])] = params[k] && is_float(fn.values[size_t(fn.params[k])].type.dtype);
+  for (const ir::Node& node : fn.nodes) {
+    bool any = false;
+    for (int32_t i : node.inputs) any = any || act[size_t(i)];
+    if (any)
+      for (int32_t o : node.outputs)
+        act[size_t(o)] = is_float(fn.values[size_t(o)].type.dtype) && !s_.stopped_gradients.count({f, o});
+  }
+  std::vector<bool> out;
+  for (int32_t r : fn.results) out.push_back(act[size_t(r)]);
+  return out;
+}
+
+std::vector<bool> Vjp::loop_mask(int32_t body, std::vector<bool> params) {
+  for (;;) {
+    const std::vector<bool> r = active_results(body, params);
+    bool changed = false;
+    for (size_t j = 0; j < params.size(); ++j)
+      if (r[j] && !params[j]) params[j] = changed = true;
+    if (!changed) return params;
+  }
+}
+
+std::vector<bool> Vjp::active_inputs(const ir::Node& node, size_t first) {
+  std::vector<bool> mask;
+  for (size_t k = first; k < node.inputs.size(); ++k) {
+    const int32_t v = node.inputs[k];
+    mask.push_back(w_->active[size_t(v)] && is_float(w_->src.values[size_t(v)].type.dtype));
+  }
+  return mask;
+}
+
+// The adjoint of a control node: a node of the same kind over the adjoints of its
+// functions, taking the node's inputs and the cotangents of `results`, giving the
+// gradients of the inputs `params` marks (inputs from `first` on).
 void Vjp::backward_if(const ir::Node& node) {
-  ir::Module& m = s_.module();
-  const int32_t then_fn = node.functions[0], else_fn = node.functions[1];
+  const std::vector<bool> params = active_inputs(node, 1);
+  std::vector<bool> results = active_results(node.functions[0], params);
+  const std::vector<bool> other = active_results(node.functions[1], params);
+  for (size_t k = 0; k < results.size(); ++k) results[k] = results[k] || other[k];
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
-  for (int32_t o : node.outputs)
-    if (is_float(w_->src.values[size_t(o)].type.dtype)) inputs.push_back(s_.materialize(ct_or_zeros(o), span_));
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (results[k]) inputs.push_back(s_.materialize(ct_or_zeros(node.outputs[k]), span_));
   std::vector<ir::Type> types;
   std::vector<int32_t> grads_for;
-  const ir::Function& t = m.functions[size_t(then_fn)];
-  for (size_t k = 0; k < t.params.size(); ++k)
-    if (is_float(t.values[size_t(t.params[k])].type.dtype)) {
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k]) {
       types.push_back(w_->src.values[size_t(node.inputs[k + 1])].type);
       grads_for.push_back(node.inputs[k + 1]);
     }
-  const int32_t then_vjp = nested(then_fn);
-  const int32_t else_vjp = nested(else_fn);
+  if (grads_for.empty()) return;
+  const int32_t then_vjp = nested(node.functions[0], params, results);
+  const int32_t else_vjp = nested(node.functions[1], params, results);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kIf, {then_vjp, else_vjp}, inputs, types);
-  for (size_t k = 0; k < outs.size(); ++k)
-    if (w_->active[size_t(grads_for[k])]) accumulate(grads_for[k], s_.staged(outs[k]));
+  for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 
 void Vjp::backward_call(const ir::Node& node) {
-  ir::Module& m = s_.module();
-  const int32_t callee = node.functions[0];
+  const std::vector<bool> params = active_inputs(node, 0);
+  const std::vector<bool> results = active_results(node.functions[0], params);
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
-  for (int32_t o : node.outputs)
-    if (is_float(w_->src.values[size_t(o)].type.dtype)) inputs.push_back(s_.materialize(ct_or_zeros(o), span_));
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (results[k]) inputs.push_back(s_.materialize(ct_or_zeros(node.outputs[k]), span_));
   std::vector<ir::Type> types;
   std::vector<int32_t> grads_for;
-  const ir::Function& c = m.functions[size_t(callee)];
-  for (size_t k = 0; k < c.params.size(); ++k)
-    if (is_float(c.values[size_t(c.params[k])].type.dtype)) {
+  for (size_t k = 0; k < params.size(); ++k)
+    if (params[k]) {
       types.push_back(w_->src.values[size_t(node.inputs[k])].type);
       grads_for.push_back(node.inputs[k]);
     }
-  const int32_t adj = nested(callee);
+  if (grads_for.empty()) return;
+  const int32_t adj = nested(node.functions[0], params, results);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {adj}, inputs, types);
-  for (size_t k = 0; k < outs.size(); ++k)
-    if (w_->active[size_t(grads_for[k])]) accumulate(grads_for[k], s_.staged(outs[k]));
+  for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 
 void Vjp::backward_while(size_t index, const ir::Node& node) {
@@ -899,13 +946,17 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
   const int32_t body = node.functions[1];
   const ir::Function b = m.functions[size_t(body)];
   const size_t np = b.params.size();
+  // The positions differentiated: those that depend on a differentiated input,
+  // directly or through earlier iterations.
+  const std::vector<bool> mask = loop_mask(body, active_inputs(node, 0));
   std::vector<size_t> floats, invariant;
   for (size_t j = 0; j < np; ++j) {
-    if (is_float(b.values[size_t(b.params[j])].type.dtype)) floats.push_back(j);
+    if (mask[j]) floats.push_back(j);
     if (b.results[j] == b.params[j]) invariant.push_back(j);
   }
-  const int32_t adj = nested(body);
-  // Carried backwards: i, a cotangent per float position, the tapes, the invariants.
+  if (floats.empty()) return;
+  const int32_t adj = nested(body, mask, mask);
+  // Carried backwards: i, a cotangent per differentiated position, the tapes, the invariants.
   std::vector<int32_t> init;
   std::vector<ir::Type> types;
   init.push_back(tape.count);
@@ -1003,15 +1054,15 @@ void Vjp::backward(size_t index, const ir::Node& node) {
   }
 }
 
-int32_t Vjp::nested(int32_t f) {
-  auto it = memo_.find(f);
+int32_t Vjp::nested(int32_t f, const std::vector<bool>& params, const std::vector<bool>& results) {
+  const auto key = std::make_tuple(f, params, results);
+  auto it = memo_.find(key);
   if (it != memo_.end()) return it->second;
-  const ir::Function& src = s_.module().functions[size_t(f)];
   VjpRequest r;
   r.fn = f;
   r.keep_primal = false;
-  for (int32_t p : src.params) r.diff_params.push_back(is_float(src.values[size_t(p)].type.dtype));
-  for (int32_t o : src.results) r.ct_results.push_back(is_float(src.values[size_t(o)].type.dtype));
+  r.diff_params = params;
+  r.ct_results = results;
   return build(r);
 }
 
@@ -1025,7 +1076,7 @@ int32_t Vjp::build(const VjpRequest& r) {
   for (size_t k = 0; k < src.results.size(); ++k)
     if (r.ct_results[k]) param_types.push_back(src.values[size_t(src.results[k])].type);
   const int32_t g = new_function(src.name + ".vjp", param_types);
-  if (!r.keep_primal) memo_[r.fn] = g;
+  if (!r.keep_primal) memo_[std::make_tuple(r.fn, r.diff_params, r.ct_results)] = g;
 
   Work* saved_work = w_;
   FnBuilder* saved_builder = s_.builder();
