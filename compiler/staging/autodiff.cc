@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -30,13 +31,19 @@ ops::Attrs ints_attr(std::vector<int64_t> v) {
 // The While widened to keep what its backward reads (DESIGN.md #14).
 struct Tape {
   int32_t count = -1;               // iterations run (i64 scalar), in the new function
-  std::vector<size_t> stacked;      // carried positions whose start values are kept
-  std::vector<int32_t> stacks;      // one tape per stacked position, [T, ...]
+  std::vector<int32_t> taped;       // body values kept per iteration (ids in the body)
+  std::vector<int32_t> stacks;      // one tape per taped value, [T, ...], in the new function
   // Carried lists the body appends to (concatenate(list, item) on axis 0): the
   // value an iteration starts from is a prefix of the final list, as long as the
   // list was then plus the iteration's index, so no tape is needed.
   std::vector<size_t> appended;
   std::vector<int32_t> start_lengths;  // the list's length before the loop (i64)
+  std::vector<bool> mask;           // the carried positions differentiated
+  int32_t adjoint = -1;             // the body's adjoint (recomputes its forward)
+  // Where the body's backward could be split from its forward: the function that
+  // runs the backward alone from the values it reads (body ids), kept per iteration.
+  int32_t backward = -1;
+  std::vector<int32_t> backward_reads;
 };
 
 // Whether body result j appends to parameter j: concatenate(param_j, item) on axis 0.
@@ -182,6 +189,24 @@ class Vjp {
   SourceSpan call_span_;
   SourceSpan span_;
   std::map<std::tuple<int32_t, std::vector<bool>, std::vector<bool>>, int32_t> memo_;
+  // Per adjoint built: where its forward copy ends, and body value -> adjoint value.
+  struct Built {
+    size_t forward_nodes = 0;
+    size_t source_params = 0;
+    std::vector<int32_t> map;
+  };
+  std::map<int32_t, Built> built_;
+  // The backward of loop body `body`'s adjoint `adj` as a function of its own, over
+  // the forward values it reads (the residuals), when the forward part has no loop
+  // or call and every residual has the same shape each iteration.
+  struct Split {
+    int32_t fn = -1;
+    std::vector<int32_t> reads;  // body value ids, one per leading parameter of fn
+  };
+  std::optional<Split> split_backward(int32_t adj, int32_t body);
+  // The empty tape [0, dims...] for body value `v` of `body`, dims read off the
+  // loop's inputs; nullopt where a dim cannot be found.
+  std::optional<Value> empty_tape(const ir::Function& body, const ir::Node& node, const ir::Type& t);
 };
 
 [[noreturn]] void Vjp::refuse(const std::string& what) {
@@ -790,26 +815,145 @@ void Vjp::copy_forward(size_t index, const ir::Node& node) {
   s_.fn().nodes.push_back(std::move(copy));
 }
 
+std::optional<Vjp::Split> Vjp::split_backward(int32_t adj, int32_t body) {
+  const Built info = built_.at(adj);
+  const ir::Function a = s_.module().functions[size_t(adj)];
+  const ir::Function& b = s_.module().functions[size_t(body)];
+  for (size_t n = 0; n < info.forward_nodes; ++n)
+    if (a.nodes[n].kind == ir::NodeKind::kWhile || a.nodes[n].kind == ir::NodeKind::kCall) return std::nullopt;
+  std::map<int32_t, int32_t> body_of;  // adjoint value -> body value
+  for (size_t v = 0; v < info.map.size(); ++v)
+    if (info.map[v] >= 0) body_of[info.map[v]] = int32_t(v);
+  std::set<int32_t> symbols;  // the dims a residual may have besides static ones
+  for (int32_t p : b.params)
+    for (const ir::Dim& d : b.values[size_t(p)].type.shape)
+      if (auto sym = d.as_symbol()) symbols.insert(*sym);
+  std::set<int32_t> later(a.params.begin() + long(info.source_params), a.params.end());  // cotangents
+  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n)
+    for (int32_t o : a.nodes[n].outputs) later.insert(o);
+  Split split;
+  std::map<int32_t, int32_t> local;  // adjoint value -> value of the split function
+  std::vector<int32_t> residuals;
+  auto read = [&](int32_t v) {
+    if (later.count(v) || local.count(v) || a.values[size_t(v)].constant >= 0) return true;
+    auto it = body_of.find(v);
+    if (it == body_of.end()) return false;
+    for (const ir::Dim& d : a.values[size_t(v)].type.shape)
+      if (!d.as_static() && !(d.as_symbol() && symbols.count(*d.as_symbol()))) return false;
+    local[v] = -1;
+    residuals.push_back(v);
+    split.reads.push_back(it->second);
+    return true;
+  };
+  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n)
+    for (int32_t i : a.nodes[n].inputs)
+      if (!read(i)) return std::nullopt;
+  for (int32_t r : a.results)
+    if (!read(r)) return std::nullopt;
+  std::vector<ir::Type> types;
+  for (int32_t v : residuals) types.push_back(a.values[size_t(v)].type);
+  for (size_t k = info.source_params; k < a.params.size(); ++k) types.push_back(a.values[size_t(a.params[k])].type);
+  split.fn = new_function(b.name + ".backward", types);
+  ir::Function& f = s_.module().functions[size_t(split.fn)];
+  for (size_t k = 0; k < residuals.size(); ++k) local[residuals[k]] = f.params[k];
+  for (size_t k = info.source_params; k < a.params.size(); ++k)
+    local[a.params[k]] = f.params[residuals.size() + k - info.source_params];
+  auto id = [&](int32_t v) {
+    auto it = local.find(v);
+    if (it != local.end() && it->second >= 0) return it->second;
+    f.values.push_back(a.values[size_t(v)]);  // a constant, or a value defined below
+    return local[v] = int32_t(f.values.size() - 1);
+  };
+  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n) {
+    ir::Node node = a.nodes[n];
+    for (int32_t& i : node.inputs) i = id(i);
+    for (int32_t& o : node.outputs) o = id(o);
+    f.nodes.push_back(std::move(node));
+  }
+  for (int32_t r : a.results) f.results.push_back(id(r));
+  return split;
+}
+
+std::optional<Value> Vjp::empty_tape(const ir::Function& body, const ir::Node& node, const ir::Type& t) {
+  std::vector<Value> dims{Value(int64_t(0))};
+  for (const ir::Dim& d : t.shape) {
+    if (auto n = d.as_static()) {
+      dims.push_back(Value(*n));
+      continue;
+    }
+    std::optional<Value> found;
+    for (size_t j = 0; j < body.params.size() && !found; ++j) {
+      const ir::Type& pt = body.values[size_t(body.params[j])].type;
+      for (size_t axis = 0; axis < pt.rank() && !found; ++axis)
+        if (pt.shape[axis] == d) found = s_.shape_item(fwd(node.inputs[j]), int64_t(axis), span_);
+    }
+    if (!found) return std::nullopt;
+    dims.push_back(*found);
+  }
+  Args a;
+  a.pos = {make_tuple(std::move(dims))};
+  a.kw.emplace_back("dtype", Value(DTypeV{t.dtype}));
+  a.span = span_;
+  return s_.call_sg("zeros", a);
+}
+
 void Vjp::widen_while(size_t index, const ir::Node& node) {
   ir::Module& m = s_.module();
   const int32_t cond = node.functions[0], body = node.functions[1];
   const ir::Function b = m.functions[size_t(body)];
   Tape tape;
-  std::vector<ir::Type> extra{ir::Type{DType::kI64, {}}};
+  tape.mask = loop_mask(body, active_inputs(node, 0));
+  tape.adjoint = nested(body, tape.mask, tape.mask);
+  std::set<int32_t> carried_reads;  // parameters read off the loop's inputs or outputs
   for (size_t j = 0; j < b.params.size(); ++j) {
-    if (b.results[j] == b.params[j]) continue;  // loop-invariant: the backward reads the input
-    if (appends_to(b, j)) {
+    if (b.results[j] == b.params[j]) {
+      carried_reads.insert(b.params[j]);  // loop-invariant: the backward reads the input
+    } else if (appends_to(b, j)) {
       tape.appended.push_back(j);
-      continue;
+      carried_reads.insert(b.params[j]);
     }
-    tape.stacked.push_back(j);
-    ir::Type t = b.values[size_t(b.params[j])].type;
+  }
+  // The values to keep: those the body's backward reads where it splits from the
+  // forward (no recomputation), else the carried values each iteration starts from.
+  std::vector<int32_t> wanted;
+  if (std::optional<Split> split = split_backward(tape.adjoint, body)) {
+    tape.backward = split->fn;
+    tape.backward_reads = split->reads;
+    wanted = split->reads;
+  } else {
+    wanted = b.params;
+  }
+  std::vector<std::optional<Value>> empties;
+  for (int32_t v : wanted) {
+    if (carried_reads.count(v) || std::find(tape.taped.begin(), tape.taped.end(), v) != tape.taped.end()) continue;
+    std::optional<Value> empty = empty_tape(b, node, b.values[size_t(v)].type);
+    if (!empty) {  // a residual whose dims the loop's inputs do not show: recompute instead
+      if (tape.backward >= 0) {
+        tape.backward = -1;
+        tape.backward_reads.clear();
+        tape.taped.clear();
+        empties.clear();
+        wanted = b.params;
+        for (int32_t p : wanted) {
+          if (carried_reads.count(p)) continue;
+          tape.taped.push_back(p);
+          empties.push_back(empty_tape(b, node, b.values[size_t(p)].type));
+        }
+        break;
+      }
+    }
+    tape.taped.push_back(v);
+    empties.push_back(empty);
+  }
+  std::vector<ir::Type> extra{ir::Type{DType::kI64, {}}};
+  for (int32_t v : tape.taped) {
+    ir::Type t = b.values[size_t(v)].type;
     t.shape.insert(t.shape.begin(), ir::Dim::symbol(m.symbols.fresh("T")));
     extra.push_back(t);
   }
   const int32_t cond2 = clone_with_params(cond, m.functions[size_t(cond)].name + ".taped", extra);
   const int32_t body2 = clone_with_params(body, b.name + ".taped", extra);
-  {  // body2: count, and append each changing carried value's start value to its tape
+  {  // body2: count, and append each value kept to its tape
     FnBuilder bb;
     bb.fn = body2;
     FnBuilder* saved = s_.builder();
@@ -819,8 +963,8 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
     const Value n1 = add(s_.staged(params[np]), Value(int64_t(1)));
     std::vector<int32_t> results = s_.fn().results;
     results.push_back(s_.materialize(n1, span_));
-    for (size_t k = 0; k < tape.stacked.size(); ++k) {
-      const Value item = expand(s_.staged(params[tape.stacked[k]]), {0});
+    for (size_t k = 0; k < tape.taped.size(); ++k) {
+      const Value item = expand(s_.staged(tape.taped[k]), {0});
       Args a;
       a.pos = {make_tuple({s_.staged(params[np + 1 + k]), item})};
       a.span = span_;
@@ -835,16 +979,10 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
   inputs.push_back(s_.materialize(s_.to_tensor(Value(int64_t(0)), DType::kI64, span_), span_));
-  for (size_t k = 0; k < tape.stacked.size(); ++k) {
-    const Value start = fwd(node.inputs[tape.stacked[k]]);
-    const ir::Type t = s_.tensor_type(start);
-    std::vector<Value> dims{Value(int64_t(0))};
-    for (size_t a = 0; a < t.rank(); ++a) dims.push_back(s_.shape_item(start, int64_t(a), span_));
-    Args a;
-    a.pos = {make_tuple(std::move(dims))};
-    a.kw.emplace_back("dtype", Value(DTypeV{t.dtype}));
-    a.span = span_;
-    inputs.push_back(s_.materialize(s_.call_sg("zeros", a), span_));
+  for (size_t k = 0; k < tape.taped.size(); ++k) {
+    if (!empties[k])
+      refuse("through this loop: a value it carries has a dim that changes from one iteration to the next");
+    inputs.push_back(s_.materialize(*empties[k], span_));
   }
   std::vector<ir::Type> types;
   for (int32_t o : node.outputs) types.push_back(w_->src.values[size_t(o)].type);
@@ -854,7 +992,7 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond2, body2}, inputs, types);
   for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
   tape.count = outs[node.outputs.size()];
-  for (size_t k = 0; k < tape.stacked.size(); ++k) tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
+  for (size_t k = 0; k < tape.taped.size(); ++k) tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
   w_->tapes[index] = std::move(tape);
 }
 
@@ -943,20 +1081,16 @@ void Vjp::backward_call(const ir::Node& node) {
 void Vjp::backward_while(size_t index, const ir::Node& node) {
   ir::Module& m = s_.module();
   const Tape tape = w_->tapes.at(index);
-  const int32_t body = node.functions[1];
-  const ir::Function b = m.functions[size_t(body)];
+  const ir::Function b = m.functions[size_t(node.functions[1])];
   const size_t np = b.params.size();
-  // The positions differentiated: those that depend on a differentiated input,
-  // directly or through earlier iterations.
-  const std::vector<bool> mask = loop_mask(body, active_inputs(node, 0));
   std::vector<size_t> floats, invariant;
   for (size_t j = 0; j < np; ++j) {
-    if (mask[j]) floats.push_back(j);
+    if (tape.mask[j]) floats.push_back(j);
     if (b.results[j] == b.params[j]) invariant.push_back(j);
   }
   if (floats.empty()) return;
-  const int32_t adj = nested(body, mask, mask);
-  // Carried backwards: i, a cotangent per differentiated position, the tapes, the invariants.
+  // Carried backwards: i, a cotangent per differentiated position, the tapes, the
+  // invariants, the appended lists and their lengths before the loop.
   std::vector<int32_t> init;
   std::vector<ir::Type> types;
   init.push_back(tape.count);
@@ -965,9 +1099,9 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     init.push_back(s_.materialize(ct_or_zeros(node.outputs[j]), span_));
     types.push_back(w_->src.values[size_t(node.outputs[j])].type);
   }
-  for (size_t k = 0; k < tape.stacked.size(); ++k) {
-    init.push_back(tape.stacks[k]);
-    types.push_back(s_.fn().values[size_t(tape.stacks[k])].type);
+  for (int32_t stack : tape.stacks) {
+    init.push_back(stack);
+    types.push_back(s_.fn().values[size_t(stack)].type);
   }
   for (size_t j : invariant) {
     init.push_back(remap(node.inputs[j]));
@@ -998,12 +1132,13 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     s_.set_builder(&rb);
     const std::vector<int32_t> p = s_.fn().params;
     const Value i1 = sub(s_.staged(p[0]), Value(int64_t(1)));
-    std::vector<Value> state(np);
+    std::map<int32_t, Value> state;  // body value -> its value in iteration i1
     const size_t tapes_at = 1 + floats.size();
-    for (size_t k = 0; k < tape.stacked.size(); ++k)
-      state[tape.stacked[k]] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), i1, span_);
-    for (size_t k = 0; k < invariant.size(); ++k) state[invariant[k]] = s_.staged(p[tapes_at + tape.stacked.size() + k]);
-    const size_t lists_at = tapes_at + tape.stacked.size() + invariant.size();
+    for (size_t k = 0; k < tape.taped.size(); ++k)
+      state[tape.taped[k]] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), i1, span_);
+    const size_t invariants_at = tapes_at + tape.taped.size();
+    for (size_t k = 0; k < invariant.size(); ++k) state[b.params[invariant[k]]] = s_.staged(p[invariants_at + k]);
+    const size_t lists_at = invariants_at + invariant.size();
     for (size_t k = 0; k < tape.appended.size(); ++k) {
       // list[:start_length + i]
       const Value final_list = s_.staged(p[lists_at + 2 * k]);
@@ -1013,13 +1148,15 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
       fl[0] = ops::attr::kDynEnd;
       ops::Attrs attrs;
       attrs.values = {ops::AttrValue::Ints(zb), ops::AttrValue::Ints(ze), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
-      state[tape.appended[k]] = s_.apply(OpId::Slice, std::move(attrs), {final_list, end}, span_);
+      state[b.params[tape.appended[k]]] = s_.apply(OpId::Slice, std::move(attrs), {final_list, end}, span_);
     }
     std::vector<int32_t> call_in;
-    for (const Value& v : state) call_in.push_back(s_.materialize(v, span_));
+    const std::vector<int32_t>& reads = tape.backward >= 0 ? tape.backward_reads : b.params;
+    for (int32_t v : reads) call_in.push_back(s_.materialize(state.at(v), span_));
     for (size_t k = 0; k < floats.size(); ++k) call_in.push_back(p[1 + k]);
     const std::vector<ir::Type> gtypes(types.begin() + 1, types.begin() + 1 + long(floats.size()));
-    const std::vector<int32_t> g = emit(ir::NodeKind::kCall, {adj}, call_in, gtypes);
+    const int32_t callee = tape.backward >= 0 ? tape.backward : tape.adjoint;
+    const std::vector<int32_t> g = emit(ir::NodeKind::kCall, {callee}, call_in, gtypes);
     std::vector<int32_t> results{s_.materialize(i1, span_)};
     for (int32_t id : g) results.push_back(id);
     for (size_t k = tapes_at; k < p.size(); ++k) results.push_back(p[k]);
@@ -1125,6 +1262,8 @@ int32_t Vjp::build(const VjpRequest& r) {
     if (node.kind == ir::NodeKind::kWhile && differentiated) widen_while(n, node);
     else copy_forward(n, node);
   }
+
+  built_[g] = Built{s_.fn().nodes.size(), src.params.size(), work.map};
 
   // Backward.
   size_t next_ct = src.params.size();

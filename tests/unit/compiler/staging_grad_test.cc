@@ -70,13 +70,16 @@ def g(w: sg.f32[3, 4], xs: sg.f32["T", 3], n: sg.i64):
     if (f.name.find(".vjp#") != std::string::npos && count_kind(f, ir::NodeKind::kWhile) == 2) adjoint = &f;
   ASSERT_NE(adjoint, nullptr) << ir::print(*r.ir);
   // The forward loop is widened with its count and a tape, the backward runs in reverse.
-  bool taped = false, reversed = false;
+  bool taped = false, reversed = false, split = false;
   for (const ir::Function& f : r.ir->functions) {
     taped = taped || f.name.find(".taped#") != std::string::npos;
     reversed = reversed || f.name.find(".reverse#") != std::string::npos;
+    // The body's backward runs apart from its forward, on the values the forward kept.
+    split = split || f.name.find(".backward#") != std::string::npos;
   }
   EXPECT_TRUE(taped);
   EXPECT_TRUE(reversed);
+  EXPECT_TRUE(split);
   EXPECT_EQ(r.result_type("g"), "f32[3, 4]");
 }
 
