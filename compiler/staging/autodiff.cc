@@ -333,40 +333,10 @@ Value Vjp::take_rule(const Value& x, const Value& idx, const Value& g, int64_t a
     attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
     return s_.apply(OpId::SliceUpdate, std::move(attrs), {zeros_like(x), g, s_.cast(idx, DType::kI64, span_)}, span_);
   }
-  const auto n = xt.shape[size_t(axis)].as_static();
-  if (!n) refuse("sg.take with an index tensor from an axis of symbolic size");
-  // Negative indices count from the end; one_hot gives them no row.
-  Value i64 = s_.cast(idx, DType::kI64, span_);
-  i64 = where(bin(OpId::Less, i64, Value(int64_t(0))), add(i64, Value(*n)), i64);
-  ops::Attrs oh;
-  oh.values.push_back(ops::AttrValue::Int(*n));
-  oh.values.push_back(ops::AttrValue::Int(int64_t(xt.dtype)));
-  const Value onehot = s_.apply(OpId::OneHot, std::move(oh), {i64}, span_);  // S + [n]
-  // g: x[:axis] + S + x[axis+1:]; bring S to the front.
-  const size_t gr = rank(g);
-  std::vector<int64_t> perm;
-  for (size_t i = size_t(axis); i < size_t(axis) + k; ++i) perm.push_back(int64_t(i));
-  for (size_t i = 0; i < size_t(axis); ++i) perm.push_back(int64_t(i));
-  for (size_t i = size_t(axis) + k; i < gr; ++i) perm.push_back(int64_t(i));
-  const Value gt = transpose(g, perm);
-  // [prod S, rest] with rest the product of x's other dims.
-  std::vector<Value> rest_dims;
-  for (size_t i = 0; i < xt.rank(); ++i)
-    if (int64_t(i) != axis) rest_dims.push_back(s_.shape_item(x, int64_t(i), span_));
-  Value rest = Value(int64_t(1));
-  for (const Value& d : rest_dims) rest = s_.binary(BinOp::kMul, rest, d, span_);
-  const Value gflat = call("reshape", {gt, make_tuple({Value(int64_t(-1)), rest})});
-  const Value ohflat = call("reshape", {onehot, make_tuple({Value(int64_t(-1)), Value(*n)})});
-  const Value r = s_.apply(OpId::MatMul, {}, {swap_last(ohflat), gflat}, span_);  // [n, rest]
-  std::vector<Value> shape{Value(*n)};
-  for (const Value& d : rest_dims) shape.push_back(d);
-  Value moved = call("reshape", {r, make_tuple(shape)});  // [n] + x[:axis] + x[axis+1:]
-  if (axis == 0) return moved;
-  std::vector<int64_t> back;
-  for (int64_t i = 1; i <= axis; ++i) back.push_back(i);
-  back.push_back(0);
-  for (size_t i = size_t(axis) + 1; i < xt.rank(); ++i) back.push_back(int64_t(i));
-  return transpose(moved, back);
+  // Every other index tensor: scatter-add, repeated indices accumulating.
+  ops::Attrs attrs;
+  attrs.values.push_back(ops::AttrValue::Int(axis));
+  return s_.apply(OpId::ScatterAdd, std::move(attrs), {x, idx, g}, span_);
 }
 
 Value Vjp::slice(const Value& x, const std::vector<std::array<int64_t, 3>>& axes) {

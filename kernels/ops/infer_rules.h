@@ -184,6 +184,7 @@ template <class D> Status infer_expand_dims(const Rule<D>& r);
 template <class D> Status infer_squeeze(const Rule<D>& r);
 template <class D> Status infer_concatenate(const Rule<D>& r);
 template <class D> Status infer_take(const Rule<D>& r);
+template <class D> Status infer_scatter_add(const Rule<D>& r);
 template <class D> Status infer_shape_dim(const Rule<D>& r);
 template <class D> Status infer_slice(const Rule<D>& r);
 template <class D> Status infer_softmax(const Rule<D>& r);

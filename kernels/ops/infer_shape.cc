@@ -294,6 +294,28 @@ Status infer_concatenate(const Rule<D>& r) {
   return Status::Ok();
 }
 
+// scatter_add(x, idx, updates): x's type; updates must have take's result shape.
+template <class D>
+Status infer_scatter_add(const Rule<D>& r) {
+  const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
+  const TensorType<D>& x = r.in[0];
+  const TensorType<D>& idx = r.in[1];
+  const TensorType<D>& upd = r.in[2];
+  if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (upd.dtype != x.dtype)
+    return r.error(std::string("updates are ") + dtype_name(upd.dtype) + ", the target " + dtype_name(x.dtype));
+  std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
+  dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
+  dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());
+  if (dims.size() != upd.shape.size())
+    return r.error("updates " + r.fmt(upd.shape) + " do not have the gathered shape " + r.fmt(dims));
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dim_static(dims[i]) && dim_static(upd.shape[i]) && *dim_static(dims[i]) != *dim_static(upd.shape[i]))
+      return r.error("updates " + r.fmt(upd.shape) + " do not have the gathered shape " + r.fmt(dims));
+  r.set_output(x.dtype, x.shape);
+  return Status::Ok();
+}
+
 template <class D>
 Status infer_take(const Rule<D>& r) {
   const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
@@ -323,6 +345,7 @@ SG_INSTANTIATE_RULE(infer_expand_dims)
 SG_INSTANTIATE_RULE(infer_squeeze)
 SG_INSTANTIATE_RULE(infer_concatenate)
 SG_INSTANTIATE_RULE(infer_take)
+SG_INSTANTIATE_RULE(infer_scatter_add)
 SG_INSTANTIATE_RULE(infer_shape_dim)
 
 }  // namespace sg::ops::rules

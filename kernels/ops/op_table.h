@@ -136,7 +136,10 @@ enum OpFlags : uint32_t {
   /* random(key: i64[2], dynamic dims...): counter-based draws; see attr::Random */     \
   X(Random, "random", 1, 1, -1, 1, kRandom, kValueDependentShape)                       \
   /* custom(operands..., dynamic dims...): an op the application adds; attr::Custom */  \
-  X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)
+  X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)         \
+  /* scatter_add(x, idx, updates): zeros of x's type with updates added at idx along */ \
+  /* the axis, repeated indices accumulating (take's gradient) */                        \
+  X(ScatterAdd, "scatter_add", 1, 3, 3, 1, kAxis, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,

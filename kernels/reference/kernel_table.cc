@@ -8,7 +8,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 82, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 83, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -63,8 +63,8 @@ KernelFn family_kernel(ops::OpId op) {
     case OpId::Squeeze: case OpId::Concatenate:
       SG_ROUTE(shape_kernel, OpId::Reshape, OpId::BroadcastTo, OpId::Transpose, OpId::ExpandDims,
                OpId::Squeeze, OpId::Concatenate);
-    case OpId::Slice: case OpId::Take: case OpId::SliceUpdate:
-      SG_ROUTE(slice_take_kernel, OpId::Slice, OpId::Take, OpId::SliceUpdate);
+    case OpId::Slice: case OpId::Take: case OpId::SliceUpdate: case OpId::ScatterAdd:
+      SG_ROUTE(slice_take_kernel, OpId::Slice, OpId::Take, OpId::SliceUpdate, OpId::ScatterAdd);
     case OpId::Softmax: case OpId::LogSoftmax:
       SG_ROUTE(softmax_kernel, OpId::Softmax, OpId::LogSoftmax);
     case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:

@@ -222,6 +222,49 @@ Status take_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<cons
   return Status::Ok();
 }
 
+template <class T>
+void scatter_add_rows(const AxisView& v, int64_t count, const TensorRef& idx, const T* src, T* dst) {
+  for (int64_t a = 0; a < v.outer; ++a)
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t k = idx.dtype == DType::kI32 ? int64_t(idx.as<int32_t>()[i]) : idx.as<int64_t>()[i];
+      if (k < 0) k += v.n;
+      T* row = dst + (a * v.n + k) * v.inner;
+      for (int64_t j = 0; j < v.inner; ++j) row[j] += src[j];
+      src += v.inner;
+    }
+}
+
+// scatter_add(x, idx, updates): zeros of x's type, updates[..., i, ...] added at
+// index idx[i] of the axis (take's layout: x[:axis] + idx + x[axis+1:]).
+Status scatter_add_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                          std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity("scatter_add", in, 3, out));
+  const TensorRef& x = in[0];
+  const TensorRef& idx = in[1];
+  const TensorRef& upd = in[2];
+  TensorRef& o = out[0];
+  if (attrs.values.empty()) return internal_error("scatter_add: missing attributes");
+  const int64_t axis = attrs.i(ops::attr::kAxisValue);
+  SG_RETURN_IF_ERROR(check_axis("scatter_add", x, axis));
+  if (!is_int(idx.dtype)) return internal_error("scatter_add: indices must be integers, got " + describe(idx));
+  const AxisView v = axis_view(x, int(axis));
+  const int64_t count = idx.numel();
+  if (x.dtype != o.dtype || upd.dtype != x.dtype || o.numel() != x.numel() ||
+      upd.numel() != v.outer * count * v.inner)
+    return internal_error("scatter_add: " + describe(x) + " with indices " + describe(idx) + " and updates " +
+                          describe(upd) + " -> " + describe(o));
+  if (idx.dtype == DType::kI32) SG_RETURN_IF_ERROR(check_indices(idx.as<int32_t>(), count, int(axis), v.n));
+  else SG_RETURN_IF_ERROR(check_indices(idx.as<int64_t>(), count, int(axis), v.n));
+  std::memset(o.data, 0, size_t(o.numel()) * dtype_size(o.dtype));
+  switch (x.dtype) {
+    case DType::kF32: scatter_add_rows(v, count, idx, upd.as<float>(), o.as<float>()); break;
+    case DType::kI32: scatter_add_rows(v, count, idx, upd.as<int32_t>(), o.as<int32_t>()); break;
+    case DType::kI64: scatter_add_rows(v, count, idx, upd.as<int64_t>(), o.as<int64_t>()); break;
+    default: return unsupported("scatter_add: " + describe(x) + " (f32, i32 and i64 are supported)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 KernelFn slice_take_kernel(ops::OpId op) {
@@ -229,6 +272,7 @@ KernelFn slice_take_kernel(ops::OpId op) {
     case ops::OpId::Slice: return &slice_kernel;
     case ops::OpId::Take: return &take_kernel;
     case ops::OpId::SliceUpdate: return &slice_update_kernel;
+    case ops::OpId::ScatterAdd: return &scatter_add_kernel;
     default: return nullptr;
   }
 }

@@ -156,5 +156,19 @@ TEST(Take, IndexOutOfRangeIsAnError) {
       .expect_error(StatusCode::kRuntimeError, "take: index -6 is out of bounds for axis 0 with size 5");
 }
 
+TEST(ScatterAdd, AccumulatesRepeatedIndicesAlongAnyAxis) {
+  // The gradient of take: rows gathered twice get both cotangents.
+  const HostTensor x = HostTensor::of(DType::kF32, {3, 2}, arange(6));
+  KernelTester(OpId::ScatterAdd).in(x).in(HostTensor::of(DType::kI64, {3}, {2, 0, 2}))
+      .in(HostTensor::of(DType::kF32, {3, 2}, {1, 2, 3, 4, 5, 6})).out(DType::kF32, {3, 2})
+      .attr_int(0).expect({3, 4, 0, 0, 6, 8});
+  KernelTester(OpId::ScatterAdd).in(x).in(HostTensor::of(DType::kI32, {2, 2}, {-1, 0, 1, 1}))
+      .in(HostTensor::of(DType::kF32, {3, 2, 2}, arange(12))).out(DType::kF32, {3, 2})
+      .attr_int(1).expect({1, 0 + 2 + 3, 5, 4 + 6 + 7, 9, 8 + 10 + 11});
+  KernelTester(OpId::ScatterAdd).in(x).in(HostTensor::of(DType::kI64, {2}, {1, 3}))
+      .in(HostTensor::of(DType::kF32, {2, 2}, arange(4))).out(DType::kF32, {3, 2}).attr_int(0)
+      .expect_error(StatusCode::kRuntimeError, "take: index 3 is out of bounds for axis 0 with size 3");
+}
+
 }  // namespace
 }  // namespace sg::kernels::testing
