@@ -103,6 +103,10 @@ class Vjp {
   void backward_call(const ir::Node& node);
   void backward_while(size_t index, const ir::Node& node);
   Grads op_rule(const ir::Node& node);
+  Grads elementwise_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads reduction_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads shape_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads nn_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
 
   // A function with `types` as parameters (and nothing else yet).
   int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);
@@ -511,14 +515,14 @@ Value Vjp::pool_rule(const ir::Node& node, const Value& x, const Value& out, con
   return slice(dxp, {{0, -1, 1}, {win.top, win.top + win.h, 1}, {win.left, win.left + win.w, 1}, {0, -1, 1}});
 }
 
-Grads Vjp::op_rule(const ir::Node& node) {
-  std::vector<Value> in;
-  for (int32_t i : node.inputs) in.push_back(fwd(i));
-  const Value out = fwd(node.outputs[0]);
-  const Value g = ct_or_zeros(node.outputs[0]);
+// Elementwise ops and casts: the cotangent times the derivative, summed back
+// over broadcast dims.
+Grads Vjp::elementwise_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g) {
   const Value& x = in.empty() ? out : in[0];
   const ops::Attrs& at = node.attrs;
   Grads r(in.size());
+  (void)x;
+  (void)at;
   switch (node.op) {
     case OpId::Add: return {unbroadcast(g, in[0]), unbroadcast(g, in[1])};
     case OpId::Sub: return {unbroadcast(g, in[0]), unbroadcast(neg(g), in[1])};
@@ -574,6 +578,19 @@ Grads Vjp::op_rule(const ir::Node& node) {
     case OpId::Cast:
       if (!is_float(s_.tensor_dtype(x))) return {std::nullopt};
       return {s_.cast(g, s_.tensor_dtype(x), span_)};
+    default:
+      return r;
+  }
+}
+
+// Reductions, orderings, normalizations and matmul.
+Grads Vjp::reduction_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g) {
+  const Value& x = in.empty() ? out : in[0];
+  const ops::Attrs& at = node.attrs;
+  Grads r(in.size());
+  (void)x;
+  (void)at;
+  switch (node.op) {
     case OpId::Sum: return {unreduce(g, x, at.ints(0), at.i(1) != 0)};
     case OpId::Mean: {
       std::vector<int64_t> ax = at.ints(0).empty() ? all_axes(rank(x)) : at.ints(0);
@@ -604,6 +621,66 @@ Grads Vjp::op_rule(const ir::Node& node) {
       for (size_t i = 0; i < p.size(); ++i) inv[size_t(p[i])] = int64_t(i);
       return {transpose(g, inv)};
     }
+    case OpId::Softmax: {
+      const int64_t axis = at.i(0);
+      return {mul(out, sub(g, sum(mul(g, out), {axis}, true)))};
+    }
+    case OpId::LogSoftmax: {
+      const int64_t axis = at.i(0);
+      return {sub(g, mul(un(OpId::Exp, out), sum(g, {axis}, true)))};
+    }
+    case OpId::LayerNorm: {
+      const int64_t last = int64_t(rank(x) - 1);
+      const double eps = at.f(0);
+      const Value mu = s_.apply(OpId::Mean, [&] { ops::Attrs a = ints_attr({last}); a.values.push_back(ops::AttrValue::Int(1)); return a; }(), {x}, span_);
+      const Value xc = sub(x, mu);
+      ops::Attrs ma = ints_attr({last});
+      ma.values.push_back(ops::AttrValue::Int(1));
+      const Value var = s_.apply(OpId::Mean, ma, {mul(xc, xc)}, span_);
+      const Value rstd = un(OpId::Rsqrt, add(var, Value(eps)));
+      const Value xhat = mul(xc, rstd);
+      const Value dxhat = mul(g, in[1]);
+      const Value m1 = s_.apply(OpId::Mean, ma, {dxhat}, span_);
+      const Value m2 = s_.apply(OpId::Mean, ma, {mul(dxhat, xhat)}, span_);
+      r[0] = mul(rstd, sub(sub(dxhat, m1), mul(xhat, m2)));
+      if (w_->active[size_t(node.inputs[1])]) r[1] = unbroadcast(mul(g, xhat), in[1]);
+      if (w_->active[size_t(node.inputs[2])]) r[2] = unbroadcast(g, in[2]);
+      return r;
+    }
+    case OpId::CumSum: {
+      const int64_t axis = at.i(0);
+      const size_t n = rank(x);
+      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+      st[size_t(axis)] = -1;
+      ops::Attrs flip;
+      flip.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      const Value rev = s_.apply(OpId::Slice, flip, {g}, span_);
+      const Value cs = s_.apply(OpId::CumSum, at, {rev}, span_);
+      return {s_.apply(OpId::Slice, flip, {cs}, span_)};
+    }
+    case OpId::Sort: {
+      const int64_t axis = at.i(0);
+      if (axis != int64_t(rank(x)) - 1) refuse("sg.sort along an axis other than the last");
+      const Value idx = s_.apply(OpId::ArgSort, at, {x}, span_);
+      return {scatter_last(g, idx, x)};
+    }
+    case OpId::TopK: {
+      if (at.i(1) != int64_t(rank(x)) - 1) refuse("sg.topk along an axis other than the last");
+      return {scatter_last(g, fwd(node.outputs[1]), x)};
+    }
+    default:
+      return r;
+  }
+}
+
+// Shape ops, indexing and gathers: the cotangent moved back where it came from.
+Grads Vjp::shape_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g) {
+  const Value& x = in.empty() ? out : in[0];
+  const ops::Attrs& at = node.attrs;
+  Grads r(in.size());
+  (void)x;
+  (void)at;
+  switch (node.op) {
     case OpId::ExpandDims: return {squeeze(g, at.ints(0))};
     case OpId::Squeeze: return {reshape_like(g, x)};
     case OpId::Concatenate: {
@@ -666,53 +743,6 @@ Grads Vjp::op_rule(const ir::Node& node) {
       const int64_t axis = at.i(0);
       return {take_rule(x, in[1], g, axis), std::nullopt};
     }
-    case OpId::Softmax: {
-      const int64_t axis = at.i(0);
-      return {mul(out, sub(g, sum(mul(g, out), {axis}, true)))};
-    }
-    case OpId::LogSoftmax: {
-      const int64_t axis = at.i(0);
-      return {sub(g, mul(un(OpId::Exp, out), sum(g, {axis}, true)))};
-    }
-    case OpId::LayerNorm: {
-      const int64_t last = int64_t(rank(x) - 1);
-      const double eps = at.f(0);
-      const Value mu = s_.apply(OpId::Mean, [&] { ops::Attrs a = ints_attr({last}); a.values.push_back(ops::AttrValue::Int(1)); return a; }(), {x}, span_);
-      const Value xc = sub(x, mu);
-      ops::Attrs ma = ints_attr({last});
-      ma.values.push_back(ops::AttrValue::Int(1));
-      const Value var = s_.apply(OpId::Mean, ma, {mul(xc, xc)}, span_);
-      const Value rstd = un(OpId::Rsqrt, add(var, Value(eps)));
-      const Value xhat = mul(xc, rstd);
-      const Value dxhat = mul(g, in[1]);
-      const Value m1 = s_.apply(OpId::Mean, ma, {dxhat}, span_);
-      const Value m2 = s_.apply(OpId::Mean, ma, {mul(dxhat, xhat)}, span_);
-      r[0] = mul(rstd, sub(sub(dxhat, m1), mul(xhat, m2)));
-      if (w_->active[size_t(node.inputs[1])]) r[1] = unbroadcast(mul(g, xhat), in[1]);
-      if (w_->active[size_t(node.inputs[2])]) r[2] = unbroadcast(g, in[2]);
-      return r;
-    }
-    case OpId::CumSum: {
-      const int64_t axis = at.i(0);
-      const size_t n = rank(x);
-      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
-      st[size_t(axis)] = -1;
-      ops::Attrs flip;
-      flip.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
-      const Value rev = s_.apply(OpId::Slice, flip, {g}, span_);
-      const Value cs = s_.apply(OpId::CumSum, at, {rev}, span_);
-      return {s_.apply(OpId::Slice, flip, {cs}, span_)};
-    }
-    case OpId::Sort: {
-      const int64_t axis = at.i(0);
-      if (axis != int64_t(rank(x)) - 1) refuse("sg.sort along an axis other than the last");
-      const Value idx = s_.apply(OpId::ArgSort, at, {x}, span_);
-      return {scatter_last(g, idx, x)};
-    }
-    case OpId::TopK: {
-      if (at.i(1) != int64_t(rank(x)) - 1) refuse("sg.topk along an axis other than the last");
-      return {scatter_last(g, fwd(node.outputs[1]), x)};
-    }
     case OpId::Tile: {
       const std::vector<int64_t>& reps = at.ints(0);
       const ir::Type xt = s_.tensor_type(x);
@@ -745,6 +775,19 @@ Grads Vjp::op_rule(const ir::Node& node) {
       attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
       return {reshape_like(s_.apply(OpId::Slice, std::move(attrs), {g}, span_), x)};
     }
+    default:
+      return r;
+  }
+}
+
+// Convolution, pooling and custom ops.
+Grads Vjp::nn_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g) {
+  const Value& x = in.empty() ? out : in[0];
+  const ops::Attrs& at = node.attrs;
+  Grads r(in.size());
+  (void)x;
+  (void)at;
+  switch (node.op) {
     case OpId::Custom: {
       auto rule = s_.custom_vjps.find(at.s(2));
       if (rule == s_.custom_vjps.end())
@@ -768,7 +811,26 @@ Grads Vjp::op_rule(const ir::Node& node) {
     case OpId::MaxPool2D:
     case OpId::AvgPool2D: return {pool_rule(node, x, out, g)};
     default:
-      return r;  // no gradient: comparisons, integer and index ops, creation, random
+      return r;
+  }
+}
+
+Grads Vjp::op_rule(const ir::Node& node) {
+  std::vector<Value> in;
+  for (int32_t i : node.inputs) in.push_back(fwd(i));
+  const Value out = fwd(node.outputs[0]);
+  const Value g = ct_or_zeros(node.outputs[0]);
+  switch (node.op) {
+    case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Pow: case OpId::Maximum: case OpId::Minimum: case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt: case OpId::Rsqrt: case OpId::Sin: case OpId::Cos: case OpId::Tanh: case OpId::Sigmoid: case OpId::Relu: case OpId::Gelu: case OpId::Square: case OpId::Floor: case OpId::Ceil: case OpId::Round: case OpId::Sign: case OpId::Where: case OpId::Clip: case OpId::Cast:
+      return elementwise_rule(node, in, out, g);
+    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: case OpId::CumSum: case OpId::Sort: case OpId::TopK: case OpId::Softmax: case OpId::LogSoftmax: case OpId::LayerNorm: case OpId::MatMul:
+      return reduction_rule(node, in, out, g);
+    case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Tile: case OpId::Pad:
+      return shape_rule(node, in, out, g);
+    case OpId::Custom: case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
+      return nn_rule(node, in, out, g);
+    default:
+      return Grads(in.size());  // no gradient: comparisons, integer and index ops, creation, random
   }
 }
 
