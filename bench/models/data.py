@@ -120,7 +120,33 @@ def beam(rng):
     return weights, {"s50": inputs}
 
 
-WORKLOADS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+def mlp_grad(rng):
+    """mlp's weights and b64 input (drawn from mlp's seed, so the same values), integer
+    labels drawn after them; the weights are entry inputs."""
+    weights, cases = mlp(rng)
+    case = dict(cases["b64"], y=rng.integers(0, 10, 64).astype(np.int64))
+    return as_inputs(weights, {"b64": case})
+
+
+def rnn_grad(rng):
+    """rnn's weights and input (rnn's seed), the weights as entry inputs."""
+    return as_inputs(*rnn(rng))
+
+
+def tree_rnn_grad(rng):
+    """tree_rnn's weights and tree (tree_rnn's seed), the weights as entry inputs."""
+    return as_inputs(*tree_rnn(rng))
+
+
+# The forward of each gradient workload alone: the same data.
+mlp_loss, rnn_loss, tree_rnn_loss = mlp_grad, rnn_grad, tree_rnn_grad
+
+WORKLOADS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam,
+                                     mlp_grad, rnn_grad, tree_rnn_grad)}
+WORKLOADS.update(mlp_loss=mlp_loss, rnn_loss=rnn_loss, tree_rnn_loss=tree_rnn_loss)
+# A workload drawn from another one's seed, so that its values are that one's.
+SEED_OF = {"mlp_grad": "mlp", "mlp_loss": "mlp", "rnn_grad": "rnn", "rnn_loss": "rnn",
+           "tree_rnn_grad": "tree_rnn", "tree_rnn_loss": "tree_rnn"}
 
 _ST_DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64", np.dtype(np.int32): "I32"}
 
@@ -144,7 +170,8 @@ def generate(out_dir, seed=0):
     """Writes every workload's files; returns {workload: [case, ...]}."""
     layout = {}
     for name, make in WORKLOADS.items():
-        weights, cases = make(np.random.default_rng([seed, zlib.crc32(name.encode())]))
+        seed_name = SEED_OF.get(name, name)
+        weights, cases = make(np.random.default_rng([seed, zlib.crc32(seed_name.encode())]))
         folder = os.path.join(out_dir, name)
         os.makedirs(folder, exist_ok=True)
         write_safetensors(os.path.join(folder, "weights.safetensors"), weights)

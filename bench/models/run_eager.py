@@ -27,11 +27,24 @@ def load_entry(path):
     return entries[0]
 
 
+def flattened(prefix, value):
+    """A nested result's leaves named by their path with dots, as graph-run names them
+    (SPEC §2: `grads.w1`, `grads.0.1`)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from flattened(f"{prefix}.{k}", v)
+    elif isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from flattened(f"{prefix}.{i}", v)
+    else:
+        yield prefix, value
+
+
 def named_outputs(result):
     if isinstance(result, dict):
-        return result.items()
+        return (leaf for k, v in result.items() for leaf in flattened(k, v))
     if isinstance(result, tuple):
-        return ((f"output_{i}", v) for i, v in enumerate(result))
+        return (leaf for i, v in enumerate(result) for leaf in flattened(f"output_{i}", v))
     return (("output_0", result),)
 
 

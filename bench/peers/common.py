@@ -11,11 +11,20 @@ OUT = os.path.join(BENCH, "out")
 DATA = os.path.join(OUT, "data")
 MODELS = os.path.join(BENCH, "models")
 
-WORKLOADS = ["mlp", "mlp_dynamic", "cnn", "cnn_dynamic", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam"]
+WORKLOADS = ["mlp", "mlp_dynamic", "cnn", "cnn_dynamic", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam",
+             "mlp_grad", "mlp_loss", "rnn_grad", "rnn_loss", "tree_rnn_grad", "tree_rnn_loss"]
+# Reverse mode: each gradient workload (the loss and every weight's gradient) and its
+# forward alone (the same program and data, the loss only), for backward/forward.
+FORWARD_OF = {"mlp_grad": "mlp_loss", "rnn_grad": "rnn_loss", "tree_rnn_grad": "tree_rnn_loss"}
+REVERSE_MODE = set(FORWARD_OF) | set(FORWARD_OF.values())
 
 
 class CannotExpress(Exception):
     """The system has no way to write this workload (a result, not a failure)."""
+
+
+class NotMeasured(Exception):
+    """The benchmark does not run this system on this workload."""
 
 
 def weights_path(workload):

@@ -3,6 +3,10 @@ lax.fori_loop. XLA compiles loops to native code: the bar for what an interprete
 approach. jit traces Python, so a function that calls itself on traced values never
 finishes tracing: the tree RNN's recursion cannot be written.
 
+The gradient workloads are `jit(value_and_grad(loss))`; the RNN's loop is a `lax.scan`
+over xs (JAX cannot reverse a `while_loop` whose trip count the data decides; under
+jit, xs's length is static), and `rnn_loss` uses the same scan.
+
 JAX runs with its default 32-bit mode: integer inputs are passed as int32 and integer
 results returned as int64 (every value here fits in 32 bits). There is no model file:
 `build` returns the weights file, and loading means tracing and compiling."""
@@ -70,6 +74,45 @@ def dispatch(w, x):
     return {"output_0": x}
 
 
+def _mlp_loss(p, x, y):
+    jax, _, jnp = _jax()
+    h = jnp.maximum(x @ p["w1"] + p["b1"], 0)
+    h = jnp.maximum(h @ p["w2"] + p["b2"], 0)
+    log_probs = jax.nn.log_softmax(h @ p["w3"] + p["b3"], axis=-1)
+    return -jnp.mean(jnp.take_along_axis(log_probs, y[:, None], axis=1))
+
+
+def _rnn_loss(p, xs):
+    _, lax, jnp = _jax()
+
+    def step(h, x):
+        return jnp.tanh(x @ p["w"] + h @ p["u"] + p["b"]), None
+    h, _ = lax.scan(step, jnp.zeros(256, jnp.float32), xs)
+    return jnp.sum(h * h)
+
+
+def _with_grads(loss, p, *args):
+    jax, _, _ = _jax()
+    value, grads = jax.value_and_grad(loss)(p, *args)
+    return {"loss": value, **{f"grads.{k}": g for k, g in grads.items()}}
+
+
+def mlp_grad(_weights, x, y, w1, b1, w2, b2, w3, b3):
+    return _with_grads(_mlp_loss, dict(w1=w1, b1=b1, w2=w2, b2=b2, w3=w3, b3=b3), x, y)
+
+
+def mlp_loss(_weights, x, y, w1, b1, w2, b2, w3, b3):
+    return {"loss": _mlp_loss(dict(w1=w1, b1=b1, w2=w2, b2=b2, w3=w3, b3=b3), x, y)}
+
+
+def rnn_grad(_weights, xs, w, u, b):
+    return _with_grads(_rnn_loss, dict(w=w, u=u, b=b), xs)
+
+
+def rnn_loss(_weights, xs, w, u, b):
+    return {"loss": _rnn_loss(dict(w=w, u=u, b=b), xs)}
+
+
 def tree_rnn(w, root, left, right, xs):
     raise CannotExpress("recursion: jit cannot trace a function that calls itself on traced values")
 
@@ -90,11 +133,12 @@ def beam(w, start, steps):
     return {"token": tok, "score": score, "check": check}
 
 
-BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam)}
+BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam,
+                                    mlp_grad, mlp_loss, rnn_grad, rnn_loss)}
 
 
 def build(workload, weights, out_dir):
-    if workload == "tree_rnn":
+    if workload in ("tree_rnn", "tree_rnn_grad", "tree_rnn_loss"):
         tree_rnn(None, None, None, None, None)
     return weights_path(workload)
 

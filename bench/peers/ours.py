@@ -74,6 +74,34 @@ def run_once(build_dir, graph, case_dir, threads=1):
         return load_npy_dir(out)
 
 
+def profile_memory(build_dir, graph, case_dir):
+    """The memory lines of `graph-run --profile` (arena, its lower bound, frame stack,
+    prepared kernels), one run, one thread."""
+    out = _call(run_cmd(build_dir, graph, case_dir, 1, ["--profile"]))
+    lines = out.splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.strip() == "profile: memory"), None)
+    if at is None:
+        raise ToolError("graph-run --profile printed no memory section")
+    return "; ".join(ln.strip() for ln in lines[at + 1:] if ln.startswith("  "))
+
+
+def tapes(build_dir, graph):
+    """The types of the tapes a taped While appends to (the concatenate nodes of the
+    graph functions named `*.taped#N`, from `graph-inspect --dot`), e.g. ["i64[T#1]",
+    "f32[T#2, 256]"]; None where graph-inspect is not built."""
+    if not os.path.exists(tool(build_dir, "graph-inspect")):
+        return None
+    found, taped = [], False
+    for line in _call([tool(build_dir, "graph-inspect"), graph, "--dot"]).splitlines():
+        m = re.match(r'\s*label="([^"]*)";', line)
+        if m:
+            taped = re.search(r"\.taped#\d+$", m.group(1)) is not None
+        m = re.search(r'label="concatenate\\n([^\\"]*)', line)
+        if taped and m:
+            found.append(m.group(1))
+    return found
+
+
 def bench(build_dir, graph, case_dir, threads, runs):
     """graph-run's median latency in ms over `runs` runs (after its warm-up runs)."""
     out = _call(run_cmd(build_dir, graph, case_dir, threads, ["--bench", str(runs)]))

@@ -10,8 +10,8 @@ import load_scaling
 import ours
 import report
 import systems
-from common import (DATA, MODELS, OUT, REPO, WORKLOADS, CannotExpress, case_dir, cases, load_npy_dir,
-                    load_weights, max_relative_error, agrees)
+from common import (DATA, MODELS, OUT, REPO, REVERSE_MODE, WORKLOADS, CannotExpress, case_dir, cases,
+                    load_npy_dir, load_weights, max_relative_error, agrees)
 
 EAGER = os.path.join(OUT, "eager")
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -39,7 +39,9 @@ def eager_python():
 
 
 def prepare_data(workloads):
-    """Weights, inputs and eager outputs, remade only when bench/models changed."""
+    """Weights, inputs and eager outputs, remade only when bench/models changed. The
+    gradient workloads and their forwards are checked against bench/models/reference.py
+    (float64 backpropagation by hand) instead of eager mode."""
     stamp = os.path.join(OUT, "data.stamp")
     digest = sources_digest()
     if os.path.exists(stamp) and open(stamp).read() == digest:
@@ -52,9 +54,12 @@ def prepare_data(workloads):
     python = eager_python()
     for workload in WORKLOADS:
         for case in cases(workload):
-            subprocess.run([python, os.path.join(MODELS, "run_eager.py"), os.path.join(MODELS, f"{workload}.py"),
-                            os.path.join(DATA, workload, "weights.safetensors"), case_dir(workload, case),
-                            os.path.join(EAGER, workload, case)], env=env, check=True)
+            if workload in REVERSE_MODE:
+                cmd = [python, os.path.join(MODELS, "reference.py"), workload]
+            else:
+                cmd = [python, os.path.join(MODELS, "run_eager.py"), os.path.join(MODELS, f"{workload}.py"),
+                       os.path.join(DATA, workload, "weights.safetensors")]
+            subprocess.run(cmd + [case_dir(workload, case), os.path.join(EAGER, workload, case)], env=env, check=True)
     with open(stamp, "w") as f:
         f.write(digest)
 
@@ -106,21 +111,31 @@ def check_case(artifacts, build_dir, workload, case):
     """Runs every built system once on the case and compares with eager mode."""
     folder = case_dir(workload, case)
     want = load_npy_dir(os.path.join(EAGER, workload, case))
-    item = {"workload": workload, "case": case, "error": {}, "agrees": {}, "failure": {}}
+    item = {"workload": workload, "case": case, "error": {}, "agrees": {}, "failure": {}, "vs_ours": {}}
+    ours_outputs = None
     for name in systems.SYSTEMS:
         entry = artifacts[name][workload]
         if entry["status"] != "ok":
             continue
         try:
-            err = max_relative_error(outputs_of(name, workload, entry, build_dir, folder), want)
+            got = outputs_of(name, workload, entry, build_dir, folder)
+            err = max_relative_error(got, want)
         except Exception as e:  # noqa: BLE001 - reported in the table
             item["failure"][name] = f"run: {e}".splitlines()[0]
             log(f"  {workload}/{case:6} {name:12} failed: {item['failure'][name]}")
             continue
         item["error"][name], item["agrees"][name] = err, agrees(err)
         shown = "missing or mis-shaped output" if err is None else f"{err:.2e}"
-        log(f"  {workload}/{case:6} {name:12} max relative error vs eager {shown}"
+        against = "the float64 reference" if workload in REVERSE_MODE else "eager"
+        log(f"  {workload}/{case:6} {name:12} max relative error vs {against} {shown}"
             f"{'' if agrees(err) else '  (DISAGREES)'}")
+        if name == systems.OURS:
+            ours_outputs = got
+        elif ours_outputs is not None:
+            # Peers against ours directly, beside both against the reference.
+            item["vs_ours"][name] = max_relative_error(got, ours_outputs)
+            shown = "missing or mis-shaped output" if item["vs_ours"][name] is None else f"{item['vs_ours'][name]:.2e}"
+            log(f"  {workload}/{case:6} {name:12} max relative error vs stagegraph {shown}")
     return item
 
 
@@ -176,6 +191,7 @@ def run_probes(plan_path, plan):
 
 
 def main(args):
+    args.loadavg_start = os.getloadavg()
     workloads = args.workloads
     build_dir = os.path.abspath(os.path.join(REPO, args.build))
     os.makedirs(OUT, exist_ok=True)
@@ -188,7 +204,7 @@ def main(args):
                                    "(bench/compare --with-torch installs it)"} for w in workloads}
             continue
         artifacts[name] = build_peer(name, workloads)
-    log("checking every system's outputs against eager mode")
+    log("checking every system's outputs against eager mode (the gradient workloads: the float64 reference)")
     plan = {"build": build_dir, "artifacts": artifacts,
             "cases": [check_case(artifacts, build_dir, w, c) for w in workloads for c in cases(w)]}
     plan_path = os.path.join(OUT, "plan.json")
@@ -200,8 +216,20 @@ def main(args):
         timings[t] = run_timing(plan_path, t, args.runs, args.per_round)
     log("measuring load time and peak memory")
     probes = run_probes(plan_path, plan)
-    log("measuring load time against weight size (bench/peers/load_scaling.py)")
-    scaling = load_scaling.run(build_dir, runs=10 if args.quick else 20)
+    profiles = {}
+    for item in plan["cases"]:   # what rnn_grad's loop keeps: its tapes and graph-run's memory report
+        if item["workload"] in ("rnn_grad", "rnn_loss") and item["agrees"].get(systems.OURS):
+            key, path = f"{item['workload']}/{item['case']}", artifacts[systems.OURS][item["workload"]]["path"]
+            folder = case_dir(item["workload"], item["case"])
+            try:
+                profiles[key] = {"memory": ours.profile_memory(build_dir, path, folder),
+                                 "tapes": ours.tapes(build_dir, path)}
+            except ours.ToolError as e:
+                profiles[key] = {"memory": f"failed: {e}"}
+    scaling = None
+    if set(WORKLOADS) <= set(workloads):   # a partial run keeps RESULTS.md's other sections, this one too
+        log("measuring load time against weight size (bench/peers/load_scaling.py)")
+        scaling = load_scaling.run(build_dir, runs=10 if args.quick else 20)
     log("measuring one core's streaming rate (bench/micro BM_StreamRead)")
-    path = report.write(plan, timings, probes, args, stream_rates(build_dir), scaling)
+    path = report.write(plan, timings, probes, args, stream_rates(build_dir), scaling, profiles)
     log(f"wrote {os.path.relpath(path, REPO)}")

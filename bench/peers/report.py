@@ -10,15 +10,25 @@ import tempfile
 
 import load_scaling
 import systems
-from common import BENCH, REPO, WORKLOADS
+from common import BENCH, FORWARD_OF, REPO, WORKLOADS
 
 PEER_PACKAGES = ["onnxruntime", "onnx", "tensorflow-cpu", "jax", "jaxlib", "torch"]
 
 
 def flops(workload, case):
     """Multiply-adds x 2 of the dense work, for the lower bound FLOPs / peak."""
-    if workload in ("mlp", "mlp_dynamic"):
+    if workload in ("mlp", "mlp_dynamic", "mlp_loss"):
         return 2 * int(case[1:]) * (784 * 512 + 512 * 512 + 512 * 10)
+    if workload == "mlp_grad":   # forward, every weight's gradient, the hidden layers' (not x's)
+        return 2 * int(case[1:]) * (2 * (784 * 512 + 512 * 512 + 512 * 10) + 512 * 512 + 512 * 10)
+    if workload == "rnn_loss":
+        return 100 * 2 * (64 * 256 + 256 * 256)
+    if workload == "rnn_grad":   # forward, then per step dW, dU and dh
+        return 100 * 2 * (2 * 64 * 256 + 3 * 256 * 256)
+    if workload == "tree_rnn_loss":
+        return 2 * 64 * 64 * (128 + 3 * 127)
+    if workload == "tree_rnn_grad":   # forward, then per leaf dW_leaf, per inner node 3 weights' and 2 children's
+        return 2 * 64 * 64 * (2 * 128 + 8 * 127)
     if workload in ("cnn", "cnn_dynamic"):
         return 2 * (32 * 32 * 16 * 27 + 16 * 16 * 32 * 144 + 8 * 8 * 64 * 288 + 1024 * 10)
     if workload == "rnn":
@@ -203,6 +213,7 @@ def header(plan, timings, args):
              f"thread count, {args.per_round} per round, systems in alternation"
              + (" (--quick)" if args.quick else ""),
              f"- commit: {git_commit()}",
+             f"- {load_text_of(args)}",
              f"- peers: {versions() or 'none installed'}",
              "- stagegraph runtime, stripped: " + (f"{size_text(lib[0])} ({', '.join(lib[1])})" if lib else
                                                   "no runtime library in the build"),
@@ -251,13 +262,176 @@ def not_yet_lines(plan):
     return ["## What Stagegraph cannot run yet", ""] + (lines or ["- nothing: every workload runs."]) + [""]
 
 
-def write(plan, timings, probes, args, rates=None, scaling=None):
+# What rnn_grad's loop keeps for its gradient: per iteration, the carried values that
+# change (the hidden state, f32[256], and the step counter, i64), appended to tapes;
+# the lower bound is what the backward reads back: the state each step starts from.
+RNN_STEPS, RNN_HIDDEN = 100, 256
+TAPE_BYTES = RNN_STEPS * (4 * RNN_HIDDEN + 8)
+TAPE_LOWER_BOUND = RNN_STEPS * 4 * RNN_HIDDEN
+
+
+def tape_bytes(type_text, steps):
+    """Bytes of a tensor type as graph-inspect prints it (`f32[T#2, 256]`), every
+    symbolic dim taken as `steps`."""
+    dtype, dims = type_text.split("[", 1)
+    n = {"f32": 4, "i64": 8, "i32": 4, "f16": 2, "bool": 1}.get(dtype, 4)
+    for d in dims.rstrip("]").split(","):
+        d = d.strip()
+        if d:
+            n *= int(d) if d.isdigit() else steps
+    return n
+
+
+def median(timing, key, name):
+    return timing.get(key, {}).get(name, {}).get("median_ms")
+
+
+def gradient_lines(plan, timings, profiles=None):
+    """Each system's median for the loss and every gradient over its median for the
+    loss alone, same run; the peers' results against ours; what rnn_grad's loop keeps."""
+    done = {(i["workload"], i["case"]) for i in plan["cases"]}
+    found = []   # (workload, case, threads, {system: (grad ms, forward ms)})
+    for grad, fwd in FORWARD_OF.items():
+        for item in plan["cases"]:
+            if item["workload"] != grad or (fwd, item["case"]) not in done:
+                continue
+            for t, timing in timings.items():
+                pairs = {name: (median(timing, f"{grad}/{item['case']}", name),
+                                median(timing, f"{fwd}/{item['case']}", name)) for name in systems.SYSTEMS}
+                found.append((grad, item["case"], t, {n: p for n, p in pairs.items() if p[0] and p[1]}))
+    names = [n for n in systems.SYSTEMS if any(n in pairs for *_, pairs in found)]
+    if not names:
+        return []
+    rows = [f"| {grad} / {case} | {t} | " + " | ".join(
+        f"{pairs[n][0] / pairs[n][1]:.2f}x ({pairs[n][0]:.3f} / {pairs[n][1]:.3f} ms)" if n in pairs else "—"
+        for n in names) + " |" for grad, case, t, pairs in found]
+    lines = ["## Reverse mode: backward over forward", "",
+             "Each system's median for the loss and every gradient (`*_grad`) over its median for the loss "
+             "alone (`*_loss`: the same program and data without the gradient), the two timed in turns, round by "
+             "round, in one run; the backward "
+             "alone is that ratio minus 1. Goal for Stagegraph: at most 3.5x (the backward within 2.5x of the "
+             "forward). The gradients are checked against a float64 reference (bench/models/reference.py) "
+             "before any timing.", "",
+             "| workload | threads | " + " | ".join(names) + " |",
+             "|" + "---|" * (len(names) + 2)] + rows + [""]
+    agree = []
+    for item in plan["cases"]:
+        if item["workload"] in FORWARD_OF and item.get("vs_ours"):
+            parts = [f"{n} {e:.1e}" if e is not None else f"{n} missing or mis-shaped output"
+                     for n, e in item["vs_ours"].items()]
+            agree.append(f"- {item['workload']}/{item['case']}: " + ", ".join(parts))
+    if agree:
+        lines += ["The peers' loss and gradients against Stagegraph's (max |peer - ours| / max |ours| over "
+                  "every output):", ""] + agree + [""]
+    if any(i["workload"] == "rnn_grad" for i in plan["cases"]):
+        lines += [f"What rnn_grad's loop keeps for its gradient: per iteration the carried values that change, "
+                  f"the hidden state (f32[{RNN_HIDDEN}], {4 * RNN_HIDDEN:,} bytes) and the step counter (i64, 8 "
+                  f"bytes): {RNN_STEPS} x {4 * RNN_HIDDEN + 8:,} = {TAPE_BYTES:,} bytes expected for T = "
+                  f"{RNN_STEPS}, beside the lower bound of what the backward reads back, the state each step "
+                  f"starts from: {RNN_STEPS} x {4 * RNN_HIDDEN:,} = {TAPE_LOWER_BOUND:,} bytes (xs is an input, "
+                  f"read again, not kept).", ""]
+        for key, found in sorted((profiles or {}).items()):
+            if found.get("tapes") is not None:
+                total = sum(tape_bytes(t, RNN_STEPS) for t in found["tapes"])
+                lines.append(f"- {key}: the taped While's tapes (graph-inspect): "
+                             f"{', '.join(found['tapes']) or 'none'}: {total:,} bytes at T = {RNN_STEPS}.")
+            lines.append(f"- {key}: `graph-run --profile`'s memory (one run, 1 thread): {found['memory']}.")
+        lines.append("")
+    return lines
+
+
+def case_lines(plan, item, timings, probes, rates, stamp=None):
+    lines = [f"## {item['workload']} / {item['case']}", ""] + ([stamp, ""] if stamp else [])
+    lines += case_table(plan, item, timings, probes) + [""]
+    lines += lower_bound(item, timings)
+    lines += memory_bound(item, timings, rates or {})
+    return lines + [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+
+
+def load_text_of(args):
+    """The machine's load averages (1, 5, 15 min) when the run started and ended."""
+    start = getattr(args, "loadavg_start", None)
+    fmt = lambda la: " ".join(f"{v:.2f}" for v in la)  # noqa: E731
+    return (f"load average {fmt(start)} at the start, " if start else "load average ") + \
+        f"{fmt(os.getloadavg())} at the end"
+
+
+def partial_stamp(plan, timings, args):
+    """A section's own header line when only some workloads were run (the file's header
+    is the last full run's)."""
+    return (f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {git_commit()}, "
+            f"threads {', '.join(str(t) for t in timings)}, {args.runs} timed runs per system ({args.per_round} per "
+            f"round{', --quick' if args.quick else ''}); {load_text_of(args)}; peers {versions() or 'none installed'}"
+            + (f". {args.note}" if getattr(args, "note", None) else "") + ".")
+
+
+def split_sections(text):
+    """(the text before the first `## ` heading, [(heading, [lines])])."""
+    head, sections = [], []
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            sections.append((line, []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            head.append(line)
+    return head, sections
+
+
+def merge(old_text, plan, new_sections, run):
+    """RESULTS.md with the sections of the workloads in `run` (and the reverse-mode
+    section) replaced by `new_sections`, the others as they were."""
+    head, old = split_sections(old_text)
+    new = split_sections("\n".join(new_sections))[1]
+    new_by_heading = dict(new)
+
+    def workload_of(heading):
+        parts = heading[3:].split(" / ")
+        return parts[0] if len(parts) == 2 and parts[0] in WORKLOADS else None
+
+    out, placed = [], set()
+    for heading, body in old:
+        w = workload_of(heading)
+        if heading == "## What Stagegraph cannot run yet":
+            kept = [l for l in body if l.startswith("- ") and not l.startswith("- nothing")
+                    and l[2:].split(":")[0].split("/")[0] not in run]
+            fresh = [l for l in new_by_heading.get(heading, []) if l.startswith("- ") and not l.startswith("- nothing")]
+            body = [""] + (kept + fresh or ["- nothing: every workload runs."]) + [""]
+            placed.add(heading)
+        elif w in run or heading in new_by_heading:
+            if heading in new_by_heading and heading not in placed:
+                out.append((heading, new_by_heading[heading]))
+                placed.add(heading)
+            continue
+        elif w is None and heading not in placed and any(workload_of(h) for h, _ in out):
+            # The first section after the case sections: the new ones not placed go before it.
+            for h, b in new:
+                if h not in placed:
+                    out.append((h, b))
+                    placed.add(h)
+        out.append((heading, body))
+    out += [(h, b) for h, b in new if h not in placed]
+    return "\n".join(head + [line for h, b in out for line in [h] + b])
+
+
+def write(plan, timings, probes, args, rates=None, scaling=None, profiles=None):
+    run = set(getattr(args, "workloads", None) or WORKLOADS)
+    path = os.path.join(BENCH, "RESULTS.md")
+    if not set(WORKLOADS) <= run and os.path.exists(path):
+        stamp = partial_stamp(plan, timings, args)
+        sections = not_yet_lines(plan)
+        for item in plan["cases"]:
+            sections += case_lines(plan, item, timings, probes, rates, stamp)
+        sections += gradient_lines(plan, timings, profiles)
+        with open(path) as f:
+            text = merge(f.read(), plan, sections, run)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
     lines = header(plan, timings, args) + not_yet_lines(plan)
     for item in plan["cases"]:
-        lines += [f"## {item['workload']} / {item['case']}", ""] + case_table(plan, item, timings, probes) + [""]
-        lines += lower_bound(item, timings)
-        lines += memory_bound(item, timings, rates or {})
-        lines += [f"- {n}" for n in notes_for(plan, item, timings)] + [""]
+        lines += case_lines(plan, item, timings, probes, rates)
+    lines += gradient_lines(plan, timings, profiles)
     lines += dynamic_lines(timings)
     if scaling:
         lines += load_scaling.report_lines(scaling)
@@ -266,7 +440,6 @@ def write(plan, timings, probes, args, rates=None, scaling=None):
         with open(micro) as f:
             lines += ["## Micro-benchmarks (bench/micro, from bench/micro/RESULTS.md)", ""] + \
                 [l.rstrip("\n") for l in f.readlines()[1:]] + [""]
-    path = os.path.join(BENCH, "RESULTS.md")
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return path

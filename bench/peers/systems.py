@@ -9,7 +9,8 @@ OURS = "stagegraph"
 PEERS = [("onnxruntime", "onnx_peer", "onnxruntime"),
          ("tflite", "tflite_peer", "tensorflow"),
          ("jax", "jax_peer", "jax"),
-         ("pytorch", "torch_peer", "torch")]
+         ("pytorch", "torch_peer", "torch"),
+         ("tensorflow", "tf_peer", "tensorflow")]
 SYSTEMS = [OURS] + [name for name, _, _ in PEERS]
 
 

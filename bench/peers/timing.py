@@ -10,7 +10,11 @@ is the median of the round medians. Between systems the worker pauses (SETTLE_S)
 that one system's pool threads, still spinning after its runs, do not take the cores
 from the next one. The process is pinned to THREADS cores where the
 machine has more, so that a system whose thread count cannot be set per session (XLA)
-gets no more than the others."""
+gets no more than the others.
+
+A gradient workload and its forward alone (common.FORWARD_OF) on the same case are
+timed together, their rounds interleaved (grad and forward of every system, then the
+next round), so that their ratio, backward over forward, sees the same load."""
 import json
 import os
 import statistics
@@ -21,7 +25,7 @@ import numpy as np
 
 import ours
 import systems
-from common import case_dir, load_npy_dir
+from common import FORWARD_OF, case_dir, load_npy_dir
 
 WARMUP_RUNS = 3
 # Thread pools spin for a while after their last task before they sleep (ONNX
@@ -75,22 +79,54 @@ def samplers(plan, item, threads, errors):
     return found
 
 
-def time_case(plan, item, threads, runs, per_round):
-    errors, medians = {}, {}
-    contenders = samplers(plan, item, threads, errors)
+def key_of(item):
+    return f"{item['workload']}/{item['case']}"
+
+
+def time_cases(plan, items, threads, runs, per_round):
+    """{case key: {system: median or error}} for cases timed together, in turns."""
+    errors = {key_of(i): {} for i in items}
+    medians = {key_of(i): {} for i in items}
+    contenders = {}
+    for item in items:
+        for name, sample in samplers(plan, item, threads, errors[key_of(item)]).items():
+            contenders[(key_of(item), name)] = sample
     rounds = max(1, -(-runs // per_round))
     for _ in range(rounds):
-        for name, sample in list(contenders.items()):
+        for (key, name), sample in list(contenders.items()):
             time.sleep(SETTLE_S)
             try:
-                medians.setdefault(name, []).append(sample(per_round))
+                medians[key].setdefault(name, []).append(sample(per_round))
             except Exception as e:  # noqa: BLE001 - e.g. ours failing at run time: reported
-                errors[name] = f"failed while timing: {e}"
-                del contenders[name]
-                medians.pop(name, None)
-    result = {n: {"median_ms": statistics.median(v), "runs": len(v) * per_round} for n, v in medians.items()}
-    result.update({n: {"error": msg} for n, msg in errors.items()})
-    return result
+                errors[key][name] = f"failed while timing: {e}"
+                del contenders[(key, name)]
+                medians[key].pop(name, None)
+    results = {}
+    for key in medians:
+        result = {n: {"median_ms": statistics.median(v), "runs": len(v) * per_round} for n, v in medians[key].items()}
+        result.update({n: {"error": msg} for n, msg in errors[key].items()})
+        results[key] = result
+    return results
+
+
+def groups(cases):
+    """The plan's cases in order, each gradient workload's case with its forward's."""
+    forward_of = {(FORWARD_OF[i["workload"]], i["case"]) for i in cases if i["workload"] in FORWARD_OF}
+    by_key = {(i["workload"], i["case"]): i for i in cases}
+    found, taken = [], set()
+    for item in cases:
+        k = (item["workload"], item["case"])
+        if k in taken:
+            continue
+        group = [item]
+        if item["workload"] in FORWARD_OF and (FORWARD_OF[item["workload"]], item["case"]) in by_key:
+            group.append(by_key[(FORWARD_OF[item["workload"]], item["case"])])
+        elif k in forward_of:   # a forward listed before its gradient: wait for it
+            continue
+        taken.update((i["workload"], i["case"]) for i in group)
+        found.append(group)
+    found += [[i] for i in cases if (i["workload"], i["case"]) not in taken]
+    return found
 
 
 def peak_gflops(repeats=10, n=1024):
@@ -111,10 +147,10 @@ def main():
     with open(plan_path) as f:
         plan = json.load(f)
     results = {}
-    for item in plan["cases"]:
-        key = f"{item['workload']}/{item['case']}"
-        print(f"  timing {key} ({threads} thread{'s' if threads > 1 else ''})", flush=True)
-        results[key] = time_case(plan, item, threads, runs, per_round)
+    for group in groups(plan["cases"]):
+        keys = " with ".join(key_of(i) for i in group)
+        print(f"  timing {keys} ({threads} thread{'s' if threads > 1 else ''})", flush=True)
+        results.update(time_cases(plan, group, threads, runs, per_round))
     results["_peak_gflops"] = peak_gflops()
     with open(out_path, "w") as f:
         json.dump(results, f, indent=1)
