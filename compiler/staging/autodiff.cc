@@ -613,14 +613,6 @@ Grads Vjp::reduction_rule(const ir::Node& node, const std::vector<Value>& in, co
       return {div(mul(unreduce(g, x, ax, keep), unreduce(out, x, ax, keep)), x)};
     }
     case OpId::MatMul: return matmul_rule(in[0], in[1], g);
-    case OpId::Reshape: r[0] = reshape_like(g, x); return r;
-    case OpId::BroadcastTo: r[0] = unbroadcast(g, x); return r;
-    case OpId::Transpose: {
-      const std::vector<int64_t>& p = at.ints(0);
-      std::vector<int64_t> inv(p.size());
-      for (size_t i = 0; i < p.size(); ++i) inv[size_t(p[i])] = int64_t(i);
-      return {transpose(g, inv)};
-    }
     case OpId::Softmax: {
       const int64_t axis = at.i(0);
       return {mul(out, sub(g, sum(mul(g, out), {axis}, true)))};
@@ -681,6 +673,14 @@ Grads Vjp::shape_rule(const ir::Node& node, const std::vector<Value>& in, const 
   (void)x;
   (void)at;
   switch (node.op) {
+    case OpId::Reshape: r[0] = reshape_like(g, x); return r;
+    case OpId::BroadcastTo: r[0] = unbroadcast(g, x); return r;
+    case OpId::Transpose: {
+      const std::vector<int64_t>& p = at.ints(0);
+      std::vector<int64_t> inv(p.size());
+      for (size_t i = 0; i < p.size(); ++i) inv[size_t(p[i])] = int64_t(i);
+      return {transpose(g, inv)};
+    }
     case OpId::ExpandDims: return {squeeze(g, at.ints(0))};
     case OpId::Squeeze: return {reshape_like(g, x)};
     case OpId::Concatenate: {
