@@ -337,10 +337,12 @@ Value Vjp::take_rule(const Value& x, const Value& idx, const Value& g, int64_t a
     attrs.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
     return s_.apply(OpId::SliceUpdate, std::move(attrs), {zeros_like(x), g, s_.cast(idx, DType::kI64, span_)}, span_);
   }
-  // Every other index tensor: scatter-add, repeated indices accumulating.
+  // Every other index tensor: scatter-add (in f32), repeated indices accumulating.
   ops::Attrs attrs;
   attrs.values.push_back(ops::AttrValue::Int(axis));
-  return s_.apply(OpId::ScatterAdd, std::move(attrs), {x, idx, g}, span_);
+  const Value target = s_.cast(x, DType::kF32, span_);
+  const Value sum = s_.apply(OpId::ScatterAdd, std::move(attrs), {target, idx, s_.cast(g, DType::kF32, span_)}, span_);
+  return s_.cast(sum, xt.dtype, span_);
 }
 
 Value Vjp::slice(const Value& x, const std::vector<std::array<int64_t, 3>>& axes) {

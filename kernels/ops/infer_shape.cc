@@ -302,6 +302,7 @@ Status infer_scatter_add(const Rule<D>& r) {
   const TensorType<D>& idx = r.in[1];
   const TensorType<D>& upd = r.in[2];
   if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (x.dtype != DType::kF32) return r.error(std::string("the target must be f32, got ") + dtype_name(x.dtype));
   if (upd.dtype != x.dtype)
     return r.error(std::string("updates are ") + dtype_name(upd.dtype) + ", the target " + dtype_name(x.dtype));
   std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));

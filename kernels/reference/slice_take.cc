@@ -256,12 +256,8 @@ Status scatter_add_kernel(const KernelContext&, const ops::Attrs& attrs, std::sp
   if (idx.dtype == DType::kI32) SG_RETURN_IF_ERROR(check_indices(idx.as<int32_t>(), count, int(axis), v.n));
   else SG_RETURN_IF_ERROR(check_indices(idx.as<int64_t>(), count, int(axis), v.n));
   std::memset(o.data, 0, size_t(o.numel()) * dtype_size(o.dtype));
-  switch (x.dtype) {
-    case DType::kF32: scatter_add_rows(v, count, idx, upd.as<float>(), o.as<float>()); break;
-    case DType::kI32: scatter_add_rows(v, count, idx, upd.as<int32_t>(), o.as<int32_t>()); break;
-    case DType::kI64: scatter_add_rows(v, count, idx, upd.as<int64_t>(), o.as<int64_t>()); break;
-    default: return unsupported("scatter_add: " + describe(x) + " (f32, i32 and i64 are supported)");
-  }
+  if (x.dtype != DType::kF32) return unsupported("scatter_add: " + describe(x) + " (f32 is supported)");
+  scatter_add_rows(v, count, idx, upd.as<float>(), o.as<float>());
   return Status::Ok();
 }
 

@@ -376,6 +376,21 @@ def _elementwise_chain(t):
         """, ops={"elementwise_chain"})
 
 
+def _scatter_add(t):
+    """Reached as take's gradient (f32 only), repeated indices accumulating."""
+    if t != "f32":
+        return None
+    return Program(
+        f"x: sg.{t}[4, 3], w: sg.{t}[5, 3], z: sg.{t}[0, 3]",
+        """
+        idx = sg.arange(5) % 3
+        return {
+            "g": sg.grad(lambda v: sg.sum(sg.take(v, idx, axis=0) * w))(x),
+            "g1": sg.grad(lambda v: sg.sum(sg.take(v, sg.arange(2), axis=1) * w[:4, :2]))(x),
+        }
+        """, ops={"scatter_add"})
+
+
 GENERATORS = {op: _pool(op) for op in ("max_pool2d", "avg_pool2d")}
 GENERATORS.update({
     "reshape": _RESHAPE, "broadcast_to": _BROADCAST_TO, "transpose": _TRANSPOSE,
@@ -384,5 +399,5 @@ GENERATORS.update({
     "slice_update": _slice_update, "eye": _eye, "arange": _arange, "one_hot": _one_hot,
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"), "conv2d": _conv2d, "layer_norm": _layer_norm,
     "fully_connected": _fully_connected, "conv2d_bias": _conv2d_bias, "elementwise_chain": _elementwise_chain,
-    "random": _random,
+    "random": _random, "scatter_add": _scatter_add,
 })

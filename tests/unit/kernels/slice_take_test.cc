@@ -165,6 +165,9 @@ TEST(ScatterAdd, AccumulatesRepeatedIndicesAlongAnyAxis) {
   KernelTester(OpId::ScatterAdd).in(x).in(HostTensor::of(DType::kI32, {2, 2}, {-1, 0, 1, 1}))
       .in(HostTensor::of(DType::kF32, {3, 2, 2}, arange(12))).out(DType::kF32, {3, 2})
       .attr_int(1).expect({1, 0 + 2 + 3, 5, 4 + 6 + 7, 9, 8 + 10 + 11});
+  KernelTester(OpId::ScatterAdd).in(HostTensor::of(DType::kI32, {2}, {0, 0})).in(HostTensor::of(DType::kI64, {1}, {0}))
+      .in(HostTensor::of(DType::kI32, {1}, {1})).out(DType::kI32, {2}).attr_int(0)
+      .expect_error(StatusCode::kUnsupported, "scatter_add: i32[2] (f32 is supported)");
   KernelTester(OpId::ScatterAdd).in(x).in(HostTensor::of(DType::kI64, {2}, {1, 3}))
       .in(HostTensor::of(DType::kF32, {2, 2}, arange(4))).out(DType::kF32, {3, 2}).attr_int(0)
       .expect_error(StatusCode::kRuntimeError, "take: index 3 is out of bounds for axis 0 with size 3");
