@@ -220,8 +220,9 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     } else if (v.is<InstancePtr>()) {
       for (const auto& [k, item] : v.as<InstancePtr>()->attrs->items)
         if (k.is<std::string>()) flatten_result(join(k.as<std::string>()), item);
-    } else if (!v.is<NoneV>() || !path.empty()) {
-      outputs.emplace_back(path.empty() ? "output_0" : path, v);
+    } else if (path.empty() || !(v.is<NoneV>() || v.is<std::string>())) {
+      // None and strings inside a structure (an object's settings) are not results.
+      if (!v.is<NoneV>()) outputs.emplace_back(path.empty() ? "output_0" : path, v);
     }
   };
   flatten_result("", r);

@@ -274,7 +274,7 @@ def eager_outputs(result):
             fields = v._fields if hasattr(v, "_fields") else list(vars(v))
             for k in fields:
                 walk(f"{path}.{k}" if path else k, getattr(v, k))
-        elif v is not None:
+        elif v is not None and not (path and isinstance(v, str)):  # settings inside objects are not results
             outputs[path or "output_0"] = np.asarray(v)
 
     walk("", result)

@@ -550,6 +550,64 @@ def check_stability(report, work):
                      f"{form}: rewritten" in proc.stdout + proc.stderr, proc.stdout[-400:])
 
 
+MODEL = """
+class Dense:
+    def __init__(self, w, b, activation=None):
+        self.w = w
+        self.b = b
+        self.activation = activation
+
+    def __call__(self, x):
+        y = x @ self.w + self.b
+        return sg.tanh(y) if self.activation == "tanh" else y
+
+
+class Model:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def loss(model, x):
+    return sg.sum(sg.sin(model(x)))
+
+
+@sg.function
+def g(w1: sg.f32[3, 4], b1: sg.f32[4], w2: sg.f32[4, 2], b2: sg.f32[2], x: sg.f32["N", 3]):
+    model = Model([Dense(w1, b1, "tanh"), Dense(w2, b2)])
+    return sg.grad(loss)(model, x)
+"""
+
+
+def check_model_structure(report, work):
+    """The gradient of a program's own objects has their structure: outputs named
+    by path (layers.0.w, ...), compiled against finite differences and eager mode."""
+    rng = np.random.default_rng(13)
+    inputs = {"w1": draw(rng, (3, 4), "n"), "b1": draw(rng, (4,), "n"), "w2": draw(rng, (4, 2), "n"),
+              "b2": draw(rng, (2,), "n"), "x": draw(rng, (5, 3), "n")}
+    outs, module = compile_and_run(report, "model_structure", HEADER + MODEL, inputs, work)
+    if outs is None:
+        return
+    names = {"w1": "layers.0.w", "b1": "layers.0.b", "w2": "layers.1.w", "b2": "layers.1.b"}
+    report.check("model gradient outputs are named by path", set(outs) == set(names.values()), f"outputs {sorted(outs)}")
+
+    def total(w1, b1, w2, b2, x):
+        m = module.Model([module.Dense(w1, b1, "tanh"), module.Dense(w2, b2)])
+        return module.loss(m, x)
+    expected = lib.eager_outputs(module.g(**inputs))
+    for arg, path in names.items():
+        if path not in outs:
+            continue
+        why = close(outs[path], finite_difference(total, inputs, arg))
+        report.check(f"model d/d{path}", why is None, why)
+        why = close(outs[path], expected.get(path, np.zeros(0)))
+        report.check(f"model d/d{path} compiled vs eager", why is None, why)
+
+
 def check_example(report, work):
     """examples/grad_tree_lstm.py: the compiled gradient by recursion equals eager mode's."""
     py = os.path.join(lib.SOURCE_DIR, "examples", "grad_tree_lstm.py")
@@ -581,6 +639,7 @@ def main():
         check_refusals(report, work)
         check_stability(report, work)
         check_example(report, work)
+        check_model_structure(report, work)
         check_programs(report, work)
     print(f"{report.passed} checks passed, {len(report.failures)} failed")
     return 1 if report.failures else 0
