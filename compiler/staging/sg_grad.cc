@@ -263,22 +263,17 @@ Value call_grad(Stager& s, const TransformV& t, Args& args) {
   const Value aux = rebuild(aux_tmpl, aux_leaves, at, false);
   std::vector<Value> grads(out.begin() + 1 + long(naux), out.end());
   std::vector<Value> per_arg;
-  size_t next = 0;
   for (int64_t k : t.argnums) {
     const size_t i = size_t(k < 0 ? k + int64_t(args.pos.size()) : k);
-    std::vector<Value> leaves;
-    flatten(args.pos[i], leaves, true);
-    // The leaves of argument i sit after those of the arguments before it.
-    size_t offset = 0;
+    // The leaves of argument i sit after those of the differentiated arguments before it.
+    size_t pos = 0;
     for (size_t j = 0; j < i; ++j)
       if (diff[j]) {
         std::vector<Value> before;
         flatten(args.pos[j], before, true);
-        offset += before.size();
+        pos += before.size();
       }
-    size_t pos = offset;
     per_arg.push_back(rebuild(args.pos[i], grads, pos, true));
-    next += leaves.size();
   }
   const Value g = t.argnums_tuple ? make_tuple(per_arg) : per_arg[0];
   if (t.kind == TransformV::Kind::kGrad) return t.has_aux ? make_tuple({g, aux}) : g;
