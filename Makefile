@@ -79,7 +79,7 @@ test-asan: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 # CI's short ASan + UBSan run: the tools and the fuzz targets only (no unit-test
 # binaries), then the end-to-end suites that feed them hostile or broken input.
 ASAN_SMOKE_TARGETS = graph-compile graph-run graph-inspect $(FUZZ_TARGETS)
-ASAN_SMOKE_TESTS := ^e2e[.](test_hardening|test_bad_inputs|test_recursion_depth|test_shape_bugs|test_random)$$
+ASAN_SMOKE_TESTS := ^e2e[.](test_hardening|test_bad_inputs|test_recursion_depth|test_shape_bugs|test_random|test_grad)$$
 asan-smoke: deps deps-fuzz $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(ASAN_SMOKE_TARGETS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

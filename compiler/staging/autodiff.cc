@@ -112,6 +112,10 @@ class Vjp {
   int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);
   // A copy of function f with parameters of `extra` types appended.
   int32_t clone_with_params(int32_t f, const std::string& name, const std::vector<ir::Type>& extra);
+  // Copies function f's nodes into the current function with its parameters bound to
+  // `args`; the ids of its results. (A loop body's backward inlined into the reverse
+  // loop: what reads only invariants, a weight's transpose, is hoisted out of it.)
+  std::vector<int32_t> inline_function(int32_t f, const std::vector<int32_t>& args);
   // Adds a control node to the current function; its outputs have `types`.
   std::vector<int32_t> emit(ir::NodeKind kind, std::vector<int32_t> fns, std::vector<int32_t> inputs,
                             const std::vector<ir::Type>& types);
@@ -250,6 +254,27 @@ std::vector<int32_t> Vjp::emit(ir::NodeKind kind, std::vector<int32_t> fns, std:
   for (const ir::Type& t : types) node.outputs.push_back(s_.fn().add_value(t, "", span_));
   std::vector<int32_t> out = node.outputs;
   s_.fn().nodes.push_back(std::move(node));
+  return out;
+}
+
+std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>& args) {
+  const ir::Function src = s_.module().functions[size_t(f)];
+  std::vector<int32_t> map(src.values.size(), -1);
+  for (size_t k = 0; k < src.params.size(); ++k) map[size_t(src.params[k])] = args[k];
+  auto id = [&](int32_t v) {
+    if (map[size_t(v)] < 0) {  // a constant, or a value defined below
+      s_.fn().values.push_back(src.values[size_t(v)]);
+      map[size_t(v)] = int32_t(s_.fn().values.size() - 1);
+    }
+    return map[size_t(v)];
+  };
+  for (ir::Node node : src.nodes) {
+    for (int32_t& i : node.inputs) i = id(i);
+    for (int32_t& o : node.outputs) o = id(o);
+    s_.fn().nodes.push_back(std::move(node));
+  }
+  std::vector<int32_t> out;
+  for (int32_t r : src.results) out.push_back(id(r));
   return out;
 }
 
@@ -1188,9 +1213,8 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     const std::vector<int32_t>& reads = tape.backward >= 0 ? tape.backward_reads : b.params;
     for (int32_t v : reads) call_in.push_back(s_.materialize(state.at(v), span_));
     for (size_t k = 0; k < floats.size(); ++k) call_in.push_back(p[1 + k]);
-    const std::vector<ir::Type> gtypes(types.begin() + 1, types.begin() + 1 + long(floats.size()));
     const int32_t callee = tape.backward >= 0 ? tape.backward : tape.adjoint;
-    const std::vector<int32_t> g = emit(ir::NodeKind::kCall, {callee}, call_in, gtypes);
+    const std::vector<int32_t> g = inline_function(callee, call_in);
     std::vector<int32_t> results{s_.materialize(i1, span_)};
     for (int32_t id : g) results.push_back(id);
     for (size_t k = tapes_at; k < p.size(); ++k) results.push_back(p[k]);
