@@ -161,6 +161,309 @@ int64_t Stager::enumerate_start(const Args& a) {
   return start;
 }
 
+namespace {
+
+// The builtins other than print, one function each (call_builtin dispatches).
+Value builtin_len(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 1, 1);
+  const Value v = a.pos[0].is<TensorListV>() ? Value(s.resolve_tensor_list(a.pos[0].as<TensorListV>(), "list", span))
+                                             : a.pos[0];
+  if (v.is_tensor()) {
+    if (s.tensor_rank(v) == 0) s.fail(span, "len() of a 0-d tensor");
+    return s.shape_item(v, 0, span);
+  }
+  if (v.is<TuplePtr>()) return Value(int64_t(v.as<TuplePtr>()->size()));
+  if (v.is<ListPtr>()) return Value(int64_t(v.as<ListPtr>()->items.size()));
+  if (v.is<DictPtr>()) return Value(int64_t(v.as<DictPtr>()->items.size()));
+  if (v.is<std::string>()) return Value(int64_t(v.as<std::string>().size()));
+  if (v.is<RangeV>()) return Value(v.as<RangeV>().size());
+  s.fail(span, "object of type '" + type_name(v) + "' has no len()");
+}
+
+Value builtin_range(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 1, 3);
+  for (const Value& v : a.pos)
+    if (v.is<Staged>())
+      s.fail(span, "staged control flow: range() with a bound known only at run time is not supported yet");
+  RangeV r;
+  if (a.pos.size() == 1) {
+    r.stop = s.to_int(a.pos[0], span, "range()");
+  } else {
+    r.start = s.to_int(a.pos[0], span, "range()");
+    r.stop = s.to_int(a.pos[1], span, "range()");
+    if (a.pos.size() == 3) r.step = s.to_int(a.pos[2], span, "range()");
+  }
+  if (r.step == 0) s.fail(span, "range() arg 3 must not be zero");
+  return Value(r);
+}
+
+Value builtin_min_max(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  if (a.pos.empty()) s.fail(span, name + "() expects at least one argument");
+  std::vector<Value> items = a.pos.size() == 1 ? (a.pos[0].is_tensor() ? std::vector<Value>{} : s.to_list(a.pos[0], span)) : a.pos;
+  if (a.pos.size() == 1 && a.pos[0].is_tensor())
+    s.fail(span, name + "() of a tensor: use sg." + name + "(x) to reduce it");
+  if (items.empty()) s.fail(span, name + "() arg is an empty sequence");
+  Value best = items[0];
+  for (size_t i = 1; i < items.size(); ++i) {
+    const Value& v = items[i];
+    if (v.is_tensor() || best.is_tensor()) {
+      for (const Value* t : std::initializer_list<const Value*>{&v, &best})
+        if (t->is_tensor() && s.tensor_rank(*t) != 0)
+          s.fail(span, name + "() of tensors: use sg.maximum/sg.minimum elementwise, or sg." + name + " to reduce");
+      best = s.tensor_binary(name == "max" ? ops::OpId::Maximum : ops::OpId::Minimum, best, v, span);
+      continue;
+    }
+    const Value gt = s.compare(name == "max" ? CmpOp::kGt : CmpOp::kLt, v, best, span);
+    if (gt.as<bool>()) best = v;
+  }
+  return best;
+}
+
+Value builtin_abs(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 1, 1);
+  const Value& v = a.pos[0];
+  if (v.is_tensor()) {
+    Value r = s.apply(ops::OpId::Abs, {}, {v}, span);
+    if (const WeakOrigin* w = s.weak_origin(v)) s.mark_weak(r, *w);  // abs(i) is a Python int too
+    return r;
+  }
+  if (v.is<double>()) return Value(std::fabs(v.as<double>()));
+  if (v.is<int64_t>() || v.is<bool>()) {
+    const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
+    if (i == INT64_MIN) s.fail(span, "integer overflow at compile time");
+    return Value(i < 0 ? -i : i);
+  }
+  s.fail(span, "bad operand type for abs(): '" + type_name(v) + "'");
+}
+
+Value builtin_number(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 0, 1);
+  if (a.pos.empty()) return name == "int" ? Value(int64_t(0)) : name == "float" ? Value(0.0) : Value(false);
+  const Value& v = a.pos[0];
+  if (v.is<Staged>()) s.fail(span, name + "(): value is only known at run time");
+  if (name == "bool") return Value(s.truth(v, span, "bool()"));
+  double d = 0;
+  if (v.is<StaticTensorPtr>()) {
+    const StaticTensor& t = *v.as<StaticTensorPtr>();
+    if (t.numel() != 1) s.fail(span, name + "() of a tensor with more than one element");
+    if (name == "int" && t.dtype != DType::kF32 && t.dtype != DType::kF16) return Value(t.element_as_int(0));
+    d = t.element_as_double(0);
+  } else if (v.is<std::string>()) {
+    const std::string& text = v.as<std::string>();
+    char* endp = nullptr;
+    if (name == "int") {
+      const long long i = std::strtoll(text.c_str(), &endp, 10);
+      if (text.empty() || *endp) s.fail(span, "invalid literal for int(): '" + text + "'");
+      return Value(int64_t(i));
+    }
+    d = std::strtod(text.c_str(), &endp);
+    if (text.empty() || *endp) s.fail(span, "could not convert string to float: '" + text + "'");
+    return Value(d);
+  } else if (v.is<double>()) {
+    d = v.as<double>();
+  } else if (v.is<int64_t>() || v.is<bool>()) {
+    const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
+    return name == "int" ? Value(i) : Value(double(i));
+  } else {
+    s.fail(span, name + "() argument must be a number, got " + type_name(v));
+  }
+  if (name == "float") return Value(d);
+  if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) s.fail(span, "cannot convert " + format_float(d) + " to int");
+  return Value(int64_t(std::trunc(d)));
+}
+
+Value builtin_enumerate(Stager& s, Args& a, const std::string&) {
+  const SourceSpan span = a.span;
+  int64_t start = s.enumerate_start(a);
+  std::vector<Value> out;
+  for (Value& v : s.to_list(a.pos[0], span)) out.push_back(make_tuple({Value(start++), std::move(v)}));
+  return make_list(std::move(out));
+}
+
+Value builtin_zip(Stager& s, Args& a, const std::string&) {
+  const SourceSpan span = a.span;
+  std::vector<std::vector<Value>> lists;
+  size_t n = a.pos.empty() ? 0 : SIZE_MAX;
+  for (const Value& v : a.pos) {
+    lists.push_back(s.to_list(v, span));
+    n = std::min(n, lists.back().size());
+  }
+  std::vector<Value> out;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Value> t;
+    for (auto& l : lists) t.push_back(l[i]);
+    out.push_back(make_tuple(std::move(t)));
+  }
+  return make_list(std::move(out));
+}
+
+Value builtin_isinstance(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 2, 2);
+  const Value& t = a.pos[1];
+  if (t.is<TuplePtr>()) {
+    for (const Value& x : *t.as<TuplePtr>())
+      if (is_instance(a.pos[0], x)) return Value(true);
+    return Value(false);
+  }
+  if (!t.is<BuiltinV>() && !t.is<ClassPtr>()) s.fail(span, "isinstance() arg 2 must be a type or a tuple of types");
+  return Value(is_instance(a.pos[0], t));
+}
+
+Value builtin_sequence(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, name == "reversed" ? 1 : 0, 1);
+  std::vector<Value> items = a.pos.empty() ? std::vector<Value>{} : s.to_list(a.pos[0], span);
+  if (name == "reversed") std::reverse(items.begin(), items.end());
+  return name == "tuple" ? make_tuple(std::move(items)) : make_list(std::move(items));
+}
+
+Value builtin_fstring(Stager& s, Args& a, const std::string&) {
+  // The lexer's form of an f-string (lexer.h): text, then per field the value,
+  // its conversion and its spec, then text.
+  std::vector<Value> parts;
+  std::string text = a.pos[0].as<std::string>();
+  for (size_t i = 1; i + 3 < a.pos.size(); i += 4) {
+    const Value& v = a.pos[i].is<TensorListV>()
+                         ? Value(s.resolve_tensor_list(a.pos[i].as<TensorListV>(), "list", a.pos_spans[i]))
+                         : a.pos[i];
+    const std::string& conversion = a.pos[i + 1].as<std::string>();
+    const std::string& spec = a.pos[i + 2].as<std::string>();
+    if (v.is<Staged>()) {
+      if (!spec.empty())
+        s.fail(a.pos_spans[i], "f-string: the format spec ':" + spec +
+                                 "' of a value known only at run time is not supported (print shows the value "
+                                 "as the runtime formats it)");
+      parts.push_back(Value(text));
+      parts.push_back(v);
+      text.clear();
+    } else if (!conversion.empty() && conversion != "s") {
+      text += py_repr(v);
+    } else if (spec.empty()) {
+      text += py_str(v);
+    } else {
+      const std::optional<std::string> formatted = format_with_spec(v, spec);
+      if (!formatted)
+        s.fail(a.pos_spans[i], "f-string: format spec ':" + spec + "' is not supported for " + type_name(v));
+      text += *formatted;
+    }
+    text += a.pos[i + 3].as<std::string>();
+  }
+  if (parts.empty()) return Value(text);
+  parts.push_back(Value(text));
+  return Value(FormattedV{std::move(parts)});
+}
+
+Value builtin_sum(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 1, 2);
+  Value total = a.pos.size() == 2 ? a.pos[1] : Value(int64_t(0));
+  for (const auto& [k, v] : a.kw) {
+    if (k != "start") s.fail(span, "sum() got an unexpected keyword argument '" + k + "'");
+    total = v;
+  }
+  const Value& over = a.pos[0];
+  if (over.is_tensor() && s.tensor_rank(over) > 0 && !s.tensor_type(over).shape[0].as_static())
+    s.fail(span, "sum() of a tensor whose first dim is known only at run time: use sg.sum(x, axis=0)");
+  s.iterate(over, span, "sum()", [&](const Value& v) {
+    total = s.binary(BinOp::kAdd, total, v, span);
+    return true;
+  });
+  return total;
+}
+
+Value builtin_any_all(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  // Python's any/all over a static sequence; staged scalar items combine with
+  // logical_or/logical_and (each item is already evaluated, so nothing short-circuits).
+  expect_args(s, a, name, 1, 1);
+  if (a.pos[0].is_tensor()) s.fail(span, name + "() of a tensor: use sg." + name + "(x)");
+  const bool is_any = name == "any";
+  std::optional<Value> staged_part;
+  bool decided = false;
+  for (const Value& v : s.to_list(a.pos[0], span)) {
+    if (v.is<Staged>()) {
+      if (s.tensor_rank(v) != 0)
+        s.fail(span, name + "() of a non-scalar tensor item " + s.module().format_type(s.tensor_type(v)) + ": use sg." +
+                       name + " to reduce it");
+      Value b = s.tensor_dtype(v) == DType::kBool ? v : s.tensor_binary(ops::OpId::NotEqual, v, Value(int64_t(0)), span);
+      staged_part = staged_part ? s.tensor_binary(is_any ? ops::OpId::LogicalOr : ops::OpId::LogicalAnd, *staged_part,
+                                                b, span)
+                                : b;
+    } else if (s.truth(v, span, name + "()") == is_any) {
+      decided = true;  // a static True for any (False for all) settles it
+    }
+  }
+  if (decided || !staged_part) return Value(decided ? is_any : !is_any);
+  return *staged_part;
+}
+
+Value builtin_str(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 0, 1);
+  if (!a.pos.empty() && a.pos[0].is<Staged>()) s.fail(span, "str(): value is only known at run time");
+  return Value(a.pos.empty() ? std::string() : py_str(a.pos[0]));
+}
+
+Value builtin_dict(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  // dict(), dict(mapping or pairs), dict(key=value, ...): a new dict, keys in order.
+  expect_args(s, a, name, 0, 1);
+  auto d = std::make_shared<DictObj>();
+  auto put = [&](const Value& key, const Value& v) {
+    if (key.is_tensor()) s.fail(span, "dict keys must be static");
+    for (auto& kv : d->items)
+      if (static_equal(kv.first, key).value_or(false)) {
+        kv.second = v;
+        return;
+      }
+    d->items.emplace_back(key, v);
+  };
+  if (!a.pos.empty()) {
+    if (a.pos[0].is<DictPtr>()) {
+      for (const auto& [k, v] : a.pos[0].as<DictPtr>()->items) put(k, v);
+    } else {
+      for (const Value& pair : s.to_list(a.pos[0], span)) {
+        std::vector<Value> kv = pair.is<TuplePtr>() || pair.is<ListPtr>() ? s.to_list(pair, span) : std::vector<Value>{};
+        if (kv.size() != 2) s.fail(span, "dict(): each item of the sequence must be a (key, value) pair");
+        put(kv[0], kv[1]);
+      }
+    }
+  }
+  for (const auto& [key, v] : a.kw) put(Value(key), v);
+  return Value(DictPtr(d));
+}
+
+const std::pair<const char*, Value (*)(Stager&, Args&, const std::string&)> kBuiltinHandlers[] = {
+    {"len", builtin_len},
+    {"range", builtin_range},
+    {"min", builtin_min_max},
+    {"max", builtin_min_max},
+    {"abs", builtin_abs},
+    {"int", builtin_number},
+    {"float", builtin_number},
+    {"bool", builtin_number},
+    {"enumerate", builtin_enumerate},
+    {"zip", builtin_zip},
+    {"isinstance", builtin_isinstance},
+    {"list", builtin_sequence},
+    {"tuple", builtin_sequence},
+    {"reversed", builtin_sequence},
+    {"$fstring", builtin_fstring},
+    {"sum", builtin_sum},
+    {"any", builtin_any_all},
+    {"all", builtin_any_all},
+    {"str", builtin_str},
+    {"dict", builtin_dict},
+};
+
+}  // namespace
+
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
   if (is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
@@ -190,254 +493,8 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
   }
   if (!a.kw.empty() && name != "enumerate" && name != "dict")
     fail(span, name + "() takes no keyword arguments");
-  if (name == "len") {
-    expect_args(*this, a, name, 1, 1);
-    const Value v = a.pos[0].is<TensorListV>() ? Value(resolve_tensor_list(a.pos[0].as<TensorListV>(), "list", span))
-                                               : a.pos[0];
-    if (v.is_tensor()) {
-      if (tensor_rank(v) == 0) fail(span, "len() of a 0-d tensor");
-      return shape_item(v, 0, span);
-    }
-    if (v.is<TuplePtr>()) return Value(int64_t(v.as<TuplePtr>()->size()));
-    if (v.is<ListPtr>()) return Value(int64_t(v.as<ListPtr>()->items.size()));
-    if (v.is<DictPtr>()) return Value(int64_t(v.as<DictPtr>()->items.size()));
-    if (v.is<std::string>()) return Value(int64_t(v.as<std::string>().size()));
-    if (v.is<RangeV>()) return Value(v.as<RangeV>().size());
-    fail(span, "object of type '" + type_name(v) + "' has no len()");
-  }
-  if (name == "range") {
-    expect_args(*this, a, name, 1, 3);
-    for (const Value& v : a.pos)
-      if (v.is<Staged>())
-        fail(span, "staged control flow: range() with a bound known only at run time is not supported yet");
-    RangeV r;
-    if (a.pos.size() == 1) {
-      r.stop = to_int(a.pos[0], span, "range()");
-    } else {
-      r.start = to_int(a.pos[0], span, "range()");
-      r.stop = to_int(a.pos[1], span, "range()");
-      if (a.pos.size() == 3) r.step = to_int(a.pos[2], span, "range()");
-    }
-    if (r.step == 0) fail(span, "range() arg 3 must not be zero");
-    return Value(r);
-  }
-  if (name == "min" || name == "max") {
-    if (a.pos.empty()) fail(span, name + "() expects at least one argument");
-    std::vector<Value> items = a.pos.size() == 1 ? (a.pos[0].is_tensor() ? std::vector<Value>{} : to_list(a.pos[0], span)) : a.pos;
-    if (a.pos.size() == 1 && a.pos[0].is_tensor())
-      fail(span, name + "() of a tensor: use sg." + name + "(x) to reduce it");
-    if (items.empty()) fail(span, name + "() arg is an empty sequence");
-    Value best = items[0];
-    for (size_t i = 1; i < items.size(); ++i) {
-      const Value& v = items[i];
-      if (v.is_tensor() || best.is_tensor()) {
-        for (const Value* t : std::initializer_list<const Value*>{&v, &best})
-          if (t->is_tensor() && tensor_rank(*t) != 0)
-            fail(span, name + "() of tensors: use sg.maximum/sg.minimum elementwise, or sg." + name + " to reduce");
-        best = tensor_binary(name == "max" ? ops::OpId::Maximum : ops::OpId::Minimum, best, v, span);
-        continue;
-      }
-      const Value gt = compare(name == "max" ? CmpOp::kGt : CmpOp::kLt, v, best, span);
-      if (gt.as<bool>()) best = v;
-    }
-    return best;
-  }
-  if (name == "abs") {
-    expect_args(*this, a, name, 1, 1);
-    const Value& v = a.pos[0];
-    if (v.is_tensor()) {
-      Value r = apply(ops::OpId::Abs, {}, {v}, span);
-      if (const WeakOrigin* w = weak_origin(v)) mark_weak(r, *w);  // abs(i) is a Python int too
-      return r;
-    }
-    if (v.is<double>()) return Value(std::fabs(v.as<double>()));
-    if (v.is<int64_t>() || v.is<bool>()) {
-      const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
-      if (i == INT64_MIN) fail(span, "integer overflow at compile time");
-      return Value(i < 0 ? -i : i);
-    }
-    fail(span, "bad operand type for abs(): '" + type_name(v) + "'");
-  }
-  if (name == "int" || name == "float" || name == "bool") {
-    expect_args(*this, a, name, 0, 1);
-    if (a.pos.empty()) return name == "int" ? Value(int64_t(0)) : name == "float" ? Value(0.0) : Value(false);
-    const Value& v = a.pos[0];
-    if (v.is<Staged>()) fail(span, name + "(): value is only known at run time");
-    if (name == "bool") return Value(truth(v, span, "bool()"));
-    double d = 0;
-    if (v.is<StaticTensorPtr>()) {
-      const StaticTensor& t = *v.as<StaticTensorPtr>();
-      if (t.numel() != 1) fail(span, name + "() of a tensor with more than one element");
-      if (name == "int" && t.dtype != DType::kF32 && t.dtype != DType::kF16) return Value(t.element_as_int(0));
-      d = t.element_as_double(0);
-    } else if (v.is<std::string>()) {
-      const std::string& s = v.as<std::string>();
-      char* endp = nullptr;
-      if (name == "int") {
-        const long long i = std::strtoll(s.c_str(), &endp, 10);
-        if (s.empty() || *endp) fail(span, "invalid literal for int(): '" + s + "'");
-        return Value(int64_t(i));
-      }
-      d = std::strtod(s.c_str(), &endp);
-      if (s.empty() || *endp) fail(span, "could not convert string to float: '" + s + "'");
-      return Value(d);
-    } else if (v.is<double>()) {
-      d = v.as<double>();
-    } else if (v.is<int64_t>() || v.is<bool>()) {
-      const int64_t i = v.is<bool>() ? v.as<bool>() : v.as<int64_t>();
-      return name == "int" ? Value(i) : Value(double(i));
-    } else {
-      fail(span, name + "() argument must be a number, got " + type_name(v));
-    }
-    if (name == "float") return Value(d);
-    if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) fail(span, "cannot convert " + format_float(d) + " to int");
-    return Value(int64_t(std::trunc(d)));
-  }
-  if (name == "enumerate") {
-    int64_t start = enumerate_start(a);
-    std::vector<Value> out;
-    for (Value& v : to_list(a.pos[0], span)) out.push_back(make_tuple({Value(start++), std::move(v)}));
-    return make_list(std::move(out));
-  }
-  if (name == "zip") {
-    std::vector<std::vector<Value>> lists;
-    size_t n = a.pos.empty() ? 0 : SIZE_MAX;
-    for (const Value& v : a.pos) {
-      lists.push_back(to_list(v, span));
-      n = std::min(n, lists.back().size());
-    }
-    std::vector<Value> out;
-    for (size_t i = 0; i < n; ++i) {
-      std::vector<Value> t;
-      for (auto& l : lists) t.push_back(l[i]);
-      out.push_back(make_tuple(std::move(t)));
-    }
-    return make_list(std::move(out));
-  }
-  if (name == "isinstance") {
-    expect_args(*this, a, name, 2, 2);
-    const Value& t = a.pos[1];
-    if (t.is<TuplePtr>()) {
-      for (const Value& x : *t.as<TuplePtr>())
-        if (is_instance(a.pos[0], x)) return Value(true);
-      return Value(false);
-    }
-    if (!t.is<BuiltinV>() && !t.is<ClassPtr>()) fail(span, "isinstance() arg 2 must be a type or a tuple of types");
-    return Value(is_instance(a.pos[0], t));
-  }
-  if (name == "list" || name == "tuple" || name == "reversed") {
-    expect_args(*this, a, name, name == "reversed" ? 1 : 0, 1);
-    std::vector<Value> items = a.pos.empty() ? std::vector<Value>{} : to_list(a.pos[0], span);
-    if (name == "reversed") std::reverse(items.begin(), items.end());
-    return name == "tuple" ? make_tuple(std::move(items)) : make_list(std::move(items));
-  }
-  if (name == "$fstring") {
-    // The lexer's form of an f-string (lexer.h): text, then per field the value,
-    // its conversion and its spec, then text.
-    std::vector<Value> parts;
-    std::string text = a.pos[0].as<std::string>();
-    for (size_t i = 1; i + 3 < a.pos.size(); i += 4) {
-      const Value& v = a.pos[i].is<TensorListV>()
-                           ? Value(resolve_tensor_list(a.pos[i].as<TensorListV>(), "list", a.pos_spans[i]))
-                           : a.pos[i];
-      const std::string& conversion = a.pos[i + 1].as<std::string>();
-      const std::string& spec = a.pos[i + 2].as<std::string>();
-      if (v.is<Staged>()) {
-        if (!spec.empty())
-          fail(a.pos_spans[i], "f-string: the format spec ':" + spec +
-                                   "' of a value known only at run time is not supported (print shows the value "
-                                   "as the runtime formats it)");
-        parts.push_back(Value(text));
-        parts.push_back(v);
-        text.clear();
-      } else if (!conversion.empty() && conversion != "s") {
-        text += py_repr(v);
-      } else if (spec.empty()) {
-        text += py_str(v);
-      } else {
-        const std::optional<std::string> formatted = format_with_spec(v, spec);
-        if (!formatted)
-          fail(a.pos_spans[i], "f-string: format spec ':" + spec + "' is not supported for " + type_name(v));
-        text += *formatted;
-      }
-      text += a.pos[i + 3].as<std::string>();
-    }
-    if (parts.empty()) return Value(text);
-    parts.push_back(Value(text));
-    return Value(FormattedV{std::move(parts)});
-  }
-  if (name == "sum") {
-    expect_args(*this, a, name, 1, 2);
-    Value total = a.pos.size() == 2 ? a.pos[1] : Value(int64_t(0));
-    for (const auto& [k, v] : a.kw) {
-      if (k != "start") fail(span, "sum() got an unexpected keyword argument '" + k + "'");
-      total = v;
-    }
-    const Value& over = a.pos[0];
-    if (over.is_tensor() && tensor_rank(over) > 0 && !tensor_type(over).shape[0].as_static())
-      fail(span, "sum() of a tensor whose first dim is known only at run time: use sg.sum(x, axis=0)");
-    iterate(over, span, "sum()", [&](const Value& v) {
-      total = binary(BinOp::kAdd, total, v, span);
-      return true;
-    });
-    return total;
-  }
-  if (name == "any" || name == "all") {
-    // Python's any/all over a static sequence; staged scalar items combine with
-    // logical_or/logical_and (each item is already evaluated, so nothing short-circuits).
-    expect_args(*this, a, name, 1, 1);
-    if (a.pos[0].is_tensor()) fail(span, name + "() of a tensor: use sg." + name + "(x)");
-    const bool is_any = name == "any";
-    std::optional<Value> staged_part;
-    bool decided = false;
-    for (const Value& v : to_list(a.pos[0], span)) {
-      if (v.is<Staged>()) {
-        if (tensor_rank(v) != 0)
-          fail(span, name + "() of a non-scalar tensor item " + module_->format_type(tensor_type(v)) + ": use sg." +
-                         name + " to reduce it");
-        Value b = tensor_dtype(v) == DType::kBool ? v : tensor_binary(ops::OpId::NotEqual, v, Value(int64_t(0)), span);
-        staged_part = staged_part ? tensor_binary(is_any ? ops::OpId::LogicalOr : ops::OpId::LogicalAnd, *staged_part,
-                                                  b, span)
-                                  : b;
-      } else if (truth(v, span, name + "()") == is_any) {
-        decided = true;  // a static True for any (False for all) settles it
-      }
-    }
-    if (decided || !staged_part) return Value(decided ? is_any : !is_any);
-    return *staged_part;
-  }
-  if (name == "str") {
-    expect_args(*this, a, name, 0, 1);
-    if (!a.pos.empty() && a.pos[0].is<Staged>()) fail(span, "str(): value is only known at run time");
-    return Value(a.pos.empty() ? std::string() : py_str(a.pos[0]));
-  }
-  if (name == "dict") {
-    // dict(), dict(mapping or pairs), dict(key=value, ...): a new dict, keys in order.
-    expect_args(*this, a, name, 0, 1);
-    auto d = std::make_shared<DictObj>();
-    auto put = [&](const Value& key, const Value& v) {
-      if (key.is_tensor()) fail(span, "dict keys must be static");
-      for (auto& kv : d->items)
-        if (static_equal(kv.first, key).value_or(false)) {
-          kv.second = v;
-          return;
-        }
-      d->items.emplace_back(key, v);
-    };
-    if (!a.pos.empty()) {
-      if (a.pos[0].is<DictPtr>()) {
-        for (const auto& [k, v] : a.pos[0].as<DictPtr>()->items) put(k, v);
-      } else {
-        for (const Value& pair : to_list(a.pos[0], span)) {
-          std::vector<Value> kv = pair.is<TuplePtr>() || pair.is<ListPtr>() ? to_list(pair, span) : std::vector<Value>{};
-          if (kv.size() != 2) fail(span, "dict(): each item of the sequence must be a (key, value) pair");
-          put(kv[0], kv[1]);
-        }
-      }
-    }
-    for (const auto& [key, v] : a.kw) put(Value(key), v);
-    return Value(DictPtr(d));
-  }
+  for (const auto& [builtin, handler] : kBuiltinHandlers)
+    if (name == builtin) return handler(*this, a, name);
   fail(span, "unsupported builtin '" + name + "'");
 }
 
