@@ -225,6 +225,161 @@ std::vector<int64_t> slice_indices(int64_t n, std::optional<int64_t> lo, std::op
 
 }  // namespace
 
+Value Stager::eval_dict(const Expr& e) {
+  auto d = std::make_shared<DictObj>();
+  for (size_t i = 0; i < e.keys.size(); ++i) {
+    Value k = eval(*e.keys[i]);
+    if (k.is_tensor() || k.is<ListPtr>() || k.is<DictPtr>())
+      fail(e.keys[i]->span, "dict keys must be static strings, numbers or tuples, got " + type_name(k));
+    Value v = eval(*e.elts[i]);
+    bool replaced = false;
+    for (auto& kv : d->items)
+      if (static_equal(kv.first, k).value_or(false)) {
+        kv.second = v;
+        replaced = true;
+      }
+    if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
+  }
+  return Value(d);
+}
+
+Value Stager::eval_compare(const Expr& e) {
+  Value left = eval(*e.a);
+  Value result;
+  // `a < b < c` of scalar tensors is `a < b and b < c`, b evaluated once: both
+  // as logical_and where the later operands cannot fail.
+  std::optional<Value> chain;
+  for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
+    Value right = eval(*e.elts[i]);
+    // One comparison of the chain: its operands, at its operator.
+    const SourceSpan& from = i == 0 ? e.a->span : e.elts[i - 1]->span;
+    const SourceSpan& to = e.elts[i]->span;
+    const SourceSpan operands{from.file, from.line, from.col, to.end_line, to.end_col};
+    result = compare(e.cmp_ops[i], left, right,
+                     i < e.op_spans.size() ? operator_span(operands, e.op_spans[i]) : e.span);
+    if (i + 1 < e.cmp_ops.size()) {
+      if (result.is_tensor()) {
+        if (tensor_rank(result) != 0)
+          fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &",
+               provenance_notes({result}));
+        for (size_t j = i + 1; j < e.elts.size(); ++j)
+          if (!cannot_fail(*e.elts[j]))
+            fail(e.elts[j]->span, "a chained comparison of staged values evaluates this operand only when "
+                                  "the comparisons before it hold; write the chain with `and`");
+        chain = chain ? tensor_binary(ops::OpId::LogicalAnd, *chain, result, e.span) : result;
+        left = std::move(right);
+        continue;
+      }
+      if (!truth(result, e.span, "a comparison")) return chain ? to_tensor(result, DType::kBool, e.span) : result;
+    }
+    left = std::move(right);
+  }
+  if (chain) {
+    if (result.is_tensor() && tensor_rank(result) != 0)
+      fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &", provenance_notes({result}));
+    return tensor_binary(ops::OpId::LogicalAnd, *chain, to_tensor(result, DType::kBool, e.span), e.span);
+  }
+  return result;
+}
+
+Value Stager::eval_subscript(const Expr& e) {
+  Value v = eval(*e.a);
+  if (std::optional<Value> t = record_as_tuple(v)) v = *t;
+  if (v.is<TensorListV>()) v = Value(resolve_tensor_list(v.as<TensorListV>(), "list", e.a->span));
+  if (v.is_tensor()) return index_tensor(v, *e.b, e.span);
+  if (v.is<DTypeV>()) {  // an annotation: sg.f32[N, 784]
+    AnnotationV ann{v.as<DTypeV>().dtype, {}};
+    Value idx = eval(*e.b);
+    std::vector<Value> dims = idx.is<TuplePtr>() ? *idx.as<TuplePtr>() : std::vector<Value>{idx};
+    for (const Value& d : dims) {
+      if (d.is<std::string>()) ann.dims.emplace_back(d.as<std::string>());
+      else if (d.is<int64_t>() && d.as<int64_t>() >= 0) ann.dims.emplace_back(d.as<int64_t>());
+      else fail(e.b->span, "a dim in a type annotation must be a non-negative int or a string, got " + py_repr(d));
+    }
+    return Value(ann);
+  }
+  if (e.b->kind == ExprKind::kSlice) {
+    auto bound = [&](const ExprPtr& x) -> std::optional<int64_t> {
+      if (!x) return std::nullopt;
+      Value b = eval(*x);
+      if (b.is<NoneV>()) return std::nullopt;
+      return to_int(b, x->span, "a slice bound");
+    };
+    std::optional<int64_t> lo = bound(e.b->a), hi = bound(e.b->b), st = bound(e.b->c);
+    const int64_t step = st.value_or(1);
+    if (step == 0) fail(e.b->span, "slice step cannot be zero");
+    if (v.is<std::string>()) {
+      const std::string& s = v.as<std::string>();
+      std::string out;
+      for (int64_t i : slice_indices(int64_t(s.size()), lo, hi, step)) out += s[size_t(i)];
+      return Value(out);
+    }
+    if (!v.is<TuplePtr>() && !v.is<ListPtr>()) fail(e.span, "'" + type_name(v) + "' object cannot be sliced");
+    const std::vector<Value>& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+    std::vector<Value> out;
+    for (int64_t i : slice_indices(int64_t(items.size()), lo, hi, step)) out.push_back(items[size_t(i)]);
+    return v.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
+  }
+  Value idx = eval(*e.b);
+  if (v.is<DictPtr>()) {
+    for (const auto& kv : v.as<DictPtr>()->items)
+      if (static_equal(kv.first, idx).value_or(false)) return kv.second;
+    fail(e.span, "key " + py_repr(idx) + " is not in the dict");
+  }
+  if (idx.is<Staged>() && (v.is<TuplePtr>() || v.is<ListPtr>()))
+    fail(e.b->span, "indexing a " + type_name(v) + " with a value known only at run time; stack it into a tensor first");
+  const int64_t i = to_int(idx, e.b->span, "an index");
+  int64_t n = 0;
+  if (v.is<TuplePtr>()) n = int64_t(v.as<TuplePtr>()->size());
+  else if (v.is<ListPtr>()) n = int64_t(v.as<ListPtr>()->items.size());
+  else if (v.is<std::string>()) n = int64_t(v.as<std::string>().size());
+  else if (v.is<RangeV>()) n = v.as<RangeV>().size();
+  else fail(e.span, "'" + type_name(v) + "' object is not subscriptable");
+  const int64_t k = i < 0 ? i + n : i;
+  if (k < 0 || k >= n) fail(e.b->span, type_name(v) + " index " + std::to_string(i) + " out of range (length " + std::to_string(n) + ")");
+  if (v.is<TuplePtr>()) return (*v.as<TuplePtr>())[size_t(k)];
+  if (v.is<ListPtr>()) return v.as<ListPtr>()->items[size_t(k)];
+  if (v.is<RangeV>()) return Value(v.as<RangeV>().start + k * v.as<RangeV>().step);
+  return Value(std::string(1, v.as<std::string>()[size_t(k)]));
+}
+
+Value Stager::eval_list_comp(const Expr& e) {
+  auto out = std::make_shared<ListObj>();
+  // A comprehension has its own scope: its targets do not leak.
+  CallFrame* outer = frame_;
+  CallFrame inner{std::make_shared<Scope>(outer ? outer->scope : globals_), Value()};
+  frame_ = &inner;
+  int64_t count = 0;
+  std::function<void(size_t)> loop = [&](size_t g) {
+    if (g == e.generators.size()) {
+      out->items.push_back(eval(*e.a));
+      return;
+    }
+    const Comprehension& c = e.generators[g];
+    Value iterable = eval(*c.iter);
+    iterate(iterable, c.iter->span, "a list comprehension", [&](const Value& item) {
+      if (++count > kMaxUnrolledIterations)
+        fail(e.span, "list comprehension runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
+      count_step(e.span);
+      assign(*c.target, item, c.target->span);
+      for (const ExprPtr& cond : c.ifs) {
+        Value t = eval(*cond);
+        if (!truth(t, cond->span, "a comprehension condition")) return true;
+      }
+      loop(g + 1);
+      return true;
+    });
+  };
+  try {
+    loop(0);
+  } catch (...) {
+    frame_ = outer;
+    throw;
+  }
+  frame_ = outer;
+  return Value(out);
+}
+
 Value Stager::eval(const Expr& e) {
   switch (e.kind) {
     case ExprKind::kName: return lookup_name(e.name, e.span);
@@ -240,23 +395,7 @@ Value Stager::eval(const Expr& e) {
       for (const ExprPtr& x : e.elts) items.push_back(eval(*x));
       return e.kind == ExprKind::kTuple ? make_tuple(std::move(items)) : make_list(std::move(items));
     }
-    case ExprKind::kDict: {
-      auto d = std::make_shared<DictObj>();
-      for (size_t i = 0; i < e.keys.size(); ++i) {
-        Value k = eval(*e.keys[i]);
-        if (k.is_tensor() || k.is<ListPtr>() || k.is<DictPtr>())
-          fail(e.keys[i]->span, "dict keys must be static strings, numbers or tuples, got " + type_name(k));
-        Value v = eval(*e.elts[i]);
-        bool replaced = false;
-        for (auto& kv : d->items)
-          if (static_equal(kv.first, k).value_or(false)) {
-            kv.second = v;
-            replaced = true;
-          }
-        if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
-      }
-      return Value(d);
-    }
+    case ExprKind::kDict: return eval_dict(e);
     case ExprKind::kBinOp: {
       Value a = eval(*e.a);
       Value b = eval(*e.b);
@@ -264,44 +403,7 @@ Value Stager::eval(const Expr& e) {
     }
     case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
     case ExprKind::kBoolOp: return eval_bool_op(e);
-    case ExprKind::kCompare: {
-      Value left = eval(*e.a);
-      Value result;
-      // `a < b < c` of scalar tensors is `a < b and b < c`, b evaluated once: both
-      // as logical_and where the later operands cannot fail.
-      std::optional<Value> chain;
-      for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
-        Value right = eval(*e.elts[i]);
-        // One comparison of the chain: its operands, at its operator.
-        const SourceSpan& from = i == 0 ? e.a->span : e.elts[i - 1]->span;
-        const SourceSpan& to = e.elts[i]->span;
-        const SourceSpan operands{from.file, from.line, from.col, to.end_line, to.end_col};
-        result = compare(e.cmp_ops[i], left, right,
-                         i < e.op_spans.size() ? operator_span(operands, e.op_spans[i]) : e.span);
-        if (i + 1 < e.cmp_ops.size()) {
-          if (result.is_tensor()) {
-            if (tensor_rank(result) != 0)
-              fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &",
-                   provenance_notes({result}));
-            for (size_t j = i + 1; j < e.elts.size(); ++j)
-              if (!cannot_fail(*e.elts[j]))
-                fail(e.elts[j]->span, "a chained comparison of staged values evaluates this operand only when "
-                                      "the comparisons before it hold; write the chain with `and`");
-            chain = chain ? tensor_binary(ops::OpId::LogicalAnd, *chain, result, e.span) : result;
-            left = std::move(right);
-            continue;
-          }
-          if (!truth(result, e.span, "a comparison")) return chain ? to_tensor(result, DType::kBool, e.span) : result;
-        }
-        left = std::move(right);
-      }
-      if (chain) {
-        if (result.is_tensor() && tensor_rank(result) != 0)
-          fail(e.span, "chained comparisons of tensors are ambiguous; combine them with &", provenance_notes({result}));
-        return tensor_binary(ops::OpId::LogicalAnd, *chain, to_tensor(result, DType::kBool, e.span), e.span);
-      }
-      return result;
-    }
+    case ExprKind::kCompare: return eval_compare(e);
     case ExprKind::kCall: {
       Value callee = eval(*e.a);
       Args args;
@@ -314,105 +416,11 @@ Value Stager::eval(const Expr& e) {
       return call_value(callee, args);
     }
     case ExprKind::kAttribute: return get_attribute(eval(*e.a), e.name, e.span);
-    case ExprKind::kSubscript: {
-      Value v = eval(*e.a);
-      if (std::optional<Value> t = record_as_tuple(v)) v = *t;
-      if (v.is<TensorListV>()) v = Value(resolve_tensor_list(v.as<TensorListV>(), "list", e.a->span));
-      if (v.is_tensor()) return index_tensor(v, *e.b, e.span);
-      if (v.is<DTypeV>()) {  // an annotation: sg.f32[N, 784]
-        AnnotationV ann{v.as<DTypeV>().dtype, {}};
-        Value idx = eval(*e.b);
-        std::vector<Value> dims = idx.is<TuplePtr>() ? *idx.as<TuplePtr>() : std::vector<Value>{idx};
-        for (const Value& d : dims) {
-          if (d.is<std::string>()) ann.dims.emplace_back(d.as<std::string>());
-          else if (d.is<int64_t>() && d.as<int64_t>() >= 0) ann.dims.emplace_back(d.as<int64_t>());
-          else fail(e.b->span, "a dim in a type annotation must be a non-negative int or a string, got " + py_repr(d));
-        }
-        return Value(ann);
-      }
-      if (e.b->kind == ExprKind::kSlice) {
-        auto bound = [&](const ExprPtr& x) -> std::optional<int64_t> {
-          if (!x) return std::nullopt;
-          Value b = eval(*x);
-          if (b.is<NoneV>()) return std::nullopt;
-          return to_int(b, x->span, "a slice bound");
-        };
-        std::optional<int64_t> lo = bound(e.b->a), hi = bound(e.b->b), st = bound(e.b->c);
-        const int64_t step = st.value_or(1);
-        if (step == 0) fail(e.b->span, "slice step cannot be zero");
-        if (v.is<std::string>()) {
-          const std::string& s = v.as<std::string>();
-          std::string out;
-          for (int64_t i : slice_indices(int64_t(s.size()), lo, hi, step)) out += s[size_t(i)];
-          return Value(out);
-        }
-        if (!v.is<TuplePtr>() && !v.is<ListPtr>()) fail(e.span, "'" + type_name(v) + "' object cannot be sliced");
-        const std::vector<Value>& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
-        std::vector<Value> out;
-        for (int64_t i : slice_indices(int64_t(items.size()), lo, hi, step)) out.push_back(items[size_t(i)]);
-        return v.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
-      }
-      Value idx = eval(*e.b);
-      if (v.is<DictPtr>()) {
-        for (const auto& kv : v.as<DictPtr>()->items)
-          if (static_equal(kv.first, idx).value_or(false)) return kv.second;
-        fail(e.span, "key " + py_repr(idx) + " is not in the dict");
-      }
-      if (idx.is<Staged>() && (v.is<TuplePtr>() || v.is<ListPtr>()))
-        fail(e.b->span, "indexing a " + type_name(v) + " with a value known only at run time; stack it into a tensor first");
-      const int64_t i = to_int(idx, e.b->span, "an index");
-      int64_t n = 0;
-      if (v.is<TuplePtr>()) n = int64_t(v.as<TuplePtr>()->size());
-      else if (v.is<ListPtr>()) n = int64_t(v.as<ListPtr>()->items.size());
-      else if (v.is<std::string>()) n = int64_t(v.as<std::string>().size());
-      else if (v.is<RangeV>()) n = v.as<RangeV>().size();
-      else fail(e.span, "'" + type_name(v) + "' object is not subscriptable");
-      const int64_t k = i < 0 ? i + n : i;
-      if (k < 0 || k >= n) fail(e.b->span, type_name(v) + " index " + std::to_string(i) + " out of range (length " + std::to_string(n) + ")");
-      if (v.is<TuplePtr>()) return (*v.as<TuplePtr>())[size_t(k)];
-      if (v.is<ListPtr>()) return v.as<ListPtr>()->items[size_t(k)];
-      if (v.is<RangeV>()) return Value(v.as<RangeV>().start + k * v.as<RangeV>().step);
-      return Value(std::string(1, v.as<std::string>()[size_t(k)]));
-    }
+    case ExprKind::kSubscript: return eval_subscript(e);
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
     case ExprKind::kLambda: return Value(make_function(*e.lambda_def, frame_ ? frame_->scope : globals_));
     case ExprKind::kIfExp: return eval_if_exp(e);
-    case ExprKind::kListComp: {
-      auto out = std::make_shared<ListObj>();
-      // A comprehension has its own scope: its targets do not leak.
-      CallFrame* outer = frame_;
-      CallFrame inner{std::make_shared<Scope>(outer ? outer->scope : globals_), Value()};
-      frame_ = &inner;
-      int64_t count = 0;
-      std::function<void(size_t)> loop = [&](size_t g) {
-        if (g == e.generators.size()) {
-          out->items.push_back(eval(*e.a));
-          return;
-        }
-        const Comprehension& c = e.generators[g];
-        Value iterable = eval(*c.iter);
-        iterate(iterable, c.iter->span, "a list comprehension", [&](const Value& item) {
-          if (++count > kMaxUnrolledIterations)
-            fail(e.span, "list comprehension runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
-          count_step(e.span);
-          assign(*c.target, item, c.target->span);
-          for (const ExprPtr& cond : c.ifs) {
-            Value t = eval(*cond);
-            if (!truth(t, cond->span, "a comprehension condition")) return true;
-          }
-          loop(g + 1);
-          return true;
-        });
-      };
-      try {
-        loop(0);
-      } catch (...) {
-        frame_ = outer;
-        throw;
-      }
-      frame_ = outer;
-      return Value(out);
-    }
+    case ExprKind::kListComp: return eval_list_comp(e);
   }
   fail(e.span, "unsupported expression");
 }

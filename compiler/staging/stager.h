@@ -190,6 +190,10 @@ class Stager {
 
   // ---- expressions (expr_eval.cc) ---------------------------------------------
   Value eval(const Expr& e);
+  Value eval_dict(const Expr& e);
+  Value eval_compare(const Expr& e);   // chains included
+  Value eval_subscript(const Expr& e);
+  Value eval_list_comp(const Expr& e);
   Value lookup_name(const std::string& name, SourceSpan span);
   Value get_attribute(const Value& v, const std::string& name, SourceSpan span);
   Value call_value(const Value& callee, Args& args);
