@@ -44,7 +44,19 @@ struct Tape {
   // runs the backward alone from the values it reads (body ids), kept per iteration.
   int32_t backward = -1;
   std::vector<int32_t> backward_reads;
+  std::map<int32_t, size_t> shifted;  // body value -> the tape (index into taped) read one on
 };
+
+// Ops a loop's backward recomputes from what it has rather than keep per iteration.
+bool cheap_to_recompute(ops::OpId op) {
+  switch (op) {
+    case ops::OpId::Slice: case ops::OpId::Take: case ops::OpId::ExpandDims: case ops::OpId::Squeeze:
+    case ops::OpId::Reshape: case ops::OpId::Cast: case ops::OpId::ShapeDim:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Whether body result j appends to parameter j: concatenate(param_j, item) on axis 0.
 bool appends_to(const ir::Function& body, size_t j) {
@@ -210,6 +222,9 @@ class Vjp {
   struct Split {
     int32_t fn = -1;
     std::vector<int32_t> reads;  // body value ids, one per leading parameter of fn
+    // Reads that are what the body hands to the next iteration at carried position
+    // j, while the value it starts from there is read too: the same tape, one on.
+    std::map<int32_t, size_t> shifted;  // body value -> carried position
   };
   std::optional<Split> split_backward(int32_t adj, int32_t body);
   // The empty tape [0, dims...] for body value `v` of `body`, dims read off the
@@ -909,6 +924,43 @@ std::optional<Vjp::Split> Vjp::split_backward(int32_t adj, int32_t body) {
       if (!read(i)) return std::nullopt;
   for (int32_t r : a.results)
     if (!read(r)) return std::nullopt;
+  // A cheap op (a slice, an index, a reshape, a cast) of what the backward has
+  // anyway (loop invariants, other reads, scalars) is recomputed there instead of
+  // kept per iteration: `xs[t]` keeps t, not a row of xs.
+  std::set<int32_t> invariant;  // adjoint ids of the body's loop-invariant parameters
+  for (size_t j = 0; j < b.params.size(); ++j)
+    if (b.results[j] == b.params[j]) invariant.insert(a.params[j]);
+  std::map<int32_t, size_t> def;  // adjoint value -> the forward node defining it
+  for (size_t n = 0; n < info.forward_nodes; ++n)
+    for (int32_t o : a.nodes[n].outputs) def[o] = n;
+  std::set<size_t> remat;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = 0; k < residuals.size() && !changed; ++k) {
+      auto d = def.find(residuals[k]);
+      if (d == def.end()) continue;
+      const ir::Node& n = a.nodes[d->second];
+      if (n.kind != ir::NodeKind::kOp || n.outputs.size() != 1 || !cheap_to_recompute(n.op)) continue;
+      bool free = true;
+      for (int32_t i : n.inputs)
+        free = free && (a.values[size_t(i)].constant >= 0 || invariant.count(i) || local.count(i) ||
+                        a.values[size_t(i)].type.shape.empty());
+      if (!free) continue;
+      local.erase(residuals[k]);
+      residuals.erase(residuals.begin() + long(k));
+      split.reads.erase(split.reads.begin() + long(k));
+      remat.insert(d->second);
+      for (int32_t i : n.inputs)
+        if (!read(i)) return std::nullopt;
+      changed = true;
+    }
+  }
+  for (size_t j = 0; j < b.params.size(); ++j) {
+    if (b.results[j] == b.params[j]) continue;
+    const bool start_read = std::find(split.reads.begin(), split.reads.end(), b.params[j]) != split.reads.end();
+    const bool end_read = std::find(split.reads.begin(), split.reads.end(), b.results[j]) != split.reads.end();
+    if (start_read && end_read && !split.shifted.count(b.results[j])) split.shifted[b.results[j]] = j;
+  }
   std::vector<ir::Type> types;
   for (int32_t v : residuals) types.push_back(a.values[size_t(v)].type);
   for (size_t k = info.source_params; k < a.params.size(); ++k) types.push_back(a.values[size_t(a.params[k])].type);
@@ -923,7 +975,9 @@ std::optional<Vjp::Split> Vjp::split_backward(int32_t adj, int32_t body) {
     f.values.push_back(a.values[size_t(v)]);  // a constant, or a value defined below
     return local[v] = int32_t(f.values.size() - 1);
   };
-  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n) {
+  std::vector<size_t> order(remat.begin(), remat.end());
+  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n) order.push_back(n);
+  for (size_t n : order) {
     ir::Node node = a.nodes[n];
     for (int32_t& i : node.inputs) i = id(i);
     for (int32_t& o : node.outputs) o = id(o);
@@ -975,10 +1029,13 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   // The values to keep: those the body's backward reads where it splits from the
   // forward (no recomputation), else the carried values each iteration starts from.
   std::vector<int32_t> wanted;
+  std::map<int32_t, size_t> shifted;  // body value -> carried position
   if (std::optional<Split> split = split_backward(tape.adjoint, body)) {
     tape.backward = split->fn;
     tape.backward_reads = split->reads;
-    wanted = split->reads;
+    for (int32_t v : split->reads)
+      if (!split->shifted.count(v)) wanted.push_back(v);
+    shifted = split->shifted;
   } else {
     wanted = b.params;
   }
@@ -990,6 +1047,7 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
       if (tape.backward >= 0) {
         tape.backward = -1;
         tape.backward_reads.clear();
+        shifted.clear();
         tape.taped.clear();
         empties.clear();
         wanted = b.params;
@@ -1052,6 +1110,21 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
   tape.count = outs[node.outputs.size()];
   for (size_t k = 0; k < tape.taped.size(); ++k) tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
+  // What the last iteration hands on closes the tape of the value each iteration
+  // starts from: entry i + 1 is what iteration i ended with.
+  std::set<size_t> closed;
+  for (const auto& [v, j] : shifted) {
+    const auto at = std::find(tape.taped.begin(), tape.taped.end(), b.params[j]);
+    const size_t k = size_t(at - tape.taped.begin());
+    tape.shifted[v] = k;
+    if (!closed.insert(k).second) continue;
+    Args a;
+    a.pos = {make_tuple({s_.staged(tape.stacks[k]), expand(s_.staged(outs[j]), {0})})};
+    a.span = span_;
+    const int32_t id = s_.materialize(s_.call_sg("concatenate", a), span_);
+    s_.fn().values[size_t(id)].type = s_.fn().values[size_t(tape.stacks[k])].type;
+    tape.stacks[k] = id;
+  }
   w_->tapes[index] = std::move(tape);
 }
 
@@ -1195,6 +1268,8 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     const size_t tapes_at = 1 + floats.size();
     for (size_t k = 0; k < tape.taped.size(); ++k)
       state[tape.taped[k]] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), i1, span_);
+    for (const auto& [v, k] : tape.shifted)
+      state[v] = s_.index_tensor_value(s_.staged(p[tapes_at + k]), add(i1, Value(int64_t(1))), span_);
     const size_t invariants_at = tapes_at + tape.taped.size();
     for (size_t k = 0; k < invariant.size(); ++k) state[b.params[invariant[k]]] = s_.staged(p[invariants_at + k]);
     const size_t lists_at = invariants_at + invariant.size();
