@@ -132,6 +132,125 @@ Flow Stager::exec_while(const Stmt& s) {
   return result;
 }
 
+// `for x in range(...)` / `sg.range(...)`: staged when a bound is staged (or by
+// sg.range), else the static range to unroll, left in `iterable`.
+std::optional<Flow> Stager::exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
+                                           Value& iterable) {
+  const bool py_range = !sg_range;
+  Args a;
+  a.span = s.iter->span;
+  for (const ExprPtr& x : s.iter->elts) {
+    a.pos.push_back(eval(*x));
+    a.pos_spans.push_back(x->span);
+  }
+  if (!s.iter->keywords.empty()) fail(s.iter->span, "range() takes no keyword arguments");
+  if (a.pos.empty() || a.pos.size() > 3)
+    fail(s.iter->span, "range expected 1 to 3 arguments, got " + std::to_string(a.pos.size()));
+  bool any_staged = false;
+  for (const Value& v : a.pos) any_staged = any_staged || v.is<Staged>();
+  if (py_range && !any_staged) {
+    iterable = call_builtin("range", a);
+  } else {
+    Value start = a.pos.size() > 1 ? a.pos[0] : Value(int64_t(0));
+    Value stop = a.pos.size() > 1 ? a.pos[1] : a.pos[0];
+    Value step = a.pos.size() > 2 ? a.pos[2] : Value(int64_t(1));
+    for (Value* v : {&start, &stop, &step}) {
+      if (v->is_tensor() && (!is_int(tensor_dtype(*v)) || tensor_rank(*v) != 0))
+        fail(s.iter->span, "range bounds must be integer scalars, got " + module_->format_type(tensor_type(*v)));
+      if (!v->is_tensor() && !(v->is<int64_t>() || v->is<bool>()))
+        fail(s.iter->span, "range bounds must be integers, got " + type_name(*v));
+      *v = to_tensor(*v, DType::kI64, s.iter->span);
+    }
+    std::optional<int64_t> static_step;
+    if (step.is<StaticTensorPtr>()) {
+      static_step = step.as<StaticTensorPtr>()->element_as_int(0);
+      if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
+    } else {
+      // A staged step is checked where the loop starts, as Python's range() does.
+      assert_at_run_time(compare(CmpOp::kNe, step, Value(int64_t(0)), s.iter->span),
+                         "range() arg 3 must not be zero", s.iter->span);
+    }
+    if (explaining()) {
+      std::string why = sg_range ? "sg.range always stages" : "";
+      for (size_t i = 0; i < a.pos.size() && why.empty(); ++i)
+        if (a.pos[i].is<Staged>())
+          why = "bound `" + source_text(a.pos_spans[i]) + "` " + staged_reason(*this, a.pos[i]);
+      explain(s.span, "for", "staged (" + why + ")");
+    }
+    const std::string counter = counter_name(s);
+    const SourceSpan span = s.iter->span;
+    StagedLoopSpec spec{
+        s, "for",
+        [&, counter] {
+          Value c = lookup_name(counter, span);
+          if (static_step) return compare(*static_step > 0 ? CmpOp::kLt : CmpOp::kGt, c, stop, span);
+          Value up = compare(CmpOp::kLt, c, stop, span), down = compare(CmpOp::kGt, c, stop, span);
+          Args w;
+          w.pos = {compare(CmpOp::kGt, step, Value(int64_t(0)), span), up, down};
+          w.span = span;
+          return call_sg("where", w);
+        },
+        [&, counter] {
+          Value c = lookup_name(counter, span);
+          mark_weak_int(c);  // a Python int in eager mode
+          assign(*s.target, c, s.target->span);
+          scope().set(counter, binary(BinOp::kAdd, c, step, span));
+        },
+        {{counter, start}},
+        targets};
+    if (static_step) {
+      const std::optional<ir::Dim> lo = known_dim(start), hi = known_dim(stop);
+      if (lo && hi) spec.may_run_zero_times = !at_least_one(*static_step > 0 ? *hi - *lo : *lo - *hi);
+    }
+    return run_staged_loop(*this, spec);
+  }
+  return std::nullopt;
+}
+
+// A staged loop over tensors whose first dim is known only at run time (zipped, or
+// enumerated from `index_base`): a counter indexes each.
+Flow Stager::exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
+                                   std::optional<int64_t> index_base,
+                                   const std::vector<std::pair<size_t, Value>>& zipped_numbers,
+                                   const std::set<std::string>& targets) {
+  const SourceSpan span = s.iter->span;
+  const std::vector<Value> seqs = zipped.empty() ? std::vector<Value>{iterable} : zipped;
+  // zip stops at the shortest: the least of the first dims (one where they are equal).
+  std::optional<ir::Dim> first;
+  Value n;
+  bool runs = true;  // at least once, for every binding
+  for (const Value& seq : seqs) {
+    const ir::Dim d = tensor_type(seq).shape[0];
+    runs = runs && at_least_one(d);
+    if (first && *first == d) continue;
+    n = first ? tensor_binary(ops::OpId::Minimum, n, shape_item(seq, 0, span), span) : shape_item(seq, 0, span);
+    first = d;
+  }
+  explain(s.span, "for", "staged (iterating over " + std::string(zipped.empty() ? "a tensor" : "tensors") +
+                             " whose first dim " + module_->format_dim(tensor_type(seqs[0]).shape[0]) +
+                             " is known only at run time)");
+  const std::string counter = counter_name(s);
+  StagedLoopSpec spec{
+      s, "for",
+      [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
+      [&, counter] {
+        Value c = lookup_name(counter, span);
+        mark_weak_int(c);  // enumerate's index: a Python int in eager mode
+        std::vector<Value> items;
+        for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
+        for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin::of_number(number));
+        Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
+        if (index_base)
+          item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});
+        assign(*s.target, item, s.target->span);
+        scope().set(counter, binary(BinOp::kAdd, c, Value(int64_t(1)), span));
+      },
+      {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
+      targets};
+  spec.may_run_zero_times = !runs;
+  return run_staged_loop(*this, spec);
+}
+
 Flow Stager::exec_for(const Stmt& s) {
   std::set<std::string> targets;
   target_names(*s.target, targets);
@@ -201,117 +320,14 @@ Flow Stager::exec_for(const Stmt& s) {
     }
     const bool sg_range = callee.is<SgMember>() && callee.as<SgMember>().name == "range";
     const bool py_range = callee.is<BuiltinV>() && callee.as<BuiltinV>().name == "range";
-    if (sg_range || py_range) {
-      Args a;
-      a.span = s.iter->span;
-      for (const ExprPtr& x : s.iter->elts) {
-        a.pos.push_back(eval(*x));
-        a.pos_spans.push_back(x->span);
-      }
-      if (!s.iter->keywords.empty()) fail(s.iter->span, "range() takes no keyword arguments");
-      if (a.pos.empty() || a.pos.size() > 3)
-        fail(s.iter->span, "range expected 1 to 3 arguments, got " + std::to_string(a.pos.size()));
-      bool any_staged = false;
-      for (const Value& v : a.pos) any_staged = any_staged || v.is<Staged>();
-      if (py_range && !any_staged) {
-        iterable = call_builtin("range", a);
-      } else {
-        Value start = a.pos.size() > 1 ? a.pos[0] : Value(int64_t(0));
-        Value stop = a.pos.size() > 1 ? a.pos[1] : a.pos[0];
-        Value step = a.pos.size() > 2 ? a.pos[2] : Value(int64_t(1));
-        for (Value* v : {&start, &stop, &step}) {
-          if (v->is_tensor() && (!is_int(tensor_dtype(*v)) || tensor_rank(*v) != 0))
-            fail(s.iter->span, "range bounds must be integer scalars, got " + module_->format_type(tensor_type(*v)));
-          if (!v->is_tensor() && !(v->is<int64_t>() || v->is<bool>()))
-            fail(s.iter->span, "range bounds must be integers, got " + type_name(*v));
-          *v = to_tensor(*v, DType::kI64, s.iter->span);
-        }
-        std::optional<int64_t> static_step;
-        if (step.is<StaticTensorPtr>()) {
-          static_step = step.as<StaticTensorPtr>()->element_as_int(0);
-          if (*static_step == 0) fail(s.iter->span, "range() arg 3 must not be zero");
-        } else {
-          // A staged step is checked where the loop starts, as Python's range() does.
-          assert_at_run_time(compare(CmpOp::kNe, step, Value(int64_t(0)), s.iter->span),
-                             "range() arg 3 must not be zero", s.iter->span);
-        }
-        if (explaining()) {
-          std::string why = sg_range ? "sg.range always stages" : "";
-          for (size_t i = 0; i < a.pos.size() && why.empty(); ++i)
-            if (a.pos[i].is<Staged>())
-              why = "bound `" + source_text(a.pos_spans[i]) + "` " + staged_reason(*this, a.pos[i]);
-          explain(s.span, "for", "staged (" + why + ")");
-        }
-        const std::string counter = counter_name(s);
-        const SourceSpan span = s.iter->span;
-        StagedLoopSpec spec{
-            s, "for",
-            [&, counter] {
-              Value c = lookup_name(counter, span);
-              if (static_step) return compare(*static_step > 0 ? CmpOp::kLt : CmpOp::kGt, c, stop, span);
-              Value up = compare(CmpOp::kLt, c, stop, span), down = compare(CmpOp::kGt, c, stop, span);
-              Args w;
-              w.pos = {compare(CmpOp::kGt, step, Value(int64_t(0)), span), up, down};
-              w.span = span;
-              return call_sg("where", w);
-            },
-            [&, counter] {
-              Value c = lookup_name(counter, span);
-              mark_weak_int(c);  // a Python int in eager mode
-              assign(*s.target, c, s.target->span);
-              scope().set(counter, binary(BinOp::kAdd, c, step, span));
-            },
-            {{counter, start}},
-            targets};
-        if (static_step) {
-          const std::optional<ir::Dim> lo = known_dim(start), hi = known_dim(stop);
-          if (lo && hi) spec.may_run_zero_times = !at_least_one(*static_step > 0 ? *hi - *lo : *lo - *hi);
-        }
-        return run_staged_loop(*this, spec);
-      }
-    }
+    if (sg_range || py_range)
+      if (std::optional<Flow> f = exec_for_range(s, sg_range, targets, iterable)) return *f;
   }
   if (iterable.is<NoneV>() && zipped.empty()) iterable = eval(*s.iter);
   if (iterable.is<TensorListV>()) iterable = Value(resolve_tensor_list(iterable.as<TensorListV>(), "list", s.iter->span));
   if (!zipped.empty() ||
-      (iterable.is_tensor() && tensor_rank(iterable) > 0 && !tensor_type(iterable).shape[0].as_static())) {
-    const SourceSpan span = s.iter->span;
-    const std::vector<Value> seqs = zipped.empty() ? std::vector<Value>{iterable} : zipped;
-    // zip stops at the shortest: the least of the first dims (one where they are equal).
-    std::optional<ir::Dim> first;
-    Value n;
-    bool runs = true;  // at least once, for every binding
-    for (const Value& seq : seqs) {
-      const ir::Dim d = tensor_type(seq).shape[0];
-      runs = runs && at_least_one(d);
-      if (first && *first == d) continue;
-      n = first ? tensor_binary(ops::OpId::Minimum, n, shape_item(seq, 0, span), span) : shape_item(seq, 0, span);
-      first = d;
-    }
-    explain(s.span, "for", "staged (iterating over " + std::string(zipped.empty() ? "a tensor" : "tensors") +
-                               " whose first dim " + module_->format_dim(tensor_type(seqs[0]).shape[0]) +
-                               " is known only at run time)");
-    const std::string counter = counter_name(s);
-    StagedLoopSpec spec{
-        s, "for",
-        [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
-        [&, counter] {
-          Value c = lookup_name(counter, span);
-          mark_weak_int(c);  // enumerate's index: a Python int in eager mode
-          std::vector<Value> items;
-          for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
-          for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin::of_number(number));
-          Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
-          if (index_base)
-            item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});
-          assign(*s.target, item, s.target->span);
-          scope().set(counter, binary(BinOp::kAdd, c, Value(int64_t(1)), span));
-        },
-        {{counter, to_tensor(Value(int64_t(0)), DType::kI64, span)}},
-        targets};
-    spec.may_run_zero_times = !runs;
-    return run_staged_loop(*this, spec);
-  }
+      (iterable.is_tensor() && tensor_rank(iterable) > 0 && !tensor_type(iterable).shape[0].as_static()))
+    return exec_for_over_tensors(s, iterable, zipped, index_base, zipped_numbers, targets);
   if (iterable.is<SgMember>()) fail(s.iter->span, "unexpected " + type_name(iterable));
   explain(s.span, "for", "compile time (unrolled over a static " + type_name(iterable) + ")");
   LoopFlagsScope flags(*this);

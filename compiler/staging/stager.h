@@ -316,6 +316,12 @@ class Stager {
   Flow exec_block_from(const std::vector<StmtPtr>& body, size_t from, const Stmt* loop, bool continues);
   Flow exec_while(const Stmt& s);
   Flow exec_for(const Stmt& s);
+  std::optional<Flow> exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
+                                     Value& iterable);
+  Flow exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
+                             std::optional<int64_t> index_base,
+                             const std::vector<std::pair<size_t, Value>>& zipped_numbers,
+                             const std::set<std::string>& targets);
   Flow exec_jump(const Stmt& s);
   // The value a Python function call returns, from its frame's flags.
   Value frame_result(const FunctionDef& def, SourceSpan span);
