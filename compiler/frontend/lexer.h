@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,14 @@ class Lexer {
   Token lex_number();
   Token lex_string(size_t start, uint32_t line, uint32_t column, bool raw);
   Token lex_fstring(uint32_t line, uint32_t column, bool raw);
+  struct FStringField {
+    std::vector<Token> expr;
+    std::string conversion, spec;
+    bool debug = false;   // {x=}
+    size_t debug_end = 0;  // where the text `x=` ends
+  };
+  std::optional<Token> lex_fstring_field(FStringField& f, char quote, bool triple, uint32_t field_line,
+                                         uint32_t field_col);
   bool lex_backslash(std::string& out, bool raw);  // false (reported) on a bad escape
   bool lex_escape(std::string& out, SourceSpan string_span);
   Token lex_operator();

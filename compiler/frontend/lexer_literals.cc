@@ -236,6 +236,63 @@ bool Lexer::lex_escape(std::string& out, SourceSpan span) {
 }
 
 
+// One replacement field of an f-string, {expression[=][!conversion][:spec]}, read
+// after its '{' up to its '}': nullopt, or the error token.
+std::optional<Token> Lexer::lex_fstring_field(FStringField& f, char quote, bool triple, uint32_t field_line,
+                                               uint32_t field_col) {
+  const size_t depth = brackets_.size();
+  auto at_end = [&] {
+    return peek_char() == quote && (!triple || (peek_char(1) == quote && peek_char(2) == quote));
+  };
+  for (;;) {
+    while (peek_char() == ' ' || peek_char() == '\t' || (triple && peek_char() == '\n')) advance_char();
+    if (pos_ >= src_.text.size() || at_end() || (peek_char() == '\n' && !triple)) {
+      brackets_.resize(depth);
+      return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+    }
+    const char d = peek_char();
+    if (brackets_.size() == depth) {
+      if (d == '}') break;
+      if (d == '=' && peek_char(1) != '=' && !f.expr.empty() && !f.debug && f.conversion.empty()) {
+        advance_char();
+        while (peek_char() == ' ') advance_char();
+        f.debug = true;
+        f.debug_end = pos_;
+        continue;
+      }
+      if (d == '!' && peek_char(1) != '=') {
+        advance_char();
+        while (is_name_char(peek_char())) f.conversion += peek_char(), advance_char();
+        if (f.conversion != "r" && f.conversion != "s" && f.conversion != "a")
+          return fail(span_from(field_line, field_col), "f-string: invalid conversion character '" + f.conversion +
+                                                            "': expected 's', 'r', or 'a'");
+        continue;
+      }
+      if (d == ':') {
+        advance_char();
+        while (pos_ < src_.text.size() && peek_char() != '}' && !at_end() && peek_char() != '\n') {
+          if (peek_char() == '{')
+            return fail(span_from(field_line, field_col),
+                        "f-string: a replacement field inside a format spec is not supported");
+          f.spec += peek_char();
+          advance_char();
+        }
+        if (peek_char() != '}') return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+        break;
+      }
+    }
+    if (!f.conversion.empty() || f.debug)
+      return fail(span_from(field_line, field_col), "f-string: expecting '}'");
+    Token t = is_name_start(d)                             ? lex_name_or_string()
+              : is_dec(d) || (d == '.' && is_dec(peek_char(1))) ? lex_number()
+              : d == '"' || d == '\''                     ? lex_string(pos_, line_, col(), /*raw=*/false)
+                                                           : lex_operator();
+    if (t.kind == TokenKind::kError) return t;
+    f.expr.push_back(std::move(t));
+  }
+  return std::nullopt;
+}
+
 Token Lexer::lex_fstring(uint32_t line, uint32_t column, bool raw) {
   if (in_fstring_) return fail(span_from(line, column), "f-strings nested inside an f-string are not supported");
   struct Flag {
@@ -293,57 +350,13 @@ Token Lexer::lex_fstring(uint32_t line, uint32_t column, bool raw) {
     const uint32_t field_line = line_, field_col = col();
     advance_char();
     const size_t expr_start = pos_;
-    const size_t depth = brackets_.size();
-    std::vector<Token> expr;
-    std::string conversion, spec;
-    bool debug = false;
-    size_t debug_end = 0;
-    for (;;) {
-      while (peek_char() == ' ' || peek_char() == '\t' || (triple && peek_char() == '\n')) advance_char();
-      if (pos_ >= src_.text.size() || at_end() || (peek_char() == '\n' && !triple)) {
-        brackets_.resize(depth);
-        return fail(span_from(field_line, field_col), "f-string: expecting '}'");
-      }
-      const char d = peek_char();
-      if (brackets_.size() == depth) {
-        if (d == '}') break;
-        if (d == '=' && peek_char(1) != '=' && !expr.empty() && !debug && conversion.empty()) {
-          advance_char();
-          while (peek_char() == ' ') advance_char();
-          debug = true;
-          debug_end = pos_;
-          continue;
-        }
-        if (d == '!' && peek_char(1) != '=') {
-          advance_char();
-          while (is_name_char(peek_char())) conversion += peek_char(), advance_char();
-          if (conversion != "r" && conversion != "s" && conversion != "a")
-            return fail(span_from(field_line, field_col), "f-string: invalid conversion character '" + conversion +
-                                                              "': expected 's', 'r', or 'a'");
-          continue;
-        }
-        if (d == ':') {
-          advance_char();
-          while (pos_ < src_.text.size() && peek_char() != '}' && !at_end() && peek_char() != '\n') {
-            if (peek_char() == '{')
-              return fail(span_from(field_line, field_col),
-                          "f-string: a replacement field inside a format spec is not supported");
-            spec += peek_char();
-            advance_char();
-          }
-          if (peek_char() != '}') return fail(span_from(field_line, field_col), "f-string: expecting '}'");
-          break;
-        }
-      }
-      if (!conversion.empty() || debug)
-        return fail(span_from(field_line, field_col), "f-string: expecting '}'");
-      Token t = is_name_start(d)                             ? lex_name_or_string()
-                : is_dec(d) || (d == '.' && is_dec(peek_char(1))) ? lex_number()
-                : d == '"' || d == '\''                     ? lex_string(pos_, line_, col(), /*raw=*/false)
-                                                             : lex_operator();
-      if (t.kind == TokenKind::kError) return t;
-      expr.push_back(std::move(t));
-    }
+    FStringField field;
+    if (std::optional<Token> error = lex_fstring_field(field, quote, triple, field_line, field_col)) return *error;
+    std::vector<Token>& expr = field.expr;
+    std::string& conversion = field.conversion;
+    const std::string& spec = field.spec;
+    const bool debug = field.debug;
+    const size_t debug_end = field.debug_end;
     advance_char();  // '}'
     if (expr.empty()) return fail(span_from(field_line, field_col), "f-string: empty expression not allowed");
     // {x=} shows the expression's text, then (without a spec) its repr.
