@@ -93,7 +93,7 @@ static_assert(SG_F32 == int(sg::DType::kF32) && SG_F16 == int(sg::DType::kF16) &
                   SG_I64 == int(sg::DType::kI64) && SG_BOOL == int(sg::DType::kBool),
               "the C API's dtypes are sg::DType's numbers");
 
-constexpr uint32_t kLoadFlags = SG_LOAD_VERIFY_DATA | SG_LOAD_COPY;
+constexpr uint32_t kLoadFlags = SG_LOAD_VERIFY_DATA | SG_LOAD_COPY | SG_LOAD_NO_VERIFY_DATA;
 constexpr sg_code kLastCode = SG_DEADLINE_EXCEEDED;
 
 sg_code report(sg_status* status, sg_code code, std::string message) {
@@ -129,13 +129,17 @@ sg_code make_program(sg::Result<std::shared_ptr<const sg::Program>> loaded, sg_p
   return ok(status);
 }
 
+// The data check is on unless asked off (LoadOptions' default, not restated here).
 sg::LoadOptions load_options(uint32_t flags) {
   sg::LoadOptions o;
-  o.verify_data = (flags & SG_LOAD_VERIFY_DATA) != 0;
+  if ((flags & SG_LOAD_NO_VERIFY_DATA) != 0) o.verify_data = false;
   return o;
 }
 
 sg_code check_flags(uint32_t flags, const char* function, sg_status* status) {
+  if ((flags & SG_LOAD_VERIFY_DATA) != 0 && (flags & SG_LOAD_NO_VERIFY_DATA) != 0)
+    return report(status, SG_INVALID_ARGUMENT,
+                  std::string(function) + ": SG_LOAD_VERIFY_DATA and SG_LOAD_NO_VERIFY_DATA contradict each other");
   if ((flags & ~kLoadFlags) == 0) return SG_OK;
   return report(status, SG_INVALID_ARGUMENT,
                 std::string(function) + ": unknown flags 0x" + [&] {

@@ -138,7 +138,6 @@ Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const Lo
   for (size_t c = 0; c < len(g.constants()); ++c) impl->constant_bytes += g.constants()->Get(uint32_t(c))->size();
   impl->data_segment = file.data_segment;  // moving `bytes` keeps its memory where it is
   impl->header = file.header;
-  impl->data_verified = options.verify_data;
   impl->bytes = std::move(bytes);
   return std::shared_ptr<const Program>(std::make_shared<Program>(std::move(impl)));
 }

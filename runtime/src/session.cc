@@ -10,7 +10,6 @@
 #include "custom_op_kernel.h"
 #include "device_backend.h"
 #include "executor.h"
-#include "loader.h"
 #include "memory_limit.h"
 #include "node_kernels.h"
 #include "program_impl.h"
@@ -194,8 +193,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
                             " us)");
   const ProgramImpl& impl = program->impl();
   SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
-  if (options.verify_data && !impl.data_verified)
-    SG_RETURN_IF_ERROR(runtime::check_data_checksum(impl.data_segment, impl.header));
   Result<runtime::DeviceSpec> device = runtime::parse_device(options.device);
   if (!device.ok()) return device.status();
   if (device->kind != runtime::DeviceKind::kCpu &&

@@ -207,6 +207,65 @@ static void test_load_memory(void) {
   sg_status_release(st);
 }
 
+/* The graph with one byte of its data segment (where constants lie) flipped,
+ * written to a temporary file whose path goes to `path`; its size to `size`. */
+static unsigned char* flipped_graph(char* path, size_t* size) {
+  unsigned char* bytes = read_graph(size);
+  uint64_t data_offset = 0;
+  int k, fd;
+  if (bytes == NULL) return NULL;
+  for (k = 7; k >= 0; --k) data_offset = data_offset << 8 | bytes[32 + k]; /* header: data offset, LE */
+  CHECK(data_offset > 0 && data_offset < *size);
+  bytes[data_offset] ^= 0x01;
+  fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) {
+    CHECK(write(fd, bytes, *size) == (ssize_t)*size);
+    close(fd);
+  }
+  return bytes;
+}
+
+/* Every load checks the data segment's checksum unless told not to, whatever it
+ * loads from; SG_LOAD_NO_VERIFY_DATA is the one way to skip it. */
+static void test_verify_data(void) {
+  sg_status* st = sg_status_create();
+  char path[] = "/tmp/sg_capi_flip_XXXXXX";
+  size_t size = 0;
+  unsigned char* bytes = flipped_graph(path, &size);
+  sg_program* p = NULL;
+  int fd;
+  if (bytes == NULL) return;
+  CHECK_CODE(sg_program_load_file(path, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(p == NULL && CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  CHECK_CODE(sg_program_load_file(path, SG_LOAD_VERIFY_DATA, &p, st), SG_INVALID_GRAPH, st);
+  CHECK_CODE(sg_program_load_memory(bytes, size, SG_LOAD_COPY, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  fd = open(path, O_RDONLY);
+  CHECK_CODE(sg_program_load_fd(fd, 0, 0, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  /* The opt-out: the caller vouches for the bytes. */
+  CHECK_OK(sg_program_load_fd(fd, 0, 0, SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  close(fd);
+  CHECK_OK(sg_program_load_file(path, SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  CHECK_OK(sg_program_load_memory(bytes, size, SG_LOAD_COPY | SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  p = NULL;
+  CHECK_CODE(sg_program_load_file(path, SG_LOAD_VERIFY_DATA | SG_LOAD_NO_VERIFY_DATA, &p, st), SG_INVALID_ARGUMENT,
+             st);
+  CHECK(p == NULL && CONTAINS(sg_status_message(st), "contradict"));
+  /* The file as compiled loads with every flag. */
+  CHECK_OK(sg_program_load_file(graph_path, 0, &p, st), st);
+  sg_program_release(p);
+  CHECK_OK(sg_program_load_file(graph_path, SG_LOAD_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  unlink(path);
+  free(bytes);
+  sg_status_release(st);
+}
+
 /* A file holding `prefix` bytes of junk, the graph, then 100 more: as an APK holds
  * an uncompressed asset. */
 static void load_fd_at(size_t prefix, sg_status* st) {
@@ -733,6 +792,7 @@ static const struct test kTests[] = {
     {"inspect", test_inspect},
     {"load_memory", test_load_memory},
     {"load_fd", test_load_fd},
+    {"verify_data", test_verify_data},
     {"run", test_run},
     {"bound_outputs", test_bound_outputs},
     {"errors", test_errors},

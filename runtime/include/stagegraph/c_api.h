@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /* Incremented with every addition to this header. */
-#define SG_C_API_VERSION 2
+#define SG_C_API_VERSION 3
 
 /* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
 typedef int32_t sg_code;
@@ -118,10 +118,17 @@ SG_API const char* sg_status_message(const sg_status* status);
 SG_API const char* sg_code_name(sg_code code);
 
 /* ---- Programs ----------------------------------------------------------------- */
-/* Load flags (bits; any other bit is SG_INVALID_ARGUMENT). */
+/* Load flags (bits; any other bit is SG_INVALID_ARGUMENT). Every load checks the
+ * header, the table's CRC-32 and the data segment's checksum (XXH3-64, at memory
+ * speed: a changed weight is SG_INVALID_GRAPH) unless SG_LOAD_NO_VERIFY_DATA says
+ * otherwise; flags 0 is the checked load. */
 enum {
-  SG_LOAD_VERIFY_DATA = 1, /* also check the data segment's checksum on load */
-  SG_LOAD_COPY = 2         /* sg_program_load_memory: always copy the bytes */
+  SG_LOAD_VERIFY_DATA = 1,   /* check the data segment's checksum: the default (before
+                                SG_C_API_VERSION 3 only this flag asked for it) */
+  SG_LOAD_COPY = 2,          /* sg_program_load_memory: always copy the bytes */
+  SG_LOAD_NO_VERIFY_DATA = 4 /* (SG_C_API_VERSION 3) skip the data checksum, for a
+                                caller that verified the file itself; with
+                                SG_LOAD_VERIFY_DATA: SG_INVALID_ARGUMENT */
 };
 
 /* Memory-maps the file; constants are used in place from the map. */

@@ -64,7 +64,9 @@ struct FunctionInfo {
 struct LoadOptions {
   // Checks the data segment's checksum on load (XXH3-64, at memory speed: a
   // changed constant is refused, kInvalidGraph). false skips it, for callers that
-  // verified the file themselves.
+  // verified the file themselves. The one place this is set: the C API's
+  // SG_LOAD_NO_VERIFY_DATA, Java's Program.LoadOptions and graph-run's
+  // --no-verify-data all come here.
   bool verify_data = true;
 };
 
@@ -150,9 +152,6 @@ struct SessionOptions {
   // With num_threads > 1: run independent heavy nodes concurrently, one thread
   // each (ScheduleStats); false: nodes one at a time, each kernel on all threads.
   bool concurrent_nodes = true;
-  // Checks the data segment's checksum when the Session is created (kInvalidGraph
-  // on a mismatch), unless LoadOptions::verify_data already did on load.
-  bool verify_data = false;
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
 
   // Bytes of memory the runs may hold at once: frame arenas, the Session's own
