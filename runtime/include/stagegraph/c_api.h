@@ -197,7 +197,9 @@ SG_API sg_code sg_session_options_set_max_call_depth(sg_session_options* options
 SG_API sg_code sg_session_options_set_memory_limit(sg_session_options* options, uint64_t bytes,
                                                    sg_status* status);
 /* Wall time each run may take, in microseconds; 0 (default): none. A run past it
- * ends with SG_DEADLINE_EXCEEDED naming where it stopped. */
+ * ends with SG_DEADLINE_EXCEEDED naming where it stopped, as promptly as
+ * sg_session_cancel would end it (the session's own timer thread raises the same
+ * flag at the deadline), whatever the number of nodes. */
 SG_API sg_code sg_session_options_set_run_timeout_us(sg_session_options* options, uint64_t microseconds,
                                                      sg_status* status);
 /* Runs use `pool` (held by the session) instead of a pool of their own; NULL: own pool. */
@@ -282,7 +284,8 @@ SG_API sg_code sg_session_bind_output(sg_session* session, size_t index, void* d
 SG_API sg_code sg_session_run(sg_session* session, sg_status* status);
 
 /* Ends the run in progress at its next check (between nodes, at loop back-edges
- * and call entries) with SG_CANCELLED; when no run is in progress, the next run
+ * and call entries, and inside long kernels between the blocks of rows they split
+ * their work into) with SG_CANCELLED; when no run is in progress, the next run
  * ends that way as soon as it starts (so a cancel racing with the start of a run
  * is never lost). Each run's end clears the request. Any thread, any time. */
 SG_API void sg_session_cancel(sg_session* session);
