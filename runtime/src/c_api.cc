@@ -201,9 +201,11 @@ sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_
                                      output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
                                      &message);
   if (code == SG_OK) return sg::Status::Ok();
-  const bool known = code > SG_OK && code <= SG_INTERNAL;
-  return sg::Status(known ? sg::StatusCode(code) : sg::StatusCode::kInternal,
-                    message != nullptr ? std::string(message) : std::string("the custom kernel failed"));
+  std::string text = message != nullptr ? std::string(message) : std::string("the custom kernel failed");
+  // Its code ends the run as it is; one this library does not know is a broken promise.
+  if (code > SG_OK && code <= kLastCode) return sg::Status(sg::StatusCode(code), std::move(text));
+  return sg::Status(sg::StatusCode::kInternal, std::move(text) + " (the kernel returned the unknown code " +
+                                                    std::to_string(code) + ")");
 }
 
 }  // namespace

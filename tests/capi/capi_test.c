@@ -649,15 +649,22 @@ static void test_shared_pool(void) {
   sg_status_release(st);
 }
 
-/* A custom op's kernel, written in C: `user` counts the calls. */
+/* A custom op's kernel, written in C: `user` counts the calls and says which code
+ * a negative input gets. */
+struct scale3_state {
+  int calls;
+  sg_code negative;
+};
+
 static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, const sg_dtype* input_dtypes,
                       const int64_t* const* input_dims, const size_t* input_ranks, void* output,
                       sg_dtype output_dtype, const int64_t* output_dims, size_t output_rank, const char** message) {
   int64_t i;
   const float* x = (const float*)inputs[0];
   float* y = (float*)output;
+  struct scale3_state* state = (struct scale3_state*)user;
   (void)input_dims;
-  ++*(int*)user;
+  ++state->calls;
   if (num_inputs != 1 || input_dtypes[0] != SG_F32 || output_dtype != SG_F32 || input_ranks[0] != 1 ||
       output_rank != 1) {
     *message = "scale3: unexpected operands";
@@ -666,7 +673,7 @@ static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, 
   for (i = 0; i < output_dims[0]; ++i) {
     if (x[i] < 0) {
       *message = "scale3: negative input";
-      return SG_RUNTIME_ERROR;
+      return state->negative;
     }
     y[i] = 3.0f * x[i];
   }
@@ -679,7 +686,10 @@ static void test_custom_op(void) {
   sg_session* s = NULL;
   sg_session_options* o = NULL;
   sg_custom_ops* ops = NULL;
-  int calls = 0;
+  struct scale3_state state = {0, SG_RUNTIME_ERROR};
+  const sg_code codes[4] = {SG_RUNTIME_ERROR, SG_INVALID_INPUT, SG_OUT_OF_MEMORY, 1000};
+  const sg_code expected[4] = {SG_RUNTIME_ERROR, SG_INVALID_INPUT, SG_OUT_OF_MEMORY, SG_INTERNAL};
+  int k;
   const float x[3] = {1, 2, 3}, bad[1] = {-1};
   const int64_t xs[1] = {3}, bs[1] = {1};
   const void* data = NULL;
@@ -691,8 +701,8 @@ static void test_custom_op(void) {
   CHECK(s == NULL && CONTAINS(sg_status_message(st), "test.scale3"));
   CHECK_OK(sg_custom_ops_create(&ops, st), st);
   CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
-  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
-  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), st);
+  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), SG_INVALID_ARGUMENT, st);
   CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
   CHECK_OK(sg_session_create(p, "scaled", o, &s, st), st);
   /* The session keeps the registry alive. */
@@ -703,18 +713,23 @@ static void test_custom_op(void) {
   CHECK_OK(sg_session_run(s, st), st);
   CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
   CHECK(data != NULL && ((const float*)data)[0] == 4.0f && ((const float*)data)[2] == 10.0f);
-  CHECK(calls == 1);
-  /* The kernel's error ends the run with its code and message, and the op's line. */
+  CHECK(state.calls == 1);
+  /* The kernel's error ends the run with its code (one the library does not know:
+   * SG_INTERNAL, saying so) and message, and the op's line. */
   CHECK_OK(sg_session_set_input(s, "x", SG_F32, bs, 1, bad, sizeof bad, st), st);
-  CHECK_CODE(sg_session_run(s, st), SG_RUNTIME_ERROR, st);
-  CHECK(CONTAINS(sg_status_message(st), "negative input"));
-  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  for (k = 0; k < 4; ++k) {
+    state.negative = codes[k];
+    CHECK_CODE(sg_session_run(s, st), expected[k], st);
+    CHECK(CONTAINS(sg_status_message(st), "negative input"));
+    CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  }
+  CHECK(CONTAINS(sg_status_message(st), "unknown code 1000"));
   sg_session_release(s);
   /* The gradient through the op runs the kernel forward and the program's vjp rule. */
   s = NULL;
   CHECK_OK(sg_session_options_create(&o, st), st);
   CHECK_OK(sg_custom_ops_create(&ops, st), st);
-  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), st);
   CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
   CHECK_OK(sg_session_create(p, "scaled_grad", o, &s, st), st);
   sg_custom_ops_release(ops);

@@ -12,8 +12,9 @@
 //   auto session = sg::Session::create(program, "main", options);
 //
 // Session::create refuses a graph with a custom op that has no registered kernel,
-// naming the op. A kernel's failure ends the run with kRuntimeError naming the op
-// and its source line.
+// naming the op. A kernel's failure ends the run with the Status it returned: its
+// code as it is (kRuntimeError, kInvalidInput, kOutOfMemory...), its message after
+// the op's name and source line.
 #pragma once
 
 #include <cstddef>

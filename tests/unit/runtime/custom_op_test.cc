@@ -54,8 +54,9 @@ Status swish(void* user, const CustomOpTensor* in, size_t n, const CustomOpTenso
   return Status::Ok();
 }
 
-Status failing(void*, const CustomOpTensor*, size_t, const CustomOpTensor*) {
-  return invalid_argument("the device is on fire");
+// Fails with the Status `user` points to.
+Status failing(void* user, const CustomOpTensor*, size_t, const CustomOpTensor*) {
+  return *static_cast<const Status*>(user);
 }
 
 TEST(CustomOp, RegisteredKernelRuns) {
@@ -103,17 +104,27 @@ TEST(CustomOp, UnregisteredOpIsRefusedOnSessionCreation) {
   EXPECT_NE(wrong.status().message().find("'my_ns.swish'"), std::string::npos) << wrong.status().message();
 }
 
-TEST(CustomOp, KernelErrorEndsTheRunNamingTheOp) {
-  CustomOps ops;
-  ASSERT_TRUE(ops.add("my_ns.swish", &failing).ok());
-  SessionOptions options;
-  options.custom_ops = &ops;
-  auto s = Session::create(load_ok(swish_graph()), "f", options);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {1, 3}, {1, 2, 3})).ok());
-  const Status st = (*s)->run();
-  EXPECT_EQ(st.code(), StatusCode::kRuntimeError);
-  EXPECT_NE(st.message().find("custom op 'my_ns.swish': the device is on fire"), std::string::npos) << st.message();
+// The kernel's code ends the run as it returned it (custom_op.h), with its message
+// after the op's name and source line.
+TEST(CustomOp, KernelErrorEndsTheRunWithItsOwnCode) {
+  for (const StatusCode code : {StatusCode::kRuntimeError, StatusCode::kInvalidInput, StatusCode::kOutOfMemory,
+                                StatusCode::kInvalidArgument, StatusCode::kUnsupported}) {
+    Status returned(code, "the device is on fire");
+    CustomOps ops;
+    ASSERT_TRUE(ops.add("my_ns.swish", &failing, &returned).ok());
+    SessionOptions options;
+    options.custom_ops = &ops;
+    auto s = Session::create(load_ok(swish_graph()), "f", options);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {1, 3}, {1, 2, 3})).ok());
+    const Status st = (*s)->run();
+    EXPECT_EQ(st.code(), code) << st.message();
+    EXPECT_EQ(st.message().rfind("model.py:2:12: ", 0), 0u) << st.message();
+    EXPECT_NE(st.message().find("custom op 'my_ns.swish': the device is on fire"), std::string::npos) << st.message();
+    // The Session stays usable.
+    returned = Status::Ok();
+    EXPECT_TRUE((*s)->run().ok());
+  }
 }
 
 TEST(CustomOp, RegistryRejectsBadEntries) {
@@ -121,7 +132,7 @@ TEST(CustomOp, RegistryRejectsBadEntries) {
   EXPECT_EQ(ops.add("", &swish).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ops.add("a.b", nullptr).code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(ops.add("a.b", &swish).ok());
-  const Status dup = ops.add("a.b", &failing);
+  const Status dup = ops.add("a.b", &swish);
   EXPECT_EQ(dup.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(dup.message().find("already registered"), std::string::npos);
   EXPECT_EQ(ops.size(), 1u);
