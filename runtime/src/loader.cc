@@ -3,6 +3,7 @@
 #include "checksum.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace sg::runtime {
@@ -10,6 +11,21 @@ namespace {
 
 std::string version_string(uint16_t major, uint16_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// A file whose magic is ours but for its last byte, the format generation (1 in
+// "SGRAPH\0\1"): a Stagegraph file of another generation, refused naming both
+// versions (SPEC.md §10), with the major.minor its header gives. `bytes` holds a
+// whole header.
+Status other_generation(std::span<const uint8_t> bytes) {
+  const unsigned generation = bytes[7];
+  const std::string theirs = version_string(uint16_t(bytes[8] | bytes[9] << 8), uint16_t(bytes[10] | bytes[11] << 8)) +
+                             " (magic generation " + std::to_string(generation) + ")";
+  const std::string ours = version_string(format::kMajorVersion, format::kMinorVersion) + " (magic generation " +
+                           std::to_string(unsigned(format::kMagic[7])) + ")";
+  return invalid_graph("graph file format " + theirs + " is " +
+                       (generation > unsigned(format::kMagic[7]) ? "newer than" : "older than") +
+                       " this runtime's " + ours);
 }
 
 // Checks that [offset, offset+size) lies within a file of `file_size` bytes.
@@ -66,8 +82,10 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
                          " bytes is shorter than the " + std::to_string(format::kHeaderSize) +
                          "-byte header");
   CheckedFile out;
-  if (!format::decode_header(bytes.data(), bytes.size(), &out.header))
+  if (!format::decode_header(bytes.data(), bytes.size(), &out.header)) {
+    if (std::memcmp(bytes.data(), format::kMagic, 7) == 0) return other_generation(bytes);
     return invalid_graph("not a Stagegraph graph file (bad magic)");
+  }
   const format::Header& h = out.header;
   if (h.major > format::kMajorVersion)
     return invalid_graph("graph file format " + version_string(h.major, h.minor) +

@@ -88,6 +88,21 @@ TEST(Load, RefusesNewerMajorVersionNamingBoth) {
   EXPECT_EQ(load_error(build_sgraph(g)), "(loaded)");
 }
 
+// A file whose magic says another format generation ("SGRAPH\0\2", the byte a
+// writer of a new major format may bump) is refused naming both versions too,
+// not as a foreign file.
+TEST(Load, RefusesAnotherMagicGenerationNamingBothVersions) {
+  GraphSpec g = affine_graph();
+  g.major = 2;
+  g.minor = 0;
+  std::vector<uint8_t> bytes = build_sgraph(g);
+  bytes[7] = 2;
+  EXPECT_EQ(load_error(bytes), "graph file format 2.0 (magic generation 2) is newer than this runtime's 1.1 (magic "
+                               "generation 1)");
+  bytes[7] = 0;
+  EXPECT_NE(load_error(bytes).find("is older than this runtime's 1.1"), std::string::npos) << load_error(bytes);
+}
+
 TEST(Load, RefusesEveryTruncation) {
   const std::vector<uint8_t> bytes = build_sgraph(affine_graph());
   for (size_t n = 0; n < bytes.size(); ++n) {
