@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "custom_op_check.h"
 #include "device.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
@@ -472,6 +473,15 @@ sg_code sg_session_create(const sg_program* program, const char* entry, const sg
   *out = nullptr;
   if (program == nullptr) return null_argument(status, "sg_session_create", "program");
   if (entry == nullptr) return null_argument(status, "sg_session_create", "entry");
+  // A missing custom kernel is refused here, in the C API's words (Session::create
+  // would name SessionOptions::custom_ops).
+  if (const sg::EntryInfo* e = program->program->find_entry(entry)) {
+    const size_t index = size_t(e - program->program->entries().data());
+    const sg::Status kernels = sg::runtime::check_custom_kernels(
+        *program->program, index, options != nullptr ? options->options.custom_ops : nullptr,
+        sg::runtime::CustomOpsApi::kC);
+    if (!kernels.ok()) return report(status, kernels);
+  }
   auto session = sg::Session::create(program->program, entry, options != nullptr ? options->options
                                                                                   : sg::SessionOptions());
   if (!session.ok()) return report(status, session.status());

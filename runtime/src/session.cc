@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "custom_op_kernel.h"
+#include "custom_op_check.h"
 #include "device_backend.h"
 #include "executor.h"
 #include "memory_limit.h"
@@ -199,8 +199,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   if (options.run_timeout.count() < 0)
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");
-  const ProgramImpl& impl = program->impl();
-  SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
   Result<runtime::DeviceSpec> device = runtime::parse_device(options.device);
   if (!device.ok()) return device.status();
   if (device->kind != runtime::DeviceKind::kCpu &&
@@ -212,6 +210,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;
+    SG_RETURN_IF_ERROR(runtime::check_custom_kernels(*program, e, options.custom_ops));
     auto impl_ptr = std::make_unique<SessionImpl>(std::move(program), e, options);
     if (device->kind != runtime::DeviceKind::kCpu) {
       runtime::DeviceOpen request;

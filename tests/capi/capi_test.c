@@ -696,10 +696,28 @@ static void test_custom_op(void) {
   CHECK_OK(sg_program_load_file(custom_graph_path, 0, &p, st), st);
   CHECK_OK(sg_session_options_create(&o, st), st);
   if (p == NULL || o == NULL) return;
-  /* No kernel registered: refused on creation, naming the op. */
+  /* No kernel registered: refused on creation, naming the op and its line, in C. */
   CHECK_CODE(sg_session_create(p, "scaled", o, &s, st), SG_INVALID_ARGUMENT, st);
   CHECK(s == NULL && CONTAINS(sg_status_message(st), "test.scale3"));
+  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  CHECK(CONTAINS(sg_status_message(st), "sg_session_options_set_custom_ops"));
+  CHECK(!CONTAINS(sg_status_message(st), "SessionOptions"));
+  CHECK_CODE(sg_session_create(p, "scaled", NULL, &s, st), SG_INVALID_ARGUMENT, st);
+  /* An entry that reaches no custom op needs no kernel. */
+  CHECK_OK(sg_session_create(p, "plain", NULL, &s, st), st);
+  if (s != NULL) {
+    CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+    CHECK_OK(sg_session_run(s, st), st);
+    CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+    CHECK(data != NULL && ((const float*)data)[2] == 4.0f);
+    sg_session_release(s);
+    s = NULL;
+  }
   CHECK_OK(sg_custom_ops_create(&ops, st), st);
+  /* A registry without the op: the refusal says to add it. */
+  CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
+  CHECK_CODE(sg_session_create(p, "scaled", o, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "sg_custom_ops_add"));
   CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
   CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), st);
   CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), SG_INVALID_ARGUMENT, st);

@@ -225,7 +225,8 @@ SG_API sg_code sg_session_options_set_text_callback(sg_session_options* options,
 /* ---- Custom ops (SG_C_API_VERSION 2) ------------------------------------------------- */
 /* Kernels for the custom ops a graph declares (sg.custom_op("my_ns.swish", ...) in the
  * staged program). A kernel reads `num_inputs` dense C-order operands and writes the
- * output, already allocated with the dtype and dims the compiler recorded; it returns
+ * output, already allocated with the dtype and dims the compiler recorded (checked
+ * against the compiled rule before each call) and zero-filled, all of it; it returns
  * SG_OK, or an error code with `message` (a NUL-terminated string the kernel keeps
  * alive, or NULL), which ends the run with that code naming the op and its line.
  * It runs on the thread calling sg_session_run, one call at a time per session. */
@@ -240,7 +241,9 @@ SG_API void sg_custom_ops_release(sg_custom_ops* ops);
 /* SG_INVALID_ARGUMENT for an empty name, a NULL kernel or a name already added. */
 SG_API sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
                                  sg_status* status);
-/* A session whose graph has a custom op missing here fails to be created, naming it. */
+/* A session whose entry reaches (through if, while and call) a custom op missing
+ * here fails to be created with SG_INVALID_ARGUMENT, naming the op and its line;
+ * custom ops only other entries reach need no kernel. */
 SG_API sg_code sg_session_options_set_custom_ops(sg_session_options* options, sg_custom_ops* ops,
                                                  sg_status* status);
 

@@ -175,7 +175,8 @@ struct SessionOptions {
   // diagnostics are only returned in the Status.
   TextCallback text_callback;
   // Kernels of the graph's custom ops (stagegraph/custom_op.h); must outlive the
-  // Session. A graph with a custom op that has none here is refused by create().
+  // Session. An entry that reaches a custom op with none here is refused by
+  // create(); custom ops only other entries reach need none.
   const CustomOps* custom_ops = nullptr;
   // Where the Session runs: "cpu", "cuda" (GPU 0) or "cuda:N". A device other than
   // the CPU needs its backend in `device_backend`; without one, or without such a
