@@ -4,7 +4,7 @@
 # the C one with pkg-config), outside the build tree, and runs them on a graph
 # compiled by the installed graph-compile.
 #
-#   embed_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
+#   embed_test.sh BUILD_DIR SOURCE_DIR WORK_DIR [MIMALLOC_SONAME]
 set -euo pipefail
 build=$1 src=$2 work=$3
 rm -rf "$work"
@@ -39,6 +39,15 @@ if readelf -d "$work/cpp/embed_cpp_static" | grep 'NEEDED.*mimalloc'; then
   echo "embed_cpp_static links mimalloc"; exit 1
 fi
 echo "pkg-config --libs stagegraph: $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --libs stagegraph)"
+
+echo "== C, CMake (a C-only project: find_package(stagegraph), shared and static)"
+cmake -S "$src/tests/install/c_consumer" -B "$work/c-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" > "$work/c-cmake.log"
+cmake --build "$work/c-cmake" >> "$work/c-cmake.log" || { cat "$work/c-cmake.log"; exit 1; }
+# The static runtime uses the system allocator; the shared one its private mimalloc,
+# where the build has it (the last argument is its SONAME, or "system").
+"$work/c-cmake/c_host_static" "$work/mlp.sgraph" system
+"$work/c-cmake/c_host_shared" "$work/mlp.sgraph" "${4:-system}"
 
 echo "== C (pkg-config stagegraph, stagegraph-static)"
 for pc in stagegraph stagegraph-static; do
