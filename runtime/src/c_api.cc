@@ -88,14 +88,15 @@ static_assert(SG_OK == int(sg::StatusCode::kOk) && SG_INVALID_ARGUMENT == int(sg
               SG_CANCELLED == int(sg::StatusCode::kCancelled) &&
               SG_UNSUPPORTED == int(sg::StatusCode::kUnsupported) &&
               SG_INTERNAL == int(sg::StatusCode::kInternal) &&
-              SG_DEADLINE_EXCEEDED == int(sg::StatusCode::kDeadlineExceeded),
+              SG_DEADLINE_EXCEEDED == int(sg::StatusCode::kDeadlineExceeded) &&
+              SG_NOT_FOUND == int(sg::StatusCode::kNotFound),
               "the C API's codes are sg::StatusCode's numbers");
 static_assert(SG_F32 == int(sg::DType::kF32) && SG_F16 == int(sg::DType::kF16) && SG_I32 == int(sg::DType::kI32) &&
                   SG_I64 == int(sg::DType::kI64) && SG_BOOL == int(sg::DType::kBool),
               "the C API's dtypes are sg::DType's numbers");
 
 constexpr uint32_t kLoadFlags = SG_LOAD_VERIFY_DATA | SG_LOAD_COPY | SG_LOAD_NO_VERIFY_DATA;
-constexpr sg_code kLastCode = SG_DEADLINE_EXCEEDED;
+constexpr sg_code kLastCode = SG_NOT_FOUND;
 
 sg_code report(sg_status* status, sg_code code, std::string message) {
   if (status != nullptr) {
@@ -154,7 +155,9 @@ sg_code set_input(sg_session* session, const char* function, size_t index, sg_dt
                   size_t rank, const void* data, size_t nbytes, sg_status* status) {
   const sg::TensorSpec& spec = session->session->entry().inputs[index];
   const std::string what = std::string(function) + ": input '" + spec.name + "'";
-  if (!valid_dtype(dtype)) return report(status, SG_INVALID_INPUT, what + ": unknown dtype " + std::to_string(dtype));
+  // A code no version of the C API defines: the caller's mistake (ABI rules).
+  if (!valid_dtype(dtype))
+    return report(status, SG_INVALID_ARGUMENT, what + ": unknown dtype code " + std::to_string(dtype));
   if (rank > size_t(sg::kMaxRank))
     return report(status, SG_INVALID_INPUT,
                   what + ": rank " + std::to_string(rank) + " exceeds the maximum " + std::to_string(sg::kMaxRank));
@@ -174,8 +177,8 @@ sg_code set_input(sg_session* session, const char* function, size_t index, sg_dt
                   what + ": " + std::to_string(nbytes) + " bytes given, but the shape and dtype take " +
                       (overflow ? std::string("more than 2^64") : std::to_string(elements * elem)));
   if (data == nullptr && nbytes > 0) return report(status, SG_INVALID_ARGUMENT, what + ": data is NULL");
-  // The Tensor wraps the caller's memory; the runtime never writes an input.
-  sg::Tensor t = sg::Tensor::wrap(sg::DType(dtype), sg::Span<const int64_t>(shape, rank), const_cast<void*>(data));
+  // The Tensor wraps the caller's memory (read only: the runtime never writes an input).
+  sg::Tensor t = sg::Tensor::wrap(sg::DType(dtype), sg::Span<const int64_t>(shape, rank), data);
   return report(status, session->session->set_input(index, std::move(t)));
 }
 

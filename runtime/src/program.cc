@@ -71,7 +71,7 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
       const fb::Constant* k = g.constants()->Get(uint32_t(value.constant()));
       info.is_constant = true;
       // Kernels only read their inputs, so the read-only mapping is safe to wrap.
-      info.constant = Tensor::wrap(info.dtype, info.dims, const_cast<uint8_t*>(data.data() + k->offset()));
+      info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(data.data() + k->offset()));
     }
     fn.values.push_back(std::move(info));
   }

@@ -392,7 +392,7 @@ Result<Tensor> Session::output_view(size_t i) const {
   const SessionImpl& s = *impl_;
   SG_RETURN_IF_ERROR(s.check_output(i));
   const Tensor& r = s.results[i];
-  return Tensor::wrap(r.dtype(), r.shape(), const_cast<void*>(r.data()));
+  return Tensor::wrap(r.dtype(), r.shape(), r.data());
 }
 
 // The caller may keep an output past the Session and the Program, and release it

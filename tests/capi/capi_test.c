@@ -123,6 +123,7 @@ static void test_version(void) {
   CHECK(strcmp(sg_code_name(SG_OK), "ok") == 0);
   CHECK(strcmp(sg_code_name(SG_CANCELLED), "cancelled") == 0);
   CHECK(strcmp(sg_code_name(SG_DEADLINE_EXCEEDED), "deadline exceeded") == 0);
+  CHECK(strcmp(sg_code_name(SG_NOT_FOUND), "not found") == 0);
   CHECK(strcmp(sg_code_name(1000), "?") == 0);
   CHECK(sg_dtype_size(SG_F16) == 2 && sg_dtype_size(SG_I64) == 8 && sg_dtype_size(77) == 0);
   CHECK(strcmp(sg_dtype_name(SG_BOOL), "bool") == 0);
@@ -202,8 +203,9 @@ static void test_load_memory(void) {
   CHECK_CODE(sg_program_load_memory("hello", 5, 0x80, &p, st), SG_INVALID_ARGUMENT, st);
   CHECK(CONTAINS(sg_status_message(st), "unknown flags"));
   CHECK_CODE(sg_program_load_memory(NULL, 5, 0, &p, st), SG_INVALID_ARGUMENT, st);
-  CHECK_CODE(sg_program_load_file("/nonexistent/x.sgraph", 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK_CODE(sg_program_load_file("/nonexistent/x.sgraph", 0, &p, st), SG_NOT_FOUND, st);
   CHECK(CONTAINS(sg_status_message(st), "/nonexistent/x.sgraph"));
+  CHECK_CODE(sg_program_load_file("/", 0, &p, st), SG_INVALID_GRAPH, st); /* there, but not a graph */
   sg_status_release(st);
 }
 
@@ -341,6 +343,33 @@ static void test_run(void) {
   sg_status_release(st);
 }
 
+/* Bound input memory is read afresh by each run: a buffer refilled between runs is
+ * seen without a new bind, and the runtime never writes it. */
+static void test_input_memory_changes(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "affine", NULL, st);
+  const int64_t xs[2] = {2, 3}, ws[2] = {3, 2};
+  float x[6], w[6];
+  const void* data = NULL;
+  int round, k;
+  if (s == NULL) return;
+  memcpy(w, kW, sizeof w);
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 2, x, sizeof x, st), st);
+  CHECK_OK(sg_session_set_input(s, "w", SG_F32, ws, 2, w, sizeof w, st), st);
+  for (round = 0; round < 3; ++round) {
+    for (k = 0; k < 6; ++k) x[k] = kX[k] * (float)(round + 1);
+    CHECK_OK(sg_session_run(s, st), st);
+    CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+    /* (round + 1) * (x @ w) + 1 */
+    for (k = 0; data != NULL && k < 4; ++k) CHECK(((const float*)data)[k] == (kY[k] - 1) * (float)(round + 1) + 1);
+    for (k = 0; k < 6; ++k) CHECK(x[k] == kX[k] * (float)(round + 1) && w[k] == kW[k]);
+  }
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 static void test_bound_outputs(void) {
   sg_status* st = sg_status_create();
   sg_program* p = load(st);
@@ -398,7 +427,8 @@ static void test_errors(void) {
   CHECK(CONTAINS(sg_status_message(st), "negative dim"));
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, kX, 4, st), SG_INVALID_INPUT, st);
   CHECK(CONTAINS(sg_status_message(st), "4 bytes given"));
-  CHECK_CODE(sg_session_set_input(s, "x", 42, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK_CODE(sg_session_set_input(s, "x", 42, xs, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown dtype code 42"));
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, NULL, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, NULL, sizeof kX, st), SG_INVALID_ARGUMENT, st);
   CHECK_CODE(sg_session_set_input_at(s, 7, SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
@@ -827,6 +857,7 @@ static const struct test kTests[] = {
     {"load_fd", test_load_fd},
     {"verify_data", test_verify_data},
     {"run", test_run},
+    {"input_memory_changes", test_input_memory_changes},
     {"bound_outputs", test_bound_outputs},
     {"errors", test_errors},
     {"cancel", test_cancel},

@@ -75,7 +75,8 @@ enum {
   SG_CANCELLED = 7,        /* sg_session_cancel ended the run */
   SG_UNSUPPORTED = 8,      /* a valid request this build cannot serve (e.g. a device) */
   SG_INTERNAL = 9,         /* a broken invariant: please report it */
-  SG_DEADLINE_EXCEEDED = 10 /* the run's timeout passed */
+  SG_DEADLINE_EXCEEDED = 10, /* the run's timeout passed */
+  SG_NOT_FOUND = 11          /* (SG_C_API_VERSION 3) the graph file does not exist */
 };
 
 /* ---- Element types (the same numbers as sg::DType and the graph schema) ----- */
@@ -114,7 +115,7 @@ SG_API void sg_status_release(sg_status* status);
 SG_API sg_code sg_status_code(const sg_status* status);
 /* "" when OK or for NULL; valid until the status is next written or released. */
 SG_API const char* sg_status_message(const sg_status* status);
-/* "ok", "invalid argument", ..., "deadline exceeded"; "?" for an unknown code. */
+/* "ok", "invalid argument", ..., "not found"; "?" for an unknown code. */
 SG_API const char* sg_code_name(sg_code code);
 
 /* ---- Programs ----------------------------------------------------------------- */
@@ -263,8 +264,10 @@ SG_API sg_code sg_session_output_index(const sg_session* session, const char* na
                                        sg_status* status);
 
 /* Binds an input to `nbytes` of caller memory at `data`, C order, without a copy.
- * The memory must stay valid and unchanged until this input is bound again or the
- * session is released. dtype, rank and static dims must match the signature, and
+ * The memory must stay valid until this input is bound again or the session is
+ * released. Each run reads it afresh and never writes it: its contents may change
+ * between runs (never during one), and the next run sees the new values without a
+ * new bind, as a loop refilling one buffer wants; the dims stay the ones given. dtype, rank and static dims must match the signature, and
  * symbolic dims agree among the inputs (SG_INVALID_INPUT naming the input);
  * nbytes must equal the product of the dims times the dtype's size. Inputs stay
  * bound across runs. */

@@ -245,7 +245,10 @@ class SG_API Session {
   // input, when the name is unknown or the dtype, rank or a static dim differs, or
   // a dim is negative; symbolic dims are bound here and must agree with earlier
   // inputs of this run. The tensor is shared, not copied (Tensor::wrap binds
-  // caller memory, which must then stay valid while bound).
+  // caller memory, which must then stay valid while bound). Each run reads the
+  // bound memory afresh and never writes it: the caller may change its contents
+  // between runs (not during one) and run again without binding it again, as a
+  // loop refilling one buffer does; the dims stay those given here.
   Status set_input(std::string_view name, Tensor value);
   Status set_input(size_t index, Tensor value);
   // Positions by name; kInvalidArgument naming the names there are.

@@ -66,6 +66,7 @@ TEST(Load, FileIsMapped) {
   auto missing = Program::load_file(path);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
 TEST(Load, RejectsForeignFiles) {

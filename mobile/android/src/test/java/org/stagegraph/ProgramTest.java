@@ -190,7 +190,8 @@ public class ProgramTest {
       Program.fromFile(path).close();
       fail("loaded a missing file");
     } catch (StagegraphException e) {
-      assertTrue(e.code() != 0);
+      assertEquals(StagegraphException.NOT_FOUND, e.code());
+      assertEquals("not found", e.codeName());
       assertTrue(e.getMessage(), e.getMessage().contains("no_such.sgraph"));
     }
   }
