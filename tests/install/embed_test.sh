@@ -22,13 +22,14 @@ echo "SONAME $soname"
 [ "$soname" = "$(basename "$(readlink "$libdir/libstagegraph.so")")" ] || { echo "libstagegraph.so -> not its SONAME"; exit 1; }
 
 "$prefix/bin/graph-compile" "$src/examples/mlp.py" -o "$work/mlp.sgraph"
+"$prefix/bin/graph-compile" "$src/examples/embed/swish.py" -o "$work/swish.sgraph"
 
 echo "== C++ (find_package(stagegraph)): shared and static"
 cmake -S "$src/examples/embed/cpp" -B "$work/cpp" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" > "$work/cpp.log"
 cmake --build "$work/cpp" >> "$work/cpp.log" || { cat "$work/cpp.log"; exit 1; }
-"$work/cpp/embed_cpp" "$work/mlp.sgraph"
-"$work/cpp/embed_cpp_static" "$work/mlp.sgraph"
+"$work/cpp/embed_cpp" "$work/mlp.sgraph" "$work/swish.sgraph"
+"$work/cpp/embed_cpp_static" "$work/mlp.sgraph" "$work/swish.sgraph"
 # The shared build needs libstagegraph alone (its dependencies are its own), and
 # neither build links mimalloc.
 readelf -d "$work/cpp/embed_cpp" | grep -q 'NEEDED.*libstagegraph' || { echo "embed_cpp: no libstagegraph"; exit 1; }
@@ -53,7 +54,7 @@ echo "== C (pkg-config stagegraph, stagegraph-static)"
 for pc in stagegraph stagegraph-static; do
   make -s -C "$src/examples/embed/c" PKG_CONFIG_PATH="$libdir/pkgconfig" PC=$pc BUILD="$work/c-$pc" \
     CFLAGS="-O2 -Wall -Wextra -Werror"
-  "$work/c-$pc/embed_c" "$work/mlp.sgraph"
+  "$work/c-$pc/embed_c" "$work/mlp.sgraph" "$work/swish.sgraph"
 done
 if readelf -d "$work/c-stagegraph/embed_c" | grep -E 'NEEDED.*(XNNPACK|pthreadpool|mimalloc)'; then
   echo "embed_c links the shared library's private dependencies"; exit 1
