@@ -54,6 +54,15 @@ Status check_ranges(const format::Header& h, uint64_t file_size) {
   if (h.data_size > 0 && h.data_offset < h.table_offset + h.table_size &&
       h.table_offset < h.data_offset + h.data_size)
     return invalid_graph("corrupt graph file: the table and the data segment overlap");
+  // A file ends where its table or data segment does (the data segment's padding
+  // included). Bytes after that are covered by no checksum, so they are refused
+  // rather than carried along unseen; a graph stored inside a bigger file (an
+  // APK) is loaded by its range.
+  const uint64_t end = std::max(h.table_offset + h.table_size, h.data_offset + h.data_size);
+  if (file_size > end)
+    return invalid_graph("corrupt graph file: " + std::to_string(file_size - end) + " bytes follow its end at byte " +
+                         std::to_string(end) + " (appended to, or concatenated?); a graph inside a bigger file is "
+                         "loaded by its offset and length (sg_program_load_fd, Program::load_fd)");
   return Status::Ok();
 }
 

@@ -309,6 +309,26 @@ static void test_load_fd(void) {
   CHECK(CONTAINS(sg_status_message(st), "passes the end of the file"));
   CHECK_CODE(sg_program_load_fd(fd, 64, 0, 0, &p, st), SG_INVALID_GRAPH, st);
   close(fd);
+  {
+    /* Bytes after the graph's end, as when it is taken to the end of a bigger file. */
+    char path[] = "/tmp/sg_capi_tail_XXXXXX";
+    size_t size = 0;
+    unsigned char* bytes = read_graph(&size);
+    fd = mkstemp(path);
+    CHECK(fd >= 0 && bytes != NULL);
+    if (fd >= 0 && bytes != NULL) {
+      CHECK(write(fd, bytes, size) == (ssize_t)size);
+      CHECK(write(fd, "trailing", 8) == 8);
+      CHECK_CODE(sg_program_load_fd(fd, 0, 0, 0, &p, st), SG_INVALID_GRAPH, st);
+      CHECK(CONTAINS(sg_status_message(st), "8 bytes follow its end"));
+      CHECK_OK(sg_program_load_fd(fd, 0, size, 0, &p, st), st); /* its own range loads */
+      sg_program_release(p);
+      p = NULL;
+      close(fd);
+      unlink(path);
+    }
+    free(bytes);
+  }
   CHECK_CODE(sg_program_load_fd(-1, 0, 0, 0, &p, st), SG_INVALID_ARGUMENT, st);
   CHECK(p == NULL);
   sg_status_release(st);

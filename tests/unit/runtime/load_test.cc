@@ -104,6 +104,22 @@ TEST(Load, RefusesAnotherMagicGenerationNamingBothVersions) {
   EXPECT_NE(load_error(bytes).find("is older than this runtime's 1.1"), std::string::npos) << load_error(bytes);
 }
 
+// A file ends where its data segment does: bytes after it are covered by no
+// checksum and refused, however few.
+TEST(Load, RefusesBytesAppendedAfterItsEnd) {
+  std::vector<uint8_t> bytes = build_sgraph(affine_graph());
+  const size_t size = bytes.size();
+  for (const size_t extra : {size_t(1), size_t(64), size_t(4096)}) {
+    bytes.resize(size + extra, 0x5a);
+    const std::string error = load_error(bytes);
+    EXPECT_NE(error.find(std::to_string(extra) + " bytes follow its end at byte " + std::to_string(size)),
+              std::string::npos)
+        << error;
+  }
+  bytes.resize(size);
+  EXPECT_EQ(load_error(bytes), "(loaded)");
+}
+
 TEST(Load, RefusesEveryTruncation) {
   const std::vector<uint8_t> bytes = build_sgraph(affine_graph());
   for (size_t n = 0; n < bytes.size(); ++n) {
