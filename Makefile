@@ -110,9 +110,13 @@ tsan-smoke: tsan-build
 	TSAN_OPTIONS="$(TSAN_OPTIONS_ALL)" $(BUILD_TSAN)/tests/sg_concurrency_tests --gtest_brief=1 --gtest_filter='$(TSAN_SMOKE_FILTER)'
 
 # Compiles the example MLP and CNN, makes random inputs, runs them with graph-run and
-# prints the outputs beside eager mode's.
+# prints the outputs beside eager mode's. Builds only what it runs: the three tools
+# and the libraries they link (`make test` builds the rest: tests, benchmarks, the
+# CUDA backend).
 DEMO := $(BUILD)/demo
-demo: build
+DEMO_TARGETS := graph-compile graph-run graph-inspect
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target $(DEMO_TARGETS)
 	@mkdir -p $(DEMO)
 	@for ex in mlp cnn; do \
 	  echo "== $$ex: graph-compile examples/$$ex.py"; \

@@ -28,7 +28,10 @@ else()
   set(SG_STATIC_NEEDS_XNNPACK OFF)
   set(SG_STATIC_PC_LIBS "")
 endif()
-string(APPEND SG_STATIC_PC_LIBS " -pthread -lstdc++ -lm")
+string(APPEND SG_STATIC_PC_LIBS " -pthread")
+foreach(lib IN LISTS SG_CXX_RUNTIME_LIBRARIES)
+  string(APPEND SG_STATIC_PC_LIBS " -l${lib}")
+endforeach()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/stagegraphConfig.cmake.in
   ${PROJECT_BINARY_DIR}/stagegraphConfig.cmake INSTALL_DESTINATION ${SG_INSTALL_CMAKEDIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/stagegraphConfigVersion.cmake

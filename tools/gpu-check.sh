@@ -18,7 +18,7 @@ python=/usr/bin/python3
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test \
-  graph-compile graph-run sg_gpu_mlp_bench sg_gpu_loop_bench
+  graph-compile graph-run graph-run-cuda sg_gpu_mlp_bench sg_gpu_loop_bench
 built=$(date +%s)
 
 # count LOG: "passed failed skipped" of a GoogleTest log.

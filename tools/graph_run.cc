@@ -112,7 +112,8 @@ int exit_code_for(StatusCode code, bool running) {
     case StatusCode::kOk: return kExitOk;
     case StatusCode::kInvalidArgument: return kExitUsage;
     case StatusCode::kInvalidGraph:
-    case StatusCode::kInvalidInput: return kExitRejected;
+    case StatusCode::kInvalidInput:
+    case StatusCode::kNotFound: return kExitRejected;
     case StatusCode::kRuntimeError:
     case StatusCode::kLimitExceeded:
     case StatusCode::kCancelled:

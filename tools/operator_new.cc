@@ -1,10 +1,10 @@
-// The tools' operator new and delete, over malloc and free. The runtime links
-// libmimalloc.so, which interposes malloc and operator new for the whole process,
-// and mimalloc's operator new aborts (SIGABRT, nothing on stderr) when memory runs
-// out instead of throwing. Defined here, in each tool's executable, these take
-// precedence: a failed allocation throws std::bad_alloc, which out_of_memory.h
-// turns into an exit with a message. malloc itself may still be mimalloc's; it
-// returns null when memory runs out, as malloc does.
+// The tools' operator new and delete, over malloc and free. A process that has
+// libmimalloc.so in its global scope (a tool linked with it, as the benchmarks'
+// probes are) gets its operator new, which aborts (SIGABRT, nothing on stderr) when
+// memory runs out instead of throwing; the runtime itself loads mimalloc privately
+// (runtime/src/allocator.cc). Defined here, in each tool's executable, these take
+// precedence either way: a failed allocation throws std::bad_alloc, which
+// out_of_memory.h turns into an exit with a message.
 #include <algorithm>
 #include <cstdlib>
 #include <new>

@@ -6,6 +6,7 @@
 // the node's source location.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -66,7 +67,18 @@ struct KernelContext {
   // Where the print op writes a line of text (without the newline); null: stdout.
   void (*print)(void* user, const char* text, size_t size) = nullptr;
   void* print_user = nullptr;
+  // Non-zero once the run is asked to end (a cancel, or its timeout), raised by
+  // another thread; may be null. A kernel that splits long work into chunks tests
+  // it between them (interrupted()) and, when set, stops and returns
+  // interrupted_status(): the executor then reports the cancel or the deadline at
+  // the node. The outputs are left unfinished, and the run ends.
+  const std::atomic<uint32_t>* interrupt = nullptr;
+  bool interrupted() const { return interrupt != nullptr && interrupt->load(std::memory_order_relaxed) != 0; }
 };
+
+// What a kernel returns when it stops because interrupted() (the executor names
+// the cause).
+inline Status interrupted_status() { return Status(StatusCode::kCancelled, "interrupted between chunks"); }
 
 using KernelFn = Status (*)(const KernelContext& ctx, const ops::Attrs& attrs,
                             std::span<const TensorRef> inputs, std::span<TensorRef> outputs);

@@ -25,12 +25,17 @@ using MatAcc = std::conditional_t<
 // i-k-j loop streams rows of b without allocating.
 constexpr int64_t kColumnBlock = 256;
 
+// Rows between two looks at the run's interrupt flag (KernelContext::interrupted).
+constexpr int64_t kInterruptRows = 64;
+
+// False when it stopped early, interrupted.
 template <DType T>
-void matmul_one(const Storage<T>* a, const Storage<T>* b, Storage<T>* c, int64_t m, int64_t k,
-                int64_t n) {
+bool matmul_one(const KernelContext& ctx, const Storage<T>* a, const Storage<T>* b, Storage<T>* c, int64_t m,
+                int64_t k, int64_t n) {
   using Acc = MatAcc<T>;
   Acc acc[kColumnBlock];
   for (int64_t i = 0; i < m; ++i) {
+    if (i % kInterruptRows == 0 && ctx.interrupted()) return false;
     const Storage<T>* arow = a + i * k;
     for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
       const int64_t nb = std::min(kColumnBlock, n - j0);
@@ -48,6 +53,7 @@ void matmul_one(const Storage<T>* a, const Storage<T>* b, Storage<T>* c, int64_t
       for (int64_t j = 0; j < nb; ++j) crow[j] = store<T>(acc[j]);
     }
   }
+  return true;
 }
 
 struct MatShape {
@@ -61,7 +67,7 @@ TensorRef batch_view(const TensorRef& t, int matrix_rank) {
   return v;
 }
 
-Status run_matmul(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
+Status run_matmul(const KernelContext& ctx, const ops::Attrs&, std::span<const TensorRef> in,
                      std::span<TensorRef> out) {
   SG_RETURN_IF_ERROR(check_arity("matmul", in, 2, out));
   const TensorRef& a = in[0];
@@ -85,6 +91,7 @@ Status run_matmul(const KernelContext&, const ops::Attrs&, std::span<const Tenso
   if (out_batch.numel() * s.m * s.n != o.numel()) return mismatch();
   if (o.numel() == 0) return Status::Ok();
 
+  bool finished = true;
   visit_dtype(a.dtype, [&](auto t) {
     constexpr DType T = decltype(t)::value;
     const Storage<T>* pa = a.as<Storage<T>>();
@@ -92,12 +99,12 @@ Status run_matmul(const KernelContext&, const ops::Attrs&, std::span<const Tenso
     Storage<T>* pc = o.as<Storage<T>>();
     const int64_t a_size = s.m * s.k, b_size = s.k * s.n, c_size = s.m * s.n;
     for_each_broadcast_row<2>(plan, [&](int64_t oo, const int64_t* off, int64_t rows, const int64_t* step) {
-      for (int64_t r = 0; r < rows; ++r)
-        matmul_one<T>(pa + (off[0] + r * step[0]) * a_size, pb + (off[1] + r * step[1]) * b_size,
-                      pc + (oo + r) * c_size, s.m, s.k, s.n);
+      for (int64_t r = 0; r < rows && finished; ++r)
+        finished = matmul_one<T>(ctx, pa + (off[0] + r * step[0]) * a_size, pb + (off[1] + r * step[1]) * b_size,
+                                 pc + (oo + r) * c_size, s.m, s.k, s.n);
     });
   });
-  return Status::Ok();
+  return finished ? Status::Ok() : interrupted_status();
 }
 
 }  // namespace

@@ -46,13 +46,15 @@ bool gemm_isa(Isa isa, GemmIsa& out) {
 struct Split {
   const GemmArgs* args;
   GemmFn fn;
+  const KernelContext* ctx;
   size_t m, panels, row_tile, panel_tile, panel_parts;
 };
 
 void run_split(void* context, size_t i) {
   const Split& s = *static_cast<const Split*>(context);
   const size_t row = i / s.panel_parts * s.row_tile, panel = i % s.panel_parts * s.panel_tile;
-  s.fn(*s.args, row, std::min(s.m, row + s.row_tile), panel, std::min(s.panels, panel + s.panel_tile));
+  run_rows_interruptibly(*s.ctx, s.fn, *s.args, row, std::min(s.m, row + s.row_tile), panel,
+                         std::min(s.panels, panel + s.panel_tile));
 }
 
 class PackedGemmKernel final : public PreparedKernel {
@@ -72,6 +74,7 @@ class PackedGemmKernel final : public PreparedKernel {
       return run_reference(op_, attrs_, ctx, in, out);
     run_packed(packed_, a.as<const float>(), size_t(k_), o.as<float>(), size_t(n_), m, relu_, ctx,
                run_time_bias_ ? in[2].as<const float>() : nullptr);
+    if (ctx.interrupted()) return interrupted_status();
     if (tanh_) tanh_f32(ctx, simd_, o.as<float>(), o.as<float>(), m * size_t(n_));
     return Status::Ok();
   }
@@ -135,22 +138,30 @@ void repack_panels(PackedPanels& p, const float* w, const float* bias) {
   if (bias != nullptr && p.bias) std::fill_n(std::copy_n(bias, n, p.bias.get()), panels * nr - n, 0.0f);
 }
 
+void run_rows_interruptibly(const KernelContext& ctx, GemmFn fn, const GemmArgs& g, size_t row_begin,
+                            size_t row_end, size_t panel_begin, size_t panel_end) {
+  for (size_t row = row_begin; row < row_end; row += kInterruptRows) {
+    if (ctx.interrupted()) return;
+    fn(g, row, std::min(row_end, row + kInterruptRows), panel_begin, panel_end);
+  }
+}
+
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
                 const KernelContext& ctx, const float* bias) {
   const size_t threads = threads_of(ctx);
-  if (threads <= 1 || 2 * m * p.k * p.n < (ctx.team != nullptr ? kMinTeamGemmFlops : kMinParallelGemmFlops)) {
-    run_packed_rows(p, a, lda, c, ldc, 0, m, relu, bias);
-    return;
-  }
   const GemmArgs args{a, lda, p.w.get(), bias != nullptr ? bias : p.bias.get(), c, ldc, p.n, p.k, p.kc, relu};
   const size_t panels = (p.n + p.isa.nr - 1) / p.isa.nr;
+  if (threads <= 1 || 2 * m * p.k * p.n < (ctx.team != nullptr ? kMinTeamGemmFlops : kMinParallelGemmFlops)) {
+    run_rows_interruptibly(ctx, p.isa.fn, args, 0, m, 0, panels);
+    return;
+  }
   // Whole panels per thread, all rows (each weight block is then read by one
   // thread only); rows are split too when there are fewer panels than threads.
   const size_t panel_tile = (panels + threads - 1) / threads;
   const size_t panel_parts = (panels + panel_tile - 1) / panel_tile;
   const size_t row_parts = (threads + panel_parts - 1) / panel_parts;
   const size_t row_tile = ((m + row_parts - 1) / row_parts + p.isa.mr - 1) / p.isa.mr * p.isa.mr;
-  Split split{&args, p.isa.fn, m, panels, row_tile, panel_tile, panel_parts};
+  Split split{&args, p.isa.fn, &ctx, m, panels, row_tile, panel_tile, panel_parts};
   parallelize(ctx, run_split, &split, (m + row_tile - 1) / row_tile * panel_parts);
 }
 

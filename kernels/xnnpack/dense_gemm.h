@@ -97,9 +97,23 @@ inline constexpr size_t kMinParallelGemmFlops = 200000;
 // (131k FLOPs, 256 KB of weights, 2 µs on one core) pays for splitting.
 inline constexpr size_t kMinTeamGemmFlops = 50000;
 
+// Rows the micro-kernels take per call between two looks at the run's interrupt
+// flag (KernelContext::interrupted), so that a cancel or a timeout lands within
+// one such block, not one whole product: a multiple of every MR (6 and 8). 384
+// rows of a 784-deep product against one 16-column panel are about 10 MFLOP.
+inline constexpr size_t kInterruptRows = 384;
+
+// fn(g, ...) over rows [row_begin, row_end) and panels [panel_begin, panel_end),
+// kInterruptRows rows at a time, stopping between blocks once `ctx` is
+// interrupted (the same tiles, so the same results, as one call).
+void run_rows_interruptibly(const KernelContext& ctx, GemmFn fn, const GemmArgs& g, size_t row_begin,
+                            size_t row_end, size_t panel_begin, size_t panel_end);
+
 // C [m][ldc] = A [m][lda] · W (+ bias, then relu), split over the context's team
 // or pool when the product is large enough to pay for handing it out. The bias is
-// `p`'s, or `bias` [n] where that is not null (one computed at run time).
+// `p`'s, or `bias` [n] where that is not null (one computed at run time). Stops
+// early, C unfinished, when ctx.interrupted() (the caller then returns
+// interrupted_status()).
 void run_packed(const PackedPanels& p, const float* a, size_t lda, float* c, size_t ldc, size_t m, bool relu,
                 const KernelContext& ctx, const float* bias = nullptr);
 // Rows [row_begin, row_end) of the same product, all columns, on this thread.

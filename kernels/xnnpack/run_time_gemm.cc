@@ -207,6 +207,7 @@ SG_TARGET_AVX2 int32_t direct_avx2(size_t m, const float* a, size_t lda, const f
 struct PanelTasks {
   const GemmArgs* args;
   GemmFn fn;
+  const KernelContext* ctx;  // for interrupted()
   PackFn pack_fn;
   const float* w;  // row-major [k][n]
   float* packed;
@@ -220,8 +221,9 @@ void run_panel_task(void* context, size_t i) {
   const size_t row = i / t.panel_parts * t.row_tile, first = i % t.panel_parts * t.panel_tile;
   const size_t row_end = std::min(t.m, row + t.row_tile), last = std::min(t.panels, first + t.panel_tile);
   for (size_t q = first; q < last; ++q) {
+    if (t.ctx->interrupted()) return;
     if (t.pack) t.panel_bits[q] = t.pack_fn(t.w, t.k, t.n, q, t.packed + q * t.k * t.nr);
-    t.fn(*t.args, row, row_end, q, q + 1);
+    run_rows_interruptibly(*t.ctx, t.fn, *t.args, row, row_end, q, q + 1);
   }
 }
 
@@ -282,6 +284,7 @@ class RunTimeGemmKernel final : public PreparedKernel {
     // A non-finite input or bias: the reference, without the product.
     if (!std::isfinite(max_x) || !std::isfinite(max_b)) return run_reference(op_, attrs_, ctx, in, out);
     const int32_t bits = product(ctx, a.as<const float>(), w.as<const float>(), o.as<float>(), m, bias);
+    if (ctx.interrupted()) return interrupted_status();  // before the fallback looks at a half-made product
     if (!safe(bits, max_x, max_b)) return run_reference(op_, attrs_, ctx, in, out);
     if (tanh_) tanh_f32(ctx, isa_, o.as<float>(), o.as<float>(), m * n);
     return Status::Ok();
@@ -327,9 +330,12 @@ class RunTimeGemmKernel final : public PreparedKernel {
     const float max_x = max_magnitude(a.as<const float>(), size_t(a.numel()), isa_);
     if (!std::isfinite(max_x)) return run_reference(op_, attrs_, ctx, in, out);
     int32_t bits = 0;
-    for (size_t b = 0; b < batches; ++b)
+    for (size_t b = 0; b < batches; ++b) {
+      if (ctx.interrupted()) return interrupted_status();
       bits = std::max(bits, product(ctx, a.as<const float>() + b * m * k, w.as<const float>() + b * k * n,
                                     o.as<float>() + b * m * n, m, nullptr));
+    }
+    if (ctx.interrupted()) return interrupted_status();
     if (!safe(bits, max_x, 0.0f)) return run_reference(op_, attrs_, ctx, in, out);
     return Status::Ok();
   }
@@ -353,7 +359,7 @@ class RunTimeGemmKernel final : public PreparedKernel {
     const PackedPanels& p = panels_;
     const size_t nr = p.isa.nr, panels = panel_bits_.size(), threads = split_threads(ctx, m);
     const GemmArgs args{a, p.k, p.w.get(), bias, o, p.n, p.n, p.k, p.kc, relu_};
-    PanelTasks t{&args, p.isa.fn, pack_, w, p.w.get(), panel_bits_.data(), m, p.k, p.n, nr, panels, m, panels, 1,
+    PanelTasks t{&args, p.isa.fn, &ctx, pack_, w, p.w.get(), panel_bits_.data(), m, p.k, p.n, nr, panels, m, panels, 1,
                  true};
     if (threads == 1) {
       run_panel_task(&t, 0);

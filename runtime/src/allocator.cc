@@ -1,6 +1,16 @@
 // The default host allocator: mimalloc's aligned API when the runtime is built with
-// it (SG_WITH_MIMALLOC), else aligned operator new. Its one field is set at
-// construction, so one shared instance serves every Session and thread.
+// it (SG_WITH_MIMALLOC) and the library is there, else aligned operator new. Its
+// fields are set at construction, so one shared instance serves every Session and
+// thread.
+//
+// mimalloc is loaded at run time, by its SONAME (SG_MIMALLOC_SONAME), with
+// RTLD_LOCAL, and called through mi_malloc_aligned and mi_free only. Debian's
+// libmimalloc.so also defines malloc, free and operator new/delete: as a DT_NEEDED
+// entry of libstagegraph.so it would join the process's global symbol scope, and a
+// host that does not link libstdc++ itself (a C program, a JVM) would get mimalloc's
+// operator new, as would every C++ plugin it loads later. Loaded locally, its
+// symbols stay out of that scope: the host keeps its own allocator, and the runtime
+// has mimalloc for its tensors (tests/install/c_host.c checks both).
 #include <unistd.h>
 
 #include <cstdint>
@@ -8,7 +18,8 @@
 
 #include "stagegraph/tensor.h"
 
-#ifdef SG_WITH_MIMALLOC
+#ifdef SG_MIMALLOC_SONAME
+#include <dlfcn.h>
 #include <mimalloc.h>
 #endif
 
@@ -25,28 +36,48 @@ size_t physical_memory() {
   return SIZE_MAX;
 }
 
+// mimalloc's two entry points the allocator calls; null without the library.
+struct Mimalloc {
+#ifdef SG_MIMALLOC_SONAME
+  decltype(&mi_malloc_aligned) malloc_aligned = nullptr;
+  decltype(&mi_free) free = nullptr;
+#else
+  void* (*malloc_aligned)(size_t, size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+#endif
+};
+
+Mimalloc load_mimalloc() {
+  Mimalloc m;
+#ifdef SG_MIMALLOC_SONAME
+  // Never closed: blocks it served may be released as long as the process runs.
+  void* library = dlopen(SG_MIMALLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return m;
+  m.malloc_aligned = reinterpret_cast<decltype(&mi_malloc_aligned)>(dlsym(library, "mi_malloc_aligned"));
+  m.free = reinterpret_cast<decltype(&mi_free)>(dlsym(library, "mi_free"));
+  if (m.malloc_aligned == nullptr || m.free == nullptr) m = Mimalloc();
+#endif
+  return m;
+}
+
 class DefaultAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes, size_t alignment) override {
     if (bytes > limit_) return nullptr;
-#ifdef SG_WITH_MIMALLOC
-    return mi_malloc_aligned(bytes, alignment);
-#else
+    if (mimalloc_.malloc_aligned != nullptr) return mimalloc_.malloc_aligned(bytes, alignment);
     return ::operator new(bytes, std::align_val_t(alignment), std::nothrow);
-#endif
   }
   void deallocate(void* p, size_t bytes, size_t alignment) override {
     (void)bytes;
-#ifdef SG_WITH_MIMALLOC
-    (void)alignment;
-    mi_free(p);
-#else
-    ::operator delete(p, std::align_val_t(alignment));
-#endif
+    if (mimalloc_.free != nullptr)
+      mimalloc_.free(p);
+    else
+      ::operator delete(p, std::align_val_t(alignment));
   }
 
  private:
   const size_t limit_ = physical_memory();
+  const Mimalloc mimalloc_ = load_mimalloc();
 };
 
 }  // namespace

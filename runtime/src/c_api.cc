@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "custom_op_check.h"
 #include "device.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
@@ -87,14 +88,15 @@ static_assert(SG_OK == int(sg::StatusCode::kOk) && SG_INVALID_ARGUMENT == int(sg
               SG_CANCELLED == int(sg::StatusCode::kCancelled) &&
               SG_UNSUPPORTED == int(sg::StatusCode::kUnsupported) &&
               SG_INTERNAL == int(sg::StatusCode::kInternal) &&
-              SG_DEADLINE_EXCEEDED == int(sg::StatusCode::kDeadlineExceeded),
+              SG_DEADLINE_EXCEEDED == int(sg::StatusCode::kDeadlineExceeded) &&
+              SG_NOT_FOUND == int(sg::StatusCode::kNotFound),
               "the C API's codes are sg::StatusCode's numbers");
 static_assert(SG_F32 == int(sg::DType::kF32) && SG_F16 == int(sg::DType::kF16) && SG_I32 == int(sg::DType::kI32) &&
                   SG_I64 == int(sg::DType::kI64) && SG_BOOL == int(sg::DType::kBool),
               "the C API's dtypes are sg::DType's numbers");
 
-constexpr uint32_t kLoadFlags = SG_LOAD_VERIFY_DATA | SG_LOAD_COPY;
-constexpr sg_code kLastCode = SG_DEADLINE_EXCEEDED;
+constexpr uint32_t kLoadFlags = SG_LOAD_VERIFY_DATA | SG_LOAD_COPY | SG_LOAD_NO_VERIFY_DATA;
+constexpr sg_code kLastCode = SG_NOT_FOUND;
 
 sg_code report(sg_status* status, sg_code code, std::string message) {
   if (status != nullptr) {
@@ -129,13 +131,17 @@ sg_code make_program(sg::Result<std::shared_ptr<const sg::Program>> loaded, sg_p
   return ok(status);
 }
 
+// The data check is on unless asked off (LoadOptions' default, not restated here).
 sg::LoadOptions load_options(uint32_t flags) {
   sg::LoadOptions o;
-  o.verify_data = (flags & SG_LOAD_VERIFY_DATA) != 0;
+  if ((flags & SG_LOAD_NO_VERIFY_DATA) != 0) o.verify_data = false;
   return o;
 }
 
 sg_code check_flags(uint32_t flags, const char* function, sg_status* status) {
+  if ((flags & SG_LOAD_VERIFY_DATA) != 0 && (flags & SG_LOAD_NO_VERIFY_DATA) != 0)
+    return report(status, SG_INVALID_ARGUMENT,
+                  std::string(function) + ": SG_LOAD_VERIFY_DATA and SG_LOAD_NO_VERIFY_DATA contradict each other");
   if ((flags & ~kLoadFlags) == 0) return SG_OK;
   return report(status, SG_INVALID_ARGUMENT,
                 std::string(function) + ": unknown flags 0x" + [&] {
@@ -149,7 +155,9 @@ sg_code set_input(sg_session* session, const char* function, size_t index, sg_dt
                   size_t rank, const void* data, size_t nbytes, sg_status* status) {
   const sg::TensorSpec& spec = session->session->entry().inputs[index];
   const std::string what = std::string(function) + ": input '" + spec.name + "'";
-  if (!valid_dtype(dtype)) return report(status, SG_INVALID_INPUT, what + ": unknown dtype " + std::to_string(dtype));
+  // A code no version of the C API defines: the caller's mistake (ABI rules).
+  if (!valid_dtype(dtype))
+    return report(status, SG_INVALID_ARGUMENT, what + ": unknown dtype code " + std::to_string(dtype));
   if (rank > size_t(sg::kMaxRank))
     return report(status, SG_INVALID_INPUT,
                   what + ": rank " + std::to_string(rank) + " exceeds the maximum " + std::to_string(sg::kMaxRank));
@@ -169,8 +177,8 @@ sg_code set_input(sg_session* session, const char* function, size_t index, sg_dt
                   what + ": " + std::to_string(nbytes) + " bytes given, but the shape and dtype take " +
                       (overflow ? std::string("more than 2^64") : std::to_string(elements * elem)));
   if (data == nullptr && nbytes > 0) return report(status, SG_INVALID_ARGUMENT, what + ": data is NULL");
-  // The Tensor wraps the caller's memory; the runtime never writes an input.
-  sg::Tensor t = sg::Tensor::wrap(sg::DType(dtype), sg::Span<const int64_t>(shape, rank), const_cast<void*>(data));
+  // The Tensor wraps the caller's memory (read only: the runtime never writes an input).
+  sg::Tensor t = sg::Tensor::wrap(sg::DType(dtype), sg::Span<const int64_t>(shape, rank), data);
   return report(status, session->session->set_input(index, std::move(t)));
 }
 
@@ -197,9 +205,11 @@ sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_
                                      output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
                                      &message);
   if (code == SG_OK) return sg::Status::Ok();
-  const bool known = code > SG_OK && code <= SG_INTERNAL;
-  return sg::Status(known ? sg::StatusCode(code) : sg::StatusCode::kInternal,
-                    message != nullptr ? std::string(message) : std::string("the custom kernel failed"));
+  std::string text = message != nullptr ? std::string(message) : std::string("the custom kernel failed");
+  // Its code ends the run as it is; one this library does not know is a broken promise.
+  if (code > SG_OK && code <= kLastCode) return sg::Status(sg::StatusCode(code), std::move(text));
+  return sg::Status(sg::StatusCode::kInternal, std::move(text) + " (the kernel returned the unknown code " +
+                                                    std::to_string(code) + ")");
 }
 
 }  // namespace
@@ -466,6 +476,15 @@ sg_code sg_session_create(const sg_program* program, const char* entry, const sg
   *out = nullptr;
   if (program == nullptr) return null_argument(status, "sg_session_create", "program");
   if (entry == nullptr) return null_argument(status, "sg_session_create", "entry");
+  // A missing custom kernel is refused here, in the C API's words (Session::create
+  // would name SessionOptions::custom_ops).
+  if (const sg::EntryInfo* e = program->program->find_entry(entry)) {
+    const size_t index = size_t(e - program->program->entries().data());
+    const sg::Status kernels = sg::runtime::check_custom_kernels(
+        *program->program, index, options != nullptr ? options->options.custom_ops : nullptr,
+        sg::runtime::CustomOpsApi::kC);
+    if (!kernels.ok()) return report(status, kernels);
+  }
   auto session = sg::Session::create(program->program, entry, options != nullptr ? options->options
                                                                                   : sg::SessionOptions());
   if (!session.ok()) return report(status, session.status());

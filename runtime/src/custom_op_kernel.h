@@ -1,6 +1,6 @@
 // The runtime's side of custom ops (stagegraph/custom_op.h): a prepared kernel
-// calling the registered kernel of a `custom` node, and the Session-creation check
-// that every custom op of a graph has one.
+// calling the registered kernel of a `custom` node (custom_op_check.h has the
+// Session-creation check that every custom op an entry reaches has one).
 #pragma once
 
 #include <memory>
@@ -13,7 +13,5 @@ namespace sg::runtime {
 
 // The kernel registered in `ops` under the node's name, or null where there is none.
 std::unique_ptr<kernels::PreparedKernel> custom_kernel(const CustomOps* ops, const ops::Attrs& attrs);
-// kInvalidArgument naming the first custom op of the program without a kernel.
-Status check_custom_kernels(const ProgramImpl& program, const CustomOps* ops);
 
 }  // namespace sg::runtime

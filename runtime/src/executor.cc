@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "executor_detail.h"
 
@@ -84,6 +85,7 @@ Executor::Executor(const ProgramImpl& program, const NodeKernels& kernels, Alloc
   out_refs_.resize(max_arity_);
   frames_.reserve(16);
   direct_ctx_.threadpool = kernels_.threadpool();
+  direct_ctx_.interrupt = &interrupt_;
   direct_ctx_.team = kernels_.team();
   max_wave_ = concurrent ? kernels_.num_threads() : 1;
   if (max_wave_ > 1) {
@@ -104,8 +106,6 @@ Executor::~Executor() {
 Status Executor::run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& results) {
   active_calls_ = 0;
   live_ = peak_ = ArenaUse();
-  deadline_ns_ = timeout_ns_ != 0 ? now_ns() + timeout_ns_ : 0;
-  poll_countdown_ = kPollNodes;
   Status s = check_interrupt(nullptr);
   if (s.ok()) s = push_frame(fn, Role::kEntry, args);
   if (s.ok()) s = loop(results);
@@ -132,21 +132,30 @@ Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& s
   return last_plan_[fn] = cached.back().get();
 }
 
-Status Executor::check_interrupt(const NodeInfo* node) {
-  poll_countdown_ = kPollNodes;
-  StatusCode code = StatusCode::kOk;
-  std::string what;
-  if (cancel_.load(std::memory_order_relaxed)) {
-    code = StatusCode::kCancelled;
-    what = "the run was cancelled";
-  } else if (deadline_ns_ != 0 && now_ns() >= deadline_ns_) {
-    code = StatusCode::kDeadlineExceeded;
-    what = "the run passed its deadline (a timeout of " + std::to_string(timeout_ns_ / 1000) + " us)";
-  } else {
-    return Status::Ok();
-  }
+namespace {
+
+// Why a run was asked to end, from the interrupt flag's bits (a cancel first).
+std::pair<StatusCode, std::string> interruption(uint32_t bits, uint32_t cancel_bit, uint64_t timeout_ns) {
+  if (bits & cancel_bit) return {StatusCode::kCancelled, "the run was cancelled"};
+  return {StatusCode::kDeadlineExceeded,
+          "the run passed its deadline (a timeout of " + std::to_string(timeout_ns / 1000) + " us)"};
+}
+
+}  // namespace
+
+Status Executor::check_interrupt(const NodeInfo* node) const {
+  const uint32_t bits = interrupt_.load(std::memory_order_relaxed);
+  if (bits == 0) return Status::Ok();
+  auto [code, what] = interruption(bits, kCancelRequested, timeout_ns_);
   if (node == nullptr) return Status(code, what + " before it started");
   return at(*node, code, what + ", stopped before '" + node->op_name + "'");
+}
+
+Status Executor::kernel_failed(const NodeInfo& node, const Status& failed) const {
+  const uint32_t bits = interrupt_.load(std::memory_order_relaxed);
+  if (bits == 0) return at(node, failed.code(), failed.message());
+  auto [code, what] = interruption(bits, kCancelRequested, timeout_ns_);
+  return at(node, code, what + ", stopped in '" + node.op_name + "'");
 }
 
 const NodeInfo* Executor::largest_arena_value_node(uint32_t fn, const FramePlan& plan) const {
@@ -397,7 +406,7 @@ Status Executor::run_steps(Frame& frame) {
         if (!ran.ok()) [[unlikely]] {
           if (kProfile) record(frame, pc, start);
           frame.pc = pc;
-          return at(program_.functions[frame.fn].nodes[pc], ran.code(), ran.message());
+          return kernel_failed(program_.functions[frame.fn].nodes[pc], ran);
         }
       }
       if (kProfile) record(frame, pc, start);
@@ -537,6 +546,7 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   ctx.team = kernels_.team();
   ctx.print = direct_ctx_.print;
   ctx.print_user = direct_ctx_.print_user;
+  ctx.interrupt = &interrupt_;
   if (scratch > 0) {
     if (size_t(kernel_scratch_.numel()) < scratch || !kernel_scratch_.defined()) {
       const int64_t n = int64_t(scratch);
@@ -555,7 +565,7 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   const Status ran = kernel.prepared != nullptr ? kernel.prepared->run(ctx, in_span, out_span)
                                                 : kernel.fn(ctx, node.attrs, in_span, out_span);
   if (profile_) record(frame, pc, start);
-  if (!ran.ok()) return at(node, ran.code(), ran.message());
+  if (!ran.ok()) return kernel_failed(node, ran);
   for (uint32_t k = plan.release_begin[pc]; k < plan.release_begin[pc + 1]; ++k) frame.slots[plan.release[k]].reset();
   return Status::Ok();
 }

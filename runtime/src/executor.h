@@ -83,14 +83,17 @@ class Executor {
   size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
   size_t cached_bytes() const { return cache_.cached_bytes(); }
 
-  // Interruption (Session::cancel, SessionOptions::run_timeout). A run checks
-  // before each node, at each loop back-edge and at each Call entry: a relaxed load
-  // of the cancel flag and a countdown; the clock is read when the countdown ends.
-  void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
-  void clear_cancel() { cancel_.store(false, std::memory_order_relaxed); }
-  // The next run ends by `timeout_ns` after it starts; 0: no deadline.
+  // Interruption (Session::cancel, SessionOptions::run_timeout): one flag, raised
+  // by another thread (the caller's, or the Session's RunTimer at the deadline). A
+  // run tests it before each node, at each loop back-edge and at each Call entry
+  // (a relaxed load), and kernels that split long work test it between chunks
+  // (KernelContext::interrupt).
+  void request_cancel() { interrupt_.fetch_or(kCancelRequested, std::memory_order_relaxed); }
+  void expire_deadline() { interrupt_.fetch_or(kDeadlinePassed, std::memory_order_relaxed); }
+  // Clears both: a run's end ends its requests.
+  void clear_cancel() { interrupt_.store(0, std::memory_order_relaxed); }
+  // For the message of a run ended by its deadline; 0: none.
   void set_timeout(uint64_t timeout_ns) { timeout_ns_ = timeout_ns; }
-  static constexpr uint32_t kPollNodes = 1024;
   // Where the print op writes (KernelContext::print); null: stdout.
   void set_print(void (*print)(void* user, const char* text, size_t size), void* user) {
     direct_ctx_.print = print;
@@ -130,10 +133,14 @@ class Executor {
   };
 
   Status loop(std::vector<Tensor>& results);
-  // True when the run must look at the cancel flag and the clock (check_interrupt).
-  bool should_poll() { return cancel_.load(std::memory_order_relaxed) || --poll_countdown_ == 0; }
+  // True when the run is asked to end (check_interrupt says how).
+  bool should_poll() const { return interrupt_.load(std::memory_order_relaxed) != 0; }
   // kCancelled or kDeadlineExceeded at `node` (null: the entry, before any node), or OK.
-  Status check_interrupt(const NodeInfo* node);
+  Status check_interrupt(const NodeInfo* node) const;
+  // The status of `node` whose kernel failed with `failed`: the cancel or deadline
+  // that ended it when one was raised meanwhile (a kernel stops between chunks),
+  // else its own error.
+  Status kernel_failed(const NodeInfo& node, const Status& failed) const;
   // The node a frame at `index` stands at: its running node, or for a finished
   // frame (a loop's cond or body), the node of the frame below that runs it.
   const NodeInfo* node_at(size_t index) const;
@@ -219,10 +226,9 @@ class Executor {
   const NodeKernels& kernels_;
   int max_call_depth_;
   bool profile_;
-  std::atomic<bool> cancel_{false};
+  static constexpr uint32_t kCancelRequested = 1, kDeadlinePassed = 2;
+  std::atomic<uint32_t> interrupt_{0};
   uint64_t timeout_ns_ = 0;
-  uint64_t deadline_ns_ = 0;  // of the running run; 0: none
-  uint32_t poll_countdown_ = kPollNodes;
   int active_calls_ = 0;
   size_t max_values_ = 0;  // the most values of any function
   size_t max_arity_ = 0;   // the most operands or results of any node or function

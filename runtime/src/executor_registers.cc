@@ -19,7 +19,6 @@
 
 namespace sg::runtime {
 
-using detail::at;
 using detail::at_alloc;
 
 namespace {
@@ -360,7 +359,7 @@ __attribute__((aligned(64))) Status Executor::run_register_program(size_t entry)
           const std::span<kernels::TensorRef> out(refs + op.ref_begin + op.n_in, op.n_out);
           const Status s = op.prepared != nullptr ? op.prepared->run(ctx, in, out) : op.fn(ctx, *op.attrs, in, out);
           if (!s.ok()) [[unlikely]]
-            return at(program_.functions[op.function].nodes[op.node], s.code(), s.message());
+            return kernel_failed(program_.functions[op.function].nodes[op.node], s);
         }
         ++pc;
         break;

@@ -14,7 +14,6 @@
 
 namespace sg::runtime {
 
-using detail::at;
 using detail::at_alloc;
 using detail::now_ns;
 
@@ -25,6 +24,7 @@ struct WaveTask {
   const uint32_t* nodes;
   Status* status;
   uint64_t* ns;
+  const std::atomic<uint32_t>* interrupt;
   bool profile;
 };
 
@@ -32,7 +32,8 @@ void run_wave_node(void* arg, size_t k) {
   const WaveTask& task = *static_cast<const WaveTask*>(arg);
   const PlanStep& step = task.plan->steps[task.nodes[k]];
   kernels::TensorRef* const ops = task.plan->refs.data() + step.ref_begin;
-  const kernels::KernelContext ctx;  // no thread pool, no scratch (waves take no node that needs it)
+  kernels::KernelContext ctx;  // no thread pool, no scratch (waves take no node that needs it)
+  ctx.interrupt = task.interrupt;
   const std::span<const kernels::TensorRef> in(ops, step.n_in);
   const std::span<kernels::TensorRef> out(ops + step.n_in, step.n_out);
   const uint64_t start = task.profile ? now_ns() : 0;
@@ -76,9 +77,9 @@ Status Executor::run_wave(Frame& frame, const PlanStep& lead) {
     const Status ran = step.prepared != nullptr ? step.prepared->run(direct_ctx_, in, out)
                                                 : step.fn(direct_ctx_, *step.attrs, in, out);
     if (profile_) record(frame, *i, start);
-    if (!ran.ok()) return at(fn.nodes[*i], ran.code(), ran.message());
+    if (!ran.ok()) return kernel_failed(fn.nodes[*i], ran);
   }
-  WaveTask task{&plan, nodes, wave_status_.data(), wave_ns_.data(), profile_};
+  WaveTask task{&plan, nodes, wave_status_.data(), wave_ns_.data(), &interrupt_, profile_};
 #ifdef SG_HAVE_XNNPACK
   kernels::parallelize(direct_ctx_, run_wave_node, &task, size);
 #else
@@ -89,7 +90,7 @@ Status Executor::run_wave(Frame& frame, const PlanStep& lead) {
   // The first failing node of the wave in program order, as a sequential run reports.
   for (size_t k = 0; k < size; ++k) {
     const Status& ran = wave_status_[k];
-    if (!ran.ok()) return at(fn.nodes[nodes[k]], ran.code(), ran.message());
+    if (!ran.ok()) return kernel_failed(fn.nodes[nodes[k]], ran);
   }
   if (profile_)
     for (size_t k = 0; k < size; ++k) {

@@ -58,7 +58,11 @@ void MappedBytes::reset() {
 
 Result<MappedBytes> MappedBytes::map_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return invalid_graph("cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    const int err = errno;
+    const std::string why = "cannot open '" + path + "': " + std::strerror(err);
+    return err == ENOENT || err == ENOTDIR ? not_found(why) : invalid_graph(why);
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;

@@ -3,6 +3,7 @@
 #include "checksum.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace sg::runtime {
@@ -10,6 +11,21 @@ namespace {
 
 std::string version_string(uint16_t major, uint16_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// A file whose magic is ours but for its last byte, the format generation (1 in
+// "SGRAPH\0\1"): a Stagegraph file of another generation, refused naming both
+// versions (SPEC.md §10), with the major.minor its header gives. `bytes` holds a
+// whole header.
+Status other_generation(std::span<const uint8_t> bytes) {
+  const unsigned generation = bytes[7];
+  const std::string theirs = version_string(uint16_t(bytes[8] | bytes[9] << 8), uint16_t(bytes[10] | bytes[11] << 8)) +
+                             " (magic generation " + std::to_string(generation) + ")";
+  const std::string ours = version_string(format::kMajorVersion, format::kMinorVersion) + " (magic generation " +
+                           std::to_string(unsigned(format::kMagic[7])) + ")";
+  return invalid_graph("graph file format " + theirs + " is " +
+                       (generation > unsigned(format::kMagic[7]) ? "newer than" : "older than") +
+                       " this runtime's " + ours);
 }
 
 // Checks that [offset, offset+size) lies within a file of `file_size` bytes.
@@ -38,6 +54,15 @@ Status check_ranges(const format::Header& h, uint64_t file_size) {
   if (h.data_size > 0 && h.data_offset < h.table_offset + h.table_size &&
       h.table_offset < h.data_offset + h.data_size)
     return invalid_graph("corrupt graph file: the table and the data segment overlap");
+  // A file ends where its table or data segment does (the data segment's padding
+  // included). Bytes after that are covered by no checksum, so they are refused
+  // rather than carried along unseen; a graph stored inside a bigger file (an
+  // APK) is loaded by its range.
+  const uint64_t end = std::max(h.table_offset + h.table_size, h.data_offset + h.data_size);
+  if (file_size > end)
+    return invalid_graph("corrupt graph file: " + std::to_string(file_size - end) + " bytes follow its end at byte " +
+                         std::to_string(end) + " (appended to, or concatenated?); a graph inside a bigger file is "
+                         "loaded by its offset and length (sg_program_load_fd, Program::load_fd)");
   return Status::Ok();
 }
 
@@ -66,8 +91,10 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
                          " bytes is shorter than the " + std::to_string(format::kHeaderSize) +
                          "-byte header");
   CheckedFile out;
-  if (!format::decode_header(bytes.data(), bytes.size(), &out.header))
+  if (!format::decode_header(bytes.data(), bytes.size(), &out.header)) {
+    if (std::memcmp(bytes.data(), format::kMagic, 7) == 0) return other_generation(bytes);
     return invalid_graph("not a Stagegraph graph file (bad magic)");
+  }
   const format::Header& h = out.header;
   if (h.major > format::kMajorVersion)
     return invalid_graph("graph file format " + version_string(h.major, h.minor) +

@@ -25,7 +25,7 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
 
 // The data segment's checksum against the one header `h` stores: XXH3-64 when
 // h.flags has kFlagDataXxh3, else (format 1.0) CRC-32. kInvalidGraph on a
-// mismatch. check_file's data check, and SessionOptions::verify_data's.
+// mismatch. check_file's data check (LoadOptions::verify_data).
 Status check_data_checksum(std::span<const uint8_t> data_segment, const format::Header& h);
 
 }  // namespace sg::runtime

@@ -71,7 +71,7 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
       const fb::Constant* k = g.constants()->Get(uint32_t(value.constant()));
       info.is_constant = true;
       // Kernels only read their inputs, so the read-only mapping is safe to wrap.
-      info.constant = Tensor::wrap(info.dtype, info.dims, const_cast<uint8_t*>(data.data() + k->offset()));
+      info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(data.data() + k->offset()));
     }
     fn.values.push_back(std::move(info));
   }
@@ -138,7 +138,6 @@ Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const Lo
   for (size_t c = 0; c < len(g.constants()); ++c) impl->constant_bytes += g.constants()->Get(uint32_t(c))->size();
   impl->data_segment = file.data_segment;  // moving `bytes` keeps its memory where it is
   impl->header = file.header;
-  impl->data_verified = options.verify_data;
   impl->bytes = std::move(bytes);
   return std::shared_ptr<const Program>(std::make_shared<Program>(std::move(impl)));
 }

@@ -73,12 +73,10 @@ class ProgramImpl {
   std::vector<EntryInfo> entries;
   std::vector<runtime::EntryImpl> entry_impls;  // parallel to entries
   uint64_t constant_bytes = 0;
-  // The data segment (inside `bytes`) and the header with its checksum, so that a
-  // Session can verify it on request (SessionOptions::verify_data); data_verified
-  // when the load did (LoadOptions::verify_data).
+  // The data segment (inside `bytes`; its checksum is checked on load unless
+  // LoadOptions::verify_data is false) and the file's header.
   std::span<const uint8_t> data_segment;
-  format::Header header;  // its data checksum (check_data_checksum)
-  bool data_verified = false;
+  format::Header header;
 
   // True when `p` points into the graph's own bytes (a constant): such results are
   // copied before they leave a Session, so they never outlive the Program.

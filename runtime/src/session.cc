@@ -7,13 +7,13 @@
 
 #include <cstring>
 
-#include "custom_op_kernel.h"
+#include "custom_op_check.h"
 #include "device_backend.h"
 #include "executor.h"
-#include "loader.h"
 #include "memory_limit.h"
 #include "node_kernels.h"
 #include "program_impl.h"
+#include "run_timer.h"
 
 namespace sg {
 
@@ -30,7 +30,8 @@ class SessionImpl {
         kernels(impl, o.num_threads, o.thread_pool ? o.thread_pool->native_handle() : nullptr,
                 o.thread_pool ? o.thread_pool->num_threads() : 1, o.custom_ops),
         executor(impl, kernels, limit != nullptr ? static_cast<Allocator*>(limit.get()) : allocator,
-                 o.max_call_depth, o.profile, o.concurrent_nodes) {
+                 o.max_call_depth, o.profile, o.concurrent_nodes),
+        timer(&SessionImpl::expire, this) {
     const size_t n = info().inputs.size();
     inputs.resize(n);
     run_args.reserve(n);
@@ -47,6 +48,9 @@ class SessionImpl {
   }
 
   const EntryInfo& info() const { return impl.entries[entry_index]; }
+
+  // The RunTimer's call at a run's deadline (on its thread).
+  static void expire(void* user) { static_cast<SessionImpl*>(user)->executor.expire_deadline(); }
 
   static void print_line(void* user, const char* text, size_t size) {
     static_cast<SessionImpl*>(user)->options.text_callback(TextKind::kPrint, std::string_view(text, size));
@@ -96,6 +100,9 @@ class SessionImpl {
   std::unique_ptr<runtime::MemoryLimit> limit;  // before the executor, which allocates through it
   runtime::NodeKernels kernels;  // before the executor, which runs them
   runtime::Executor executor;
+  // Raises the executor's interrupt flag at each run's deadline; after the
+  // executor, so that it is gone (its thread joined) before the executor is.
+  runtime::RunTimer timer;
   // Set when the Session runs on a device (SessionOptions::device): runs go there.
   std::unique_ptr<runtime::DeviceRunner> device;
   std::atomic<bool> running{false};
@@ -192,10 +199,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   if (options.run_timeout.count() < 0)
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");
-  const ProgramImpl& impl = program->impl();
-  SG_RETURN_IF_ERROR(runtime::check_custom_kernels(impl, options.custom_ops));
-  if (options.verify_data && !impl.data_verified)
-    SG_RETURN_IF_ERROR(runtime::check_data_checksum(impl.data_segment, impl.header));
   Result<runtime::DeviceSpec> device = runtime::parse_device(options.device);
   if (!device.ok()) return device.status();
   if (device->kind != runtime::DeviceKind::kCpu &&
@@ -207,6 +210,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;
+    SG_RETURN_IF_ERROR(runtime::check_custom_kernels(*program, e, options.custom_ops));
     auto impl_ptr = std::make_unique<SessionImpl>(std::move(program), e, options);
     if (device->kind != runtime::DeviceKind::kCpu) {
       runtime::DeviceOpen request;
@@ -302,8 +306,14 @@ Status Session::run() {
   if (s.running.exchange(true, std::memory_order_acquire))
     return invalid_argument("run() entered while another run of this Session is in progress (a Session is used by "
                             "one thread at a time)");
-  const Status status = s.run();
-  s.executor.clear_cancel();  // a request made during this run ends with it
+  // The deadline is armed on the host executor's flag; a device runner reads
+  // the clock itself.
+  const bool timed = s.options.run_timeout.count() > 0 && s.device == nullptr;
+  Status status;
+  if (timed) status = s.timer.arm(runtime::RunTimer::Clock::now() + s.options.run_timeout);
+  if (status.ok()) status = s.run();
+  if (timed) s.timer.disarm();
+  s.executor.clear_cancel();  // a request made during this run ends with it, as does the deadline
   if (s.device != nullptr) s.device->clear_cancel();
   s.running.store(false, std::memory_order_release);
   return status;
@@ -382,7 +392,7 @@ Result<Tensor> Session::output_view(size_t i) const {
   const SessionImpl& s = *impl_;
   SG_RETURN_IF_ERROR(s.check_output(i));
   const Tensor& r = s.results[i];
-  return Tensor::wrap(r.dtype(), r.shape(), const_cast<void*>(r.data()));
+  return Tensor::wrap(r.dtype(), r.shape(), r.data());
 }
 
 // The caller may keep an output past the Session and the Program, and release it

@@ -77,12 +77,14 @@ Result<Tensor> Tensor::zeros(DType dtype, Span<const int64_t> shape, Allocator* 
   return t;
 }
 
-Tensor Tensor::wrap(DType dtype, Span<const int64_t> shape, void* data) {
+Tensor Tensor::wrap(DType dtype, Span<const int64_t> shape, const void* data) {
   Tensor t;
   t.dtype_ = dtype;
   t.rank_ = int(shape.size() <= size_t(kMaxRank) ? shape.size() : size_t(kMaxRank));
   for (int i = 0; i < t.rank_; ++i) t.shape_[i] = shape[i];
-  t.data_ = data;
+  // Wrapped memory has no storage, so unique() is false and the executor never
+  // writes over it (no in-place reuse): the constness is kept in fact.
+  t.data_ = const_cast<void*>(data);
   return t;
 }
 

@@ -123,6 +123,7 @@ static void test_version(void) {
   CHECK(strcmp(sg_code_name(SG_OK), "ok") == 0);
   CHECK(strcmp(sg_code_name(SG_CANCELLED), "cancelled") == 0);
   CHECK(strcmp(sg_code_name(SG_DEADLINE_EXCEEDED), "deadline exceeded") == 0);
+  CHECK(strcmp(sg_code_name(SG_NOT_FOUND), "not found") == 0);
   CHECK(strcmp(sg_code_name(1000), "?") == 0);
   CHECK(sg_dtype_size(SG_F16) == 2 && sg_dtype_size(SG_I64) == 8 && sg_dtype_size(77) == 0);
   CHECK(strcmp(sg_dtype_name(SG_BOOL), "bool") == 0);
@@ -202,8 +203,68 @@ static void test_load_memory(void) {
   CHECK_CODE(sg_program_load_memory("hello", 5, 0x80, &p, st), SG_INVALID_ARGUMENT, st);
   CHECK(CONTAINS(sg_status_message(st), "unknown flags"));
   CHECK_CODE(sg_program_load_memory(NULL, 5, 0, &p, st), SG_INVALID_ARGUMENT, st);
-  CHECK_CODE(sg_program_load_file("/nonexistent/x.sgraph", 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK_CODE(sg_program_load_file("/nonexistent/x.sgraph", 0, &p, st), SG_NOT_FOUND, st);
   CHECK(CONTAINS(sg_status_message(st), "/nonexistent/x.sgraph"));
+  CHECK_CODE(sg_program_load_file("/", 0, &p, st), SG_INVALID_GRAPH, st); /* there, but not a graph */
+  sg_status_release(st);
+}
+
+/* The graph with one byte of its data segment (where constants lie) flipped,
+ * written to a temporary file whose path goes to `path`; its size to `size`. */
+static unsigned char* flipped_graph(char* path, size_t* size) {
+  unsigned char* bytes = read_graph(size);
+  uint64_t data_offset = 0;
+  int k, fd;
+  if (bytes == NULL) return NULL;
+  for (k = 7; k >= 0; --k) data_offset = data_offset << 8 | bytes[32 + k]; /* header: data offset, LE */
+  CHECK(data_offset > 0 && data_offset < *size);
+  bytes[data_offset] ^= 0x01;
+  fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) {
+    CHECK(write(fd, bytes, *size) == (ssize_t)*size);
+    close(fd);
+  }
+  return bytes;
+}
+
+/* Every load checks the data segment's checksum unless told not to, whatever it
+ * loads from; SG_LOAD_NO_VERIFY_DATA is the one way to skip it. */
+static void test_verify_data(void) {
+  sg_status* st = sg_status_create();
+  char path[] = "/tmp/sg_capi_flip_XXXXXX";
+  size_t size = 0;
+  unsigned char* bytes = flipped_graph(path, &size);
+  sg_program* p = NULL;
+  int fd;
+  if (bytes == NULL) return;
+  CHECK_CODE(sg_program_load_file(path, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(p == NULL && CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  CHECK_CODE(sg_program_load_file(path, SG_LOAD_VERIFY_DATA, &p, st), SG_INVALID_GRAPH, st);
+  CHECK_CODE(sg_program_load_memory(bytes, size, SG_LOAD_COPY, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  fd = open(path, O_RDONLY);
+  CHECK_CODE(sg_program_load_fd(fd, 0, 0, 0, &p, st), SG_INVALID_GRAPH, st);
+  CHECK(CONTAINS(sg_status_message(st), "data segment checksum mismatch"));
+  /* The opt-out: the caller vouches for the bytes. */
+  CHECK_OK(sg_program_load_fd(fd, 0, 0, SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  close(fd);
+  CHECK_OK(sg_program_load_file(path, SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  CHECK_OK(sg_program_load_memory(bytes, size, SG_LOAD_COPY | SG_LOAD_NO_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  p = NULL;
+  CHECK_CODE(sg_program_load_file(path, SG_LOAD_VERIFY_DATA | SG_LOAD_NO_VERIFY_DATA, &p, st), SG_INVALID_ARGUMENT,
+             st);
+  CHECK(p == NULL && CONTAINS(sg_status_message(st), "contradict"));
+  /* The file as compiled loads with every flag. */
+  CHECK_OK(sg_program_load_file(graph_path, 0, &p, st), st);
+  sg_program_release(p);
+  CHECK_OK(sg_program_load_file(graph_path, SG_LOAD_VERIFY_DATA, &p, st), st);
+  sg_program_release(p);
+  unlink(path);
+  free(bytes);
   sg_status_release(st);
 }
 
@@ -248,6 +309,26 @@ static void test_load_fd(void) {
   CHECK(CONTAINS(sg_status_message(st), "passes the end of the file"));
   CHECK_CODE(sg_program_load_fd(fd, 64, 0, 0, &p, st), SG_INVALID_GRAPH, st);
   close(fd);
+  {
+    /* Bytes after the graph's end, as when it is taken to the end of a bigger file. */
+    char path[] = "/tmp/sg_capi_tail_XXXXXX";
+    size_t size = 0;
+    unsigned char* bytes = read_graph(&size);
+    fd = mkstemp(path);
+    CHECK(fd >= 0 && bytes != NULL);
+    if (fd >= 0 && bytes != NULL) {
+      CHECK(write(fd, bytes, size) == (ssize_t)size);
+      CHECK(write(fd, "trailing", 8) == 8);
+      CHECK_CODE(sg_program_load_fd(fd, 0, 0, 0, &p, st), SG_INVALID_GRAPH, st);
+      CHECK(CONTAINS(sg_status_message(st), "8 bytes follow its end"));
+      CHECK_OK(sg_program_load_fd(fd, 0, size, 0, &p, st), st); /* its own range loads */
+      sg_program_release(p);
+      p = NULL;
+      close(fd);
+      unlink(path);
+    }
+    free(bytes);
+  }
   CHECK_CODE(sg_program_load_fd(-1, 0, 0, 0, &p, st), SG_INVALID_ARGUMENT, st);
   CHECK(p == NULL);
   sg_status_release(st);
@@ -277,6 +358,33 @@ static void test_run(void) {
   CHECK(index == 0);
   CHECK(sg_session_num_outputs(s) == 1);
   CHECK(sg_session_entry(s) == sg_program_find_entry(p, "affine"));
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
+/* Bound input memory is read afresh by each run: a buffer refilled between runs is
+ * seen without a new bind, and the runtime never writes it. */
+static void test_input_memory_changes(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = session_for(p, "affine", NULL, st);
+  const int64_t xs[2] = {2, 3}, ws[2] = {3, 2};
+  float x[6], w[6];
+  const void* data = NULL;
+  int round, k;
+  if (s == NULL) return;
+  memcpy(w, kW, sizeof w);
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 2, x, sizeof x, st), st);
+  CHECK_OK(sg_session_set_input(s, "w", SG_F32, ws, 2, w, sizeof w, st), st);
+  for (round = 0; round < 3; ++round) {
+    for (k = 0; k < 6; ++k) x[k] = kX[k] * (float)(round + 1);
+    CHECK_OK(sg_session_run(s, st), st);
+    CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+    /* (round + 1) * (x @ w) + 1 */
+    for (k = 0; data != NULL && k < 4; ++k) CHECK(((const float*)data)[k] == (kY[k] - 1) * (float)(round + 1) + 1);
+    for (k = 0; k < 6; ++k) CHECK(x[k] == kX[k] * (float)(round + 1) && w[k] == kW[k]);
+  }
   sg_session_release(s);
   sg_program_release(p);
   sg_status_release(st);
@@ -339,7 +447,8 @@ static void test_errors(void) {
   CHECK(CONTAINS(sg_status_message(st), "negative dim"));
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, kX, 4, st), SG_INVALID_INPUT, st);
   CHECK(CONTAINS(sg_status_message(st), "4 bytes given"));
-  CHECK_CODE(sg_session_set_input(s, "x", 42, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK_CODE(sg_session_set_input(s, "x", 42, xs, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown dtype code 42"));
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, NULL, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
   CHECK_CODE(sg_session_set_input(s, "x", SG_F32, xs, 2, NULL, sizeof kX, st), SG_INVALID_ARGUMENT, st);
   CHECK_CODE(sg_session_set_input_at(s, 7, SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_ARGUMENT, st);
@@ -590,15 +699,22 @@ static void test_shared_pool(void) {
   sg_status_release(st);
 }
 
-/* A custom op's kernel, written in C: `user` counts the calls. */
+/* A custom op's kernel, written in C: `user` counts the calls and says which code
+ * a negative input gets. */
+struct scale3_state {
+  int calls;
+  sg_code negative;
+};
+
 static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, const sg_dtype* input_dtypes,
                       const int64_t* const* input_dims, const size_t* input_ranks, void* output,
                       sg_dtype output_dtype, const int64_t* output_dims, size_t output_rank, const char** message) {
   int64_t i;
   const float* x = (const float*)inputs[0];
   float* y = (float*)output;
+  struct scale3_state* state = (struct scale3_state*)user;
   (void)input_dims;
-  ++*(int*)user;
+  ++state->calls;
   if (num_inputs != 1 || input_dtypes[0] != SG_F32 || output_dtype != SG_F32 || input_ranks[0] != 1 ||
       output_rank != 1) {
     *message = "scale3: unexpected operands";
@@ -607,7 +723,7 @@ static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, 
   for (i = 0; i < output_dims[0]; ++i) {
     if (x[i] < 0) {
       *message = "scale3: negative input";
-      return SG_RUNTIME_ERROR;
+      return state->negative;
     }
     y[i] = 3.0f * x[i];
   }
@@ -620,20 +736,41 @@ static void test_custom_op(void) {
   sg_session* s = NULL;
   sg_session_options* o = NULL;
   sg_custom_ops* ops = NULL;
-  int calls = 0;
+  struct scale3_state state = {0, SG_RUNTIME_ERROR};
+  const sg_code codes[4] = {SG_RUNTIME_ERROR, SG_INVALID_INPUT, SG_OUT_OF_MEMORY, 1000};
+  const sg_code expected[4] = {SG_RUNTIME_ERROR, SG_INVALID_INPUT, SG_OUT_OF_MEMORY, SG_INTERNAL};
+  int k;
   const float x[3] = {1, 2, 3}, bad[1] = {-1};
   const int64_t xs[1] = {3}, bs[1] = {1};
   const void* data = NULL;
   CHECK_OK(sg_program_load_file(custom_graph_path, 0, &p, st), st);
   CHECK_OK(sg_session_options_create(&o, st), st);
   if (p == NULL || o == NULL) return;
-  /* No kernel registered: refused on creation, naming the op. */
+  /* No kernel registered: refused on creation, naming the op and its line, in C. */
   CHECK_CODE(sg_session_create(p, "scaled", o, &s, st), SG_INVALID_ARGUMENT, st);
   CHECK(s == NULL && CONTAINS(sg_status_message(st), "test.scale3"));
+  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  CHECK(CONTAINS(sg_status_message(st), "sg_session_options_set_custom_ops"));
+  CHECK(!CONTAINS(sg_status_message(st), "SessionOptions"));
+  CHECK_CODE(sg_session_create(p, "scaled", NULL, &s, st), SG_INVALID_ARGUMENT, st);
+  /* An entry that reaches no custom op needs no kernel. */
+  CHECK_OK(sg_session_create(p, "plain", NULL, &s, st), st);
+  if (s != NULL) {
+    CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+    CHECK_OK(sg_session_run(s, st), st);
+    CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+    CHECK(data != NULL && ((const float*)data)[2] == 4.0f);
+    sg_session_release(s);
+    s = NULL;
+  }
   CHECK_OK(sg_custom_ops_create(&ops, st), st);
+  /* A registry without the op: the refusal says to add it. */
+  CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
+  CHECK_CODE(sg_session_create(p, "scaled", o, &s, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "sg_custom_ops_add"));
   CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
-  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
-  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), st);
+  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), SG_INVALID_ARGUMENT, st);
   CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
   CHECK_OK(sg_session_create(p, "scaled", o, &s, st), st);
   /* The session keeps the registry alive. */
@@ -644,18 +781,23 @@ static void test_custom_op(void) {
   CHECK_OK(sg_session_run(s, st), st);
   CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
   CHECK(data != NULL && ((const float*)data)[0] == 4.0f && ((const float*)data)[2] == 10.0f);
-  CHECK(calls == 1);
-  /* The kernel's error ends the run with its code and message, and the op's line. */
+  CHECK(state.calls == 1);
+  /* The kernel's error ends the run with its code (one the library does not know:
+   * SG_INTERNAL, saying so) and message, and the op's line. */
   CHECK_OK(sg_session_set_input(s, "x", SG_F32, bs, 1, bad, sizeof bad, st), st);
-  CHECK_CODE(sg_session_run(s, st), SG_RUNTIME_ERROR, st);
-  CHECK(CONTAINS(sg_status_message(st), "negative input"));
-  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  for (k = 0; k < 4; ++k) {
+    state.negative = codes[k];
+    CHECK_CODE(sg_session_run(s, st), expected[k], st);
+    CHECK(CONTAINS(sg_status_message(st), "negative input"));
+    CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  }
+  CHECK(CONTAINS(sg_status_message(st), "unknown code 1000"));
   sg_session_release(s);
   /* The gradient through the op runs the kernel forward and the program's vjp rule. */
   s = NULL;
   CHECK_OK(sg_session_options_create(&o, st), st);
   CHECK_OK(sg_custom_ops_create(&ops, st), st);
-  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &calls, st), st);
+  CHECK_OK(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), st);
   CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
   CHECK_OK(sg_session_create(p, "scaled_grad", o, &s, st), st);
   sg_custom_ops_release(ops);
@@ -733,7 +875,9 @@ static const struct test kTests[] = {
     {"inspect", test_inspect},
     {"load_memory", test_load_memory},
     {"load_fd", test_load_fd},
+    {"verify_data", test_verify_data},
     {"run", test_run},
+    {"input_memory_changes", test_input_memory_changes},
     {"bound_outputs", test_bound_outputs},
     {"errors", test_errors},
     {"cancel", test_cancel},

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /* Incremented with every addition to this header. */
-#define SG_C_API_VERSION 2
+#define SG_C_API_VERSION 3
 
 /* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
 typedef int32_t sg_code;
@@ -75,7 +75,8 @@ enum {
   SG_CANCELLED = 7,        /* sg_session_cancel ended the run */
   SG_UNSUPPORTED = 8,      /* a valid request this build cannot serve (e.g. a device) */
   SG_INTERNAL = 9,         /* a broken invariant: please report it */
-  SG_DEADLINE_EXCEEDED = 10 /* the run's timeout passed */
+  SG_DEADLINE_EXCEEDED = 10, /* the run's timeout passed */
+  SG_NOT_FOUND = 11          /* (SG_C_API_VERSION 3) the graph file does not exist */
 };
 
 /* ---- Element types (the same numbers as sg::DType and the graph schema) ----- */
@@ -114,14 +115,21 @@ SG_API void sg_status_release(sg_status* status);
 SG_API sg_code sg_status_code(const sg_status* status);
 /* "" when OK or for NULL; valid until the status is next written or released. */
 SG_API const char* sg_status_message(const sg_status* status);
-/* "ok", "invalid argument", ..., "deadline exceeded"; "?" for an unknown code. */
+/* "ok", "invalid argument", ..., "not found"; "?" for an unknown code. */
 SG_API const char* sg_code_name(sg_code code);
 
 /* ---- Programs ----------------------------------------------------------------- */
-/* Load flags (bits; any other bit is SG_INVALID_ARGUMENT). */
+/* Load flags (bits; any other bit is SG_INVALID_ARGUMENT). Every load checks the
+ * header, the table's CRC-32 and the data segment's checksum (XXH3-64, at memory
+ * speed: a changed weight is SG_INVALID_GRAPH) unless SG_LOAD_NO_VERIFY_DATA says
+ * otherwise; flags 0 is the checked load. */
 enum {
-  SG_LOAD_VERIFY_DATA = 1, /* also check the data segment's checksum on load */
-  SG_LOAD_COPY = 2         /* sg_program_load_memory: always copy the bytes */
+  SG_LOAD_VERIFY_DATA = 1,   /* check the data segment's checksum: the default (before
+                                SG_C_API_VERSION 3 only this flag asked for it) */
+  SG_LOAD_COPY = 2,          /* sg_program_load_memory: always copy the bytes */
+  SG_LOAD_NO_VERIFY_DATA = 4 /* (SG_C_API_VERSION 3) skip the data checksum, for a
+                                caller that verified the file itself; with
+                                SG_LOAD_VERIFY_DATA: SG_INVALID_ARGUMENT */
 };
 
 /* Memory-maps the file; constants are used in place from the map. */
@@ -190,7 +198,9 @@ SG_API sg_code sg_session_options_set_max_call_depth(sg_session_options* options
 SG_API sg_code sg_session_options_set_memory_limit(sg_session_options* options, uint64_t bytes,
                                                    sg_status* status);
 /* Wall time each run may take, in microseconds; 0 (default): none. A run past it
- * ends with SG_DEADLINE_EXCEEDED naming where it stopped. */
+ * ends with SG_DEADLINE_EXCEEDED naming where it stopped, as promptly as
+ * sg_session_cancel would end it (the session's own timer thread raises the same
+ * flag at the deadline), whatever the number of nodes. */
 SG_API sg_code sg_session_options_set_run_timeout_us(sg_session_options* options, uint64_t microseconds,
                                                      sg_status* status);
 /* Runs use `pool` (held by the session) instead of a pool of their own; NULL: own pool. */
@@ -216,7 +226,8 @@ SG_API sg_code sg_session_options_set_text_callback(sg_session_options* options,
 /* ---- Custom ops (SG_C_API_VERSION 2) ------------------------------------------------- */
 /* Kernels for the custom ops a graph declares (sg.custom_op("my_ns.swish", ...) in the
  * staged program). A kernel reads `num_inputs` dense C-order operands and writes the
- * output, already allocated with the dtype and dims the compiler recorded; it returns
+ * output, already allocated with the dtype and dims the compiler recorded (checked
+ * against the compiled rule before each call) and zero-filled, all of it; it returns
  * SG_OK, or an error code with `message` (a NUL-terminated string the kernel keeps
  * alive, or NULL), which ends the run with that code naming the op and its line.
  * It runs on the thread calling sg_session_run, one call at a time per session. */
@@ -231,7 +242,9 @@ SG_API void sg_custom_ops_release(sg_custom_ops* ops);
 /* SG_INVALID_ARGUMENT for an empty name, a NULL kernel or a name already added. */
 SG_API sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
                                  sg_status* status);
-/* A session whose graph has a custom op missing here fails to be created, naming it. */
+/* A session whose entry reaches (through if, while and call) a custom op missing
+ * here fails to be created with SG_INVALID_ARGUMENT, naming the op and its line;
+ * custom ops only other entries reach need no kernel. */
 SG_API sg_code sg_session_options_set_custom_ops(sg_session_options* options, sg_custom_ops* ops,
                                                  sg_status* status);
 
@@ -251,8 +264,10 @@ SG_API sg_code sg_session_output_index(const sg_session* session, const char* na
                                        sg_status* status);
 
 /* Binds an input to `nbytes` of caller memory at `data`, C order, without a copy.
- * The memory must stay valid and unchanged until this input is bound again or the
- * session is released. dtype, rank and static dims must match the signature, and
+ * The memory must stay valid until this input is bound again or the session is
+ * released. Each run reads it afresh and never writes it: its contents may change
+ * between runs (never during one), and the next run sees the new values without a
+ * new bind, as a loop refilling one buffer wants; the dims stay the ones given. dtype, rank and static dims must match the signature, and
  * symbolic dims agree among the inputs (SG_INVALID_INPUT naming the input);
  * nbytes must equal the product of the dims times the dtype's size. Inputs stay
  * bound across runs. */
@@ -275,7 +290,8 @@ SG_API sg_code sg_session_bind_output(sg_session* session, size_t index, void* d
 SG_API sg_code sg_session_run(sg_session* session, sg_status* status);
 
 /* Ends the run in progress at its next check (between nodes, at loop back-edges
- * and call entries) with SG_CANCELLED; when no run is in progress, the next run
+ * and call entries, and inside long kernels between the blocks of rows they split
+ * their work into) with SG_CANCELLED; when no run is in progress, the next run
  * ends that way as soon as it starts (so a cancel racing with the start of a run
  * is never lost). Each run's end clears the request. Any thread, any time. */
 SG_API void sg_session_cancel(sg_session* session);

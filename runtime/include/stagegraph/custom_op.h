@@ -11,9 +11,13 @@
 //   options.custom_ops = &ops;  // must outlive the Session
 //   auto session = sg::Session::create(program, "main", options);
 //
-// Session::create refuses a graph with a custom op that has no registered kernel,
-// naming the op. A kernel's failure ends the run with kRuntimeError naming the op
-// and its source line.
+// Session::create refuses an entry that reaches (itself, or through If, While and
+// Call) a custom op without a registered kernel, naming the op and its source line;
+// ops only other entries reach need none. The kernel gets its output allocated
+// with the dtype and dims of the compiled result rule, zero-filled, and is to
+// write all of it. A kernel's failure ends the run with the Status it returned: its
+// code as it is (kRuntimeError, kInvalidInput, kOutOfMemory...), its message after
+// the op's name and source line.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +33,8 @@
 namespace sg {
 
 // An operand or the result of a custom op: a dense, C-order tensor. Operands are
-// read only; the result is allocated with the recorded dtype and shape.
+// read only; the result is allocated with the recorded dtype and shape (checked
+// against the compiled rule before each call) and zero-filled.
 struct CustomOpTensor {
   DType dtype = DType::kF32;
   int rank = 0;

@@ -64,7 +64,9 @@ struct FunctionInfo {
 struct LoadOptions {
   // Checks the data segment's checksum on load (XXH3-64, at memory speed: a
   // changed constant is refused, kInvalidGraph). false skips it, for callers that
-  // verified the file themselves.
+  // verified the file themselves. The one place this is set: the C API's
+  // SG_LOAD_NO_VERIFY_DATA, Java's Program.LoadOptions and graph-run's
+  // --no-verify-data all come here.
   bool verify_data = true;
 };
 
@@ -150,9 +152,6 @@ struct SessionOptions {
   // With num_threads > 1: run independent heavy nodes concurrently, one thread
   // each (ScheduleStats); false: nodes one at a time, each kernel on all threads.
   bool concurrent_nodes = true;
-  // Checks the data segment's checksum when the Session is created (kInvalidGraph
-  // on a mismatch), unless LoadOptions::verify_data already did on load.
-  bool verify_data = false;
   Allocator* allocator = nullptr;  // host allocations; nullptr: the default
 
   // Bytes of memory the runs may hold at once: frame arenas, the Session's own
@@ -163,9 +162,10 @@ struct SessionOptions {
   // count. Costs nothing on the hot path (counted where memory is allocated).
   size_t memory_limit_bytes = 0;
   // Wall time each run may take; zero: no limit. A run past it ends with
-  // kDeadlineExceeded naming the source line it stopped at. Checked with the
-  // cancellation (between nodes, at loop back-edges and Call entries); the clock is
-  // read every kDeadlinePollNodes nodes, so a single long kernel finishes first.
+  // kDeadlineExceeded naming the source line it stopped at, whatever the number
+  // of nodes: at the deadline a thread of the Session's own (started by its first
+  // timed run) raises the flag cancel() raises, so the run ends as a cancelled one
+  // does, and the run itself reads no clock.
   std::chrono::microseconds run_timeout{0};
   // Runs fork kernel work on this pool instead of threads of their own (num_threads
   // is then ignored); null: the Session's own threads.
@@ -175,7 +175,8 @@ struct SessionOptions {
   // diagnostics are only returned in the Status.
   TextCallback text_callback;
   // Kernels of the graph's custom ops (stagegraph/custom_op.h); must outlive the
-  // Session. A graph with a custom op that has none here is refused by create().
+  // Session. An entry that reaches a custom op with none here is refused by
+  // create(); custom ops only other entries reach need none.
   const CustomOps* custom_ops = nullptr;
   // Where the Session runs: "cpu", "cuda" (GPU 0) or "cuda:N". A device other than
   // the CPU needs its backend in `device_backend`; without one, or without such a
@@ -244,7 +245,10 @@ class SG_API Session {
   // input, when the name is unknown or the dtype, rank or a static dim differs, or
   // a dim is negative; symbolic dims are bound here and must agree with earlier
   // inputs of this run. The tensor is shared, not copied (Tensor::wrap binds
-  // caller memory, which must then stay valid while bound).
+  // caller memory, which must then stay valid while bound). Each run reads the
+  // bound memory afresh and never writes it: the caller may change its contents
+  // between runs (not during one) and run again without binding it again, as a
+  // loop refilling one buffer does; the dims stay those given here.
   Status set_input(std::string_view name, Tensor value);
   Status set_input(size_t index, Tensor value);
   // Positions by name; kInvalidArgument naming the names there are.
@@ -263,10 +267,13 @@ class SG_API Session {
   // Inputs stay bound; call set_input again to change them.
   Status run();
 
-  // Ends the run in progress at its next check (between nodes, at loop back-edges
-  // and Call entries) with kCancelled; with no run in progress, the next run ends
-  // so as soon as it starts, so that a cancel racing with a run's start is never
-  // lost. Every run's end clears the request. Any thread, any time; lock-free.
+  // Ends the run in progress at its next check with kCancelled: between nodes, at
+  // loop back-edges and Call entries, and inside long kernels between the blocks
+  // they split their work into (dense layers and matmuls: a few hundred rows at a
+  // time), so it lands within about a millisecond, not a whole kernel. With no run
+  // in progress, the next run ends so as soon as it starts, so that a cancel racing
+  // with a run's start is never lost. Every run's end clears the request. Any
+  // thread, any time; lock-free.
   void cancel();
   // Changes SessionOptions::run_timeout for later runs (not while one runs).
   Status set_run_timeout(std::chrono::microseconds timeout);
@@ -300,8 +307,6 @@ class SG_API Session {
   ScheduleStats schedule_stats() const;
 
   explicit Session(std::unique_ptr<SessionImpl> impl);
-  // How often (in nodes) a run reads the clock when it has a timeout.
-  static constexpr uint32_t kDeadlinePollNodes = 1024;
 
  private:
   std::unique_ptr<SessionImpl> impl_;

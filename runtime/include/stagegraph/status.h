@@ -11,7 +11,7 @@ namespace sg {
 
 // Grouped by kind. The tools map them to exit codes (SPEC.md §9):
 //   kInvalidArgument      -> 1 (usage)
-//   kInvalidGraph, kInvalidInput -> 2 (rejected while loading or binding)
+//   kInvalidGraph, kInvalidInput, kNotFound -> 2 (rejected while loading or binding)
 //   kRuntimeError, kLimitExceeded, kOutOfMemory, kCancelled, kDeadlineExceeded -> 3
 //     (failed while running)
 // The numbers are the C API's SG_* codes (c_api.h): append only, never renumber.
@@ -27,6 +27,7 @@ enum class StatusCode : unsigned char {
   kUnsupported,       // valid request this build cannot serve (e.g. no CUDA)
   kInternal,          // a broken invariant
   kDeadlineExceeded,  // the run's timeout passed (SessionOptions::run_timeout)
+  kNotFound,          // the graph file does not exist (or a folder on its path)
 };
 
 inline const char* status_code_name(StatusCode code) {
@@ -42,6 +43,7 @@ inline const char* status_code_name(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kInternal: return "internal error";
     case StatusCode::kDeadlineExceeded: return "deadline exceeded";
+    case StatusCode::kNotFound: return "not found";
   }
   return "?";
 }
@@ -104,6 +106,7 @@ inline Status unsupported(std::string m) { return {StatusCode::kUnsupported, std
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 inline Status deadline_exceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 
 template <class T>
 class [[nodiscard]] Result {

@@ -40,9 +40,11 @@ class SG_API Tensor {
                               Allocator* allocator = nullptr);
   static Result<Tensor> zeros(DType dtype, Span<const int64_t> shape,
                               Allocator* allocator = nullptr);
-  // A view of memory owned elsewhere (constants in a mapped file); `data` must
-  // outlive the tensor and every copy of it.
-  static Tensor wrap(DType dtype, Span<const int64_t> shape, void* data);
+  // A view of memory owned elsewhere (constants in a mapped file, a caller's
+  // buffer); `data` must outlive the tensor and every copy of it. It may be read
+  // only: the runtime never writes memory it did not allocate (an input it was
+  // given this way included); data() gives it back writable, for the caller's use.
+  static Tensor wrap(DType dtype, Span<const int64_t> shape, const void* data);
   // Like empty(), with room for at least `capacity_bytes` of data, so that a sole
   // owner can grow it along its first axis without moving it (tensor lists).
   static Result<Tensor> empty_with_capacity(DType dtype, Span<const int64_t> shape, size_t capacity_bytes,

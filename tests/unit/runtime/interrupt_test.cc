@@ -3,6 +3,7 @@
 // line the run stopped at, and leaves the Session usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -106,6 +107,87 @@ TEST(Interrupt, TimeoutStopsARecursionAtACall) {
   ASSERT_TRUE(s->set_input("n", scalar_i64(4)).ok());
   ASSERT_TRUE(s->run().ok());
   EXPECT_EQ(values_of<int64_t>(s->output(0)), std::vector<int64_t>{10});
+}
+
+// def product(a: f32["M", 1024], b: f32[1024, 1024]): return a @ b -- one node,
+// one long kernel (b is an input: the run-time GEMM, or the reference kernel).
+GraphSpec product_graph() {
+  GraphSpec g;
+  g.symbols = {"M"};
+  FunctionSpec f;
+  f.name = "product";
+  const uint32_t a = f.param(DType::kF32, {sym(0), {1024, -1}});
+  const uint32_t b = f.param(DType::kF32, shape({1024, 1024}));
+  const uint32_t c = f.op("matmul", {a, b}, DType::kF32, {sym(0), {1024, -1}}, 2, 12);
+  f.results = {c};
+  g.add_entry("product", g.add_function(std::move(f)), {"a", "b"}, {"output_0"});
+  return g;
+}
+
+Tensor filled(std::vector<int64_t> dims, float v) {
+  Tensor t = Tensor::empty(DType::kF32, dims).value();
+  std::fill(t.data_as<float>(), t.data_as<float>() + t.numel(), v);
+  return t;
+}
+
+// Seconds a whole product of `rows` rows takes on `s`, from one of rows / 8.
+double whole_product_seconds(Session& s, int64_t rows) {
+  EXPECT_TRUE(s.set_input("a", filled({rows / 8, 1024}, 0.5f)).ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(s.run().ok());
+  return 8 * seconds_since(start);
+}
+
+constexpr int64_t kProductRows = 8192;  // 17 GFLOP
+
+// A run of one node honours its timeout (it used to be read every 1,024 nodes,
+// so a run of fewer never looked), and the deadline lands inside the kernel,
+// which stops between the blocks of rows it splits its work into.
+TEST(Interrupt, DeadlineEndsARunOfOneLongKernel) {
+  auto s = session_on(product_graph(), "product");
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->set_input("b", filled({1024, 1024}, 0.25f)).ok());
+  const double whole = whole_product_seconds(*s, kProductRows);
+  ASSERT_TRUE(s->set_input("a", filled({kProductRows, 1024}, 0.5f)).ok());
+  ASSERT_TRUE(s->set_run_timeout(std::chrono::milliseconds(10)).ok());
+  const auto start = std::chrono::steady_clock::now();
+  const Status st = s->run();
+  const double took = seconds_since(start);
+  EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st.message();
+  EXPECT_NE(st.message().find("model.py:2:12: "), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("stopped in 'matmul'"), std::string::npos) << st.message();
+  EXPECT_GE(took, 0.0099);
+  EXPECT_LT(took, 0.01 + whole / 4) << "the whole product takes about " << whole << " s";
+  // The next run, with time enough, gives the product.
+  ASSERT_TRUE(s->set_run_timeout(std::chrono::seconds(600)).ok());
+  ASSERT_TRUE(s->set_input("a", filled({8, 1024}, 0.5f)).ok());
+  ASSERT_TRUE(s->run().ok());
+  EXPECT_EQ(values_of<float>(s->output(0))[0], 128.0f);
+}
+
+TEST(Interrupt, CancelLandsInsideALongKernel) {
+  for (const int threads : {1, 2}) {
+    SessionOptions o;
+    o.num_threads = threads;
+    auto s = session_on(product_graph(), "product", o);
+    ASSERT_NE(s, nullptr);
+    ASSERT_TRUE(s->set_input("b", filled({1024, 1024}, 0.25f)).ok());
+    const double whole = whole_product_seconds(*s, kProductRows);
+    ASSERT_TRUE(s->set_input("a", filled({kProductRows, 1024}, 0.5f)).ok());
+    std::chrono::steady_clock::time_point cancelled_at;
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      cancelled_at = std::chrono::steady_clock::now();
+      s->cancel();
+    });
+    const Status st = s->run();
+    const auto ended = std::chrono::steady_clock::now();
+    canceller.join();
+    EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.message();
+    EXPECT_NE(st.message().find("stopped in 'matmul'"), std::string::npos) << st.message();
+    EXPECT_LT(std::chrono::duration<double>(ended - cancelled_at).count(), whole / 4)
+        << threads << " threads; the whole product takes about " << whole << " s";
+  }
 }
 
 TEST(Interrupt, RunEnteredByASecondThreadIsAnError) {

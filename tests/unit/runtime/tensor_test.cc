@@ -88,6 +88,16 @@ TEST(Tensor, WrapDoesNotOwn) {
   EXPECT_EQ(owned.data_as<float>()[5], 6.0f);
 }
 
+// Read-only memory wraps without a cast (an input the runtime only reads).
+TEST(Tensor, WrapTakesConstData) {
+  alignas(64) static const float kWeights[4] = {1, 2, 3, 4};
+  const int64_t shape[] = {4};
+  const Tensor w = Tensor::wrap(DType::kF32, shape, kWeights);
+  EXPECT_EQ(w.data(), static_cast<const void*>(kWeights));
+  EXPECT_EQ(w.data_as<float>()[3], 4.0f);
+  EXPECT_FALSE(w.unique());
+}
+
 TEST(Tensor, ScalarsAndEmptyTensors) {
   Tensor s = Tensor::zeros(DType::kBool, {}).value();
   EXPECT_EQ(s.rank(), 0);

@@ -76,8 +76,9 @@ JNIEXPORT jstring SG_JNI(codeName)(JNIEnv* env, jclass cls, jint code) {
 }
 
 /* ---- programs ------------------------------------------------------------------------ */
+/* The C API checks the data segment unless told not to. */
 static uint32_t load_flags(jboolean verify, jboolean copy) {
-  return (verify ? SG_LOAD_VERIFY_DATA : 0u) | (copy ? SG_LOAD_COPY : 0u);
+  return (verify ? 0u : SG_LOAD_NO_VERIFY_DATA) | (copy ? SG_LOAD_COPY : 0u);
 }
 
 JNIEXPORT jlong SG_JNI(loadFile)(JNIEnv* env, jclass cls, jstring path, jboolean verify) {

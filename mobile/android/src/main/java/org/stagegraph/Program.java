@@ -26,14 +26,40 @@ public final class Program implements AutoCloseable {
     this.entries = Collections.unmodifiableList(readEntries(handle));
   }
 
+  /**
+   * How a program is loaded. Every load checks the file's header, its table's
+   * checksum and its data segment's checksum (XXH3-64, at memory speed: a changed
+   * weight is refused with INVALID_GRAPH); {@link #setVerifyData setVerifyData(false)}
+   * skips the data check, for an application that verified the file itself.
+   */
+  public static final class LoadOptions {
+    boolean verifyData = true;
+
+    /** Check the data segment's checksum on load (default true). */
+    public LoadOptions setVerifyData(boolean verify) {
+      verifyData = verify;
+      return this;
+    }
+  }
+
+  private static final LoadOptions DEFAULT_LOAD = new LoadOptions();
+
   /** Memory-maps the file at {@code path}. */
   public static Program fromFile(String path) {
-    return new Program(NativeLib.loadFile(path, false), null);
+    return fromFile(path, DEFAULT_LOAD);
+  }
+
+  public static Program fromFile(String path, LoadOptions options) {
+    return new Program(NativeLib.loadFile(path, options.verifyData), null);
   }
 
   /** Copies the graph from {@code bytes} once; the array may be reused at once. */
   public static Program fromBytes(byte[] bytes) {
-    return new Program(NativeLib.loadBytes(bytes, 0, bytes.length, false), null);
+    return fromBytes(bytes, DEFAULT_LOAD);
+  }
+
+  public static Program fromBytes(byte[] bytes, LoadOptions options) {
+    return new Program(NativeLib.loadBytes(bytes, 0, bytes.length, options.verifyData), null);
   }
 
   /**
@@ -42,12 +68,16 @@ public final class Program implements AutoCloseable {
    * to it; leave its bytes unchanged); any other buffer is copied once.
    */
   public static Program fromByteBuffer(ByteBuffer buffer) {
+    return fromByteBuffer(buffer, DEFAULT_LOAD);
+  }
+
+  public static Program fromByteBuffer(ByteBuffer buffer, LoadOptions options) {
     if (!buffer.isDirect()) {
       byte[] copy = new byte[buffer.remaining()];
       buffer.duplicate().get(copy);
-      return fromBytes(copy);
+      return fromBytes(copy, options);
     }
-    long h = NativeLib.loadDirect(buffer, buffer.position(), buffer.remaining(), false, false);
+    long h = NativeLib.loadDirect(buffer, buffer.position(), buffer.remaining(), false, options.verifyData);
     return new Program(h, buffer);
   }
 
@@ -57,12 +87,20 @@ public final class Program implements AutoCloseable {
    * and may be closed as soon as this returns.
    */
   public static Program fromFileDescriptor(FileDescriptor fd, long offset, long length) {
-    return fromFd(NativeLib.fdOf(fd), offset, length);
+    return fromFileDescriptor(fd, offset, length, DEFAULT_LOAD);
+  }
+
+  public static Program fromFileDescriptor(FileDescriptor fd, long offset, long length, LoadOptions options) {
+    return fromFd(NativeLib.fdOf(fd), offset, length, options);
   }
 
   /** As {@link #fromFileDescriptor}, from the descriptor's number (ParcelFileDescriptor.getFd()). */
   public static Program fromFd(int fd, long offset, long length) {
-    return new Program(NativeLib.loadFd(fd, offset, length, false), null);
+    return fromFd(fd, offset, length, DEFAULT_LOAD);
+  }
+
+  public static Program fromFd(int fd, long offset, long length, LoadOptions options) {
+    return new Program(NativeLib.loadFd(fd, offset, length, options.verifyData), null);
   }
 
   /** The library's version, "MAJOR.MINOR.PATCH". */

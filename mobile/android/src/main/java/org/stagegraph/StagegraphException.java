@@ -18,6 +18,8 @@ public final class StagegraphException extends RuntimeException {
   public static final int UNSUPPORTED = 8;
   public static final int INTERNAL = 9;
   public static final int DEADLINE_EXCEEDED = 10;
+  /** The graph file does not exist. */
+  public static final int NOT_FOUND = 11;
 
   private final int code;
 

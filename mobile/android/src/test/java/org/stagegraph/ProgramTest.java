@@ -11,6 +11,7 @@ import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.Test;
@@ -125,6 +126,63 @@ public class ProgramTest {
     }
   }
 
+  /** The graph with one byte of its data segment (where weights lie) flipped. */
+  private static byte[] flippedWeightByte() throws IOException {
+    byte[] bytes = TestFiles.bytes(GRAPH);
+    long dataOffset = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong(32);
+    bytes[(int) dataOffset] ^= 0x01;
+    return bytes;
+  }
+
+  private static void assertRefusedAsChanged(Runnable load) {
+    try {
+      load.run();
+      fail("loaded a graph whose data segment was changed");
+    } catch (StagegraphException e) {
+      assertEquals(StagegraphException.INVALID_GRAPH, e.code());
+      assertTrue(e.getMessage(), e.getMessage().contains("data segment checksum mismatch"));
+    }
+  }
+
+  /** Every load checks the weights' checksum unless the options say not to. */
+  @Test
+  public void changedWeightsAreRefusedByDefault() throws IOException {
+    byte[] bytes = flippedWeightByte();
+    File f = File.createTempFile("sg_flipped", ".sgraph");
+    f.deleteOnExit();
+    try (FileOutputStream out = new FileOutputStream(f)) {
+      out.write(bytes);
+    }
+    ByteBuffer direct = ByteBuffer.allocateDirect(bytes.length);
+    direct.put(bytes).flip();
+    assertRefusedAsChanged(() -> Program.fromFile(f.getPath()).close());
+    assertRefusedAsChanged(() -> Program.fromBytes(bytes).close());
+    assertRefusedAsChanged(() -> Program.fromByteBuffer(direct).close());
+    try (FileInputStream in = new FileInputStream(f)) {
+      assertRefusedAsChanged(() -> Program.fromFileDescriptor(getFd(in), 0, 0).close());
+    }
+    Program.LoadOptions unchecked = new Program.LoadOptions().setVerifyData(false);
+    try (Program p = Program.fromFile(f.getPath(), unchecked)) {
+      checkEntries(p);
+    }
+    try (Program p = Program.fromBytes(bytes, unchecked)) {
+      checkEntries(p);
+    }
+    try (FileInputStream in = new FileInputStream(f);
+        Program p = Program.fromFileDescriptor(in.getFD(), 0, 0, unchecked)) {
+      checkEntries(p);
+    }
+    assertTrue(f.delete());
+  }
+
+  private static java.io.FileDescriptor getFd(FileInputStream in) {
+    try {
+      return in.getFD();
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+
   @Test
   public void missingFileIsAnErrorNamingIt() {
     String path = TestFiles.path("no_such.sgraph").toString();
@@ -132,7 +190,8 @@ public class ProgramTest {
       Program.fromFile(path).close();
       fail("loaded a missing file");
     } catch (StagegraphException e) {
-      assertTrue(e.code() != 0);
+      assertEquals(StagegraphException.NOT_FOUND, e.code());
+      assertEquals("not found", e.codeName());
       assertTrue(e.getMessage(), e.getMessage().contains("no_such.sgraph"));
     }
   }
