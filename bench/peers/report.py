@@ -63,9 +63,24 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def git_commit():
+def source_dir(build_dir):
+    """The source tree the build was configured from (CMakeCache.txt's
+    CMAKE_HOME_DIRECTORY): a worktree's, where --build names one, not the repository's."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return REPO
+
+
+def git_commit(build_dir):
+    """The commit Stagegraph was built from (the build's source tree), so that a build
+    made in a worktree is not labelled with the repository's HEAD."""
     def git(*args):
-        return subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", source_dir(build_dir), *args], capture_output=True, text=True).stdout.strip()
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     return commit + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
 
@@ -212,7 +227,7 @@ def header(plan, timings, args):
              f"- threads: {', '.join(str(t) for t in timings)}; {args.runs} timed runs per system and "
              f"thread count, {args.per_round} per round, systems in alternation"
              + (" (--quick)" if args.quick else ""),
-             f"- commit: {git_commit()}",
+             f"- commit: {git_commit(plan['build'])}",
              f"- {load_text_of(args)}",
              f"- peers: {versions() or 'none installed'}",
              "- stagegraph runtime, stripped: " + (f"{size_text(lib[0])} ({', '.join(lib[1])})" if lib else
@@ -359,7 +374,7 @@ def load_text_of(args):
 def partial_stamp(plan, timings, args):
     """A section's own header line when only some workloads were run (the file's header
     is the last full run's)."""
-    return (f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {git_commit()}, "
+    return (f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {git_commit(plan['build'])}, "
             f"threads {', '.join(str(t) for t in timings)}, {args.runs} timed runs per system ({args.per_round} per "
             f"round{', --quick' if args.quick else ''}); {load_text_of(args)}; peers {versions() or 'none installed'}"
             + (f". {args.note}" if getattr(args, "note", None) else "") + ".")
