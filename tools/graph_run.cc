@@ -409,6 +409,13 @@ void print_profile(const Session& session) {
     std::printf("  %-16s %5u %-14s %-30s %-28s %8llu %12.3f\n", p.function.c_str(), p.node, p.op.c_str(),
                 p.kernel.c_str(), p.location.c_str(), static_cast<unsigned long long>(p.calls),
                 double(p.total_ns) / 1e6);
+  bool tapes = false;
+  for (const NodeProfile& p : nodes) {
+    if (p.tape_bytes == 0) continue;
+    if (!tapes) std::printf("profile: gradient tapes (what a loop keeps per run for its backward)\n");
+    tapes = true;
+    std::printf("  %-28s %12llu bytes\n", p.location.c_str(), static_cast<unsigned long long>(p.tape_bytes));
+  }
   const ScheduleStats sched = session.schedule_stats();
   std::printf("profile: threads\n  %d%s; %llu waves ran %llu nodes\n", sched.threads,
               sched.threads == 1 ? "" : sched.team ? " (team)" : " (pool)",

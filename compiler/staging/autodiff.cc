@@ -1109,7 +1109,10 @@ void Vjp::widen_while(size_t index, const ir::Node& node) {
   const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond2, body2}, inputs, types);
   for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
   tape.count = outs[node.outputs.size()];
-  for (size_t k = 0; k < tape.taped.size(); ++k) tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
+  for (size_t k = 0; k < tape.taped.size(); ++k) {
+    tape.stacks.push_back(outs[node.outputs.size() + 1 + k]);
+    s_.fn().values[size_t(tape.stacks.back())].name = "gradient tape";  // graph-run --profile reports them
+  }
   // What the last iteration hands on closes the tape of the value each iteration
   // starts from: entry i + 1 is what iteration i ended with.
   std::set<size_t> closed;

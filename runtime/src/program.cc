@@ -63,6 +63,7 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
     const fb::Value& value = *f.values()->Get(uint32_t(v));
     ValueInfo info;
     info.dtype = DType(value.dtype());
+    info.tape = value.name() != nullptr && value.name()->string_view() == "gradient tape";
     for (size_t d = 0; d < len(value.shape()); ++d) {
       const fb::Dim* dim = value.shape()->Get(uint32_t(d));
       info.dims.push_back(dim->symbol() >= 0 ? -1 : dim->value());

@@ -29,6 +29,9 @@ struct ValueInfo {
   std::vector<int64_t> dims;
   bool is_constant = false;
   Tensor constant;  // a wrapped view of the mapped data segment when is_constant
+  // What a loop keeps per iteration for a gradient (the compiler names it
+  // "gradient tape"): profile() reports its bytes.
+  bool tape = false;
 };
 
 struct NodeInfo {

@@ -439,6 +439,7 @@ std::vector<NodeProfile> Session::profile() const {
       p.location = node.location;
       p.calls = stats[f][n].calls;
       p.total_ns = stats[f][n].total_ns;
+      p.tape_bytes = stats[f][n].tape_bytes;
       out.push_back(std::move(p));
     }
   }
