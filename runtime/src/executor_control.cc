@@ -116,9 +116,7 @@ Status Executor::finish_cond() {
     caller.carried.clear();
     for (uint32_t p : cf.params) caller.carried.push_back(std::move(cond.slots[p]));
     pop_frame();
-    SG_RETURN_IF_ERROR(finish_node(caller, node, caller.carried));
-    if (profile_) {
-      record(caller, caller.pc, caller.start_ns);
+    if (profile_) {  // before finish_node moves the carried values to the outputs
       const FunctionImpl& fn = program_.functions[caller.fn];
       uint64_t bytes = 0;
       for (size_t k = 0; k < node.outputs.size() && k < caller.carried.size(); ++k)
@@ -126,6 +124,8 @@ Status Executor::finish_cond() {
       NodeStats& st = stats_[caller.fn][caller.pc];
       st.tape_bytes = std::max(st.tape_bytes, bytes);
     }
+    SG_RETURN_IF_ERROR(finish_node(caller, node, caller.carried));
+    if (profile_) record(caller, caller.pc, caller.start_ns);
     ++caller.pc;
     return Status::Ok();
   }

@@ -18,6 +18,7 @@
 
 import ast
 import os
+import re
 import sys
 import tempfile
 
@@ -608,6 +609,40 @@ def check_model_structure(report, work):
         report.check(f"model d/d{path} compiled vs eager", why is None, why)
 
 
+TAPED = """
+def loss(w, xs):
+    h = sg.zeros((3,))
+    for t in range(xs.shape[0]):
+        h = sg.tanh(xs[t] @ w + h)
+    return sg.sum(h * h)
+
+
+@sg.function
+def g(w: sg.f32[2, 3], xs: sg.f32["T", 2]):
+    return sg.grad(loss)(w, xs)
+"""
+
+
+def check_profile_tapes(report, work):
+    """graph-run --profile reports the bytes a loop kept for its gradient: per
+    iteration the same, so twice the iterations keep twice the bytes."""
+    py = os.path.join(work, "taped.py")
+    with open(py, "w") as f:
+        f.write(HEADER + TAPED)
+    graph = py[:-3] + ".sgraph"
+    lib.compile_program(py, graph)
+    rng = np.random.default_rng(14)
+    kept = []
+    for steps in (5, 10):
+        inputs = {"w": draw(rng, (2, 3), "n"), "xs": draw(rng, (steps, 2), "n")}
+        proc, _ = lib.run_graph(graph, "g", inputs, os.path.join(work, f"taped_{steps}"), ["--profile"])
+        found = re.search(r"gradient tapes.*\n\s+\S+\s+(\d+) bytes", proc.stdout)
+        report.check(f"--profile reports the tapes of {steps} iterations", proc.returncode == 0 and found,
+                     proc.stdout[-600:] + proc.stderr[-300:])
+        kept.append(int(found.group(1)) if found else 0)
+    report.check("tapes grow with the iterations", kept[0] > 0 and kept[1] == 2 * kept[0], f"bytes kept {kept}")
+
+
 def check_example(report, work):
     """examples/grad_tree_lstm.py: the compiled gradient by recursion equals eager mode's."""
     py = os.path.join(lib.SOURCE_DIR, "examples", "grad_tree_lstm.py")
@@ -640,6 +675,7 @@ def main():
         check_stability(report, work)
         check_example(report, work)
         check_model_structure(report, work)
+        check_profile_tapes(report, work)
         check_programs(report, work)
     print(f"{report.passed} checks passed, {len(report.failures)} failed")
     return 1 if report.failures else 0
