@@ -1,0 +1,237 @@
+// The reverse-mode transform's internals, shared by autodiff.cc (functions, control
+// flow, tapes) and autodiff_rules.cc (the ops' rules). See autodiff.h.
+#pragma once
+
+#include "staging/autodiff.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <string>
+#include <utility>
+
+#include "staging/stager.h"
+
+namespace sg::compiler::staging::autodiff_detail {
+
+using ops::OpId;
+using Grads = std::vector<std::optional<Value>>;
+
+
+inline ops::Attrs ints_attr(std::vector<int64_t> v) {
+  ops::Attrs a;
+  a.values.push_back(ops::AttrValue::Ints(std::move(v)));
+  return a;
+}
+
+// The While widened to keep what its backward reads (DESIGN.md #14).
+struct Tape {
+  int32_t count = -1;               // iterations run (i64 scalar), in the new function
+  std::vector<int32_t> taped;       // body values kept per iteration (ids in the body)
+  std::vector<int32_t> stacks;      // one tape per taped value, [T, ...], in the new function
+  // Carried lists the body appends to (concatenate(list, item) on axis 0): the
+  // value an iteration starts from is a prefix of the final list, as long as the
+  // list was then plus the iteration's index, so no tape is needed.
+  std::vector<size_t> appended;
+  std::vector<int32_t> start_lengths;  // the list's length before the loop (i64)
+  std::vector<bool> mask;           // the carried positions differentiated
+  int32_t adjoint = -1;             // the body's adjoint (recomputes its forward)
+  // Where the body's backward could be split from its forward: the function that
+  // runs the backward alone from the values it reads (body ids), kept per iteration.
+  int32_t backward = -1;
+  std::vector<int32_t> backward_reads;
+  std::map<int32_t, size_t> shifted;  // body value -> the tape (index into taped) read one on
+};
+
+// Ops a loop's backward recomputes from what it has rather than keep per iteration.
+inline bool cheap_to_recompute(ops::OpId op) {
+  switch (op) {
+    case ops::OpId::Slice: case ops::OpId::Take: case ops::OpId::ExpandDims: case ops::OpId::Squeeze:
+    case ops::OpId::Reshape: case ops::OpId::Cast: case ops::OpId::ShapeDim:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether body result j appends to parameter j: concatenate(param_j, item) on axis 0.
+inline bool appends_to(const ir::Function& body, size_t j) {
+  for (const ir::Node& n : body.nodes)
+    if (n.kind == ir::NodeKind::kOp && n.op == ops::OpId::Concatenate && n.outputs[0] == body.results[j])
+      return n.attrs.i(0) == 0 && n.inputs.size() == 2 && n.inputs[0] == body.params[j];
+  return false;
+}
+
+class Vjp {
+ public:
+  Vjp(Stager& s, SourceSpan span) : s_(s), call_span_(span) {}
+
+  int32_t build(const VjpRequest& r);
+
+ private:
+  // The adjoint of a branch, loop body or callee: every float parameter gets a
+  // gradient, every float result a cotangent, no primal results. Memoized, so
+  // the adjoint of a recursive function calls itself.
+  int32_t nested(int32_t f, const std::vector<bool>& params, const std::vector<bool>& results);
+  // Which results of function f depend on its parameters that `params` marks.
+  std::vector<bool> active_results(int32_t f, const std::vector<bool>& params);
+  // The carried positions of a loop body that depend on those `params` marks,
+  // through any number of iterations.
+  std::vector<bool> loop_mask(int32_t body, std::vector<bool> params);
+  // Per input of `node` from `first` on: a float value that depends on a differentiated one.
+  std::vector<bool> active_inputs(const ir::Node& node, size_t first);
+
+  // ---- per function being built ------------------------------------------------
+  struct Work {
+    ir::Function src;
+    int32_t src_id = -1;
+    std::vector<int32_t> map;               // src value -> new value
+    std::map<int32_t, Value> ct;            // src value -> cotangent
+    std::vector<bool> active;               // depends on a differentiated parameter
+    std::map<size_t, Tape> tapes;           // node index -> its widened While
+  };
+  Work* w_ = nullptr;
+
+  int32_t remap(int32_t id);
+  Value fwd(int32_t src_id) { return s_.staged(remap(src_id)); }
+  void accumulate(int32_t src_id, const Value& g);
+  std::optional<Value> ct_of(int32_t src_id) const {
+    auto it = w_->ct.find(src_id);
+    if (it == w_->ct.end()) return std::nullopt;
+    return it->second;
+  }
+  Value ct_or_zeros(int32_t src_id) {
+    if (auto c = ct_of(src_id)) return *c;
+    return zeros_like(fwd(src_id));
+  }
+  void copy_forward(size_t index, const ir::Node& node);
+  void widen_while(size_t index, const ir::Node& node);
+  void backward(size_t index, const ir::Node& node);
+  void backward_if(const ir::Node& node);
+  void backward_call(const ir::Node& node);
+  void backward_while(size_t index, const ir::Node& node);
+  Grads op_rule(const ir::Node& node);
+  Grads elementwise_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads reduction_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads shape_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads nn_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+
+  // A function with `types` as parameters (and nothing else yet).
+  int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);
+  // A copy of function f with parameters of `extra` types appended.
+  int32_t clone_with_params(int32_t f, const std::string& name, const std::vector<ir::Type>& extra);
+  // Copies function f's nodes into the current function with its parameters bound to
+  // `args`; the ids of its results. (A loop body's backward inlined into the reverse
+  // loop: what reads only invariants, a weight's transpose, is hoisted out of it.)
+  std::vector<int32_t> inline_function(int32_t f, const std::vector<int32_t>& args);
+  // Adds a control node to the current function; its outputs have `types`.
+  std::vector<int32_t> emit(ir::NodeKind kind, std::vector<int32_t> fns, std::vector<int32_t> inputs,
+                            const std::vector<ir::Type>& types);
+  std::vector<int32_t> ids(const std::vector<Value>& vs) {
+    std::vector<int32_t> out;
+    for (const Value& v : vs) out.push_back(s_.materialize(v, span_));
+    return out;
+  }
+  ir::Type type_of(int32_t f, int32_t v) const { return s_.module().functions[size_t(f)].values[size_t(v)].type; }
+
+  // ---- op helpers (at span_) -----------------------------------------------------
+  Value bin(OpId op, const Value& a, const Value& b) { return s_.tensor_binary(op, a, b, span_); }
+  Value un(OpId op, const Value& a) { return s_.apply(op, {}, {a}, span_); }
+  Value mul(const Value& a, const Value& b) { return bin(OpId::Mul, a, b); }
+  Value add(const Value& a, const Value& b) { return bin(OpId::Add, a, b); }
+  Value sub(const Value& a, const Value& b) { return bin(OpId::Sub, a, b); }
+  Value div(const Value& a, const Value& b) { return bin(OpId::Div, a, b); }
+  Value neg(const Value& a) { return un(OpId::Neg, a); }
+  Value zeros_like(const Value& x) { return call("zeros_like", {x}); }
+  Value where(const Value& c, const Value& a, const Value& b) {
+    return s_.apply(OpId::Where, {}, {c, s_.to_tensor(a, s_.tensor_dtype(b.is_tensor() ? b : a), span_),
+                                      s_.to_tensor(b, s_.tensor_dtype(a.is_tensor() ? a : b), span_)},
+                    span_);
+  }
+  Value sum(const Value& x, std::vector<int64_t> axes, bool keepdims) {
+    ops::Attrs a = ints_attr(std::move(axes));
+    a.values.push_back(ops::AttrValue::Int(keepdims));
+    return s_.apply(OpId::Sum, std::move(a), {x}, span_);
+  }
+  Value call(const std::string& name, std::vector<Value> pos) {
+    Args a;
+    a.pos = std::move(pos);
+    a.span = span_;
+    return s_.call_sg(name, a);
+  }
+  Value transpose(const Value& x, std::vector<int64_t> perm) { return s_.apply(OpId::Transpose, ints_attr(std::move(perm)), {x}, span_); }
+  Value expand(const Value& x, std::vector<int64_t> axes) { return s_.apply(OpId::ExpandDims, ints_attr(std::move(axes)), {x}, span_); }
+  Value squeeze(const Value& x, std::vector<int64_t> axes) { return s_.apply(OpId::Squeeze, ints_attr(std::move(axes)), {x}, span_); }
+  Value reshape_like(const Value& x, const Value& like) { return call("reshape", {x, s_.shape_tuple(like, span_)}); }
+  Value broadcast_like(const Value& x, const Value& like) { return call("broadcast_to", {x, s_.shape_tuple(like, span_)}); }
+  size_t rank(const Value& v) { return s_.tensor_rank(v); }
+  // Sums a cotangent down to the shape of `x` it was broadcast from.
+  Value unbroadcast(const Value& g, const Value& x);
+  // The cotangent of a reduction's input: g (keepdims or not) broadcast back.
+  Value unreduce(const Value& g, const Value& x, const std::vector<int64_t>& axes, bool keepdims);
+  std::vector<int64_t> all_axes(size_t n) {
+    std::vector<int64_t> a(n);
+    std::iota(a.begin(), a.end(), 0);
+    return a;
+  }
+  Value swap_last(const Value& x) {
+    std::vector<int64_t> perm = all_axes(rank(x));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return transpose(x, perm);
+  }
+  Grads matmul_rule(const Value& a, const Value& b, const Value& g);
+  // The gradient of a gather along the last axis of a row-wise permutation or
+  // selection: g [..., k] scattered to [..., n] at `idx` [..., k].
+  Value scatter_last(const Value& g, const Value& idx, const Value& like);
+  Value take_rule(const Value& x, const Value& idx, const Value& g, int64_t axis);
+  // Convolution and pooling adjoints, composed from the forward ops (conv_grad.cc's
+  // kernels are the forward kernels on rearranged operands).
+  Grads conv_rule(const ir::Node& node, const Value& x, const Value& w, const Value& g);
+  Value pool_rule(const ir::Node& node, const Value& x, const Value& out, const Value& g);
+  struct Window {
+    int64_t h = 0, w = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, oh = 0, ow = 0;
+    int64_t top = 0, bottom = 0, left = 0, right = 0;  // padding
+  };
+  Window window(const ir::Node& node, const Value& x, int64_t kh, int64_t kw, const std::vector<int64_t>& stride,
+                const std::vector<int64_t>& dilation, const std::string& padding);
+  // x sliced per axis: (begin, end, step) with end -1 for "to the end".
+  Value slice(const Value& x, const std::vector<std::array<int64_t, 3>>& axes);
+  Value pad_spatial(const Value& x, int64_t top, int64_t bottom, int64_t left, int64_t right, double value);
+  // Inserts s - 1 zeros between the items of axis 1 (rows) or 2 (columns) of an NHWC tensor.
+  Value dilate(const Value& x, int64_t axis, int64_t s);
+  [[noreturn]] void refuse(const std::string& what);
+
+  Stager& s_;
+  SourceSpan call_span_;
+  SourceSpan span_;
+  std::map<std::tuple<int32_t, std::vector<bool>, std::vector<bool>>, int32_t> memo_;
+  // Per adjoint built: where its forward copy ends, and body value -> adjoint value.
+  struct Built {
+    size_t forward_nodes = 0;
+    size_t source_params = 0;
+    std::vector<int32_t> map;
+  };
+  std::map<int32_t, Built> built_;
+  // The backward of loop body `body`'s adjoint `adj` as a function of its own, over
+  // the forward values it reads (the residuals), when the forward part has no loop
+  // or call and every residual has the same shape each iteration.
+  struct Split {
+    int32_t fn = -1;
+    std::vector<int32_t> reads;  // body value ids, one per leading parameter of fn
+    // Reads that are what the body hands to the next iteration at carried position
+    // j, while the value it starts from there is read too: the same tape, one on.
+    std::map<int32_t, size_t> shifted;  // body value -> carried position
+  };
+  std::optional<Split> split_backward(int32_t adj, int32_t body);
+  // The empty tape [0, dims...] for body value `v` of `body`, dims read off the
+  // loop's inputs; nullopt where a dim cannot be found.
+  std::optional<Value> empty_tape(const ir::Function& body, const ir::Node& node, const ir::Type& t);
+};
+
+}  // namespace sg::compiler::staging::autodiff_detail
