@@ -44,7 +44,7 @@ std::vector<int32_t> Vjp::emit(ir::NodeKind kind, std::vector<int32_t> fns, std:
   return out;
 }
 
-std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>& args) {
+std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>& args, bool checkpoints) {
   const ir::Function src = s_.module().functions[size_t(f)];
   std::vector<int32_t> map(src.values.size(), -1);
   for (size_t k = 0; k < src.params.size(); ++k) map[size_t(src.params[k])] = args[k];
@@ -57,7 +57,16 @@ std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>&
   };
   for (ir::Node node : src.nodes) {
     for (int32_t& i : node.inputs) i = id(i);
-    for (int32_t& o : node.outputs) o = id(o);
+    if (checkpoints && node.kind == ir::NodeKind::kCall && s_.checkpoint_segments.count(node.functions[0])) {
+      const std::vector<int32_t> outs = inline_function(node.functions[0], node.inputs, true);
+      for (size_t k = 0; k < outs.size(); ++k) map[size_t(node.outputs[k])] = outs[k];
+      continue;
+    }
+    for (int32_t& o : node.outputs) {
+      const int32_t from = o;
+      o = id(o);
+      if (s_.stopped_gradients.count({f, from})) s_.stopped_gradients.insert({s_.builder()->fn, o});
+    }
     s_.fn().nodes.push_back(std::move(node));
   }
   std::vector<int32_t> out;
@@ -553,6 +562,7 @@ int32_t Vjp::build(const VjpRequest& r) {
   Work work;
   work.src = s_.module().functions[size_t(r.fn)];
   work.src_id = r.fn;
+  segment_loops(work.src);
   const ir::Function& src = work.src;
   std::vector<ir::Type> param_types;
   for (int32_t p : src.params) param_types.push_back(src.values[size_t(p)].type);

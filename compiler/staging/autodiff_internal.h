@@ -129,7 +129,15 @@ class Vjp {
   // Copies function f's nodes into the current function with its parameters bound to
   // `args`; the ids of its results. (A loop body's backward inlined into the reverse
   // loop: what reads only invariants, a weight's transpose, is hoisted out of it.)
-  std::vector<int32_t> inline_function(int32_t f, const std::vector<int32_t>& args);
+  std::vector<int32_t> inline_function(int32_t f, const std::vector<int32_t>& args, bool checkpoints = false);
+  // ---- segmented checkpointing (autodiff_segment.cc) ------------------------------
+  // Rewrites, in `src`, each While whose body calls an sg.checkpoint function into a
+  // loop over segments whose body runs one segment as a Call: the outer loop keeps
+  // one state per segment, the segment's adjoint recomputes its iterations.
+  void segment_loops(ir::Function& src);
+  // The segment length of the checkpoint function body `f` calls, if it calls one.
+  std::optional<int64_t> checkpoint_call(int32_t f) const;
+  void segment_loop(ir::Function& src, ir::Node& node, int64_t segment);
   // Adds a control node to the current function; its outputs have `types`.
   std::vector<int32_t> emit(ir::NodeKind kind, std::vector<int32_t> fns, std::vector<int32_t> inputs,
                             const std::vector<ir::Type>& types);

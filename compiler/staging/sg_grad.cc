@@ -358,6 +358,7 @@ Value call_checkpoint(Stager& s, const TransformV& t, Args& args) {
                                    flatten(r, leaves, false);
                                    return leaves;
                                  });
+  s.checkpoint_segments[f.fn] = t.segment;
   const std::vector<Value> outs = call_node(s, f.fn, f.inputs, args.span);
   size_t at = 0;
   return rebuild(f.result, outs, at, false);
@@ -529,10 +530,16 @@ Value Stager::call_sg_grad(const std::string& name, Args& args) {
   if (name == "value_and_grad") return transform(*this, args, name, TransformV::Kind::kValueAndGrad);
   if (name == "vjp") return call_vjp(*this, args);
   if (name == "checkpoint") {
-    BoundArgs b(*this, args, "sg.checkpoint", {"fun"}, 1);
+    BoundArgs b(*this, args, "sg.checkpoint", {"fun", "segment"}, 1);
     TransformV t;
     t.kind = TransformV::Kind::kCheckpoint;
     t.fn = std::make_shared<Value>(b[0]);
+    if (b.has(1) && !b[1].is<NoneV>()) {
+      if (!b[1].is<int64_t>() || b[1].as<int64_t>() < 1)
+        fail(args.span, "sg.checkpoint's segment must be a positive int known when the program is compiled "
+                        "(the iterations between the states a loop keeps), or None for about sqrt(T) of them");
+      t.segment = b[1].as<int64_t>();
+    }
     return Value(t);
   }
   if (name == "stop_gradient") {

@@ -395,6 +395,9 @@ class Stager {
   std::set<std::pair<int32_t, int32_t>> stopped_gradients;
   // The vjp= rules of custom ops, by op name.
   std::map<std::string, Value> custom_vjps;
+  // Functions made by sg.checkpoint -> the segment length a loop calling them keeps
+  // states at (0: at iterations 0, 1, 4, 9, ..., O(sqrt T) of them).
+  std::map<int32_t, int64_t> checkpoint_segments;
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
 

@@ -183,6 +183,7 @@ struct TransformV {
   std::vector<int64_t> argnums{0};
   bool argnums_tuple = false;
   bool has_aux = false;
+  int64_t segment = 0;  // sg.checkpoint(f, segment=...), 0 for the sqrt(T) schedule
   std::shared_ptr<PullbackData> pullback;
 };
 

@@ -102,9 +102,13 @@ def stop_gradient(x):
     return tree_map(lambda v, _: Tensor(v._a) if isinstance(v, Tensor) else v, x)
 
 
-def checkpoint(f):
-    """f, whose inner values the compiled backward pass recomputes instead of keeping.
-    In eager mode it is f itself: the numbers are the same."""
+def checkpoint(f, segment=None):
+    """f, whose inner values the compiled backward pass recomputes instead of keeping;
+    a loop calling it keeps one state per segment of `segment` iterations (None: about
+    sqrt(T) of them). In eager mode it is f itself: the numbers are the same."""
+    if segment is not None and (isinstance(segment, bool) or not isinstance(segment, int) or segment < 1):
+        raise TypeError("sg.checkpoint's segment must be a positive int known when the program is compiled "
+                        "(the iterations between the states a loop keeps), or None for about sqrt(T) of them")
     @functools.wraps(f)
     def checkpointed(*args, **kwargs):
         return f(*args, **kwargs)
