@@ -270,6 +270,16 @@ class RunTimeGemmKernel final : public PreparedKernel {
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     if (batch_rank_ > 0) return run_batched(ctx, in, out);
+    if (dynamic_k_ && in.size() >= 2 && in[1].rank == 2 && in[1].shape[0] != k_) {
+      // K known only now (a weight gradient's x^T @ g over a batch of N): panels for it.
+      const int64_t k = in[1].shape[0];
+      std::optional<PackedPanels> panels;
+      if (k > 0 && k <= kMaxRunTimeWeightBytes / int64_t(sizeof(float)) / n_)
+        panels = allocate_panels(panel_isa_, size_t(k), size_t(n_), false);
+      if (!panels) return run_reference(op_, attrs_, ctx, in, out);
+      panels_ = std::move(*panels);
+      k_ = k;
+    }
     SG_RETURN_IF_ERROR(check_dense_operands(op_, k_, n_, in, out));
     const TensorRef &a = in[0], &w = in[1], &o = out[0];
     if (!is_f32(w) || w.rank != 2 || w.shape[0] != k_ || w.shape[1] != n_)
@@ -393,6 +403,10 @@ class RunTimeGemmKernel final : public PreparedKernel {
   std::vector<int32_t> panel_bits_, direct_bits_;
   int batch_rank_;
   std::unique_ptr<PreparedKernel> fallback_;
+
+ public:
+  bool dynamic_k_ = false;  // K is a symbolic dim: panels are sized at the run
+  Isa panel_isa_ = Isa::kBaseline;
 };
 
 }  // namespace
@@ -409,9 +423,13 @@ std::unique_ptr<PreparedKernel> make_run_time_gemm(std::span<const InputInfo> in
     for (int d = 0; d < batch_rank; ++d)
       if (w.shape[d] <= 0 || (a.shape[d] >= 0 && a.shape[d] != w.shape[d])) return nullptr;
   }
-  const int64_t k = w.shape[w.rank - 2], n = w.shape[w.rank - 1];
-  // Static, non-empty weights only (an empty K gives the bias alone: the reference's).
-  if (k <= 0 || n <= 0 || (a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
+  // K may be symbolic (unbatched only): the panels are then sized at each run whose K
+  // differs from the last one's. N is static and non-empty.
+  const int64_t n = w.shape[w.rank - 1];
+  const bool dynamic_k = w.shape[w.rank - 2] < 0 && batch_rank == 0;
+  const int64_t k = dynamic_k ? 1 : w.shape[w.rank - 2];
+  // An empty K gives the bias alone: the reference's.
+  if (k <= 0 || n <= 0 || (!dynamic_k && a.shape[a.rank - 1] >= 0 && a.shape[a.rank - 1] != k)) return nullptr;
   if (k > kMaxRunTimeWeightBytes / int64_t(sizeof(float)) / n) return nullptr;
   const bool fused = in.size() == 3;
   if (fused && (!is_f32(in[2]) || in[2].rank != 1 || (in[2].shape[0] >= 0 && in[2].shape[0] != n))) return nullptr;
@@ -436,11 +454,14 @@ std::unique_ptr<PreparedKernel> make_run_time_gemm(std::span<const InputInfo> in
   if (activation == ops::attr::kActTanh) name += "+sg:tanh_f32";
   ops::Attrs attrs;
   if (fused) attrs.values = {ops::AttrValue::Int(activation)};
-  return std::make_unique<RunTimeGemmKernel>(std::move(*panels), pack, direct,
-                                             fused ? ops::OpId::FullyConnected : ops::OpId::MatMul, std::move(attrs),
-                                             k, n, activation == ops::attr::kActRelu,
-                                             activation == ops::attr::kActTanh, std::move(name), batch_rank,
-                                             std::move(fallback));
+  auto kernel = std::make_unique<RunTimeGemmKernel>(std::move(*panels), pack, direct,
+                                                    fused ? ops::OpId::FullyConnected : ops::OpId::MatMul,
+                                                    std::move(attrs), k, n, activation == ops::attr::kActRelu,
+                                                    activation == ops::attr::kActTanh, std::move(name), batch_rank,
+                                                    std::move(fallback));
+  kernel->dynamic_k_ = dynamic_k;
+  kernel->panel_isa_ = isa;
+  return kernel;
 #else
   (void)in;
   (void)activation;

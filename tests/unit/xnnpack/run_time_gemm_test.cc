@@ -183,6 +183,33 @@ TEST(RunTimeGemm, LayersChooseTheirKernel) {
 
 // Wrong weights at run time (a shape other than the prepared one) are an error
 // naming the operand, not a read past the buffer.
+// A weight gradient, x^T @ g: [784, N] @ [N, 512] with N (K of the product) symbolic.
+// The kernel sizes its panels at the first run and again whenever K changes, and an
+// empty K gives the reference's zeros.
+TEST(RunTimeGemm, SymbolicKSizesThePanelsAtTheRun) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  if (!have_ours()) GTEST_SKIP() << "no AVX2 or AVX-512";
+  HostTensor a = HostTensor::random(DType::kF32, {33, 64}, 1, -1, 1);
+  HostTensor w = HostTensor::random(DType::kF32, {64, 40}, 2, -1, 1);
+  std::vector<InputInfo> infos = {info_of(a, false, true), info_of(w, false, true)};
+  infos[1].shape[1] = 40;
+  infos[0].shape[0] = 33;
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    std::unique_ptr<PreparedKernel> kernel = xnnpack_prepare(OpId::MatMul, {}, infos);
+    ASSERT_NE(kernel, nullptr);
+    EXPECT_EQ(std::string(kernel->name()).rfind("sg:run_time_gemm_f32(", 0), 0u) << kernel->name();
+    uint32_t seed = 20;
+    for (int64_t k : {64, 64, 7, 300, 1, 0, 64}) {
+      std::vector<HostTensor> in = {HostTensor::random(DType::kF32, {33, k}, seed, -1, 1),
+                                    HostTensor::random(DType::kF32, {k, 40}, seed + 1, -1, 1)};
+      seed += 2;
+      compare_once(*kernel, OpId::MatMul, {}, in, pool.get(),
+                   "K = " + std::to_string(k) + ", " + std::to_string(threads) + " threads");
+    }
+  }
+}
+
 TEST(RunTimeGemm, WeightsOfAnotherShapeAreAnError) {
   ASSERT_TRUE(xnnpack_init().ok());
   if (!have_ours()) GTEST_SKIP() << "no AVX2 or AVX-512";
