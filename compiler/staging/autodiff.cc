@@ -479,6 +479,7 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     s_.set_builder(saved);
   }
   const int32_t rbody = new_function(base, types);
+  std::vector<Deferred> deferred;
   {
     FnBuilder rb;
     rb.fn = rbody;
@@ -515,13 +516,23 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
     std::vector<int32_t> results{s_.materialize(i1, span_)};
     for (int32_t id : g) results.push_back(id);
     for (size_t k = tapes_at; k < p.size(); ++k) results.push_back(p[k]);
+    std::vector<bool> invariant_float;
+    for (size_t j : floats) invariant_float.push_back(b.results[j] == b.params[j]);
+    deferred = defer_products(invariant_float, results, p);
     s_.fn().results = results;
     s_.set_builder(saved);
   }
+  carry_deferred(deferred, cond, init, types);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kWhile, {cond, rbody}, init, types);
+  std::vector<Value> grads;
+  for (size_t k = 0; k < floats.size(); ++k) grads.push_back(s_.staged(outs[1 + k]));
+  const size_t lists_out = outs.size() - 2 * deferred.size();
+  for (size_t d = 0; d < deferred.size(); ++d)
+    grads[deferred[d].k] = finish_deferred(deferred[d], grads[deferred[d].k], outs[lists_out + 2 * d],
+                                           outs[lists_out + 2 * d + 1]);
   for (size_t k = 0; k < floats.size(); ++k) {
     const int32_t in = node.inputs[floats[k]];
-    if (w_->active[size_t(in)]) accumulate(in, s_.staged(outs[1 + k]));
+    if (w_->active[size_t(in)]) accumulate(in, grads[k]);
   }
 }
 

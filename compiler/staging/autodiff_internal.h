@@ -130,6 +130,25 @@ class Vjp {
   // `args`; the ids of its results. (A loop body's backward inlined into the reverse
   // loop: what reads only invariants, a weight's transpose, is hoisted out of it.)
   std::vector<int32_t> inline_function(int32_t f, const std::vector<int32_t>& args, bool checkpoints = false);
+  // ---- weight gradients of a reverse loop, deferred (autodiff_defer.cc) -------------
+  // An invariant's gradient that a reverse loop accumulates as acc + matmul(P, Q) per
+  // iteration (P [K, B], Q [B, N]: a weight's outer products) is instead kept as the
+  // rows of P^T and Q appended to two lists, multiplied once after the loop: one GEMM
+  // of T·B rows instead of T memory-bound rank-B updates of a K x N accumulator.
+  struct Deferred {
+    size_t k = 0;                  // the differentiated position (index into floats)
+    ir::Type rows_a, rows_b;       // [S, K] and [S, N], S one fresh symbol
+    std::vector<int32_t> params;   // the two lists, parameters of the reverse body
+  };
+  // In the reverse body being built: rewrites results[1 + k] for the positions whose
+  // gradient has that form, appending the lists' parameters and results.
+  std::vector<Deferred> defer_products(const std::vector<bool>& invariant, std::vector<int32_t>& results,
+                                       const std::vector<int32_t>& p);
+  // The reverse loop's cond, init and types take the lists too (empty to begin with).
+  void carry_deferred(const std::vector<Deferred>& d, int32_t cond, std::vector<int32_t>& init,
+                      std::vector<ir::Type>& types);
+  // After the loop: the gradient of position d.k, from the loop's outputs.
+  Value finish_deferred(const Deferred& d, const Value& accumulated, int32_t rows_a, int32_t rows_b);
   // ---- segmented checkpointing (autodiff_segment.cc) ------------------------------
   // Rewrites, in `src`, each While whose body calls an sg.checkpoint function into a
   // loop over segments whose body runs one segment as a Call: the outer loop keeps
