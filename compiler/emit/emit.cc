@@ -79,9 +79,14 @@ class Emitter {
     std::vector<Offset<flatbuffers::String>> symbols;
     for (const std::string& s : symbol_names_) symbols.push_back(b_.CreateString(s));
 
+    std::vector<Offset<fb::Variable>> variables;
+    for (const ir::Variable& v : m_.variables)
+      variables.push_back(fb::CreateVariable(b_, b_.CreateString(v.name), fb::DType(v.type.dtype),
+                                             shape(v.type.shape), uint32_t(v.constant)));
     auto graph = fb::CreateGraph(b_, b_.CreateVector(functions), b_.CreateVector(entries),
                                  b_.CreateVectorOfStructs(*layout), b_.CreateVector(symbols),
-                                 b_.CreateVector(source_files), b_.CreateString(kProducer));
+                                 b_.CreateVector(source_files), b_.CreateString(kProducer),
+                                 m_.variables.empty() ? 0 : b_.CreateVector(variables));
     fb::FinishGraphBuffer(b_, graph);
     return true;
   }
@@ -196,8 +201,12 @@ class Emitter {
       inputs.push_back(signature(e.input_names[i], f.values[size_t(f.params[i])]));
     for (size_t i = 0; i < e.output_names.size(); ++i)
       outputs.push_back(signature(e.output_names[i], f.values[size_t(f.results[i])]));
+    auto ids = [&](const std::vector<int32_t>& v) {
+      std::vector<uint32_t> out(v.begin(), v.end());
+      return v.empty() ? 0 : b_.CreateVector(out);
+    };
     return fb::CreateEntry(b_, b_.CreateString(e.name), uint32_t(e.function), b_.CreateVector(inputs),
-                           b_.CreateVector(outputs));
+                           b_.CreateVector(outputs), ids(e.reads), ids(e.writes));
   }
 
   const ir::Module& m_;

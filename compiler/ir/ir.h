@@ -67,8 +67,20 @@ struct Function {
 struct Entry {
   std::string name;
   int32_t function = -1;
-  std::vector<std::string> input_names;   // = the function's params, in order
-  std::vector<std::string> output_names;  // output_0... or dict keys
+  std::vector<std::string> input_names;   // the function's first params, in order
+  std::vector<std::string> output_names;  // its first results: output_0... or dict keys
+  // Program state (SPEC §12): the variables the entry reads, bound to the params after
+  // the inputs, and those it assigns, taken from the results after the outputs.
+  std::vector<int32_t> reads;
+  std::vector<int32_t> writes;
+};
+
+// A variable of sg.variables: named by its path ("params.0.w"), with a static type
+// and its initial value (a module constant).
+struct Variable {
+  std::string name;
+  Type type;
+  int32_t constant = -1;
 };
 
 // Symbolic dim names, module-wide. Entry dims keep their source names ("N");
@@ -84,6 +96,7 @@ struct SymbolTable {
 struct Module {
   std::vector<Function> functions;
   std::vector<Entry> entries;
+  std::vector<Variable> variables;
   std::vector<Constant> constants;
   SymbolTable symbols;
   const SourceManager* sources = nullptr;

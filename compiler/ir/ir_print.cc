@@ -207,8 +207,16 @@ class Printer {
       for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
       return s;
     };
+    auto vars = [&](const std::vector<int32_t>& ids) {
+      std::vector<std::string> v;
+      for (int32_t id : ids) v.push_back(m_.variables[size_t(id)].name);
+      return names(v);
+    };
     out_ += "entry " + e.name + " = " + fn_label(e.function) + " (" + names(e.input_names) + ") -> (" +
-            names(e.output_names) + ")\n";
+            names(e.output_names) + ")";
+    if (!e.reads.empty()) out_ += " reads (" + vars(e.reads) + ")";
+    if (!e.writes.empty()) out_ += " assigns (" + vars(e.writes) + ")";
+    out_ += "\n";
   }
 
   const Module& m_;

@@ -255,10 +255,16 @@ class Verifier {
         return;
       }
       const Function& fn = m_.functions[size_t(entry.function)];
-      if (entry.input_names.size() != fn.params.size() || entry.output_names.size() != fn.results.size()) {
+      if (entry.input_names.size() + entry.reads.size() != fn.params.size() ||
+          entry.output_names.size() + entry.writes.size() != fn.results.size()) {
         fail(ctx + ": " + std::to_string(entry.input_names.size()) + " input and " +
-             std::to_string(entry.output_names.size()) + " output names for a function with " +
+             std::to_string(entry.output_names.size()) + " output names, " + std::to_string(entry.reads.size()) +
+             " variables read and " + std::to_string(entry.writes.size()) + " assigned, for a function with " +
              std::to_string(fn.params.size()) + " parameters and " + std::to_string(fn.results.size()) + " results");
+        return;
+      }
+      if (std::string problem = variable_problem(entry, fn); !problem.empty()) {
+        fail(ctx + ": " + problem);
         return;
       }
       for (const auto* list : {&entry.input_names, &entry.output_names}) {
@@ -270,6 +276,25 @@ class Verifier {
           }
       }
     }
+  }
+
+  // Each variable an entry reads or assigns exists, once each, with the type of the
+  // parameter or result it is bound to.
+  std::string variable_problem(const Entry& entry, const Function& fn) const {
+    for (size_t pass = 0; pass < 2; ++pass) {
+      const std::vector<int32_t>& list = pass == 0 ? entry.reads : entry.writes;
+      const size_t first = pass == 0 ? entry.input_names.size() : entry.output_names.size();
+      std::unordered_set<int32_t> seen;
+      for (size_t k = 0; k < list.size(); ++k) {
+        const int32_t v = list[k];
+        if (v < 0 || size_t(v) >= m_.variables.size() || !seen.insert(v).second)
+          return "variable id " + std::to_string(v) + " out of range or repeated";
+        const int32_t id = pass == 0 ? fn.params[first + k] : fn.results[first + k];
+        if (!(fn.values[size_t(id)].type == m_.variables[size_t(v)].type))
+          return "variable '" + m_.variables[size_t(v)].name + "' bound to a value of another type";
+      }
+    }
+    return {};
   }
 
   const Module& m_;

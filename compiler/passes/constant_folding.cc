@@ -116,6 +116,7 @@ bool fold_constants(ir::Module& m) {
   for (const ir::Function& f : m.functions)
     for (const ir::Value& v : f.values)
       if (v.constant >= 0) ++refs[size_t(v.constant)];
+  for (const ir::Variable& v : m.variables) ++refs[size_t(v.constant)];  // an initial value stays
 
   bool changed = false;
   for (ir::Function& f : m.functions) {

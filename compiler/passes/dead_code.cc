@@ -90,6 +90,7 @@ bool remove_unused_constants(ir::Module& m) {
   for (const ir::Function& f : m.functions)
     for (const ir::Value& v : f.values)
       if (v.constant >= 0) used[size_t(v.constant)] = true;
+  for (const ir::Variable& v : m.variables) used[size_t(v.constant)] = true;  // initial values
   std::vector<int32_t> remap(m.constants.size(), -1);
   std::vector<ir::Constant> constants;
   for (size_t k = 0; k < m.constants.size(); ++k) {
@@ -102,6 +103,7 @@ bool remove_unused_constants(ir::Module& m) {
   for (ir::Function& f : m.functions)
     for (ir::Value& v : f.values)
       if (v.constant >= 0) v.constant = remap[size_t(v.constant)];
+  for (ir::Variable& v : m.variables) v.constant = remap[size_t(v.constant)];
   return changed;
 }
 

@@ -344,6 +344,7 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
 }
 
 void Stager::set_attribute(const Value& target, const std::string& name, const Value& v, SourceSpan span) {
+  if (target.is<VariablesPtr>()) return assign_variables(target.as<VariablesPtr>(), name, v, span);
   if (target.is<InstancePtr>()) {
     InstanceObj& obj = *target.as<InstancePtr>();
     if (obj.cls->frozen)

@@ -128,6 +128,7 @@ void Stager::iterate(const Value& it_in, SourceSpan span, const std::string& wha
 }
 
 Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan span) {
+  if (v.is<VariablesPtr>()) return variables_attribute(v.as<VariablesPtr>(), name, span);
   if (v.is<InstancePtr>() || v.is<ClassPtr>() || v.is<SuperV>() || v.is<ExceptionV>() || v.is<PyModuleV>())
     return object_attribute(v, name, span);
   if (v.is<SgModuleV>()) {

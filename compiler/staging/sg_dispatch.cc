@@ -513,6 +513,8 @@ Value not_yet(Stager& s, const Args& a, const std::string& name) {
   s.fail(a.span, "sg." + name + " needs an op the op library does not have yet");
 }
 
+Value variables(Stager& s, const Args& a, const std::string&) { return s.make_variables(a); }
+
 Value grad_family(Stager& s, const Args& a, const std::string& name) {
   Args copy = a;
   return s.call_sg_grad(name, copy);
@@ -553,7 +555,7 @@ const Entry kTable[] = {
     {"grad", grad_family}, {"value_and_grad", grad_family}, {"vjp", grad_family}, {"checkpoint", grad_family},
     {"stop_gradient", grad_family}, {"logsumexp", grad_family}, {"nn", grad_family},
     {"nn.cross_entropy", grad_family}, {"nn.binary_cross_entropy_with_logits", grad_family}, {"nn.mse", grad_family},
-    {"nn.l1", grad_family},
+    {"nn.l1", grad_family}, {"variables", variables},
 };
 
 const Entry* find_entry(const std::string& name) {

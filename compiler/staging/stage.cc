@@ -198,6 +198,9 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   CallFrame frame{scope_ptr, Value()};
   frame_ = &frame;
   call_depth_ = 1;
+  entry_builder_ = &builder;
+  variable_params_.clear();
+  variable_writes_.clear();
   exec_block(def.body);
 
   // A return inside a staged `if` or loop leaves its value in the frame's flags.
@@ -226,7 +229,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     }
   };
   flatten_result("", r);
-  if (outputs.empty())
+  if (outputs.empty() && variable_writes_.empty())
     fail(def.name_span, "entry point '" + def.name + "' must return a tensor, a tuple of tensors or a dict of them");
   for (auto& [name, v] : outputs) {
     if (!v.is_tensor() && !v.is_number())
@@ -237,6 +240,8 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     fn().results.push_back(id);
     entry.output_names.push_back(name);
   }
+  finish_entry_variables(entry, def.name_span);
+  entry_builder_ = nullptr;
   module_->entries.push_back(std::move(entry));
 }
 

@@ -398,6 +398,17 @@ class Stager {
   // Functions made by sg.checkpoint -> the segment length a loop calling them keeps
   // states at (0: at iterations 0, 1, 4, 9, ..., O(sqrt T) of them).
   std::map<int32_t, int64_t> checkpoint_segments;
+
+  // sg.variables (sg_variables.cc).
+  Value make_variables(const Args& args);
+  Value variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span);
+  void assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span);
+  // At the end of an entry: its variable parameters' list and the assigned values as
+  // results after the outputs.
+  void finish_entry_variables(ir::Entry& entry, SourceSpan span);
+  FnBuilder* entry_builder_ = nullptr;  // the entry being staged, for variable reads
+  std::map<int32_t, int32_t> variable_params_;  // variable -> its parameter in the entry
+  std::map<int32_t, Value> variable_writes_;    // variable -> the value assigned
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
 

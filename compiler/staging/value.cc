@@ -85,6 +85,7 @@ std::string type_name(const Value& v) {
     std::string operator()(const SgModuleV&) { return "module"; }
     std::string operator()(const SgMember& m) { return "sg." + m.name; }
     std::string operator()(const TransformV&) { return "function"; }
+    std::string operator()(const VariablesPtr&) { return "variables"; }
     std::string operator()(const BuiltinV& b) { return "builtin " + b.name; }
     std::string operator()(const DTypeV&) { return "dtype"; }
     std::string operator()(const AnnotationV&) { return "type annotation"; }

@@ -187,12 +187,20 @@ struct TransformV {
   std::shared_ptr<PullbackData> pullback;
 };
 
+// Program state made by sg.variables (SPEC §12, sg_variables.cc): per attribute, its
+// initial structure; per leaf path, the module variable it is.
+struct VariablesObj {
+  std::vector<std::pair<std::string, std::shared_ptr<struct Value>>> attrs;
+  std::map<std::string, int32_t> leaves;
+};
+using VariablesPtr = std::shared_ptr<VariablesObj>;
+
 struct Value {
   using Data = std::variant<NoneV, bool, int64_t, double, std::string, TuplePtr, ListPtr, DictPtr,
                             StaticTensorPtr, Staged, SgModuleV, SgMember, BuiltinV, DTypeV,
                             AnnotationV, RangeV, std::shared_ptr<FunctionV>, BoundMethod,
                             EllipsisV, UndefinedV, TensorListV, FormattedV, ClassPtr, InstancePtr,
-                            BoundFunction, SuperV, ExceptionV, PyModuleV, TransformV>;
+                            BoundFunction, SuperV, ExceptionV, PyModuleV, TransformV, VariablesPtr>;
   Data data;
 
   Value() : data(NoneV{}) {}

@@ -1,0 +1,158 @@
+// sg.variables: program-level state (SPEC §12). Every tensor or number in the
+// structures given becomes a module variable named by its path ("params.0.w",
+// "step"), with its value as the initial one. In an entry, reading an attribute gives
+// the structure with each leaf a parameter of the entry bound to the variable (its
+// value at the start of the run, whatever the entry assigned since); assigning one
+// records the new leaves, which become results after the outputs. The runtime stores
+// them when the run succeeds.
+#include "staging/stager.h"
+
+namespace sg::compiler::staging {
+
+namespace {
+
+using Leaf = std::pair<std::string, Value>;
+
+std::string join(const std::string& path, const std::string& part) { return path.empty() ? part : path + "." + part; }
+
+// The tensors and numbers of a structure with their paths, in order (as entry
+// results are named, SPEC §2). None and strings are settings, not state.
+void leaves_of(const Value& v, const std::string& path, std::vector<Leaf>& out) {
+  if (v.is<DictPtr>()) {
+    for (const auto& [k, item] : v.as<DictPtr>()->items)
+      if (k.is<std::string>()) leaves_of(item, join(path, k.as<std::string>()), out);
+  } else if (v.is<TuplePtr>() || v.is<ListPtr>()) {
+    const auto& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+    for (size_t i = 0; i < items.size(); ++i) leaves_of(items[i], join(path, std::to_string(i)), out);
+  } else if (v.is<InstancePtr>()) {
+    for (const auto& [k, item] : v.as<InstancePtr>()->attrs->items)
+      if (k.is<std::string>()) leaves_of(item, join(path, k.as<std::string>()), out);
+  } else if (v.is_tensor() || v.is_number()) {
+    out.emplace_back(path, v);
+  }
+}
+
+// The structure of `v` with each leaf replaced by `leaf(path)`.
+Value map_leaves(const Value& v, const std::string& path, const std::function<Value(const std::string&)>& leaf) {
+  if (v.is<DictPtr>()) {
+    auto d = std::make_shared<DictObj>();
+    for (const auto& [k, item] : v.as<DictPtr>()->items)
+      d->items.emplace_back(k, k.is<std::string>() ? map_leaves(item, join(path, k.as<std::string>()), leaf) : item);
+    return Value(d);
+  }
+  if (v.is<TuplePtr>() || v.is<ListPtr>()) {
+    const auto& items = v.is<TuplePtr>() ? *v.as<TuplePtr>() : v.as<ListPtr>()->items;
+    std::vector<Value> out;
+    for (size_t i = 0; i < items.size(); ++i) out.push_back(map_leaves(items[i], join(path, std::to_string(i)), leaf));
+    return v.is<TuplePtr>() ? make_tuple(std::move(out)) : make_list(std::move(out));
+  }
+  if (v.is<InstancePtr>()) {
+    auto obj = std::make_shared<InstanceObj>();
+    obj->cls = v.as<InstancePtr>()->cls;
+    obj->attrs = std::make_shared<DictObj>();
+    for (const auto& [k, item] : v.as<InstancePtr>()->attrs->items)
+      obj->attrs->items.emplace_back(k, k.is<std::string>() ? map_leaves(item, join(path, k.as<std::string>()), leaf) : item);
+    return Value(obj);
+  }
+  if (v.is_tensor() || v.is_number()) return leaf(path);
+  return v;
+}
+
+}  // namespace
+
+Value Stager::make_variables(const Args& args) {
+  if (!args.pos.empty())
+    fail(args.span, "sg.variables takes its state as keyword arguments: sg.variables(params=..., step=0)");
+  if (entry_builder_ != nullptr)
+    fail(args.span, "sg.variables declares program-level state: call it at module level, outside the entries");
+  auto vars = std::make_shared<VariablesObj>();
+  for (const auto& [name, value] : args.kw) {
+    std::vector<Leaf> leaves;
+    leaves_of(value, name, leaves);
+    for (const auto& [path, leaf] : leaves) {
+      if (leaf.is<Staged>()) fail(args.span, "variable '" + path + "' needs a value known when the program is compiled");
+      const Value t = to_tensor(leaf, std::nullopt, args.span);
+      const StaticTensor& st = *t.as<StaticTensorPtr>();
+      for (const ir::Variable& other : module_->variables)
+        if (other.name == path) fail(args.span, "variable '" + path + "' is declared twice");
+      ir::Variable var;
+      var.name = path;
+      var.type.dtype = st.dtype;
+      for (int64_t d : st.shape) var.type.shape.push_back(ir::Dim(d));
+      StaticTensor dense = st;
+      if (dense.splat) {
+        dense.bytes = st.dense_bytes();
+        dense.splat = false;
+      }
+      var.constant = add_constant(dense);
+      vars->leaves[path] = int32_t(module_->variables.size());
+      module_->variables.push_back(std::move(var));
+    }
+    vars->attrs.emplace_back(name, std::make_shared<Value>(value));
+  }
+  return Value(vars);
+}
+
+Value Stager::variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span) {
+  const Value* initial = nullptr;
+  for (const auto& [n, v] : vars->attrs)
+    if (n == name) initial = v.get();
+  if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'");
+  if (entry_builder_ == nullptr) return *initial;  // at module level: the initial values
+  return map_leaves(*initial, name, [&](const std::string& path) {
+    const int32_t var = vars->leaves.at(path);
+    auto it = variable_params_.find(var);
+    if (it == variable_params_.end()) {
+      ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
+      const int32_t id = entry.add_value(module_->variables[size_t(var)].type, path, span);
+      entry.params.push_back(id);
+      it = variable_params_.emplace(var, id).first;
+    }
+    return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
+  });
+}
+
+void Stager::assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {
+  if (entry_builder_ == nullptr) fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
+  if (cur_ != entry_builder_)
+    fail(span, "variable '" + name + "' is assigned inside a staged if, loop or function; compute the new value "
+                                     "there and assign it at the entry's top level");
+  const Value* initial = nullptr;
+  for (const auto& [n, init] : vars->attrs)
+    if (n == name) initial = init.get();
+  if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'; declare it in sg.variables(...)");
+  std::vector<Leaf> want, got;
+  leaves_of(*initial, name, want);
+  leaves_of(v, name, got);
+  if (want.size() != got.size())
+    fail(span, "variable '" + name + "' holds " + std::to_string(want.size()) + " tensors; the value assigned has " +
+                   std::to_string(got.size()) + ": give it the same structure");
+  for (size_t k = 0; k < want.size(); ++k) {
+    if (want[k].first != got[k].first)
+      fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
+    const int32_t var = vars->leaves.at(want[k].first);
+    const ir::Type& type = module_->variables[size_t(var)].type;
+    Value t = to_tensor(got[k].second, type.dtype, span);
+    if (tensor_dtype(t) != type.dtype) t = cast(t, type.dtype, span);
+    const ir::Type given = tensor_type(t);
+    if (!(given.shape == type.shape))
+      fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
+                     module_->format_type(given));
+    variable_writes_[var] = t;
+  }
+}
+
+void Stager::finish_entry_variables(ir::Entry& entry, SourceSpan span) {
+  // The params were added in the order of the first reads; the entry lists them so.
+  std::vector<std::pair<int32_t, int32_t>> by_param;
+  for (const auto& [var, param] : variable_params_) by_param.emplace_back(param, var);
+  std::sort(by_param.begin(), by_param.end());
+  entry.reads.clear();
+  for (const auto& [param, var] : by_param) entry.reads.push_back(var);
+  for (const auto& [var, value] : variable_writes_) {
+    fn().results.push_back(materialize(value, span));
+    entry.writes.push_back(var);
+  }
+}
+
+}  // namespace sg::compiler::staging
