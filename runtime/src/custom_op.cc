@@ -123,7 +123,7 @@ std::unique_ptr<kernels::PreparedKernel> custom_kernel(const CustomOps* ops, con
 }
 
 Status check_custom_kernels(const Program& program, size_t entry, const CustomOps* ops, CustomOpsApi api) {
-  const ProgramImpl& impl = program.impl();
+  const ProgramImpl& impl = program_impl(program);
   if (entry >= impl.entry_impls.size()) return Status::Ok();  // Session::create names it
   // The functions the entry reaches, in the order they are first met.
   std::vector<uint32_t> reached{impl.entry_impls[entry].function};

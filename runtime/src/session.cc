@@ -21,7 +21,7 @@ class SessionImpl {
  public:
   SessionImpl(std::shared_ptr<const Program> p, size_t entry, const SessionOptions& o)
       : program(std::move(p)),
-        impl(program->impl()),
+        impl(runtime::program_impl(*program)),
         entry_index(entry),
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
@@ -225,7 +225,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
       if (!runner.ok()) return runner.status();
       impl_ptr->device = std::move(runner).value();
     }
-    return std::make_unique<Session>(std::move(impl_ptr));
+    return std::unique_ptr<Session>(new Session(std::move(impl_ptr)));
   }
   std::string names;
   for (const EntryInfo& e : entries) names += (names.empty() ? "" : ", ") + e.name;

@@ -71,6 +71,9 @@ struct LoadOptions {
 };
 
 class ProgramImpl;
+namespace runtime {
+struct ProgramAccess;  // runtime/src/program_impl.h: the runtime's own way in
+}
 
 class SG_API Program {
  public:
@@ -95,11 +98,13 @@ class SG_API Program {
   uint16_t format_major() const;
   uint16_t format_minor() const;
 
-  const ProgramImpl& impl() const { return *impl_; }
   ~Program();
-  explicit Program(std::unique_ptr<ProgramImpl> impl);
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
 
  private:
+  friend struct runtime::ProgramAccess;
+  explicit Program(std::unique_ptr<ProgramImpl> impl);
   std::unique_ptr<ProgramImpl> impl_;
 };
 
@@ -309,9 +314,11 @@ class SG_API Session {
   uint64_t tensor_copies() const;
   ScheduleStats schedule_stats() const;
 
-  explicit Session(std::unique_ptr<SessionImpl> impl);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
  private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
   std::unique_ptr<SessionImpl> impl_;
 };
 
