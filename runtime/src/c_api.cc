@@ -526,7 +526,7 @@ sg_code sg_session_set_input(sg_session* session, const char* name, sg_dtype dty
   if (session == nullptr) return null_argument(status, "sg_session_set_input", "session");
   if (name == nullptr) return null_argument(status, "sg_session_set_input", "name");
   auto i = session->session->input_index(name);
-  if (!i.ok()) return report(status, SG_INVALID_INPUT, i.status().message());
+  if (!i.ok()) return report(status, i.status());
   return set_input(session, "sg_session_set_input", *i, dtype, shape, rank, data, nbytes, status);
 }
 

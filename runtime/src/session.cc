@@ -235,11 +235,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
 
 const EntryInfo& Session::entry() const { return impl_->info(); }
 
+// The one answer to an unknown input name, from input_index and set_input (and the
+// C API's, which call input_index).
 Result<size_t> Session::input_index(std::string_view name) const {
   const std::vector<TensorSpec>& specs = impl_->info().inputs;
   for (size_t k = 0; k < specs.size(); ++k)
     if (specs[k].name == name) return k;
-  return invalid_argument("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
+  return invalid_input("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
 }
 
 Result<size_t> Session::output_index(std::string_view name) const {
@@ -253,11 +255,9 @@ Result<size_t> Session::output_index(std::string_view name) const {
 }
 
 Status Session::set_input(std::string_view name, Tensor value) {
-  const std::vector<TensorSpec>& specs = impl_->info().inputs;
-  const auto it = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == name; });
-  if (it == specs.end())
-    return invalid_input("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
-  return impl_->set_input(size_t(it - specs.begin()), std::move(value));
+  const Result<size_t> k = input_index(name);
+  if (!k.ok()) return k.status();
+  return impl_->set_input(*k, std::move(value));
 }
 
 Status Session::set_input(size_t index, Tensor value) {

@@ -417,6 +417,32 @@ static void test_bound_outputs(void) {
   sg_status_release(st);
 }
 
+/* An unknown input name is the same error, code and message, from
+ * sg_session_input_index and sg_session_set_input. */
+static void test_unknown_input(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = NULL;
+  const int64_t xs[2] = {2, 3};
+  size_t index = 99;
+  char by_index[256];
+  if (p == NULL) return;
+  s = session_for(p, "affine", NULL, st);
+  if (s == NULL) return;
+  CHECK_CODE(sg_session_input_index(s, "q", &index, st), SG_INVALID_INPUT, st);
+  CHECK(index == 99);
+  snprintf(by_index, sizeof by_index, "%s", sg_status_message(st));
+  CHECK(strcmp(by_index, "unknown input 'q' (the entry takes: x, w)") == 0);
+  CHECK_CODE(sg_session_set_input(s, "q", SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK(strcmp(sg_status_message(st), by_index) == 0);
+  /* An unknown output stays the caller's mistake, naming the outputs. */
+  CHECK_CODE(sg_session_output_index(s, "q", &index, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown output 'q'") && CONTAINS(sg_status_message(st), "output_0"));
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 static void test_errors(void) {
   sg_status* st = sg_status_create();
   sg_program* p = load(st);
@@ -879,6 +905,7 @@ static const struct test kTests[] = {
     {"run", test_run},
     {"input_memory_changes", test_input_memory_changes},
     {"bound_outputs", test_bound_outputs},
+    {"unknown_input", test_unknown_input},
     {"errors", test_errors},
     {"cancel", test_cancel},
     {"second_thread", test_second_thread},

@@ -256,8 +256,9 @@ SG_API sg_code sg_session_create(const sg_program* program, const char* entry, c
 SG_API void sg_session_release(sg_session* session);
 SG_API const sg_entry* sg_session_entry(const sg_session* session);
 
-/* Input and output positions by name: SG_INVALID_ARGUMENT (naming the names there
- * are) when unknown. */
+/* Input and output positions by name. An unknown input is SG_INVALID_INPUT with the
+ * message sg_session_set_input gives for it ("unknown input 'q' (the entry takes:
+ * x, y)"); an unknown output SG_INVALID_ARGUMENT, naming the outputs there are. */
 SG_API sg_code sg_session_input_index(const sg_session* session, const char* name, size_t* index,
                                       sg_status* status);
 SG_API sg_code sg_session_output_index(const sg_session* session, const char* name, size_t* index,

@@ -259,7 +259,9 @@ class SG_API Session {
   // loop refilling one buffer does; the dims stay those given here.
   Status set_input(std::string_view name, Tensor value);
   Status set_input(size_t index, Tensor value);
-  // Positions by name; kInvalidArgument naming the names there are.
+  // Positions by name. An unknown input name is kInvalidInput, with the message
+  // set_input gives for it ("unknown input 'q' (the entry takes: x, y)"); an
+  // unknown output name kInvalidArgument, naming the outputs there are.
   Result<size_t> input_index(std::string_view name) const;
   Result<size_t> output_index(std::string_view name) const;
 

@@ -157,7 +157,20 @@ TEST(SessionApi, MisuseIsAnErrorNotAnEmptyValue) {
   EXPECT_EQ(s->output("y").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(*s->output_index("output_0"), 0u);
   EXPECT_EQ(*s->input_index("x"), 0u);
-  EXPECT_EQ(s->input_index("q").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->input_index("q").status().code(), StatusCode::kInvalidInput);
+}
+
+// An unknown input name is one error, whichever call meets it.
+TEST(SessionApi, UnknownInputNameIsTheSameStatusByIndexAndBySetInput) {
+  auto s = session_on(load_ok(affine_graph()), "affine");
+  ASSERT_NE(s, nullptr);
+  const Result<size_t> by_index = s->input_index("q");
+  const Status by_set = s->set_input("q", rows_of_ones(1));
+  ASSERT_FALSE(by_index.ok());
+  EXPECT_EQ(by_index.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(by_set.code(), by_index.status().code());
+  EXPECT_EQ(by_set.message(), by_index.status().message());
+  EXPECT_EQ(by_set.message().rfind("unknown input 'q' (the entry takes: ", 0), 0u) << by_set.message();
 }
 
 TEST(SessionApi, LoadsAGraphFromAFileDescriptorRange) {
