@@ -195,5 +195,24 @@ TEST(SessionApi, LoadsAGraphFromAFileDescriptorRange) {
   EXPECT_EQ(Program::load_fd(-1, 0, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Result::value() on an error is a caller's bug that no exception reports (none
+// crosses the API): it ends the process, naming the status, in every build type.
+TEST(ResultDeathTest, ValueOfAnErrorEndsTheProcessNamingTheStatus) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Result<int> r = invalid_input("no input 'q'");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.value_or(7), 7);
+  EXPECT_DEATH((void)r.value(), "sg::Result::value\\(\\) called on an error \\(invalid input\\): no input 'q'");
+  EXPECT_DEATH((void)*r, "called on an error");
+}
+
+TEST(Result, ValueOrGivesTheValueWhenThereIsOne) {
+  Result<std::string> r(std::string("kept"));
+  EXPECT_EQ(r.value_or("fallback"), "kept");
+  EXPECT_EQ(std::move(r).value_or("fallback"), "kept");
+  const Result<std::string> e = not_found("gone");
+  EXPECT_EQ(e.value_or("fallback"), "fallback");
+}
+
 }  // namespace
 }  // namespace sg::testing
