@@ -142,7 +142,7 @@ Status check_custom_kernels(const Program& program, size_t entry, const CustomOp
       const bool c = api == CustomOpsApi::kC;
       const char* how = ops == nullptr ? (c ? "no registry was given: sg_session_options_set_custom_ops"
                                             : "SessionOptions::custom_ops is not set")
-                                       : (c ? "add it with sg_custom_ops_add" : "add it to SessionOptions::custom_ops");
+                                       : (c ? "add it with sg_custom_ops_add_v2" : "add it to SessionOptions::custom_ops");
       return invalid_argument(node.location + ": entry '" + impl.entries[entry].name + "' uses custom op '" + name +
                               "', which has no registered kernel (" + how + ")");
     }
