@@ -380,10 +380,8 @@ void sg_session_options_release(sg_session_options* options) { delete options; }
 
 sg_code sg_session_options_set_num_threads(sg_session_options* options, int32_t num_threads, sg_status* status) {
   if (options == nullptr) return null_argument(status, "sg_session_options_set_num_threads", "options");
-  if (num_threads < 1 || num_threads > sg::SessionOptions::kMaxThreads)
-    return report(status, SG_INVALID_ARGUMENT,
-                  "num_threads must be between 1 and " + std::to_string(sg::SessionOptions::kMaxThreads) + " (got " +
-                      std::to_string(num_threads) + ")");
+  const sg::Status checked = sg::check_num_threads(num_threads);
+  if (!checked.ok()) return report(status, checked.with_context("sg_session_options_set_num_threads"));
   options->options.num_threads = num_threads;
   return ok(status);
 }

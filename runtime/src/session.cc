@@ -193,9 +193,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
                                                  const SessionOptions& options) {
   if (program == nullptr) return invalid_argument("Session::create: no program");
   if (options.max_call_depth < 0) return invalid_argument("max_call_depth must not be negative");
-  if (options.num_threads < 1 || options.num_threads > SessionOptions::kMaxThreads)
-    return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
-                            " (got " + std::to_string(options.num_threads) + ")");
+  SG_RETURN_IF_ERROR(check_num_threads(options.num_threads));
   if (options.run_timeout.count() < 0)
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");

@@ -196,6 +196,11 @@ struct SessionOptions {
   bool allow_tf32 = false;
 };
 
+// OK for 1 to SessionOptions::kMaxThreads threads; else kInvalidArgument,
+// "num_threads must be between 1 and 256 (got N)". The one check of a thread
+// count: Session::create, ThreadPool::create, the C API and graph-run's --threads.
+SG_API Status check_num_threads(int num_threads);
+
 struct NodeProfile {
   std::string function;
   uint32_t node = 0;

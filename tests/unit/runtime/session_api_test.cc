@@ -195,6 +195,23 @@ TEST(SessionApi, LoadsAGraphFromAFileDescriptorRange) {
   EXPECT_EQ(Program::load_fd(-1, 0, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+// One function checks a thread count for Session::create, ThreadPool::create, the
+// C API and graph-run, so all four say the same.
+TEST(SessionApi, ThreadCountsAreCheckedInOnePlace) {
+  EXPECT_TRUE(check_num_threads(1).ok());
+  EXPECT_TRUE(check_num_threads(SessionOptions::kMaxThreads).ok());
+  const Status zero = check_num_threads(0);
+  EXPECT_EQ(zero.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.message(), "num_threads must be between 1 and 256 (got 0)");
+  SessionOptions o;
+  o.num_threads = SessionOptions::kMaxThreads + 1;
+  const auto s = Session::create(load_ok(affine_graph()), "affine", o);
+  EXPECT_EQ(s.status().message(), check_num_threads(o.num_threads).message());
+  const auto pool = ThreadPool::create(-3);
+  EXPECT_EQ(pool.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(pool.status().message(), "ThreadPool::create: " + check_num_threads(-3).message());
+}
+
 // Result::value() on an error is a caller's bug that no exception reports (none
 // crosses the API): it ends the process, naming the status, in every build type.
 TEST(ResultDeathTest, ValueOfAnErrorEndsTheProcessNamingTheStatus) {
