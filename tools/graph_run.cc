@@ -204,7 +204,9 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
     } else if (arg == "--verify-data" || arg == "--no-verify-data") {
       o->verify_data = arg == "--verify-data";
     } else if (arg == "--threads") {
-      if (auto f = count(&o->threads, 1, SessionOptions::kMaxThreads)) return f;
+      if (auto f = count(&o->threads, INT_MIN)) return f;
+      const Status threads = check_num_threads(o->threads);
+      if (!threads.ok()) return usage_error("--threads: " + threads.message());
     } else if (arg == "--bench") {
       if (auto f = count(&o->bench, 1)) return f;
     } else if (arg == "--max-depth") {

@@ -2,7 +2,7 @@
 // per While iteration beyond its body, and the time per step of an RNN with T = 100
 // and hidden 256; a Call about as cheap as a small node), and independent nodes run
 // concurrently (issue 7's scheduler: two 256x1024x1024 matmuls on two threads).
-// Graphs are built with the runtime tests' graph builder, so no compiler is needed.
+// Graphs are built with schema/builder/graph_builder.h, so no compiler is needed.
 //   sg_runtime_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -13,13 +13,13 @@
 #include "graph_builder.h"
 #include "reference/kernel.h"
 #include "stagegraph/runtime.h"
-#include "test_graphs.h"
 
 namespace sg::bench {
 namespace {
 
 using testing::FunctionSpec;
 using testing::GraphSpec;
+using testing::ShapeSpec;
 using testing::shape;
 
 constexpr int kChain = 1000;
@@ -53,6 +53,43 @@ GraphSpec call_chain() {
   g.add_function(std::move(main));
   g.add_function(std::move(ident));
   g.add_entry("calls", 0, {"x"}, {"y"});
+  return g;
+}
+
+// def total(n: i64):
+//     i = 0; s = 0
+//     while i < n: s = s + i; i = i + 1
+//     return s
+GraphSpec while_sum() {
+  GraphSpec g;
+  const int32_t zero = g.add_constant<int64_t>({0});
+  const int32_t one = g.add_constant<int64_t>({1});
+  const auto i64 = std::pair<DType, ShapeSpec>{DType::kI64, {}};
+  FunctionSpec cond;  // (i, s, n) -> i < n
+  cond.name = "total_cond";
+  {
+    const uint32_t i = cond.param(DType::kI64, {}), s = cond.param(DType::kI64, {}), n = cond.param(DType::kI64, {});
+    (void)s;
+    cond.results = {cond.op("less", {i, n}, DType::kBool, {})};
+  }
+  FunctionSpec body;  // (i, s, n) -> (i + 1, s + i, n)
+  body.name = "total_body";
+  {
+    const uint32_t i = body.param(DType::kI64, {}), s = body.param(DType::kI64, {}), n = body.param(DType::kI64, {});
+    const uint32_t k1 = body.value(DType::kI64, {}, one);
+    const uint32_t s2 = body.op("add", {s, i}, DType::kI64, {});
+    const uint32_t i2 = body.op("add", {i, k1}, DType::kI64, {});
+    body.results = {i2, s2, n};
+  }
+  FunctionSpec main;
+  main.name = "total";
+  const uint32_t n = main.param(DType::kI64, {});
+  const uint32_t k0 = main.value(DType::kI64, {}, zero);
+  main.results = {main.control(fb::NodeKind::While, {1, 2}, {k0, k0, n}, {i64, i64, i64})[1]};
+  g.add_function(std::move(main));
+  g.add_function(std::move(cond));
+  g.add_function(std::move(body));
+  g.add_entry("total", 0, {"n"}, {"output_0"});
   return g;
 }
 
@@ -245,7 +282,7 @@ BENCHMARK_CAPTURE(BM_AddKernelOnly, i32_reference, DType::kI32);
 // while i < n: s = s + i; i = i + 1    (cond: 1 node, body: 2 nodes, all i64 scalars)
 void BM_WhileScalar(benchmark::State& state) {
   const int64_t n = state.range(0);
-  auto s = session_for(testing::while_sum_graph(), "total");
+  auto s = session_for(while_sum(), "total");
   Tensor t = Tensor::empty(DType::kI64, {}).value();
   *t.data_as<int64_t>() = n;
   if (s == nullptr || !s->set_input("n", t).ok()) {

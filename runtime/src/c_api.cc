@@ -50,8 +50,10 @@ struct sg_thread_pool {
 // A C kernel behind the C++ registry's function pointer: the registry holds one of
 // these per op, at a stable address, as the kernel's `user` pointer.
 struct sg_custom_entry {
-  sg_custom_kernel kernel = nullptr;
+  sg_custom_kernel kernel = nullptr;        // sg_custom_ops_add (deprecated)
+  sg_custom_kernel_v2 kernel_v2 = nullptr;  // sg_custom_ops_add_v2
   void* user = nullptr;
+  std::string name;
 };
 
 struct sg_custom_ops {
@@ -201,9 +203,25 @@ sg::Status run_custom_kernel(void* user, const sg::CustomOpTensor* inputs, size_
     ranks[i] = size_t(inputs[i].rank);
   }
   const char* message = nullptr;
-  const sg_code code = entry->kernel(entry->user, num_inputs, data.data(), dtypes.data(), dims.data(), ranks.data(),
-                                     output->data, sg_dtype(output->dtype), output->shape, size_t(output->rank),
-                                     &message);
+  sg_code code = SG_OK;
+  if (entry->kernel_v2 != nullptr) {
+    sg_custom_kernel_call call{};
+    call.struct_size = sizeof call;
+    call.name = entry->name.c_str();
+    call.num_inputs = num_inputs;
+    call.inputs = data.data();
+    call.input_dtypes = dtypes.data();
+    call.input_dims = dims.data();
+    call.input_ranks = ranks.data();
+    call.output = output->data;
+    call.output_dtype = sg_dtype(output->dtype);
+    call.output_dims = output->shape;
+    call.output_rank = size_t(output->rank);
+    code = entry->kernel_v2(entry->user, &call, &message);
+  } else {
+    code = entry->kernel(entry->user, num_inputs, data.data(), dtypes.data(), dims.data(), ranks.data(), output->data,
+                         sg_dtype(output->dtype), output->shape, size_t(output->rank), &message);
+  }
   if (code == SG_OK) return sg::Status::Ok();
   std::string text = message != nullptr ? std::string(message) : std::string("the custom kernel failed");
   // Its code ends the run as it is; one this library does not know is a broken promise.
@@ -362,10 +380,8 @@ void sg_session_options_release(sg_session_options* options) { delete options; }
 
 sg_code sg_session_options_set_num_threads(sg_session_options* options, int32_t num_threads, sg_status* status) {
   if (options == nullptr) return null_argument(status, "sg_session_options_set_num_threads", "options");
-  if (num_threads < 1 || num_threads > sg::SessionOptions::kMaxThreads)
-    return report(status, SG_INVALID_ARGUMENT,
-                  "num_threads must be between 1 and " + std::to_string(sg::SessionOptions::kMaxThreads) + " (got " +
-                      std::to_string(num_threads) + ")");
+  const sg::Status checked = sg::check_num_threads(num_threads);
+  if (!checked.ok()) return report(status, checked.with_context("sg_session_options_set_num_threads"));
   options->options.num_threads = num_threads;
   return ok(status);
 }
@@ -448,19 +464,40 @@ sg_code sg_custom_ops_create(sg_custom_ops** out, sg_status* status) {
 
 void sg_custom_ops_release(sg_custom_ops* ops) { delete ops; }
 
-sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
+namespace {
+
+sg_code add_custom_kernel(sg_custom_ops* ops, const char* name, sg_custom_entry entry, const char* function,
                           sg_status* status) {
-  if (ops == nullptr) return null_argument(status, "sg_custom_ops_add", "ops");
-  if (name == nullptr) return null_argument(status, "sg_custom_ops_add", "name");
-  if (kernel == nullptr) return null_argument(status, "sg_custom_ops_add", "kernel");
+  if (ops == nullptr) return null_argument(status, function, "ops");
+  if (name == nullptr) return null_argument(status, function, "name");
+  if (entry.kernel == nullptr && entry.kernel_v2 == nullptr) return null_argument(status, function, "kernel");
   sg_custom_ops::Shared& shared = *ops->shared;
-  shared.entries.push_back({kernel, user});
+  entry.name = name;
+  shared.entries.push_back(std::move(entry));
   const sg::Status s = shared.ops.add(name, &run_custom_kernel, &shared.entries.back());
   if (!s.ok()) {
     shared.entries.pop_back();
     return report(status, s);
   }
   return ok(status);
+}
+
+}  // namespace
+
+sg_code sg_custom_ops_add_v2(sg_custom_ops* ops, const char* name, sg_custom_kernel_v2 kernel, void* user,
+                             sg_status* status) {
+  sg_custom_entry entry;
+  entry.kernel_v2 = kernel;
+  entry.user = user;
+  return add_custom_kernel(ops, name, std::move(entry), "sg_custom_ops_add_v2", status);
+}
+
+sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
+                          sg_status* status) {
+  sg_custom_entry entry;
+  entry.kernel = kernel;
+  entry.user = user;
+  return add_custom_kernel(ops, name, std::move(entry), "sg_custom_ops_add", status);
 }
 
 sg_code sg_session_options_set_custom_ops(sg_session_options* options, sg_custom_ops* ops, sg_status* status) {
@@ -526,7 +563,7 @@ sg_code sg_session_set_input(sg_session* session, const char* name, sg_dtype dty
   if (session == nullptr) return null_argument(status, "sg_session_set_input", "session");
   if (name == nullptr) return null_argument(status, "sg_session_set_input", "name");
   auto i = session->session->input_index(name);
-  if (!i.ok()) return report(status, SG_INVALID_INPUT, i.status().message());
+  if (!i.ok()) return report(status, i.status());
   return set_input(session, "sg_session_set_input", *i, dtype, shape, rank, data, nbytes, status);
 }
 

@@ -123,7 +123,7 @@ std::unique_ptr<kernels::PreparedKernel> custom_kernel(const CustomOps* ops, con
 }
 
 Status check_custom_kernels(const Program& program, size_t entry, const CustomOps* ops, CustomOpsApi api) {
-  const ProgramImpl& impl = program.impl();
+  const ProgramImpl& impl = program_impl(program);
   if (entry >= impl.entry_impls.size()) return Status::Ok();  // Session::create names it
   // The functions the entry reaches, in the order they are first met.
   std::vector<uint32_t> reached{impl.entry_impls[entry].function};
@@ -142,7 +142,7 @@ Status check_custom_kernels(const Program& program, size_t entry, const CustomOp
       const bool c = api == CustomOpsApi::kC;
       const char* how = ops == nullptr ? (c ? "no registry was given: sg_session_options_set_custom_ops"
                                             : "SessionOptions::custom_ops is not set")
-                                       : (c ? "add it with sg_custom_ops_add" : "add it to SessionOptions::custom_ops");
+                                       : (c ? "add it with sg_custom_ops_add_v2" : "add it to SessionOptions::custom_ops");
       return invalid_argument(node.location + ": entry '" + impl.entries[entry].name + "' uses custom op '" + name +
                               "', which has no registered kernel (" + how + ")");
     }

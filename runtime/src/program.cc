@@ -140,7 +140,7 @@ Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const Lo
   impl->data_segment = file.data_segment;  // moving `bytes` keeps its memory where it is
   impl->header = file.header;
   impl->bytes = std::move(bytes);
-  return std::shared_ptr<const Program>(std::make_shared<Program>(std::move(impl)));
+  return ProgramAccess::make(std::move(impl));
 }
 
 }  // namespace

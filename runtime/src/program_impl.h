@@ -86,4 +86,18 @@ class ProgramImpl {
   bool owns_pointer(const void* p) const { return bytes.contains(p); }
 };
 
+namespace runtime {
+
+// The runtime's way into a Program, which the public header keeps opaque: only
+// code that includes this internal header builds a Program or reads its impl.
+struct ProgramAccess {
+  static std::shared_ptr<const Program> make(std::unique_ptr<ProgramImpl> impl) {
+    return std::shared_ptr<const Program>(new Program(std::move(impl)));
+  }
+  static const ProgramImpl& impl(const Program& program) { return *program.impl_; }
+};
+
+inline const ProgramImpl& program_impl(const Program& program) { return ProgramAccess::impl(program); }
+
+}  // namespace runtime
 }  // namespace sg

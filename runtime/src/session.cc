@@ -21,7 +21,7 @@ class SessionImpl {
  public:
   SessionImpl(std::shared_ptr<const Program> p, size_t entry, const SessionOptions& o)
       : program(std::move(p)),
-        impl(program->impl()),
+        impl(runtime::program_impl(*program)),
         entry_index(entry),
         options(o),
         allocator(o.allocator != nullptr ? o.allocator : default_allocator()),
@@ -193,9 +193,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
                                                  const SessionOptions& options) {
   if (program == nullptr) return invalid_argument("Session::create: no program");
   if (options.max_call_depth < 0) return invalid_argument("max_call_depth must not be negative");
-  if (options.num_threads < 1 || options.num_threads > SessionOptions::kMaxThreads)
-    return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
-                            " (got " + std::to_string(options.num_threads) + ")");
+  SG_RETURN_IF_ERROR(check_num_threads(options.num_threads));
   if (options.run_timeout.count() < 0)
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");
@@ -225,7 +223,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
       if (!runner.ok()) return runner.status();
       impl_ptr->device = std::move(runner).value();
     }
-    return std::make_unique<Session>(std::move(impl_ptr));
+    return std::unique_ptr<Session>(new Session(std::move(impl_ptr)));
   }
   std::string names;
   for (const EntryInfo& e : entries) names += (names.empty() ? "" : ", ") + e.name;
@@ -235,11 +233,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
 
 const EntryInfo& Session::entry() const { return impl_->info(); }
 
+// The one answer to an unknown input name, from input_index and set_input (and the
+// C API's, which call input_index).
 Result<size_t> Session::input_index(std::string_view name) const {
   const std::vector<TensorSpec>& specs = impl_->info().inputs;
   for (size_t k = 0; k < specs.size(); ++k)
     if (specs[k].name == name) return k;
-  return invalid_argument("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
+  return invalid_input("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
 }
 
 Result<size_t> Session::output_index(std::string_view name) const {
@@ -253,11 +253,9 @@ Result<size_t> Session::output_index(std::string_view name) const {
 }
 
 Status Session::set_input(std::string_view name, Tensor value) {
-  const std::vector<TensorSpec>& specs = impl_->info().inputs;
-  const auto it = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& t) { return t.name == name; });
-  if (it == specs.end())
-    return invalid_input("unknown input '" + std::string(name) + "' (the entry takes: " + join_names(specs) + ")");
-  return impl_->set_input(size_t(it - specs.begin()), std::move(value));
+  const Result<size_t> k = input_index(name);
+  if (!k.ok()) return k.status();
+  return impl_->set_input(*k, std::move(value));
 }
 
 Status Session::set_input(size_t index, Tensor value) {

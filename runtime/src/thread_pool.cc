@@ -11,10 +11,14 @@
 
 namespace sg {
 
+Status check_num_threads(int num_threads) {
+  if (num_threads >= 1 && num_threads <= SessionOptions::kMaxThreads) return Status::Ok();
+  return invalid_argument("num_threads must be between 1 and " + std::to_string(SessionOptions::kMaxThreads) +
+                          " (got " + std::to_string(num_threads) + ")");
+}
+
 Result<std::shared_ptr<ThreadPool>> ThreadPool::create(int num_threads) {
-  if (num_threads < 1 || num_threads > SessionOptions::kMaxThreads)
-    return invalid_argument("a thread pool takes 1 to " + std::to_string(SessionOptions::kMaxThreads) +
-                            " threads (got " + std::to_string(num_threads) + ")");
+  SG_RETURN_IF_ERROR(check_num_threads(num_threads).with_context("ThreadPool::create"));
   void* pool = nullptr;
   int threads = 1;
 #ifdef SG_HAVE_XNNPACK

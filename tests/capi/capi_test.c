@@ -417,6 +417,32 @@ static void test_bound_outputs(void) {
   sg_status_release(st);
 }
 
+/* An unknown input name is the same error, code and message, from
+ * sg_session_input_index and sg_session_set_input. */
+static void test_unknown_input(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = load(st);
+  sg_session* s = NULL;
+  const int64_t xs[2] = {2, 3};
+  size_t index = 99;
+  char by_index[256];
+  if (p == NULL) return;
+  s = session_for(p, "affine", NULL, st);
+  if (s == NULL) return;
+  CHECK_CODE(sg_session_input_index(s, "q", &index, st), SG_INVALID_INPUT, st);
+  CHECK(index == 99);
+  snprintf(by_index, sizeof by_index, "%s", sg_status_message(st));
+  CHECK(strcmp(by_index, "unknown input 'q' (the entry takes: x, w)") == 0);
+  CHECK_CODE(sg_session_set_input(s, "q", SG_F32, xs, 2, kX, sizeof kX, st), SG_INVALID_INPUT, st);
+  CHECK(strcmp(sg_status_message(st), by_index) == 0);
+  /* An unknown output stays the caller's mistake, naming the outputs. */
+  CHECK_CODE(sg_session_output_index(s, "q", &index, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown output 'q'") && CONTAINS(sg_status_message(st), "output_0"));
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 static void test_errors(void) {
   sg_status* st = sg_status_create();
   sg_program* p = load(st);
@@ -730,6 +756,83 @@ static sg_code scale3(void* user, size_t num_inputs, const void* const* inputs, 
   return SG_OK;
 }
 
+/* The same kernel through sg_custom_ops_add_v2: its operands in one struct. */
+static sg_code scale3_v2(void* user, const sg_custom_kernel_call* call, const char** message) {
+  size_t i;
+  const float* x;
+  float* y = (float*)call->output;
+  struct scale3_state* state = (struct scale3_state*)user;
+  ++state->calls;
+  if (call->struct_size < sizeof(sg_custom_kernel_call) || !SG_CALL_HAS(call, output_rank) ||
+      strcmp(call->name, "test.scale3") != 0) {
+    *message = "scale3_v2: not the call this header describes";
+    return SG_INVALID_ARGUMENT;
+  }
+  if (call->num_inputs != 1 || call->input_dtypes[0] != SG_F32 || call->output_dtype != SG_F32 ||
+      call->input_ranks[0] != 1 || call->output_rank != 1 || call->input_dims[0][0] != call->output_dims[0]) {
+    *message = "scale3_v2: unexpected operands";
+    return SG_INVALID_ARGUMENT;
+  }
+  x = (const float*)call->inputs[0];
+  for (i = 0; i < (size_t)call->output_dims[0]; ++i) {
+    if (x[i] < 0) {
+      *message = "scale3_v2: negative input";
+      return state->negative;
+    }
+    y[i] = 3.0f * x[i];
+  }
+  return SG_OK;
+}
+
+/* sg_custom_ops_add_v2: the kernel gets a sized sg_custom_kernel_call; errors end
+ * the run as the old form's do, and a name takes one kernel, of either form. */
+static void test_custom_op_v2(void) {
+  sg_status* st = sg_status_create();
+  sg_program* p = NULL;
+  sg_session* s = NULL;
+  sg_session_options* o = NULL;
+  sg_custom_ops* ops = NULL;
+  struct scale3_state state = {0, SG_RUNTIME_ERROR};
+  const float x[3] = {1, 2, 3}, bad[1] = {-1};
+  const int64_t xs[1] = {3}, bs[1] = {1};
+  const void* data = NULL;
+  CHECK(sg_c_api_version() >= 4);
+  CHECK_OK(sg_program_load_file(custom_graph_path, 0, &p, st), st);
+  CHECK_OK(sg_session_options_create(&o, st), st);
+  CHECK_OK(sg_custom_ops_create(&ops, st), st);
+  if (p == NULL || o == NULL || ops == NULL) return;
+  CHECK_CODE(sg_custom_ops_add_v2(ops, "test.scale3", NULL, NULL, st), SG_INVALID_ARGUMENT, st);
+  CHECK(CONTAINS(sg_status_message(st), "sg_custom_ops_add_v2: kernel is NULL"));
+  CHECK_CODE(sg_custom_ops_add_v2(NULL, "test.scale3", scale3_v2, &state, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_custom_ops_add_v2(ops, NULL, scale3_v2, &state, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_custom_ops_add_v2(ops, "", scale3_v2, &state, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_custom_ops_add_v2(ops, "test.scale3", scale3_v2, &state, st), st);
+  CHECK_CODE(sg_custom_ops_add_v2(ops, "test.scale3", scale3_v2, &state, st), SG_INVALID_ARGUMENT, st);
+  CHECK_CODE(sg_custom_ops_add(ops, "test.scale3", scale3, &state, st), SG_INVALID_ARGUMENT, st);
+  CHECK_OK(sg_session_options_set_custom_ops(o, ops, st), st);
+  CHECK_OK(sg_session_create(p, "scaled", o, &s, st), st);
+  sg_custom_ops_release(ops);
+  sg_session_options_release(o);
+  if (s == NULL) return;
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, xs, 1, x, sizeof x, st), st);
+  CHECK_OK(sg_session_run(s, st), st);
+  CHECK_OK(sg_session_output(s, 0, &data, NULL, NULL, NULL, st), st);
+  CHECK(data != NULL && ((const float*)data)[0] == 4.0f && ((const float*)data)[2] == 10.0f);
+  CHECK(state.calls == 1);
+  CHECK_OK(sg_session_set_input(s, "x", SG_F32, bs, 1, bad, sizeof bad, st), st);
+  state.negative = SG_INVALID_INPUT;
+  CHECK_CODE(sg_session_run(s, st), SG_INVALID_INPUT, st);
+  CHECK(CONTAINS(sg_status_message(st), "scale3_v2: negative input"));
+  CHECK(CONTAINS(sg_status_message(st), "capi_custom.py:"));
+  state.negative = 1000;
+  CHECK_CODE(sg_session_run(s, st), SG_INTERNAL, st);
+  CHECK(CONTAINS(sg_status_message(st), "unknown code 1000"));
+  CHECK(state.calls == 3);
+  sg_session_release(s);
+  sg_program_release(p);
+  sg_status_release(st);
+}
+
 static void test_custom_op(void) {
   sg_status* st = sg_status_create();
   sg_program* p = NULL;
@@ -879,6 +982,7 @@ static const struct test kTests[] = {
     {"run", test_run},
     {"input_memory_changes", test_input_memory_changes},
     {"bound_outputs", test_bound_outputs},
+    {"unknown_input", test_unknown_input},
     {"errors", test_errors},
     {"cancel", test_cancel},
     {"second_thread", test_second_thread},
@@ -887,6 +991,7 @@ static const struct test kTests[] = {
     {"text_callback", test_text_callback},
     {"shared_pool", test_shared_pool},
     {"custom_op", test_custom_op},
+    {"custom_op_v2", test_custom_op_v2},
     {"device", test_device},
 };
 

@@ -27,6 +27,12 @@ SOURCE_DIR = os.environ.get("SG_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD_DIR = os.environ.get("SG_BUILD_DIR", "")
 PROGRAMS_DIR = os.path.join(SOURCE_DIR, "tests", "programs")
+EXAMPLES_DIR = os.path.join(SOURCE_DIR, "examples")
+# Examples checked end to end as they are, from examples/ (never a copy in
+# tests/programs): their `# e2e:` options, which an example does not carry.
+EXAMPLE_PROGRAMS = {
+    "layers": "N=1,3 weights=make_weights",
+}
 PYTHON_DIR = os.path.join(SOURCE_DIR, "compiler", "python")
 if PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
@@ -145,13 +151,16 @@ def inspect_graph(graph):
 
 
 def list_programs():
-    """Paths of tests/programs/*.py, filtered by SG_E2E_PROGRAMS=name,name when set."""
-    names = sorted(f for f in os.listdir(PROGRAMS_DIR) if f.endswith(".py") and not f.startswith("_"))
+    """Paths of tests/programs/*.py and of the EXAMPLE_PROGRAMS in examples/, filtered
+    by SG_E2E_PROGRAMS=name,name when set."""
+    paths = sorted(os.path.join(PROGRAMS_DIR, f) for f in os.listdir(PROGRAMS_DIR)
+                   if f.endswith(".py") and not f.startswith("_"))
+    paths += [os.path.join(EXAMPLES_DIR, name + ".py") for name in sorted(EXAMPLE_PROGRAMS)]
     wanted = os.environ.get("SG_E2E_PROGRAMS")
     if wanted:
         keep = {w.strip().removesuffix(".py") for w in wanted.split(",") if w.strip()}
-        names = [n for n in names if n[:-3] in keep]
-    return [os.path.join(PROGRAMS_DIR, n) for n in names]
+        paths = [p for p in paths if os.path.basename(p)[:-3] in keep]
+    return paths
 
 
 def _is_sg_function(decorator):
@@ -169,18 +178,25 @@ def entry_names(py_path):
 
 
 def program_options(py_path):
-    """The `# e2e: KEY=VALUE ...` options of a program, as a dict of strings."""
+    """The `# e2e: KEY=VALUE ...` options of a program, as a dict of strings (an
+    example's from EXAMPLE_PROGRAMS)."""
+    lines = []
+    name = os.path.splitext(os.path.basename(py_path))[0]
+    if os.path.dirname(os.path.abspath(py_path)) == os.path.abspath(EXAMPLES_DIR) and name in EXAMPLE_PROGRAMS:
+        lines = ["# e2e: " + EXAMPLE_PROGRAMS[name]]
+    else:
+        with open(py_path, encoding="utf-8") as f:
+            lines = f.readlines()
     options = {}
-    with open(py_path, encoding="utf-8") as f:
-        for line in f:
-            m = re.match(r"\s*#\s*e2e:\s*(.*)$", line)
-            if not m:
-                continue
-            for item in m.group(1).split():
-                key, sep, value = item.partition("=")
-                if not sep:
-                    raise E2EError(f"{py_path}: bad e2e option {item!r} (KEY=VALUE)")
-                options[key] = value
+    for line in lines:
+        m = re.match(r"\s*#\s*e2e:\s*(.*)$", line)
+        if not m:
+            continue
+        for item in m.group(1).split():
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise E2EError(f"{py_path}: bad e2e option {item!r} (KEY=VALUE)")
+            options[key] = value
     return options
 
 

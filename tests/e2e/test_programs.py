@@ -1,4 +1,5 @@
-"""End to end: every program in tests/programs is compiled with graph-compile, run
+"""End to end: every program in tests/programs (and the examples e2e_lib's
+EXAMPLE_PROGRAMS names, from examples/) is compiled with graph-compile, run
 with graph-run on random inputs, and compared with eager mode (SPEC.md §1).
 
 For each program: its eager-mode demo (`python3 PROGRAM.py`) must run, it must
@@ -20,13 +21,14 @@ def stem(py_path):
     return os.path.splitext(os.path.basename(py_path))[0]
 
 
-def check_eager_demo(report, py_path):
+def check_eager_demo(report, py_path, work):
+    """Runs `python3 PROGRAM.py` in `work` (an example's demo writes its files there)."""
     name = stem(py_path)
     env = dict(os.environ)
     env["PYTHONPATH"] = lib.PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
     try:
         proc = subprocess.run([sys.executable, py_path], capture_output=True, text=True, env=env,
-                              timeout=lib.TOOL_TIMEOUT_S, cwd=os.path.dirname(py_path))
+                              timeout=lib.TOOL_TIMEOUT_S, cwd=work)
     except subprocess.TimeoutExpired:
         report.fail(f"{name} eager demo", "timed out")
         return
@@ -69,9 +71,11 @@ def check_run(report, graph, fn, sig, binding, seed, options, name, work, run):
 
 def check_program(report, py_path, work_root):
     name = stem(py_path)
-    check_eager_demo(report, py_path)
     work = os.path.join(work_root, name)
     os.makedirs(work)
+    demo = os.path.join(work, "demo")
+    os.makedirs(demo)
+    check_eager_demo(report, py_path, demo)
     graph = os.path.join(work, "model.sgraph")
     try:
         options = lib.program_options(py_path)
@@ -103,7 +107,7 @@ def main():
     report = lib.Report("end-to-end programs")
     programs = lib.list_programs()
     if not programs:
-        print("no programs found in", lib.PROGRAMS_DIR)
+        print("no programs found in", lib.PROGRAMS_DIR, "(SG_E2E_PROGRAMS:", os.environ.get("SG_E2E_PROGRAMS"), ")")
         return 1
     with tempfile.TemporaryDirectory(prefix="sg_e2e_") as work_root:
         for py_path in programs:

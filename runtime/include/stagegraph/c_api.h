@@ -1,5 +1,6 @@
 /* Stagegraph C API: load a .sgraph file and run its entry points from C, JNI,
- * Python ctypes or any language with a C FFI. C99; no struct crosses it.
+ * Python ctypes or any language with a C FFI. C99; no struct crosses it but the
+ * one it hands custom kernels (sg_custom_kernel_call, read-only, sized).
  *
  *   sg_status* st = sg_status_create();
  *   sg_program* prog = NULL;
@@ -38,7 +39,14 @@
  *    change gets a new name (a suffix _v2) and the old one keeps working.
  *  - Opaque handles only: no struct layout is part of the ABI; options are set
  *    through functions, never by filling a struct, so new options need no new
- *    layout and old binaries keep working with newer libraries.
+ *    layout and old binaries keep working with newer libraries. The one kind of
+ *    struct that crosses it goes the other way: one the library fills and hands
+ *    to a caller's callback by const pointer (sg_custom_kernel_call). Such a
+ *    struct starts with its size in bytes, as the library filling it knows it;
+ *    fields are only ever appended, never removed, reordered or retyped, so a
+ *    callback built against an older header reads the prefix it knows, and one
+ *    built against a newer header reads a later field only when struct_size
+ *    covers it (SG_CALL_HAS(call, field)).
  *  - Fixed-width integers (int32_t, int64_t, uint64_t, size_t) in every signature;
  *    enums are passed as int32_t, so their size never depends on the compiler.
  *  - An unknown enum value or flag bit passed by a newer caller to an older
@@ -60,7 +68,7 @@ extern "C" {
 #endif
 
 /* Incremented with every addition to this header. */
-#define SG_C_API_VERSION 3
+#define SG_C_API_VERSION 4
 
 /* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
 typedef int32_t sg_code;
@@ -230,16 +238,45 @@ SG_API sg_code sg_session_options_set_text_callback(sg_session_options* options,
  * against the compiled rule before each call) and zero-filled, all of it; it returns
  * SG_OK, or an error code with `message` (a NUL-terminated string the kernel keeps
  * alive, or NULL), which ends the run with that code naming the op and its line.
- * It runs on the thread calling sg_session_run, one call at a time per session. */
-typedef sg_code (*sg_custom_kernel)(void* user, size_t num_inputs, const void* const* inputs,
-                                    const sg_dtype* input_dtypes, const int64_t* const* input_dims,
-                                    const size_t* input_ranks, void* output, sg_dtype output_dtype,
-                                    const int64_t* output_dims, size_t output_rank, const char** message);
+ * It runs on the thread calling sg_session_run, one call at a time per session.
+ *
+ * (SG_C_API_VERSION 4) The kernel gets its operands as one struct, which later
+ * versions may extend at its end (see the ABI rules above); the pointers in it
+ * are valid during the call only. */
+typedef struct sg_custom_kernel_call {
+  size_t struct_size;                 /* sizeof(sg_custom_kernel_call) of the library */
+  const char* name;                   /* the op's name, "my_ns.swish" */
+  size_t num_inputs;
+  const void* const* inputs;          /* num_inputs operands, C order */
+  const sg_dtype* input_dtypes;       /* num_inputs dtypes */
+  const int64_t* const* input_dims;   /* num_inputs arrays of input_ranks[i] dims */
+  const size_t* input_ranks;          /* num_inputs ranks */
+  void* output;                       /* zero-filled; the kernel writes all of it */
+  sg_dtype output_dtype;
+  const int64_t* output_dims;         /* output_rank dims */
+  size_t output_rank;
+} sg_custom_kernel_call;
+/* Whether `call` (an sg_custom_kernel_call*) has `field`: a library older than the
+ * header a kernel was built against fills only the fields it knows. */
+#define SG_CALL_HAS(call, field) \
+  (offsetof(sg_custom_kernel_call, field) + sizeof((call)->field) <= (call)->struct_size)
+typedef sg_code (*sg_custom_kernel_v2)(void* user, const sg_custom_kernel_call* call, const char** message);
+
 typedef struct sg_custom_ops sg_custom_ops;
 SG_API sg_code sg_custom_ops_create(sg_custom_ops** out, sg_status* status);
 /* Sessions given the registry keep it alive; release it whenever. */
 SG_API void sg_custom_ops_release(sg_custom_ops* ops);
-/* SG_INVALID_ARGUMENT for an empty name, a NULL kernel or a name already added. */
+/* (SG_C_API_VERSION 4) Adds the kernel of custom op `name`. SG_INVALID_ARGUMENT
+ * for an empty name, a NULL kernel or a name already added. */
+SG_API sg_code sg_custom_ops_add_v2(sg_custom_ops* ops, const char* name, sg_custom_kernel_v2 kernel, void* user,
+                                    sg_status* status);
+
+/* Deprecated (kept for the ABI; use sg_custom_ops_add_v2): the same kernel with its
+ * operands as eleven parameters, the fields of sg_custom_kernel_call but the name. */
+typedef sg_code (*sg_custom_kernel)(void* user, size_t num_inputs, const void* const* inputs,
+                                    const sg_dtype* input_dtypes, const int64_t* const* input_dims,
+                                    const size_t* input_ranks, void* output, sg_dtype output_dtype,
+                                    const int64_t* output_dims, size_t output_rank, const char** message);
 SG_API sg_code sg_custom_ops_add(sg_custom_ops* ops, const char* name, sg_custom_kernel kernel, void* user,
                                  sg_status* status);
 /* A session whose entry reaches (through if, while and call) a custom op missing
@@ -256,8 +293,9 @@ SG_API sg_code sg_session_create(const sg_program* program, const char* entry, c
 SG_API void sg_session_release(sg_session* session);
 SG_API const sg_entry* sg_session_entry(const sg_session* session);
 
-/* Input and output positions by name: SG_INVALID_ARGUMENT (naming the names there
- * are) when unknown. */
+/* Input and output positions by name. An unknown input is SG_INVALID_INPUT with the
+ * message sg_session_set_input gives for it ("unknown input 'q' (the entry takes:
+ * x, y)"); an unknown output SG_INVALID_ARGUMENT, naming the outputs there are. */
 SG_API sg_code sg_session_input_index(const sg_session* session, const char* name, size_t* index,
                                       sg_status* status);
 SG_API sg_code sg_session_output_index(const sg_session* session, const char* name, size_t* index,

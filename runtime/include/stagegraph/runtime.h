@@ -71,6 +71,9 @@ struct LoadOptions {
 };
 
 class ProgramImpl;
+namespace runtime {
+struct ProgramAccess;  // runtime/src/program_impl.h: the runtime's own way in
+}
 
 class SG_API Program {
  public:
@@ -95,11 +98,13 @@ class SG_API Program {
   uint16_t format_major() const;
   uint16_t format_minor() const;
 
-  const ProgramImpl& impl() const { return *impl_; }
   ~Program();
-  explicit Program(std::unique_ptr<ProgramImpl> impl);
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
 
  private:
+  friend struct runtime::ProgramAccess;
+  explicit Program(std::unique_ptr<ProgramImpl> impl);
   std::unique_ptr<ProgramImpl> impl_;
 };
 
@@ -191,6 +196,11 @@ struct SessionOptions {
   bool allow_tf32 = false;
 };
 
+// OK for 1 to SessionOptions::kMaxThreads threads; else kInvalidArgument,
+// "num_threads must be between 1 and 256 (got N)". The one check of a thread
+// count: Session::create, ThreadPool::create, the C API and graph-run's --threads.
+SG_API Status check_num_threads(int num_threads);
+
 struct NodeProfile {
   std::string function;
   uint32_t node = 0;
@@ -254,7 +264,9 @@ class SG_API Session {
   // loop refilling one buffer does; the dims stay those given here.
   Status set_input(std::string_view name, Tensor value);
   Status set_input(size_t index, Tensor value);
-  // Positions by name; kInvalidArgument naming the names there are.
+  // Positions by name. An unknown input name is kInvalidInput, with the message
+  // set_input gives for it ("unknown input 'q' (the entry takes: x, y)"); an
+  // unknown output name kInvalidArgument, naming the outputs there are.
   Result<size_t> input_index(std::string_view name) const;
   Result<size_t> output_index(std::string_view name) const;
 
@@ -309,9 +321,11 @@ class SG_API Session {
   uint64_t tensor_copies() const;
   ScheduleStats schedule_stats() const;
 
-  explicit Session(std::unique_ptr<SessionImpl> impl);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
  private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
   std::unique_ptr<SessionImpl> impl_;
 };
 

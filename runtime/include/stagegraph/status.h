@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <variant>
@@ -113,22 +115,48 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}            // NOLINT(implicit)
   Result(Status status) : v_(std::move(status)) {      // NOLINT(implicit)
-    assert(!std::get<Status>(v_).ok() && "Result from an OK status");
+    assert(!std::get_if<Status>(&v_)->ok() && "Result from an OK status");
   }
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
     static const Status kOk;
-    return ok() ? kOk : std::get<Status>(v_);
+    return ok() ? kOk : *std::get_if<Status>(&v_);
   }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
+  // The value; calling these on an error is a bug in the caller (check ok() first,
+  // or use value_or): it ends the process with the status on stderr, in every
+  // build type, since no exception may cross the runtime's API.
+  T& value() & { return *checked(); }
+  const T& value() const& { return *checked(); }
+  T&& value() && { return std::move(*checked()); }
+  // The value, or `fallback` on an error.
+  template <class U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *std::get_if<T>(&v_) : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <class U>
+  T value_or(U&& fallback) && {
+    return ok() ? std::move(*std::get_if<T>(&v_)) : static_cast<T>(std::forward<U>(fallback));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
  private:
+  T* checked() {
+    if (T* v = std::get_if<T>(&v_)) return v;
+    value_of_error(*std::get_if<Status>(&v_));
+  }
+  const T* checked() const {
+    if (const T* v = std::get_if<T>(&v_)) return v;
+    value_of_error(*std::get_if<Status>(&v_));
+  }
+  [[noreturn]] static void value_of_error(const Status& s) noexcept {
+    std::fprintf(stderr, "sg::Result::value() called on an error (%s): %s\n", status_code_name(s.code()),
+                 s.message().c_str());
+    std::abort();
+  }
+
   std::variant<T, Status> v_;
 };
 

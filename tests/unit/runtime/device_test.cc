@@ -94,7 +94,8 @@ TEST(DeviceTransfers, AMixedEntryCopiesEachValueOnce) {
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
   const runtime::ProgramPlacement p = runtime::place(
-      program->impl(), [](const runtime::FunctionImpl&, const runtime::NodeInfo& node) { return node.op_name == "add"; });
+      runtime::program_impl(*program),
+      [](const runtime::FunctionImpl&, const runtime::NodeInfo& node) { return node.op_name == "add"; });
   const runtime::FunctionPlacement& f = p.functions[0];
   EXPECT_FALSE(f.device_function);
   EXPECT_NE(f.reason.find("mul"), std::string::npos) << f.reason;
@@ -102,7 +103,7 @@ TEST(DeviceTransfers, AMixedEntryCopiesEachValueOnce) {
   EXPECT_TRUE(f.nodes[0].before.empty());
   EXPECT_EQ(f.nodes[1].device, runtime::Device::kGpu);
   ASSERT_EQ(f.nodes[1].before.size(), 1u);
-  EXPECT_EQ(f.nodes[1].before[0].value, program->impl().functions[0].nodes[0].outputs[0]);
+  EXPECT_EQ(f.nodes[1].before[0].value, runtime::program_impl(*program).functions[0].nodes[0].outputs[0]);
   EXPECT_EQ(f.nodes[1].before[0].to, runtime::Device::kGpu);
   ASSERT_EQ(f.results.size(), 1u);
   EXPECT_EQ(f.results[0].to, runtime::Device::kCpu);
@@ -116,7 +117,7 @@ TEST(DeviceTransfers, AHostDrivenLoopCountsItsCopiesPerIteration) {
   ASSERT_NE(program, nullptr);
   std::set<std::string> cpu = {"add"};
   const runtime::ProgramPlacement p = runtime::place(
-      program->impl(), [&](const runtime::FunctionImpl&, const runtime::NodeInfo& node) {
+      runtime::program_impl(*program), [&](const runtime::FunctionImpl&, const runtime::NodeInfo& node) {
         return cpu.count(node.op_name) == 0;
       });
   const runtime::NodePlacement& loop = p.functions[0].nodes[0];

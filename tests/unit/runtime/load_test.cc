@@ -49,7 +49,7 @@ TEST(Load, AlignedMemoryIsUsedInPlace) {
   AlignedBytes aligned(bytes);
   auto program = Program::load_memory(aligned.span());
   ASSERT_TRUE(program.ok()) << program.status().message();
-  EXPECT_TRUE((*program)->impl().owns_pointer(aligned.span().data() + 100));
+  EXPECT_TRUE(runtime::program_impl(**program).owns_pointer(aligned.span().data() + 100));
 }
 
 TEST(Load, FileIsMapped) {

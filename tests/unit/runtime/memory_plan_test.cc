@@ -87,8 +87,8 @@ TEST(MemoryPlan, LiveValuesGetDisjointOffsets) {
 TEST(MemoryPlan, PlanFixesShapesAndPlacesEscapingValuesApart) {
   auto program = load_ok(fork_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
-  runtime::NodeKernels kernels(program->impl(), 1);
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
+  runtime::NodeKernels kernels(runtime::program_impl(*program), 1);
   std::vector<Tensor> slots(fn.values.size());
   slots[fn.params[0]] = make_tensor<int32_t>(DType::kI32, {5}, iota(5));
   const runtime::FramePlan plan = runtime::make_plan(fn, kernels.of(0), slots);
@@ -126,8 +126,8 @@ TEST(MemoryPlan, FixedRunsWhereTheKernelHasOne) {
   g.add_entry("f", g.add_function(std::move(f)), {"x", "i", "r"}, {"y", "j", "k", "z"});
   auto program = load_ok(g);
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
-  runtime::NodeKernels kernels(program->impl(), 1);
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
+  runtime::NodeKernels kernels(runtime::program_impl(*program), 1);
   std::vector<float> xs(16), rs(64);
   for (int k = 0; k < 16; ++k) xs[size_t(k)] = 0.25f * float(k - 8);
   for (int k = 0; k < 64; ++k) rs[size_t(k)] = float(k);
@@ -196,8 +196,8 @@ TEST(MemoryPlan, RowAtARunTimeIndexHasAPlannedShape) {
   auto program = load_ok(row_graph());
   ASSERT_NE(program, nullptr);
 
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
-  runtime::NodeKernels kernels(program->impl(), 1);
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
+  runtime::NodeKernels kernels(runtime::program_impl(*program), 1);
   std::vector<Tensor> slots(fn.values.size());
   std::vector<float> xs(128);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = float(i);

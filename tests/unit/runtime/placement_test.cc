@@ -25,7 +25,7 @@ runtime::CoversFn all_but(std::set<std::string> cpu_ops) {
 TEST(Placement, ALoopWhoseNodesAllRunOnTheGpuStaysThere) {
   auto program = load_ok(while_sum_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::ProgramPlacement p = runtime::place(program->impl(), all_but({}));
+  const runtime::ProgramPlacement p = runtime::place(runtime::program_impl(*program), all_but({}));
   ASSERT_EQ(p.functions.size(), 3u);
   const runtime::FunctionPlacement& main = p.functions[0];
   ASSERT_EQ(main.nodes.size(), 1u);
@@ -40,7 +40,7 @@ TEST(Placement, ALoopWhoseNodesAllRunOnTheGpuStaysThere) {
 TEST(Placement, ALoopWithACpuNodeIsHostDrivenAndSaysWhy) {
   auto program = load_ok(while_sum_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::ProgramPlacement p = runtime::place(program->impl(), all_but({"less"}));
+  const runtime::ProgramPlacement p = runtime::place(runtime::program_impl(*program), all_but({"less"}));
   const runtime::NodePlacement& loop = p.functions[0].nodes[0];
   EXPECT_FALSE(loop.device_control);
   EXPECT_EQ(loop.device, Device::kCpu);
@@ -60,7 +60,7 @@ TEST(Placement, ALoopWithACpuNodeIsHostDrivenAndSaysWhy) {
 TEST(Placement, RecursionIsHostDriven) {
   auto program = load_ok(recursive_graph("mul", 1, 1));
   ASSERT_NE(program, nullptr);
-  const runtime::ProgramPlacement p = runtime::place(program->impl(), all_but({}));
+  const runtime::ProgramPlacement p = runtime::place(runtime::program_impl(*program), all_but({}));
   EXPECT_FALSE(p.functions[0].device_function);
   EXPECT_FALSE(p.functions[2].device_function);
   EXPECT_NE(p.functions[2].reason.find("call"), std::string::npos) << p.functions[2].reason;
@@ -78,7 +78,7 @@ TEST(Placement, EachValueIsCopiedOnceToEachDeviceThatReadsIt) {
   runtime::CoversFn second_add_only = [](const FunctionImpl& fn, const NodeInfo& node) {
     return &node == &fn.nodes[1];
   };
-  const runtime::ProgramPlacement p = runtime::place(program->impl(), second_add_only);
+  const runtime::ProgramPlacement p = runtime::place(runtime::program_impl(*program), second_add_only);
   const runtime::FunctionPlacement& f = p.functions[0];
   EXPECT_FALSE(f.device_function);
   EXPECT_EQ(f.nodes[0].device, Device::kCpu);
@@ -89,7 +89,7 @@ TEST(Placement, EachValueIsCopiedOnceToEachDeviceThatReadsIt) {
   EXPECT_EQ(f.transfers, 3u);
   // Everything on the GPU: the entry is a device function; its inputs and result
   // cross once per run, made by the Session, not inside.
-  const runtime::ProgramPlacement all = runtime::place(program->impl(), all_but({}));
+  const runtime::ProgramPlacement all = runtime::place(runtime::program_impl(*program), all_but({}));
   EXPECT_TRUE(all.functions[0].device_function);
   EXPECT_EQ(all.functions[0].transfers, 0u);
 }

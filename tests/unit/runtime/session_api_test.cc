@@ -157,7 +157,20 @@ TEST(SessionApi, MisuseIsAnErrorNotAnEmptyValue) {
   EXPECT_EQ(s->output("y").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(*s->output_index("output_0"), 0u);
   EXPECT_EQ(*s->input_index("x"), 0u);
-  EXPECT_EQ(s->input_index("q").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->input_index("q").status().code(), StatusCode::kInvalidInput);
+}
+
+// An unknown input name is one error, whichever call meets it.
+TEST(SessionApi, UnknownInputNameIsTheSameStatusByIndexAndBySetInput) {
+  auto s = session_on(load_ok(affine_graph()), "affine");
+  ASSERT_NE(s, nullptr);
+  const Result<size_t> by_index = s->input_index("q");
+  const Status by_set = s->set_input("q", rows_of_ones(1));
+  ASSERT_FALSE(by_index.ok());
+  EXPECT_EQ(by_index.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(by_set.code(), by_index.status().code());
+  EXPECT_EQ(by_set.message(), by_index.status().message());
+  EXPECT_EQ(by_set.message().rfind("unknown input 'q' (the entry takes: ", 0), 0u) << by_set.message();
 }
 
 TEST(SessionApi, LoadsAGraphFromAFileDescriptorRange) {
@@ -180,6 +193,42 @@ TEST(SessionApi, LoadsAGraphFromAFileDescriptorRange) {
     EXPECT_EQ(values_of<float>(s->output(0)), (std::vector<float>{3, 4, 5})) << "prefix " << prefix;
   }
   EXPECT_EQ(Program::load_fd(-1, 0, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+// One function checks a thread count for Session::create, ThreadPool::create, the
+// C API and graph-run, so all four say the same.
+TEST(SessionApi, ThreadCountsAreCheckedInOnePlace) {
+  EXPECT_TRUE(check_num_threads(1).ok());
+  EXPECT_TRUE(check_num_threads(SessionOptions::kMaxThreads).ok());
+  const Status zero = check_num_threads(0);
+  EXPECT_EQ(zero.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.message(), "num_threads must be between 1 and 256 (got 0)");
+  SessionOptions o;
+  o.num_threads = SessionOptions::kMaxThreads + 1;
+  const auto s = Session::create(load_ok(affine_graph()), "affine", o);
+  EXPECT_EQ(s.status().message(), check_num_threads(o.num_threads).message());
+  const auto pool = ThreadPool::create(-3);
+  EXPECT_EQ(pool.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(pool.status().message(), "ThreadPool::create: " + check_num_threads(-3).message());
+}
+
+// Result::value() on an error is a caller's bug that no exception reports (none
+// crosses the API): it ends the process, naming the status, in every build type.
+TEST(ResultDeathTest, ValueOfAnErrorEndsTheProcessNamingTheStatus) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Result<int> r = invalid_input("no input 'q'");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.value_or(7), 7);
+  EXPECT_DEATH((void)r.value(), "sg::Result::value\\(\\) called on an error \\(invalid input\\): no input 'q'");
+  EXPECT_DEATH((void)*r, "called on an error");
+}
+
+TEST(Result, ValueOrGivesTheValueWhenThereIsOne) {
+  Result<std::string> r(std::string("kept"));
+  EXPECT_EQ(r.value_or("fallback"), "kept");
+  EXPECT_EQ(std::move(r).value_or("fallback"), "kept");
+  const Result<std::string> e = not_found("gone");
+  EXPECT_EQ(e.value_or("fallback"), "fallback");
 }
 
 }  // namespace

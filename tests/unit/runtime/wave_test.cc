@@ -264,8 +264,8 @@ TEST(Waves, ProfileTimesEveryWaveNode) {
 TEST(Waves, PlanKeepsAWavesOperandsApart) {
   auto program = load_ok(ladder_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
-  runtime::NodeKernels kernels(program->impl(), 2);
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
+  runtime::NodeKernels kernels(runtime::program_impl(*program), 2);
   std::vector<Tensor> slots(fn.values.size());
   slots[fn.params[0]] = Tensor::zeros(DType::kI32, std::vector<int64_t>{1024, 1024}).value();
   runtime::PlanRequest request;
@@ -311,8 +311,8 @@ TEST(Waves, PlanKeepsAWavesOperandsApart) {
 TEST(Waves, ALightNodeFeedingAWaveIsHoisted) {
   auto program = load_ok(hoisted_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
-  runtime::NodeKernels kernels(program->impl(), 2);
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
+  runtime::NodeKernels kernels(runtime::program_impl(*program), 2);
   std::vector<Tensor> slots(fn.values.size());
   slots[fn.params[0]] = square(1.0f);
   runtime::PlanRequest request;

@@ -131,12 +131,12 @@ TEST(CudaPlacement, TheCudaKernelsCoverageDecidesWithoutADevice) {
   };
   auto affine = load_ok(affine_graph());
   ASSERT_NE(affine, nullptr);
-  const runtime::ProgramPlacement a = runtime::place(affine->impl(), covers);
+  const runtime::ProgramPlacement a = runtime::place(runtime::program_impl(*affine), covers);
   EXPECT_TRUE(a.functions[0].device_function) << a.functions[0].reason;
   EXPECT_EQ(a.functions[0].transfers, 0u);
   auto loop = load_ok(while_sum_graph());
   ASSERT_NE(loop, nullptr);
-  const runtime::ProgramPlacement l = runtime::place(loop->impl(), covers);
+  const runtime::ProgramPlacement l = runtime::place(runtime::program_impl(*loop), covers);
   EXPECT_TRUE(l.functions[0].nodes[0].device_control) << l.functions[0].nodes[0].reason;
   for (const runtime::FunctionPlacement& f : l.functions) {
     for (const runtime::NodePlacement& n : f.nodes) EXPECT_EQ(n.device, runtime::Device::kGpu);

@@ -18,7 +18,7 @@ namespace {
 TEST(DevicePlan, InPlaceOnlyForElementwiseDeviceKernels) {
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
   const std::vector<runtime::NodeKernel> table = runtime::device_plan_kernels(fn);
   ASSERT_EQ(table.size(), 2u);
   EXPECT_TRUE(table[0].in_place_safe);  // mul
@@ -26,7 +26,7 @@ TEST(DevicePlan, InPlaceOnlyForElementwiseDeviceKernels) {
   EXPECT_EQ(table[0].prepared, nullptr);
   auto rows = load_ok(row_graph());
   ASSERT_NE(rows, nullptr);
-  for (const runtime::FunctionImpl& f : rows->impl().functions) {
+  for (const runtime::FunctionImpl& f : runtime::program_impl(*rows).functions) {
     const std::vector<runtime::NodeKernel> t = runtime::device_plan_kernels(f);
     for (size_t n = 0; n < f.nodes.size(); ++n) {
       const runtime::NodeInfo& node = f.nodes[n];
@@ -44,7 +44,7 @@ TEST(DevicePlan, InPlaceOnlyForElementwiseDeviceKernels) {
 TEST(DevicePlan, ArenaValuesAndOwnedResults) {
   auto program = load_ok(pair_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
   const std::vector<runtime::NodeKernel> table = runtime::device_plan_kernels(fn);
   const Tensor x = Tensor::wrap(DType::kF32, std::vector<int64_t>{5, 3}, nullptr);
   const std::vector<Tensor> params = {x, x, x};
@@ -80,7 +80,7 @@ struct CountingDevice {
 TEST(DevicePlanCache, OneArenaPerPlanAndOneMorePerFrameActiveAtOnce) {
   auto program = load_ok(pair_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
   const std::vector<runtime::NodeKernel> table = runtime::device_plan_kernels(fn);
   CountingDevice device;
   {
@@ -123,7 +123,7 @@ TEST(DevicePlanCache, OneArenaPerPlanAndOneMorePerFrameActiveAtOnce) {
 TEST(DevicePlanCache, EvictsAnIdlePlanPastTheLimit) {
   auto program = load_ok(pair_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
   const std::vector<runtime::NodeKernel> table = runtime::device_plan_kernels(fn);
   CountingDevice device;
   runtime::DevicePlanCache cache(&CountingDevice::allocate, &CountingDevice::free, &device);
@@ -141,7 +141,7 @@ TEST(DevicePlanCache, EvictsAnIdlePlanPastTheLimit) {
 TEST(DevicePlanCache, AFailedArenaIsTheDevicesStatus) {
   auto program = load_ok(pair_graph());
   ASSERT_NE(program, nullptr);
-  const runtime::FunctionImpl& fn = program->impl().functions[0];
+  const runtime::FunctionImpl& fn = runtime::program_impl(*program).functions[0];
   const std::vector<runtime::NodeKernel> table = runtime::device_plan_kernels(fn);
   const auto refuse = [](void*, size_t n) -> Result<void*> {
     return Status(StatusCode::kOutOfMemory, "cuda: out of memory allocating " + std::to_string(n) + " bytes");

@@ -163,7 +163,8 @@ public class SessionTest {
         s.setInput("nope", wrongDim);
         fail("took an unknown input name");
       } catch (StagegraphException e) {
-        assertEquals(StagegraphException.INVALID_ARGUMENT, e.code());
+        assertEquals(StagegraphException.INVALID_INPUT, e.code());
+        assertTrue(e.getMessage(), e.getMessage().contains("unknown input 'nope'"));
       }
       try {
         s.run();

@@ -1,7 +1,9 @@
-// A test-only writer of complete .sgraph files: the fixed header, the FlatBuffers
-// table (64-byte aligned) and the data segment (64-byte aligned constants, >= 64
-// bytes of tail padding), with both checksums. Tests describe a graph with plain
-// structs, serialize it, then corrupt or run the bytes.
+// A writer of complete .sgraph files for the runtime's tests and benchmarks (target
+// sg_graph_builder), so that neither needs the compiler: the fixed header, the
+// FlatBuffers table (64-byte aligned) and the data segment (64-byte aligned
+// constants, >= 64 bytes of tail padding), with both checksums. A caller describes
+// a graph with plain structs, serializes it, then corrupts or runs the bytes. Not
+// part of the installed library.
 #pragma once
 
 #include <cstdint>
