@@ -199,8 +199,9 @@ sg::Result<double> time_session(sg::Session& s, int runs) {
 
 sg::Result<std::unique_ptr<sg::Session>> cuda_session(const std::shared_ptr<const sg::Program>& program) {
   sg::SessionOptions options;
-  options.device = "cuda";
-  options.device_backend = sg::cuda_backend();
+  auto gpu = sg::cuda_device(0);
+  if (!gpu.ok()) return gpu.status();
+  options.device = *gpu;
   return sg::Session::create(program, program->entries()[0].name, options);
 }
 
