@@ -194,8 +194,9 @@ struct SessionOptions {
   const CustomOps* custom_ops = nullptr;
   // Where the Session runs; null: the CPU. The executor places each op node its
   // device has a kernel for there, runs the rest (and all control flow) on the
-  // host, and copies values between host and device where they cross, at most
-  // once per value and side (profile(): "transfer" rows).
+  // host, and copies values between host and device where they cross: once per
+  // value and frame, constants once per Session (profile(): "transfer" rows, there
+  // whether or not the Session profiles). allow_tf32 below is the CUDA device's.
   std::shared_ptr<const Device> device;
   // On a GPU, matmuls may use TF32 tensor cores (about 1e-3 relative error);
   // false keeps them in full f32, within f32 tolerance of the CPU.
