@@ -132,7 +132,9 @@ TEST(CudaPlacement, TheCudaKernelsCoverageDecidesWithoutADevice) {
     ASSERT_NE(program, nullptr);
     for (const runtime::FunctionImpl& fn : program->impl().functions)
       for (const runtime::NodeInfo& node : fn.nodes)
-        if (node.kind == runtime::NodeKind::kOp) EXPECT_TRUE(covers(fn, node)) << fn.name << ": " << node.op_name;
+        if (node.kind == runtime::NodeKind::kOp) {
+          EXPECT_TRUE(covers(fn, node)) << fn.name << ": " << node.op_name;
+        }
   }
 }
 
