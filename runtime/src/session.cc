@@ -49,7 +49,7 @@ class SessionImpl {
     fresh.assign(n, false);
     executor.set_timeout(uint64_t(o.run_timeout.count()) * 1000);
     if (options.text_callback) executor.set_print(&SessionImpl::print_line, this);
-    if (device != nullptr) executor.set_device(device.get(), placement.get(), device_name(options.device));
+    if (device != nullptr) executor.set_device(device.get(), placement.get(), options.device->name());
   }
 
   const EntryInfo& info() const { return impl.entries[entry_index]; }
@@ -439,7 +439,8 @@ std::vector<NodeProfile> Session::profile() const {
 // the Session profiles.
 void SessionImpl::append_transfers(std::vector<NodeProfile>& out) const {
   const std::vector<runtime::TransferStats>& transfers = executor.transfers();
-  const std::string name = device_name(options.device);
+  if (options.device == nullptr) return;
+  const std::string name = options.device->name();
   for (size_t f = 0; f < transfers.size(); ++f) {
     const runtime::TransferStats& t = transfers[f];
     for (int dir = 0; dir < 2; ++dir) {

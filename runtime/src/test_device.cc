@@ -138,8 +138,4 @@ std::shared_ptr<const Device> test_device(const TestDeviceOptions& options) {
   return std::make_shared<runtime::TestDevice>(options);
 }
 
-std::string device_name(const std::shared_ptr<const Device>& device) {
-  return device == nullptr ? std::string("cpu") : device->name();
-}
-
 }  // namespace sg

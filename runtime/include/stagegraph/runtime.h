@@ -147,8 +147,6 @@ struct TestDeviceOptions {
   std::vector<std::string> host_ops = {"print"};
 };
 SG_API std::shared_ptr<const Device> test_device(const TestDeviceOptions& options = {});
-// "cpu" for null, else the device's name ("test", "cuda:0").
-SG_API std::string device_name(const std::shared_ptr<const Device>& device);
 
 struct SessionOptions {
   // Threads to run on, the caller's included. More than one: a pthreadpool when
