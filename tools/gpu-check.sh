@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 python=/usr/bin/python3
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests sg_capi_cuda_test \
+cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests \
   graph-compile graph-run graph-run-cuda sg_gpu_mlp_bench sg_gpu_loop_bench
 built=$(date +%s)
 
@@ -32,10 +32,8 @@ t0=$(date +%s)
 t1=$(date +%s)
 "$build/tests/sg_runtime_cuda_tests" | tee "$build/gpu-session.log" || status=1
 t2=$(date +%s)
-capi="ok"
-for t in run errors device; do
-  "$build/tests/capi/sg_capi_cuda_test" "$build/tests/capi/capi_programs.sgraph" "$t" || { capi="FAILED ($t)"; status=1; }
-done
+# The C API links no device library: its CUDA run is not here (sg::cuda_device is C++).
+capi="n/a"
 t3=$(date +%s)
 programs_status=0
 SG_BUILD_DIR="$build" SG_SOURCE_DIR="$PWD" PYTHONPATH="$PWD/compiler/python" \

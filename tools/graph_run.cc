@@ -51,7 +51,8 @@ constexpr const char* kUsage =
     "                       f32, f16, i32, i64 or bool; 0-d for scalars); repeatable\n"
     "  --output-dir DIR     writes each output to DIR/NAME.npy (DIR is created)\n"
     "  --device DEVICE      where to run: cpu (default), cuda or cuda:N (GPU N; a build\n"
-    "                       with the CUDA backend; no such GPU here: exit 2)\n"
+    "                       with the CUDA backend; no such GPU here: exit 2), or test\n"
+    "                       (host memory behind the device interface, for testing)\n"
     "  --threads N          worker threads, 1 to 256 (default 1)\n"
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
@@ -429,6 +430,32 @@ void print_profile(const Session& session) {
               m.arena_bytes, m.lower_bound_bytes, ratio, m.frame_stack_bytes, m.kernel_bytes);
 }
 
+// --device as a value: null for the CPU. Without the GPU there: "no CUDA device:
+// ..." (kUnsupported), exit 2; a malformed name: kInvalidArgument, exit 1.
+Result<std::shared_ptr<const Device>> choose_device(const std::string& name) {
+  if (name == "cpu") return std::shared_ptr<const Device>();
+  if (name == "test") return test_device();
+  const auto bad = [&] {
+    return Status(StatusCode::kInvalidArgument,
+                  "invalid device '" + name + "' (expected cpu, test, cuda or cuda:N, N a device index)");
+  };
+  if (name.rfind("cuda", 0) != 0) return bad();
+  int index = 0;
+  if (name.size() > 4) {
+    if (name[4] != ':' || name.size() == 5 || name.size() > 9) return bad();
+    for (size_t i = 5; i < name.size(); ++i) {
+      if (name[i] < '0' || name[i] > '9') return bad();
+      index = index * 10 + (name[i] - '0');
+    }
+  }
+#ifdef SG_WITH_CUDA
+  return cuda_device(index);
+#else
+  (void)index;
+  return Status(StatusCode::kInvalidArgument, "--device " + name + ": this build of graph-run has no CUDA support");
+#endif
+}
+
 std::optional<Failure> run_tool(const Options& o) {
 #if defined(SG_CUDA_SIBLING)
   // The CUDA half of graph-run is its own executable (graph-run-cuda, beside
@@ -463,11 +490,9 @@ std::optional<Failure> run_tool(const Options& o) {
   options.memory_limit_bytes = o.max_memory;
   options.run_timeout = o.timeout;
   options.profile = o.profile;
-  // Without the device there: "no CUDA device: ..." (kUnsupported), exit 2.
-  options.device = o.device;
-#ifdef SG_WITH_CUDA
-  options.device_backend = sg::cuda_backend();
-#endif
+  auto device = choose_device(o.device);
+  if (!device.ok()) return from_status(device.status(), false);
+  options.device = *device;
   auto session = Session::create(*program, entry, options);
   if (!session.ok()) return from_status(session.status(), false);
   if (const int used = (*session)->schedule_stats().threads; used < o.threads)

@@ -21,7 +21,7 @@
 //   - The figure: Session per iteration minus kernels per iteration.
 // Before timing, the Session's result is checked (loop_overhead: acc == n; rnn:
 // against the same graph on the CPU, max |gpu - cpu| <= 1e-4 * max |cpu|).
-// The Session's loops are host-driven (runtime/cuda/cuda_runner.cc): each
+// The Session's loops are host-driven (the executor, over runtime/cuda/cuda_device.cc): each
 // iteration reads its condition back through pinned memory. Exit 0 after
 // measuring, 1 on an error, 77 without a GPU.
 #include <cuda_runtime.h>
@@ -199,8 +199,9 @@ sg::Result<double> time_session(sg::Session& s, int runs) {
 
 sg::Result<std::unique_ptr<sg::Session>> cuda_session(const std::shared_ptr<const sg::Program>& program) {
   sg::SessionOptions options;
-  options.device = "cuda";
-  options.device_backend = sg::cuda_backend();
+  auto gpu = sg::cuda_device(0);
+  if (!gpu.ok()) return gpu.status();
+  options.device = *gpu;
   return sg::Session::create(program, program->entries()[0].name, options);
 }
 

@@ -168,8 +168,12 @@ int run(int argc, char** argv) {
   auto program = sg::Program::load_file(graph, sg::LoadOptions{});
   if (!program.ok()) return fail(graph, program.status());
   sg::SessionOptions options;
-  options.device = "cuda";
-  options.device_backend = sg::cuda_backend();
+  auto gpu = sg::cuda_device(0);
+  if (!gpu.ok()) {
+    if (gpu.status().code() == sg::StatusCode::kUnsupported) return skip(name, kGoal, gpu.status().message());
+    return fail("cuda_device", gpu.status());
+  }
+  options.device = *gpu;
   auto session = sg::Session::create(*program, (*program)->entries()[0].name, options);
   if (!session.ok()) {
     if (session.status().code() == sg::StatusCode::kUnsupported &&

@@ -19,11 +19,6 @@
 #include "device.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
-#ifdef SG_WITH_CUDA
-// The C API built with the CUDA backend (runtime/cuda/CMakeLists.txt): "cuda"
-// devices go to it. The plain C API serves the CPU only.
-#include "stagegraph/cuda.h"
-#endif
 
 #include "stagegraph/version.h"
 
@@ -422,19 +417,17 @@ sg_code sg_session_options_set_device(sg_session_options* options, const char* d
   if (device == nullptr) return null_argument(status, "sg_session_options_set_device", "device");
   sg::Result<sg::runtime::DeviceSpec> spec = sg::runtime::parse_device(device);
   if (!spec.ok()) return report(status, spec.status());
-  if (spec->kind == sg::runtime::DeviceKind::kCpu) {
-    options->options.device = "cpu";
-    options->options.device_backend = nullptr;
-    return ok(status);
+  switch (spec->kind) {
+    case sg::runtime::DeviceKind::kCpu: options->options.device = nullptr; return ok(status);
+    case sg::runtime::DeviceKind::kTest: options->options.device = sg::test_device(); return ok(status);
+    case sg::runtime::DeviceKind::kCuda: break;
   }
-#ifdef SG_WITH_CUDA
-  options->options.device = spec->str();
-  options->options.device_backend = sg::cuda_backend();
-  return ok(status);
-#else
+  // The C API links no device library (it is compiled once, into the runtime): a
+  // CUDA device is a value of the CUDA library (sg::cuda_device, C++ only so far).
   return report(status, SG_UNSUPPORTED,
-                "device '" + std::string(device) + "' is not available in this build (it has: cpu)");
-#endif
+                "device '" + std::string(device) +
+                    "' is not available in this build of the C API (it has: cpu, test): it links no device "
+                    "library");
 }
 
 sg_code sg_session_options_set_text_callback(sg_session_options* options, sg_text_callback callback, void* user,

@@ -5,16 +5,22 @@
 namespace sg::runtime {
 
 std::string DeviceSpec::str() const {
-  return kind == DeviceKind::kCpu ? std::string("cpu") : "cuda:" + std::to_string(index);
+  if (kind == DeviceKind::kCpu) return "cpu";
+  if (kind == DeviceKind::kTest) return "test";
+  return "cuda:" + std::to_string(index);
 }
 
 Result<DeviceSpec> parse_device(std::string_view text) {
   const auto bad = [&](const std::string& why) -> Result<DeviceSpec> {
     return Status(StatusCode::kInvalidArgument, "invalid device '" + std::string(text) + "': " + why +
-                                                    " (expected cpu, cuda or cuda:N, N a device index)");
+                                                    " (expected cpu, test, cuda or cuda:N, N a device index)");
   };
   DeviceSpec spec;
   if (text == "cpu") return spec;
+  if (text == "test") {
+    spec.kind = DeviceKind::kTest;
+    return spec;
+  }
   constexpr std::string_view kCuda = "cuda";
   if (text.substr(0, kCuda.size()) != kCuda) return bad("unknown device");
   spec.kind = DeviceKind::kCuda;

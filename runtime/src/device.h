@@ -1,5 +1,5 @@
-// Device strings (SessionOptions::device, the C API's session options,
-// graph-run --device): "cpu", "cuda" (device 0) or "cuda:N".
+// Device strings (the C API's session options): "cpu", "test" (sg::test_device()),
+// "cuda" (device 0) or "cuda:N". SessionOptions::device itself is a value, not a string.
 #pragma once
 
 #include <string>
@@ -9,12 +9,12 @@
 
 namespace sg::runtime {
 
-enum class DeviceKind : unsigned char { kCpu = 0, kCuda = 1 };
+enum class DeviceKind : unsigned char { kCpu = 0, kCuda = 1, kTest = 2 };
 
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::kCpu;
   int index = 0;
-  std::string str() const;  // "cpu", "cuda:0"
+  std::string str() const;  // "cpu", "test", "cuda:0"
 };
 
 // kInvalidArgument naming the string and what is accepted when it is none of

@@ -110,6 +110,7 @@ Status Executor::run(uint32_t fn, std::span<Tensor> args, std::vector<Tensor>& r
   if (s.ok()) s = push_frame(fn, Role::kEntry, args);
   if (s.ok()) s = loop(results);
   while (depth_ > 0) pop_frame();  // after a failure: release every frame
+  if (s.ok() && device_ != nullptr) s = results_to_host(fn, results);
   return s;
 }
 
@@ -123,6 +124,7 @@ Result<FramePlan*> Executor::find_plan(uint32_t fn, const std::vector<Tensor>& s
   request.borrow = borrow;
   request.open = varying_params(cached, f, slots, borrow, kExactPlansBeforeOpen);
   request.max_wave = max_wave_;
+  request.general = device_ != nullptr;
   auto plan = std::make_unique<FramePlan>(make_plan(f, kernels_.of(fn), slots, request));
   if (cached.size() >= kMaxPlansPerFunction) {
     const auto idle = std::find_if(cached.begin(), cached.end(), [](const auto& p) { return p->active_frames == 0; });
@@ -202,6 +204,7 @@ Executor::Frame& Executor::enter(uint32_t fn, Role role) {
   // A popped frame left its slots empty; they are only ever grown.
   const size_t n = program_.functions[fn].values.size();
   if (frame.slots.size() < n) frame.slots.resize(n);
+  if (device_ != nullptr && frame.mirrors.size() < n) frame.mirrors.resize(n);
   return frame;
 }
 
@@ -294,6 +297,7 @@ void Executor::pop_frame() {
     for (size_t v = 0; v < n; ++v) frame.slots[v].reset();
   }
   frame.carried.clear();
+  for (Mirror& m : frame.mirrors) m = Mirror();  // empty without a device
   unpin_loop(frame);
   leave_plan(frame);
   --depth_;
@@ -491,6 +495,7 @@ Status Executor::make_owned(Frame& frame, const NodeInfo& node, uint32_t v, DTyp
 }
 
 Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node) {
+  if (device_ != nullptr) return run_placed(frame, fn, node);
   FramePlan& plan = *frame.plan;
   const uint32_t pc = frame.pc;
   if (frame.kernels[pc].appends && !frame.borrowed && plan.placement[node.outputs[0]] != Placement::kArena) {
@@ -547,17 +552,7 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   ctx.print = direct_ctx_.print;
   ctx.print_user = direct_ctx_.print_user;
   ctx.interrupt = &interrupt_;
-  if (scratch > 0) {
-    if (size_t(kernel_scratch_.numel()) < scratch || !kernel_scratch_.defined()) {
-      const int64_t n = int64_t(scratch);
-      kernel_scratch_ = Tensor();
-      Result<Tensor> t = Tensor::empty(DType::kBool, std::span<const int64_t>(&n, 1), &cache_);
-      if (!t.ok()) return at_alloc(node, t.status());
-      kernel_scratch_ = std::move(t).value();
-    }
-    ctx.scratch = kernel_scratch_.data();
-    ctx.scratch_size = size_t(kernel_scratch_.numel());
-  }
+  SG_RETURN_IF_ERROR(reserve_scratch(scratch, node, ctx));
   const NodeKernel& kernel = frame.kernels[pc];
   const std::span<const kernels::TensorRef> in_span(ins, n_in);
   const std::span<kernels::TensorRef> out_span(outs, n_out);
@@ -567,6 +562,20 @@ Status Executor::run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& no
   if (profile_) record(frame, pc, start);
   if (!ran.ok()) return kernel_failed(node, ran);
   for (uint32_t k = plan.release_begin[pc]; k < plan.release_begin[pc + 1]; ++k) frame.slots[plan.release[k]].reset();
+  return Status::Ok();
+}
+
+Status Executor::reserve_scratch(size_t bytes, const NodeInfo& node, kernels::KernelContext& ctx) {
+  if (bytes == 0) return Status::Ok();
+  if (size_t(kernel_scratch_.numel()) < bytes || !kernel_scratch_.defined()) {
+    const int64_t n = int64_t(bytes);
+    kernel_scratch_ = Tensor();
+    Result<Tensor> t = Tensor::empty(DType::kBool, std::span<const int64_t>(&n, 1), &cache_);
+    if (!t.ok()) return at_alloc(node, t.status());
+    kernel_scratch_ = std::move(t).value();
+  }
+  ctx.scratch = kernel_scratch_.data();
+  ctx.scratch_size = size_t(kernel_scratch_.numel());
   return Status::Ok();
 }
 

@@ -29,6 +29,13 @@
 //
 // With more than one thread, a plan's waves of independent heavy nodes
 // (plan_waves.h) run as tasks on the Session's thread pool (executor_wave.cc).
+//
+// With a device (set_device, executor_device.cc), the same frames and control
+// flow run on the host, and each op node runs where DevicePlacement puts it: its
+// operands are copied to that side where they lie on the other (a frame keeps
+// the copy beside the value, so each crosses once per frame), its outputs are
+// made there, and the entry's results come back to the host. Plans are then
+// general (no arena, no direct steps, waves or register loops).
 #pragma once
 
 #include <atomic>
@@ -36,9 +43,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "buffer_cache.h"
+#include "device_placement.h"
 #include "frame_stack.h"
 #include "memory_plan.h"
 #include "node_kernels.h"
@@ -59,6 +68,12 @@ struct NodeStats {
 struct ArenaUse {
   size_t arena_bytes = 0;
   size_t lower_bound_bytes = 0;
+};
+
+// Copies between host and device that a function's frames made.
+struct TransferStats {
+  uint64_t uploads = 0, downloads = 0;
+  uint64_t upload_ns = 0, download_ns = 0;
 };
 
 class Executor {
@@ -95,6 +110,11 @@ class Executor {
   void clear_cancel() { interrupt_.store(0, std::memory_order_relaxed); }
   // For the message of a run ended by its deadline; 0: none.
   void set_timeout(uint64_t timeout_ns) { timeout_ns_ = timeout_ns; }
+  // Runs op nodes where `placement` puts them on `device` (both outlive the
+  // executor's tensors); before the first run. `name` for messages ("test").
+  void set_device(DeviceContext* device, const DevicePlacement* placement, std::string name);
+  // Per function; empty without a device.
+  const std::vector<TransferStats>& transfers() const { return transfers_; }
   // Where the print op writes (KernelContext::print); null: stdout.
   void set_print(void (*print)(void* user, const char* text, size_t size), void* user) {
     direct_ctx_.print = print;
@@ -102,6 +122,12 @@ class Executor {
   }
 
  private:
+  // A copy of a frame's value on the other side (host or device), valid while
+  // `source` (which it keeps alive, so its buffer is not reused) is the value's.
+  struct Mirror {
+    Tensor source;
+    Tensor copy;
+  };
   // What a frame's caller does with its results.
   enum class Role : uint8_t { kEntry, kIfBranch, kWhileCond, kWhileBody, kCall };
   struct Frame {
@@ -123,6 +149,7 @@ class Executor {
     // A stable loop whose cond has no control-flow node: the body frame stays
     // pushed between iterations and the cond runs beneath it (next_iteration).
     bool cond_beneath = false;
+    std::vector<Mirror> mirrors;  // per value, with a device
   };
   // Per function: what the executor precomputes from the graph.
   struct FunctionFacts {
@@ -154,6 +181,20 @@ class Executor {
   // then runs their kernels as tasks on the thread pool, each on one thread.
   Status run_wave(Frame& frame, const PlanStep& lead);
   Status run_op(Frame& frame, const FunctionImpl& fn, const NodeInfo& node);
+  // run_op with a device (executor_device.cc): the node on its side, operands copied there.
+  Status run_placed(Frame& frame, const FunctionImpl& fn, const NodeInfo& node);
+  Status run_host_kernel(Frame& frame, const NodeInfo& node, std::span<const kernels::TensorRef> in,
+                         std::span<kernels::TensorRef> out);
+  // Value `v` of `frame` on the host / on the device: itself, or its copy there.
+  Result<const Tensor*> host_copy(Frame& frame, const FunctionImpl& fn, uint32_t v, const NodeInfo* node);
+  Result<const Tensor*> device_copy(Frame& frame, const FunctionImpl& fn, uint32_t v, const NodeInfo& node);
+  // A condition's bool, wherever it lies.
+  Result<bool> condition(Frame& frame, const FunctionImpl& fn, uint32_t v, const NodeInfo& node, const char* what);
+  // The entry's results in host memory.
+  Status results_to_host(uint32_t fn, std::vector<Tensor>& results);
+  Status download(uint32_t fn, const Tensor& from, Tensor& to);
+  // Kernel scratch of at least `bytes`, in ctx.
+  Status reserve_scratch(size_t bytes, const NodeInfo& node, kernels::KernelContext& ctx);
   // The append fast path of run_op; `handled` false: run the node the usual way.
   Status run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo& node, bool& handled);
   kernels::TensorRef operand(const Frame& frame, const FunctionImpl& fn, uint32_t v) const;
@@ -187,7 +228,7 @@ class Executor {
   // Runs reg_prog_ from `entry` until the cond's flag is false.
   Status run_register_program(size_t entry);
   // The bool a finished cond frame computed, for While `node`.
-  Result<bool> loop_condition(const Frame& cond, const NodeInfo& node) const;
+  Result<bool> loop_condition(Frame& cond, const NodeInfo& node);
   // Hands a finished If branch's or Call's results (returned_) to the caller, now on top.
   Status deliver(Role role);
   // Pushes a frame with empty slots; it may move the frames.
@@ -243,6 +284,13 @@ class Executor {
   int max_wave_ = 1;  // the most nodes a wave may hold: the pool's threads
   ScheduleStats schedule_counts_;
   std::vector<std::vector<NodeStats>> stats_;
+  // With a device (set_device): its context, placement and name, the constants
+  // its nodes read (uploaded once), and the copies made.
+  DeviceContext* device_ = nullptr;
+  const DevicePlacement* placement_ = nullptr;
+  std::string device_name_;
+  std::vector<std::vector<Tensor>> device_constants_;
+  std::vector<TransferStats> transfers_;
 
   // A loop running its cond beneath its body (next_iteration): the slots each
   // iteration moves results back from and carried values forth to, and drops.

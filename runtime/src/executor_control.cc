@@ -69,7 +69,7 @@ Status Executor::start_control(const NodeInfo& node) {
   const uint8_t* move = facts_[frame.fn].inputs[frame.pc].data();
   switch (node.kind) {
     case NodeKind::kIf: {
-      SG_ASSIGN_OR_RETURN(const bool cond, read_condition(operand(frame, fn, in[0]), node, "the condition of 'if'"));
+      SG_ASSIGN_OR_RETURN(const bool cond, condition(frame, fn, in[0], node, "the condition of 'if'"));
       gather(frame, fn, in + 1, in + node.inputs.size(), move + 1, args_);
       release_inputs(frame, node);
       return push_frame(node.functions[cond ? 0 : 1], Role::kIfBranch, args_);
@@ -96,14 +96,14 @@ Status Executor::start_control(const NodeInfo& node) {
   return internal_error("not a control-flow node");
 }
 
-Result<bool> Executor::loop_condition(const Frame& cond, const NodeInfo& node) const {
+Result<bool> Executor::loop_condition(Frame& cond, const NodeInfo& node) {
   const FunctionImpl& cf = program_.functions[cond.fn];
   // The bool is read where it lies (often the cond's arena).
   const uint32_t r = cf.results[0];
   const FramePlan& plan = *cond.plan;
   if (plan.placement[r] == Placement::kArena && fn_declares_bool_scalar(cf, r))
     return *static_cast<const uint8_t*>(static_cast<const void*>(cond.arena + plan.offset[r])) != 0;
-  return read_condition(operand(cond, cf, r), node, "the condition of 'while'");
+  return condition(cond, cf, r, node, "the condition of 'while'");
 }
 
 Status Executor::finish_cond() {

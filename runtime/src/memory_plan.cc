@@ -371,7 +371,7 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
   for (size_t i = 0; i < fn.nodes.size(); ++i) {
     const NodeInfo& node = fn.nodes[i];
     for (uint32_t v : node.outputs) {
-      const bool arena = node.kind == NodeKind::kOp && plan.static_node[i] && !escapes[v];
+      const bool arena = node.kind == NodeKind::kOp && plan.static_node[i] && !escapes[v] && !request.general;
       plan.placement[v] = arena ? Placement::kArena : Placement::kOwned;
       if (!arena) continue;
       const size_t bytes = align_up(*byte_size(fn.values[v].dtype, plan.shape[v]));
@@ -411,6 +411,9 @@ FramePlan make_plan(const FunctionImpl& fn, std::span<const NodeKernel> kernels,
   for (size_t v = 0; v < n; ++v)
     if (buffer_of[v] >= 0) plan.offset[v] = buffers[size_t(buffer_of[v])].offset;
   fill_node_tables(fn, kernels, is_param, request.borrow, waves, plan);
+  if (request.general)
+    for (PlanStep& step : plan.steps)
+      if (step.mode != StepMode::kControl) step.mode = StepMode::kGeneral;
   for (uint32_t v = 0; v < n; ++v)
     if (is_param[v] || plan.placement[v] == Placement::kOwned) plan.held.push_back(v);
   return plan;

@@ -53,6 +53,10 @@ struct PlanRequest {
   std::vector<uint8_t> open;
   // The most nodes one wave may run at once (the Session's threads); 1: no waves.
   int max_wave = 1;
+  // A Session with a device: no arena (each value its own buffer, on the side of
+  // the node that made it) and every op a kGeneral step, so that the executor
+  // sees each operand and copies it to where its node runs.
+  bool general = false;
 };
 
 // How the executor runs a node (PlanStep::mode).

@@ -8,7 +8,8 @@
 #include <cstring>
 
 #include "custom_op_check.h"
-#include "device_backend.h"
+#include "device_interface.h"
+#include "device_placement.h"
 #include "executor.h"
 #include "memory_limit.h"
 #include "node_kernels.h"
@@ -19,7 +20,8 @@ namespace sg {
 
 class SessionImpl {
  public:
-  SessionImpl(std::shared_ptr<const Program> p, size_t entry, const SessionOptions& o)
+  SessionImpl(std::shared_ptr<const Program> p, size_t entry, const SessionOptions& o,
+              std::unique_ptr<runtime::DeviceContext> dev)
       : program(std::move(p)),
         impl(runtime::program_impl(*program)),
         entry_index(entry),
@@ -29,6 +31,8 @@ class SessionImpl {
                                         : nullptr),
         kernels(impl, o.num_threads, o.thread_pool ? o.thread_pool->native_handle() : nullptr,
                 o.thread_pool ? o.thread_pool->num_threads() : 1, o.custom_ops),
+        device(std::move(dev)),
+        placement(device != nullptr ? std::make_unique<runtime::DevicePlacement>(impl, *device) : nullptr),
         executor(impl, kernels, limit != nullptr ? static_cast<Allocator*>(limit.get()) : allocator,
                  o.max_call_depth, o.profile, o.concurrent_nodes),
         timer(&SessionImpl::expire, this) {
@@ -45,6 +49,7 @@ class SessionImpl {
     fresh.assign(n, false);
     executor.set_timeout(uint64_t(o.run_timeout.count()) * 1000);
     if (options.text_callback) executor.set_print(&SessionImpl::print_line, this);
+    if (device != nullptr) executor.set_device(device.get(), placement.get(), options.device->name());
   }
 
   const EntryInfo& info() const { return impl.entries[entry_index]; }
@@ -91,6 +96,7 @@ class SessionImpl {
   Status write_bound();
   Status check_output(size_t i) const;
   Status not_running(const char* what) const;
+  void append_transfers(std::vector<NodeProfile>& out) const;
 
   std::shared_ptr<const Program> program;
   const ProgramImpl& impl;
@@ -99,12 +105,14 @@ class SessionImpl {
   Allocator* allocator;
   std::unique_ptr<runtime::MemoryLimit> limit;  // before the executor, which allocates through it
   runtime::NodeKernels kernels;  // before the executor, which runs them
+  // SessionOptions::device's state for this Session, and which nodes run there;
+  // before the executor, whose tensors may live in the device's memory.
+  std::unique_ptr<runtime::DeviceContext> device;
+  std::unique_ptr<runtime::DevicePlacement> placement;
   runtime::Executor executor;
   // Raises the executor's interrupt flag at each run's deadline; after the
   // executor, so that it is gone (its thread joined) before the executor is.
   runtime::RunTimer timer;
-  // Set when the Session runs on a device (SessionOptions::device): runs go there.
-  std::unique_ptr<runtime::DeviceRunner> device;
   std::atomic<bool> running{false};
   std::vector<Tensor> inputs;
   std::vector<bool> bound;
@@ -197,33 +205,18 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
   if (options.run_timeout.count() < 0)
     return invalid_argument("run_timeout must not be negative (got " + std::to_string(options.run_timeout.count()) +
                             " us)");
-  Result<runtime::DeviceSpec> device = runtime::parse_device(options.device);
-  if (!device.ok()) return device.status();
-  if (device->kind != runtime::DeviceKind::kCpu &&
-      (options.device_backend == nullptr || options.device_backend->kind() != device->kind))
-    return Status(StatusCode::kUnsupported, "device '" + options.device +
-                                                "' needs its backend (SessionOptions::device_backend: "
-                                                "sg::cuda_backend() from the CUDA backend library); this Session "
-                                                "was given none");
   const std::vector<EntryInfo>& entries = program->entries();
   for (size_t e = 0; e < entries.size(); ++e) {
     if (entries[e].name != entry) continue;
     SG_RETURN_IF_ERROR(runtime::check_custom_kernels(*program, e, options.custom_ops));
-    auto impl_ptr = std::make_unique<SessionImpl>(std::move(program), e, options);
-    if (device->kind != runtime::DeviceKind::kCpu) {
-      runtime::DeviceOpen request;
-      request.program = &impl_ptr->impl;
-      request.entry_function = impl_ptr->impl.entry_impls[e].function;
-      request.device = *device;
-      request.options = &impl_ptr->options;
-      request.host_kernels = &impl_ptr->kernels;
-      request.allocator = impl_ptr->limit != nullptr ? static_cast<Allocator*>(impl_ptr->limit.get())
-                                                     : impl_ptr->allocator;
-      Result<std::unique_ptr<runtime::DeviceRunner>> runner = options.device_backend->open(request);
-      if (!runner.ok()) return runner.status();
-      impl_ptr->device = std::move(runner).value();
+    std::unique_ptr<runtime::DeviceContext> device;
+    if (options.device != nullptr) {
+      runtime::DeviceOpenOptions open;
+      open.allow_tf32 = options.allow_tf32;
+      SG_ASSIGN_OR_RETURN(device, options.device->open(open));
     }
-    return std::unique_ptr<Session>(new Session(std::move(impl_ptr)));
+    return std::unique_ptr<Session>(
+        new Session(std::make_unique<SessionImpl>(std::move(program), e, options, std::move(device))));
   }
   std::string names;
   for (const EntryInfo& e : entries) names += (names.empty() ? "" : ", ") + e.name;
@@ -304,15 +297,12 @@ Status Session::run() {
   if (s.running.exchange(true, std::memory_order_acquire))
     return invalid_argument("run() entered while another run of this Session is in progress (a Session is used by "
                             "one thread at a time)");
-  // The deadline is armed on the host executor's flag; a device runner reads
-  // the clock itself.
-  const bool timed = s.options.run_timeout.count() > 0 && s.device == nullptr;
+  const bool timed = s.options.run_timeout.count() > 0;
   Status status;
   if (timed) status = s.timer.arm(runtime::RunTimer::Clock::now() + s.options.run_timeout);
   if (status.ok()) status = s.run();
   if (timed) s.timer.disarm();
   s.executor.clear_cancel();  // a request made during this run ends with it, as does the deadline
-  if (s.device != nullptr) s.device->clear_cancel();
   s.running.store(false, std::memory_order_release);
   return status;
 }
@@ -331,8 +321,7 @@ Status SessionImpl::run() {
   std::fill(fresh.begin(), fresh.end(), false);
 
   run_args.assign(inputs.begin(), inputs.end());  // shared, not copied: inputs stay bound
-  const Status ran = device != nullptr ? device->run(run_args, results)
-                                       : executor.run(impl.entry_impls[entry_index].function, run_args, results);
+  const Status ran = executor.run(impl.entry_impls[entry_index].function, run_args, results);
   run_args.clear();
   if (!ran.ok()) {
     results.clear();
@@ -349,7 +338,6 @@ Status SessionImpl::run() {
 
 void Session::cancel() {
   impl_->executor.request_cancel();
-  if (impl_->device != nullptr) impl_->device->request_cancel();
 }
 
 Status Session::set_run_timeout(std::chrono::microseconds timeout) {
@@ -365,13 +353,12 @@ size_t Session::memory_bytes() const { return impl_->kernels.memory_bytes(); }
 
 MemoryReport Session::memory_report() const {
   const SessionImpl& s = *impl_;
-  if (s.device != nullptr) return s.device->memory_report();
   const runtime::ArenaUse use = s.executor.last_arena_use();
   MemoryReport r;
   r.arena_bytes = use.arena_bytes;
   r.lower_bound_bytes = use.lower_bound_bytes;
   r.frame_stack_bytes = s.executor.frame_stack_bytes();
-  r.cached_bytes = s.executor.cached_bytes();
+  r.cached_bytes = s.executor.cached_bytes() + (s.device != nullptr ? s.device->cached_bytes() : 0);
   r.kernel_bytes = s.kernels.memory_bytes();
   return r;
 }
@@ -421,9 +408,9 @@ Result<Tensor> Session::output(std::string_view name) const {
 }
 
 std::vector<NodeProfile> Session::profile() const {
-  if (impl_->device != nullptr) return impl_->device->profile();
   std::vector<NodeProfile> out;
   const auto& stats = impl_->executor.stats();
+  const runtime::DevicePlacement* placed = impl_->placement.get();
   for (size_t f = 0; f < stats.size(); ++f) {
     const runtime::FunctionImpl& fn = impl_->impl.functions[f];
     for (size_t n = 0; n < stats[f].size(); ++n) {
@@ -433,7 +420,8 @@ std::vector<NodeProfile> Session::profile() const {
       p.function = fn.name;
       p.node = uint32_t(n);
       p.op = node.op_name;
-      p.kernel = impl_->kernels.name(uint32_t(f), uint32_t(n));
+      const runtime::DeviceKernel* on_device = placed != nullptr ? placed->at(uint32_t(f), uint32_t(n)) : nullptr;
+      p.kernel = on_device != nullptr ? on_device->name() : impl_->kernels.name(uint32_t(f), uint32_t(n));
       p.location = node.location;
       p.calls = stats[f][n].calls;
       p.total_ns = stats[f][n].total_ns;
@@ -441,7 +429,32 @@ std::vector<NodeProfile> Session::profile() const {
       out.push_back(std::move(p));
     }
   }
+  impl_->append_transfers(out);
   return out;
+}
+
+// With a device: per function, a row for each direction of its copies, after its
+// nodes (NodeProfile::node is the function's node count), counted whether or not
+// the Session profiles.
+void SessionImpl::append_transfers(std::vector<NodeProfile>& out) const {
+  const std::vector<runtime::TransferStats>& transfers = executor.transfers();
+  if (options.device == nullptr) return;
+  const std::string name = options.device->name();
+  for (size_t f = 0; f < transfers.size(); ++f) {
+    const runtime::TransferStats& t = transfers[f];
+    for (int dir = 0; dir < 2; ++dir) {
+      const uint64_t calls = dir == 0 ? t.uploads : t.downloads;
+      if (calls == 0) continue;
+      NodeProfile p;
+      p.function = impl.functions[f].name;
+      p.node = uint32_t(impl.functions[f].nodes.size());
+      p.op = "transfer";
+      p.kernel = name + (dir == 0 ? ":host-to-device" : ":device-to-host");
+      p.calls = calls;
+      p.total_ns = dir == 0 ? t.upload_ns : t.download_ns;
+      out.push_back(std::move(p));
+    }
+  }
 }
 
 }  // namespace sg

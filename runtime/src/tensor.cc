@@ -118,8 +118,73 @@ void Tensor::release() {
   }
 }
 
+namespace {
+
+// The host header of a tensor in device memory: the Storage, then where its data
+// lives. Its Storage::allocator is the one below, which frees both.
+struct DeviceHeader {
+  Allocator* device = nullptr;
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+constexpr size_t kDeviceHeaderAt = 32;
+
+class DeviceStorageRelease final : public Allocator {
+ public:
+  void* allocate(size_t, size_t) override { return nullptr; }
+  void deallocate(void* p, size_t bytes, size_t alignment) override {
+    const DeviceHeader* h = reinterpret_cast<const DeviceHeader*>(static_cast<uint8_t*>(p) + kDeviceHeaderAt);
+    if (h->data != nullptr) h->device->deallocate(h->data, h->bytes, kTensorAlignment);
+    default_allocator()->deallocate(p, bytes, alignment);
+  }
+};
+
+// Stateless, like default_allocator(): only its address is compared.
+Allocator* device_storage_release() {
+  static DeviceStorageRelease release;
+  return &release;
+}
+
+}  // namespace
+
+Result<Tensor> Tensor::empty_on_device(DType dtype, Span<const int64_t> shape, Allocator* device_memory) {
+  static_assert(sizeof(Storage) <= kDeviceHeaderAt && kDeviceHeaderAt + sizeof(DeviceHeader) <= kTensorAlignment,
+                "the storage and device headers must fit one block");
+  if (device_memory == nullptr) return invalid_argument("empty_on_device: no device memory");
+  int64_t n = 0;
+  SG_RETURN_IF_ERROR(checked_numel(shape, &n));
+  const size_t elem = dtype_size(dtype);
+  if (size_t(n) > (std::numeric_limits<size_t>::max() / 2) / elem)
+    return out_of_memory("tensor of " + std::to_string(n) + " elements is too large");
+  const size_t bytes = size_t(n) * elem;
+  void* block = default_allocator()->allocate(kTensorAlignment, kTensorAlignment);
+  if (block == nullptr) return out_of_memory("cannot allocate a tensor's header");
+  void* data = bytes > 0 ? device_memory->allocate(bytes, kTensorAlignment) : nullptr;
+  if (bytes > 0 && data == nullptr) {
+    default_allocator()->deallocate(block, kTensorAlignment, kTensorAlignment);
+    return out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes of device memory for a tensor");
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.rank_ = int(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) t.shape_[i] = shape[i];
+  t.storage_ = new (block) Storage();
+  t.storage_->allocator = device_storage_release();
+  t.storage_->alloc_bytes = kTensorAlignment;
+  new (static_cast<uint8_t*>(block) + kDeviceHeaderAt) DeviceHeader{device_memory, data, bytes};
+  // An empty tensor still needs a non-null address to count as defined.
+  t.data_ = data != nullptr ? data : static_cast<uint8_t*>(block) + kDeviceHeaderAt;
+  return t;
+}
+
+Allocator* Tensor::device_memory() const {
+  if (storage_ == nullptr || storage_->allocator != device_storage_release()) return nullptr;
+  return reinterpret_cast<const DeviceHeader*>(reinterpret_cast<const uint8_t*>(storage_) + kDeviceHeaderAt)->device;
+}
+
 size_t Tensor::capacity_bytes() const {
-  return storage_ == nullptr ? 0 : storage_->alloc_bytes - kTensorAlignment - kTensorPadding;
+  if (storage_ == nullptr || storage_->allocator == device_storage_release()) return 0;
+  return storage_->alloc_bytes - kTensorAlignment - kTensorPadding;
 }
 
 bool Tensor::reshape_within_capacity(Span<const int64_t> shape) {
@@ -131,6 +196,7 @@ bool Tensor::reshape_within_capacity(Span<const int64_t> shape) {
 }
 
 Result<Tensor> Tensor::clone(Allocator* allocator) const {
+  if (device_memory() != nullptr) return invalid_argument("clone: the tensor is in device memory");
   SG_ASSIGN_OR_RETURN(Tensor t, empty(dtype_, shape(), allocator));
   if (data_ != nullptr) std::memcpy(t.data_, data_, nbytes());
   return t;

@@ -1,10 +1,11 @@
-"""Every program in tests/programs run by graph-run on the GPU (--device cuda)
+"""Every program in tests/programs run by graph-run on a device (--device cuda, or
+with `--device test` the test device, host memory behind the device interface)
 against the same graph on the CPU, on the same random inputs: f32/f16 outputs
 within 1e-5 of the output's magnitude (max |gpu - cpu| <= 1e-5 * max |cpu|),
 integer and bool outputs equal. Prints a table, one row per program.
 
 Exit 77 (ctest: skipped) with a message when graph-run has no CUDA backend or the
-machine no GPU; tools/gpu-check.sh runs it on a GPU machine. SG_E2E_PROGRAMS=a,b
+machine no GPU (the test device is always there); tools/gpu-check.sh runs it on a GPU machine. SG_E2E_PROGRAMS=a,b
 runs only those programs.
 """
 
@@ -20,6 +21,7 @@ import e2e_lib as lib  # noqa: E402
 
 SKIP = 77
 REL_TOL = 1e-5
+DEVICE = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cuda"
 
 
 def stem(py_path):
@@ -34,7 +36,7 @@ def gpu_available(work):
     graph = os.path.join(work, "probe.sgraph")
     lib.compile_program(py, graph)
     proc, _ = lib.run_graph(graph, None, {"x": np.arange(4, dtype=np.float32)}, os.path.join(work, "probe"),
-                            ["--device", "cuda"])
+                            ["--device", DEVICE])
     if proc.returncode == 0:
         return None
     return (proc.stderr or "").strip().splitlines()[0] if proc.stderr.strip() else lib.describe_result(proc)
@@ -78,7 +80,7 @@ def run_program(py_path, work):
         binding = next(iter(lib.bindings(sig, options)), {})
         inputs = lib.make_inputs(sig, binding, lib.seed_for(stem(py_path), entry, 0, 0), options)
         outs = {}
-        for device in ("cpu", "cuda"):
+        for device in ("cpu", DEVICE):
             start = time.monotonic()
             proc, out_dir = lib.run_graph(graph, entry, inputs, os.path.join(work, entry, device),
                                           ["--device", device])
@@ -93,12 +95,12 @@ def run_program(py_path, work):
             outs[device] = {f[:-4]: np.load(os.path.join(out_dir, f), allow_pickle=False)
                             for f in sorted(os.listdir(out_dir)) if f.endswith(".npy")}
         cases += 1
-        cpu, gpu = outs["cpu"], outs["cuda"]
+        cpu, gpu = outs["cpu"], outs[DEVICE]
         if isinstance(cpu, str):
             failures.append(f"{entry}: the CPU run failed: {cpu}")
             continue
         if isinstance(gpu, str):
-            failures.append(f"{entry}: the GPU run failed: {gpu}")
+            failures.append(f"{entry}: the {DEVICE} run failed: {gpu}")
             continue
         if sorted(cpu) != sorted(gpu):
             failures.append(f"{entry}: outputs {sorted(gpu)} on the GPU, {sorted(cpu)} on the CPU")
@@ -117,7 +119,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="sg_gpu_") as work_root:
         why = gpu_available(work_root)
         if why is not None:
-            print(f"gpu programs: skipped: {why}")
+            print(f"{DEVICE} programs: skipped: {why}")
             return SKIP
         rows, failed = [], 0
         for py_path in programs:
@@ -130,14 +132,14 @@ def main():
                 cases, failures, worst, t_cpu, t_gpu = 0, [f"{type(e).__name__}: {e}"], 0.0, 0.0, 0.0
             failed += bool(failures)
             rows.append((name, cases, "ok" if not failures else "FAILED", worst, t_cpu, t_gpu, failures))
-    print("| program | entries | GPU vs CPU | max rel. error | cpu s | gpu s |")
+    print(f"| program | entries | {DEVICE} vs CPU | max rel. error | cpu s | {DEVICE} s |")
     print("|---|---|---|---|---|---|")
     for name, cases, result, worst, t_cpu, t_gpu, _ in rows:
         print(f"| {name} | {cases} | {result} | {worst:.2g} | {t_cpu:.2f} | {t_gpu:.2f} |")
     for name, _, _, _, _, _, failures in rows:
         for f in failures[:5]:
             print(f"  FAILED {name}: {f}")
-    print(f"\ngpu programs: {len(rows) - failed}/{len(rows)} match the CPU")
+    print(f"\n{DEVICE} programs: {len(rows) - failed}/{len(rows)} match the CPU")
     return 0 if rows and failed == 0 else 1
 
 

@@ -214,10 +214,11 @@ SG_API sg_code sg_session_options_set_run_timeout_us(sg_session_options* options
 /* Runs use `pool` (held by the session) instead of a pool of their own; NULL: own pool. */
 SG_API sg_code sg_session_options_set_thread_pool(sg_session_options* options, sg_thread_pool* pool,
                                                   sg_status* status);
-/* "cpu" (default), "cuda" or "cuda:N". A device this library lacks is SG_UNSUPPORTED,
- * naming the devices it has (the C API built with the CUDA backend has cuda; then
- * sg_session_create returns SG_UNSUPPORTED "no CUDA device: ..." on a machine
- * without one); a malformed string is SG_INVALID_ARGUMENT. */
+/* "cpu" (default), "test" (the test device: host memory behind the device
+ * interface, for testing), "cuda" or "cuda:N". A device this library lacks is
+ * SG_UNSUPPORTED, naming the devices it has (the C API links no device library, so
+ * "cuda" is one: a CUDA device is reached from C++, sg::cuda_device); a malformed
+ * string is SG_INVALID_ARGUMENT. */
 SG_API sg_code sg_session_options_set_device(sg_session_options* options, const char* device, sg_status* status);
 
 /* Text a run writes: a graph print (SG_TEXT_PRINT: one line, without its newline) or

@@ -136,10 +136,22 @@ class SG_API ThreadPool {
 enum class TextKind : int { kPrint = 0, kDiagnostic = 1 };
 using TextCallback = std::function<void(TextKind kind, std::string_view text)>;
 
-// A device's executor, passed in SessionOptions::device_backend (for CUDA:
-// sg::cuda_backend() in stagegraph/cuda.h, from the CUDA backend library). The
-// runtime itself links no device library.
-class DeviceBackend;
+// A device a Session runs on (SessionOptions::device): an immutable value from
+// the device's library, shared by any number of Sessions. sg::test_device() below;
+// sg::cuda_device(N) from the CUDA library (stagegraph/cuda.h). The runtime itself
+// links no device library.
+class Device;
+
+// The test device: host memory behind the device interface, with buffers of its
+// own (allocated apart, poisoned when freed, and checked on every launch and copy,
+// so that a kernel handed host memory by mistake fails), running the CPU's
+// reference kernels. Every copy between host and device is counted (profile():
+// "transfer" rows). For testing the runtime's device path on any machine.
+struct TestDeviceOptions {
+  // Ops (by name) the device declines: they run on the host. print writes on the host.
+  std::vector<std::string> host_ops = {"print"};
+};
+SG_API std::shared_ptr<const Device> test_device(const TestDeviceOptions& options = {});
 
 struct SessionOptions {
   // Threads to run on, the caller's included. More than one: a pthreadpool when
@@ -183,14 +195,12 @@ struct SessionOptions {
   // Session. An entry that reaches a custom op with none here is refused by
   // create(); custom ops only other entries reach need none.
   const CustomOps* custom_ops = nullptr;
-  // Where the Session runs: "cpu", "cuda" (GPU 0) or "cuda:N". A device other than
-  // the CPU needs its backend in `device_backend`; without one, or without such a
-  // device on the machine, create() returns kUnsupported saying so ("no CUDA
-  // device: ..."). A malformed string is kInvalidArgument. On a GPU, nodes the GPU
-  // has no kernel for run on the CPU, with the copies between them counted in
-  // profile() ("transfer" rows).
-  std::string device = "cpu";
-  const DeviceBackend* device_backend = nullptr;
+  // Where the Session runs; null: the CPU. The executor places each op node its
+  // device has a kernel for there, runs the rest (and all control flow) on the
+  // host, and copies values between host and device where they cross: once per
+  // value and frame, constants once per Session (profile(): "transfer" rows, there
+  // whether or not the Session profiles). allow_tf32 below is the CUDA device's.
+  std::shared_ptr<const Device> device;
   // On a GPU, matmuls may use TF32 tensor cores (about 1e-3 relative error);
   // false keeps them in full f32, within f32 tolerance of the CPU.
   bool allow_tf32 = false;

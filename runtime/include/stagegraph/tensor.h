@@ -103,7 +103,16 @@ class SG_API Tensor {
   // capacity, keeping the data; returns false, changing nothing, otherwise.
   bool reshape_within_capacity(Span<const int64_t> shape);
 
+  // Host copy; kInvalidArgument for a tensor in device memory (device_memory()).
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
+
+  // Storage in memory the host may not address (a device's, from `device_memory`,
+  // whose allocate() returns device addresses): the data lives there, the reference
+  // count apart in host memory, and data() is a device address. For device
+  // implementations (the runtime's device interface); capacity_bytes() is 0.
+  static Result<Tensor> empty_on_device(DType dtype, Span<const int64_t> shape, Allocator* device_memory);
+  // The allocator of a tensor made by empty_on_device (a copy shares it), else null.
+  Allocator* device_memory() const;
 
  private:
   // The header in front of an owned buffer's data. Defined here so that unique()

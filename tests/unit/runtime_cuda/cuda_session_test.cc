@@ -1,8 +1,8 @@
-// Sessions on the CUDA backend (runtime/cuda): without a GPU, Session::create
-// says "no CUDA device" (these tests run everywhere); with one, small graphs
-// covering straight lines, host-driven loops, branches and recursion run on it
-// and match the CPU Session (these skip, saying so, without a GPU). Which nodes
-// the real CUDA coverage puts on the GPU needs no device either.
+// Sessions on the CUDA device (runtime/cuda): without a GPU, sg::cuda_device says
+// "no CUDA device" (these tests run everywhere); with one, small graphs covering
+// straight lines, host-driven loops, branches and recursion run on it and match
+// the CPU Session (these skip, saying so, without a GPU). Which nodes the CUDA
+// kernels cover (placement) needs no device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cuda/cuda_backend.h"
-#include "placement.h"
+#include "device_interface.h"
 #include "stagegraph/cuda.h"
 #include "test_graphs.h"
 #include "test_util.h"
@@ -21,10 +21,11 @@ namespace {
 
 bool have_gpu() { return kernels::cuda::device_count() > 0; }
 
-SessionOptions on_gpu(const char* device = "cuda") {
+SessionOptions on_gpu(int index = 0) {
   SessionOptions options;
-  options.device = device;
-  options.device_backend = cuda_backend();
+  auto gpu = cuda_device(index);
+  EXPECT_TRUE(gpu.ok()) << gpu.status().message();
+  if (gpu.ok()) options.device = *gpu;
   return options;
 }
 
@@ -32,15 +33,14 @@ TEST(CudaSession, WithoutAGpuCreateSaysSo) {
   if (have_gpu()) GTEST_SKIP() << "a CUDA device is visible: the no-device path is not reachable here";
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
-  for (const char* device : {"cuda", "cuda:0", "cuda:7"}) {
-    auto session = Session::create(program, "affine", on_gpu(device));
-    ASSERT_FALSE(session.ok()) << device;
-    EXPECT_EQ(session.status().code(), StatusCode::kUnsupported);
-    EXPECT_EQ(session.status().message().rfind("no CUDA device: ", 0), 0u) << session.status().message();
+  for (int index : {0, 7}) {
+    auto gpu = cuda_device(index);
+    ASSERT_FALSE(gpu.ok()) << index;
+    EXPECT_EQ(gpu.status().code(), StatusCode::kUnsupported);
+    EXPECT_EQ(gpu.status().message().rfind("no CUDA device: ", 0), 0u) << gpu.status().message();
   }
-  // The backend is immutable and shared: the CPU still works beside it.
-  SessionOptions cpu = on_gpu("cpu");
-  auto session = Session::create(program, "affine", cpu);
+  // The CPU still works beside it.
+  auto session = Session::create(program, "affine");
   EXPECT_TRUE(session.ok()) << session.status().message();
 }
 
@@ -48,10 +48,10 @@ TEST(CudaSession, ABadDeviceIndexNamesTheDevicesThereAre) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible: the GPU tests ran nothing here";
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
-  auto session = Session::create(program, "affine", on_gpu("cuda:1023"));
-  ASSERT_FALSE(session.ok());
-  EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(session.status().message().find("this machine has"), std::string::npos) << session.status().message();
+  auto gpu = cuda_device(1023);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(gpu.status().message().find("this machine has"), std::string::npos) << gpu.status().message();
 }
 
 // Runs `entry` on the CPU and on the GPU with the same inputs; outputs must agree
@@ -114,9 +114,7 @@ TEST(CudaSession, RecursionRunsOnTheFrameStack) {
 }
 
 // With the real coverage of the CUDA kernels (prepare() needs no device): the
-// f32 affine and the loop of i64 scalars run on the GPU whole, copying nothing
-// inside; the loop qualifies as a device-side conditional (the executor still
-// runs it host-driven, reading the condition through pinned memory).
+// f32 affine's nodes and the loop's i64 scalar ops have GPU kernels.
 TEST(CudaPlacement, TheCudaKernelsCoverageDecidesWithoutADevice) {
   const auto covers = [](const runtime::FunctionImpl& fn, const runtime::NodeInfo& node) {
     std::vector<kernels::InputInfo> infos(node.inputs.size());
@@ -129,18 +127,14 @@ TEST(CudaPlacement, TheCudaKernelsCoverageDecidesWithoutADevice) {
     }
     return kernels::cuda::prepare(node.op, node.attrs, infos) != nullptr;
   };
-  auto affine = load_ok(affine_graph());
-  ASSERT_NE(affine, nullptr);
-  const runtime::ProgramPlacement a = runtime::place(runtime::program_impl(*affine), covers);
-  EXPECT_TRUE(a.functions[0].device_function) << a.functions[0].reason;
-  EXPECT_EQ(a.functions[0].transfers, 0u);
-  auto loop = load_ok(while_sum_graph());
-  ASSERT_NE(loop, nullptr);
-  const runtime::ProgramPlacement l = runtime::place(runtime::program_impl(*loop), covers);
-  EXPECT_TRUE(l.functions[0].nodes[0].device_control) << l.functions[0].nodes[0].reason;
-  for (const runtime::FunctionPlacement& f : l.functions) {
-    for (const runtime::NodePlacement& n : f.nodes) EXPECT_EQ(n.device, runtime::Device::kGpu);
-    EXPECT_EQ(f.transfers, 0u);
+  for (const GraphSpec& graph : {affine_graph(), while_sum_graph()}) {
+    auto program = load_ok(graph);
+    ASSERT_NE(program, nullptr);
+    for (const runtime::FunctionImpl& fn : runtime::program_impl(*program).functions)
+      for (const runtime::NodeInfo& node : fn.nodes)
+        if (node.kind == runtime::NodeKind::kOp) {
+          EXPECT_TRUE(covers(fn, node)) << fn.name << ": " << node.op_name;
+        }
   }
 }
 
