@@ -5,7 +5,9 @@
 include(CMakePackageConfigHelpers)
 set(SG_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/stagegraph)
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/stagegraph ${SG_GENERATED_INCLUDE_DIR}/stagegraph
+# The core's headers (core/include/stagegraph) and the runtime's, in one folder.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/stagegraph ${PROJECT_SOURCE_DIR}/runtime/include/stagegraph
+                  ${SG_GENERATED_INCLUDE_DIR}/stagegraph
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT runtime FILES_MATCHING PATTERN "*.h")
 install(TARGETS stagegraph EXPORT stagegraph-targets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT runtime)

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph_builder.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/runtime.h"
 
 namespace sg::bench {

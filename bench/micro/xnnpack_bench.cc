@@ -20,7 +20,7 @@
 #include <random>
 #include <vector>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "xnnpack/xnn_common.h"
 #include "xnnpack/xnnpack_backend.h"
 

@@ -11,7 +11,7 @@
 
 #include "passes/pass_util.h"
 #include "passes/passes.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::compiler::passes {
 namespace {

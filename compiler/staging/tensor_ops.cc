@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {

@@ -29,7 +29,7 @@
 
 #include "ops/attrs.h"
 #include "ops/op_table.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/status.h"
 
 namespace sg::kernels::cuda {

@@ -21,6 +21,7 @@ Status run_arg_reduce(Context& ctx, ops::OpId op, const ops::Attrs& attrs, const
 Status run_softmax(Context& ctx, bool log, int axis, const TensorRef& x, TensorRef& o);
 Status run_layer_norm(Context& ctx, double eps, const TensorRef& x, const TensorRef& g, const TensorRef& b,
                       TensorRef& o);
+// The ordering family (ordering.cu): cumsum of f32 or i64 along one axis.
 Status run_cumsum(Context& ctx, int axis, const TensorRef& x, TensorRef& o);
 
 // Data movement, any dtype.

@@ -1,4 +1,4 @@
-// Reductions, arg-reductions, softmax / log_softmax, layer norm and cumsum.
+// Reductions, arg-reductions, softmax / log_softmax and layer norm.
 // One warp per output element or lane: its 32 threads stride over the reduced
 // elements and combine with shuffles, so both few large and many small
 // reductions keep the GPU busy. Sums accumulate in double, as the reference does
@@ -135,19 +135,6 @@ __global__ void layer_norm_kernel(const float* x, const float* g, const float* b
   }
 }
 
-template <class T>
-__global__ void cumsum_kernel(const T* x, T* o, int64_t outer, int64_t n, int64_t inner) {
-  const int64_t lanes = outer * inner;
-  for (int64_t l = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; l < lanes; l += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t base = (l / inner) * n * inner + l % inner;
-    T acc = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      acc += x[base + i * inner];
-      o[base + i * inner] = acc;
-    }
-  }
-}
-
 }  // namespace
 
 Status run_reduce(Context& ctx, OpId op, const ops::Attrs& attrs, const TensorRef& x, TensorRef& o) {
@@ -212,16 +199,6 @@ Status run_layer_norm(Context& ctx, double eps, const TensorRef& x, const Tensor
       x.as<const float>(), g.as<const float>(), b.as<const float>(), o.as<float>(), rows, d, g.numel() == 1 ? 0 : 1,
       b.numel() == 1 ? 0 : 1, eps);
   return launched("layer_norm");
-}
-
-Status run_cumsum(Context& ctx, int axis, const TensorRef& x, TensorRef& o) {
-  if (axis < 0 || axis >= x.rank) return internal_error("cuda cumsum: axis");
-  const AxisView v = axis_view(x, axis);
-  if (v.outer * v.inner * v.n == 0) return Status::Ok();
-  const unsigned g = grid_for(v.outer * v.inner);
-  if (x.dtype == DType::kF32) cumsum_kernel<float><<<g, kBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<float>(), v.outer, v.n, v.inner);
-  else cumsum_kernel<int64_t><<<g, kBlock, 0, state(ctx).stream>>>(x.as<const int64_t>(), o.as<int64_t>(), v.outer, v.n, v.inner);
-  return launched("cumsum");
 }
 
 }  // namespace sg::kernels::cuda

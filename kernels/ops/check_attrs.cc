@@ -5,7 +5,7 @@
 #include <string>
 
 #include "ops/infer.h"
-#include "ops/selected_ops.h"
+#include "selection/selected_ops.h"
 
 namespace sg::ops {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ops/infer_rules.h"
-#include "ops/selected_ops.h"
+#include "selection/selected_ops.h"
 
 namespace sg::ops {
 

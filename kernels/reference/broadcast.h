@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels {
 

@@ -78,24 +78,6 @@ inline decltype(auto) visit_dtype(DType t, F&& f) {
   return f(DTypeTag<DType::kBool>{});
 }
 
-// Integer arithmetic that wraps like two's complement (NumPy), computed in the
-// unsigned type so that overflow is defined.
-template <class T>
-inline T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(a) + U(b));
-}
-template <class T>
-inline T wrap_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(a) - U(b));
-}
-template <class T>
-inline T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return T(U(a) * U(b));
-}
-
 inline Status unsupported_dtypes(const char* op, DType in, DType out) {
   return internal_error(std::string(op) + ": no reference kernel for " + dtype_name(in) +
                         " -> " + dtype_name(out));

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "reference/reference_kernels.h"
 
 namespace sg::kernels {

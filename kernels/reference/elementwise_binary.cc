@@ -1,12 +1,12 @@
 // Elementwise binary ops with NumPy broadcasting.
 #include <string>
 
-#include "reference/binary_ops.h"
+#include "interface/binary_ops.h"
 #include "reference/broadcast.h"
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
-#include "reference/selection.h"
+#include "reference/scalar_binary.h"
 
 namespace sg::kernels {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "reference/binary_ops.h"
+#include "interface/binary_ops.h"
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"

@@ -1,9 +1,9 @@
 // OpId -> reference kernel. The switch names every op, so -Wswitch reports an op
 // added to the table without a kernel; the count below makes that a hard error.
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "reference/reference_kernels.h"
-#include "reference/selected_ops.h"
-#include "reference/selection.h"
+#include "reference/scalar_binary.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels {
 

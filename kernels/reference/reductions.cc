@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "reference/binary_ops.h"
+#include "interface/binary_ops.h"
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reduction_plan.h"

@@ -3,7 +3,7 @@
 // its family.
 #pragma once
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels {
 

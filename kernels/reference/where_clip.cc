@@ -1,7 +1,7 @@
 // where(cond, a, b) and clip(x, lo, hi): three operands broadcast together.
 #include <string>
 
-#include "reference/binary_ops.h"
+#include "interface/binary_ops.h"
 #include "reference/broadcast.h"
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"

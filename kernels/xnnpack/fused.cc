@@ -7,7 +7,7 @@
 // NumPy's NaN rule (relu keeps NaN); tanh is a second pass, sg:tanh_f32's.
 #include <string>
 
-#include "xnnpack/simd.h"
+#include "simd/simd.h"
 #include "xnnpack/xnn_common.h"
 #include "xnnpack/xnnpack_backend.h"
 

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <new>
 
-#include "reference/selected_ops.h"
+#include "selection/selected_ops.h"
 #include "xnnpack/coverage.h"
-#include "xnnpack/simd.h"
+#include "simd/simd.h"
 #include "xnnpack/xnn_common.h"
 
 namespace sg::kernels {
@@ -140,7 +140,7 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
   using ops::OpId;
   namespace sel = selection;
   // Each family is named only where the build selects one of its ops
-  // (reference/selected_ops.h): the others are left out of the link.
+  // (selection/selected_ops.h): the others are left out of the link.
   if (!sel::selected(op)) return nullptr;
   switch (op) {
     case OpId::MatMul:

@@ -43,7 +43,7 @@
 
 #include "ops/attrs.h"
 #include "ops/op_table.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/status.h"
 
 namespace sg::kernels {
@@ -67,8 +67,7 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
 void* xnnpack_create_threadpool(int num_threads);
 void xnnpack_destroy_threadpool(void* pool);
 
-// task(context, i) for every i in [0, n), over the context's team or pool, or on
-// this thread when it has neither.
-void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n);
+// parallelize(ctx, task, context, n) (interface/kernel.h) is defined here, over the
+// context's team or pool.
 
 }  // namespace sg::kernels

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "program_impl.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/custom_op.h"
 
 namespace sg::runtime {

@@ -53,7 +53,7 @@
 #include "node_kernels.h"
 #include "ops/infer.h"
 #include "program_impl.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::runtime {
 

@@ -9,7 +9,7 @@
 
 #include "memory_plan.h"
 #include "program_impl.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::runtime::detail {
 

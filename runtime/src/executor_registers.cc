@@ -15,7 +15,7 @@
 
 #include "executor.h"
 #include "executor_detail.h"
-#include "reference/binary_ops.h"
+#include "interface/binary_ops.h"
 
 namespace sg::runtime {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "program_impl.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/custom_op.h"
 #include "team.h"
 

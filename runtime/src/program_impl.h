@@ -12,7 +12,7 @@
 #include "file_map.h"
 #include "ops/attrs.h"
 #include "ops/op_table.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
 #include "stagegraph/tensor.h"

@@ -28,7 +28,7 @@
 #include <pthread.h>
 #endif
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::runtime {
 

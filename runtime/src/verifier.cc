@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ops/infer.h"
-#include "reference/selection.h"
+#include "interface/kernel.h"
 #include "sgraph_header.h"
 #include "shape_check.h"
 #include "stagegraph/tensor.h"

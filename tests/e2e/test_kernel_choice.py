@@ -116,7 +116,7 @@ def backend_expected(profiles):
     """Whether the backend assertions apply, and why.
 
     The non-reference kernels (sg:..., xnnpack:...) all live in the optional XNNPACK
-    backend (kernels/xnnpack): a build without it (SG_WITH_XNNPACK=OFF, or the
+    backend's library (kernels/xnnpack, with our own kernels/simd): a build without it (SG_WITH_XNNPACK=OFF, or the
     library not installed) runs every node with a reference kernel, and so does a
     CPU that xnnpack_init() rejects. So: when some node of the -O2 runs names a
     non-reference kernel, the backend is there and every listed node must use it.

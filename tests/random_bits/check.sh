@@ -24,7 +24,7 @@ for k0, k1 in [(0, 42), (0xffffffff, 7), (123456, 987654321)]:
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 src="$root/tests/random_bits/dump.cc $root/kernels/reference/random.cc"
-inc="-I$root/kernels -I$root/runtime/include"
+inc="-I$root/kernels -I$root/core/include"
 build_run() {  # name runner compiler flags...
   name=$1; runner=$2; shift 2
   if ! command -v "$1" >/dev/null 2>&1; then echo "skip  $name ($1 not installed)"; return; fi

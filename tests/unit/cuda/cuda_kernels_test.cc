@@ -15,7 +15,7 @@
 
 #include "cuda/cuda_backend.h"
 #include "ops/infer.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels::cuda {
 namespace {

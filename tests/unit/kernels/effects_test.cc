@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 
 namespace sg::kernels {
 namespace {

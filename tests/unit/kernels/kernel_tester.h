@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/dtype.h"
 
 namespace sg::kernels::testing {

@@ -3,7 +3,7 @@
 // bias and relu, NaN (the reference runs it), and which convolutions it takes.
 #include <limits>
 
-#include "xnnpack/simd.h"
+#include "simd/simd.h"
 #include "xnnpack/xnn_common.h"
 #include "xnnpack/xnn_tester.h"
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "xnnpack/dense_gemm.h"
+#include "simd/dense_gemm.h"
 #include "xnnpack/xnn_common.h"
 #include "xnnpack/xnn_tester.h"
 

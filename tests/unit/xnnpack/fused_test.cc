@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "xnnpack/xnn_common.h"
-#include "xnnpack/simd.h"
+#include "simd/simd.h"
 #include "xnnpack/xnn_tester.h"
 
 namespace sg::kernels::testing {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-#include "xnnpack/simd.h"
+#include "simd/simd.h"
 #include "xnnpack/xnn_tester.h"
 
 namespace sg::kernels::testing {

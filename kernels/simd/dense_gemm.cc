@@ -9,8 +9,8 @@
 #include <new>
 #include <string>
 
-#include "xnnpack/dense_gemm.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/dense_gemm.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

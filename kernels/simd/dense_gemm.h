@@ -19,8 +19,8 @@
 #include <memory>
 #include <optional>
 
-#include "reference/kernel.h"
-#include "xnnpack/simd.h"
+#include "interface/kernel.h"
+#include "simd/simd.h"
 
 namespace sg::kernels::xnn {
 

@@ -83,3 +83,7 @@ constexpr bool any_with_flag(uint32_t flag) {
 }
 
 }  // namespace sg::ops::selection
+
+namespace sg::kernels {
+namespace selection = ::sg::ops::selection;
+}  // namespace sg::kernels

@@ -7,11 +7,10 @@
 // as one compare mask each and a select, so its results are bit-identical to
 // the reference's, signed zeros included. Only built for x86 and chosen where the
 // CPU has AVX-512F or AVX2; elsewhere XNNPACK's operator (and its NaN scan) stays.
-#include "xnnpack/xnn_common.h"
+#include "simd/simd_kernels.h"
 
 #ifdef SG_SIMD_X86
 
-#include <pthreadpool.h>
 
 #include <algorithm>
 

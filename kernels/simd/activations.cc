@@ -6,12 +6,11 @@
 //   gelu(x) = 0.5*x*(1 + erf(x/sqrt(2))) (exact form, SPEC §7), computed as
 //            0.5*x*erfc(-x/sqrt(2)) to keep the negative tail accurate; max relative
 //            error ~5e-7.
-#include <pthreadpool.h>
 
 #include <cstring>
 
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

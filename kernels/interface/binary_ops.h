@@ -1,12 +1,35 @@
 // Scalar functors of the elementwise binary ops, templated on the compute type
 // C. Integer arithmetic wraps (NumPy); floor division and modulo follow Python's
 // floor semantics, with NumPy's float algorithm (npy_divmod).
+// Part of the kernel interface: the reference kernels compute with them, and the
+// runtime's register instructions (runtime/src/executor_registers.cc) compute the
+// same bytes with them on rank-0 operands without calling a kernel.
 #pragma once
 
 #include <cmath>
 #include <type_traits>
 
-#include "reference/dtype_dispatch.h"
+namespace sg::kernels {
+
+// Integer arithmetic that wraps like two's complement (NumPy), computed in the
+// unsigned type so that overflow is defined.
+template <class T>
+inline T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(a) + U(b));
+}
+template <class T>
+inline T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(a) - U(b));
+}
+template <class T>
+inline T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(a) * U(b));
+}
+
+}  // namespace sg::kernels
 
 namespace sg::kernels::binary {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "xnnpack/xnn_common.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

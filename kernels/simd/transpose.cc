@@ -7,14 +7,13 @@
 // cache lines per tile; the reference walks the input with that stride across the
 // whole tensor. Other permutations (the last dim already contiguous) are row copies
 // and go to the reference kernel.
-#include <pthreadpool.h>
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "ops/op_table.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

@@ -4,13 +4,12 @@
 // columns of C lives in vector registers while k runs, reading one row of the B
 // panel and MR scalars of A per step; tasks (batch x row block x column block) go
 // to the thread pool.
-#include <pthreadpool.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

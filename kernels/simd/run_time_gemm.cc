@@ -33,9 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "xnnpack/dense_gemm.h"
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/dense_gemm.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

@@ -98,6 +98,18 @@ struct FixedRun {
 // The portable reference kernel of every op in the table (never null).
 KernelFn reference_kernel(ops::OpId op);
 
+// Whether this build has kernels for `op`: false only for the ops a selective build
+// (-DSG_SELECTED_OPS=FILE, selection/selected_ops.h) left out. The runtime refuses,
+// on load, a graph that uses such an op. (reference_kernel(op) of such an op is a
+// kernel that fails with kInternal.)
+bool op_available(ops::OpId op);
+
+// task(context, i) for every i in [0, n), over the context's team or pool, or on
+// this thread when it has neither. The XNNPACK backend defines it
+// (xnnpack_backend.cc, with pthreadpools); a build without XNNPACK defines it over
+// the team alone (selection/parallelize_team.cc).
+void parallelize(const KernelContext& ctx, void (*task)(void*, size_t), void* context, size_t n);
+
 // For an elementwise binary op whose operands are declared rank 0 with these
 // dtypes: the same arithmetic without broadcasting or dtype dispatch (loop
 // counters and tests run it every iteration). Null for other ops and dtypes.

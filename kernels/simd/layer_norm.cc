@@ -4,7 +4,6 @@
 // (x - mean) * inv * gamma + beta in double, rounded once to f32; only the order of
 // the double sums differs, which moves a result by at most one f32 rounding in rare
 // cases. Rows are split over the thread pool when there are many.
-#include <pthreadpool.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +11,8 @@
 #include <string>
 
 #include "ops/op_table.h"
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

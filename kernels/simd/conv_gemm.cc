@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "ops/op_table.h"
-#include "xnnpack/dense_gemm.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/dense_gemm.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

@@ -2,7 +2,7 @@
 // tiles, 12 ymm accumulators of the 16 registers, two weight loads and six
 // broadcasts of A per k. Every function carries the AVX2+FMA target attribute;
 // nothing here runs unless the CPU has both (the caller checks).
-#include "xnnpack/dense_gemm.h"
+#include "simd/dense_gemm.h"
 
 #ifdef SG_SIMD_X86
 

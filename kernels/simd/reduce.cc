@@ -17,8 +17,8 @@
 
 #include "ops/op_table.h"
 #include "reference/reduction_plan.h"
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

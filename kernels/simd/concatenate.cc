@@ -4,14 +4,13 @@
 // reference kernel does the same on one thread. This kernel splits the rows over the
 // Session's threads when the output is large enough for a second thread to pay;
 // smaller outputs, and anything malformed, go to the reference kernel.
-#include <pthreadpool.h>
 
 #include <cstring>
 #include <vector>
 
 #include "ops/op_table.h"
 #include "reference/kernel_util.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

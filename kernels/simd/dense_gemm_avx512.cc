@@ -3,7 +3,7 @@
 // (XNNPACK's 7 x 16 tiles need eight loads per seven FMAs, which caps them at the
 // load ports). Every function carries the AVX-512 target attribute; nothing here
 // runs unless the CPU has AVX-512F (the caller checks).
-#include "xnnpack/dense_gemm.h"
+#include "simd/dense_gemm.h"
 
 #ifdef SG_SIMD_X86
 

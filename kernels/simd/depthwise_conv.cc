@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {

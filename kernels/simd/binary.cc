@@ -7,13 +7,12 @@
 // merged where both operands broadcast alike, so [2,3,4,5] + [4,5] runs as 6 rows
 // of 20 against one row of 20. Each row is then a vector loop in which each
 // operand either advances or repeats one value.
-#include <pthreadpool.h>
 
 #include <algorithm>
 #include <type_traits>
 
-#include "xnnpack/simd.h"
-#include "xnnpack/xnn_common.h"
+#include "simd/simd.h"
+#include "simd/simd_kernels.h"
 
 namespace sg::kernels::xnn {
 namespace {
