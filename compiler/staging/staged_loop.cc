@@ -258,56 +258,158 @@ struct LoopContainersScope {
 
 namespace {
 
-// One staging of the loop. `hints`: the dtypes that carried Python numbers take
-// (run_staged_loop).
-Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std::map<std::string, DType>& hints,
-                const std::vector<AttrCarry>& attr_carries) {
-  const Stmt& s = spec.stmt;
-  Scope& sc = st.scope();
+// One staging of a loop, phase by phase: what is carried (from the program text),
+// the body, the condition, the While node, and the values after the loop.
+// `hints`: the dtypes that carried Python numbers take (run_staged_loop).
+class LoopStaging {
+ public:
+  LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
+              const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in);
+  Flow run();
+
+ private:
+  // What is carried.
+  void discover_carries();
+  Carry tensor_carry(const std::string& name, const Value& init);
+  void attribute_carries();
+  void target_carries();
+  void variable_carries();
+  Carry list_carry(const std::string& name, const Value* before);
+  void flag_carries();
+  void attrs_from_scope();
+  void attrs_to_scope();
+  void bind_structures();
+  // The body.
+  std::unique_ptr<FnBuilder> new_builder(const std::string& suffix);
+  void bind_body_params();
+  void stage_body();
+  void carry_rebound_attrs();
+  void structure_results();
+  void body_results();
+  void return_value_result(Carry& c, Value v);
+  void list_result(Carry& c, const Value& v);
+  void tensor_result(Carry& c, Value v);
+  // The condition.
+  void stage_cond();
+  Value eval_test();
+  // The node and the values after it.
+  std::vector<int32_t> node_inputs();
+  void bind_function_params();
+  void emit_node(std::vector<int32_t> inputs);
+  void note_zero_trip_dims();
+  void undefine_after();
+
+  Stager& st;
+  const StagedLoopSpec& spec;
+  const int64_t token;
+  const std::map<std::string, DType>& hints;
+  const std::vector<AttrCarry>& attr_carries;
+  const Stmt& s;
+  Scope& sc;
   std::vector<AttrWatch> watches;
+  AttrRestore attr_restore{watches};
+  ControlState& cs;
+  ir::Module& m;
+  const std::string where;
+  NameSet after, entry, assigned, appended;
+  LoopJumps jumps;
+  std::vector<Carry> carries;
+  std::vector<Structure> structures;
+  std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
+  std::set<std::string> carried_targets;
+  FnBuilder* outer = nullptr;
+  std::map<std::string, Value> outer_vars;
+  std::string base;
+  std::unique_ptr<FnBuilder> body, cond;
+  std::optional<Value> return_shape;
+  std::vector<Carry> leaf_carries;
+  std::vector<Staged> captured;
+};
+
+LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
+                         const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in)
+    : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in), s(spec.stmt),
+      sc(st.scope()), cs(st.control()), m(st.module()),
+      where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
     for (const auto& [name, v] : sp->vars())
       if (name[0] != '$') watch_instances(name, v, watches, 0);
-  AttrRestore attr_restore{watches};
-  ControlState& cs = st.control();
-  ir::Module& m = st.module();
-  const std::string where = std::string(spec.what) + " loop at line " + std::to_string(s.span.line);
+}
 
-  // ---- what is carried, from the program text -----------------------------------
-  const NameSet after = live_after_current(cs, st.frame());
-  const NameSet entry = loop_entry_live(s, after);
-  NameSet assigned;
+Flow LoopStaging::run() {
+  discover_carries();
+
+  // ---- the body -------------------------------------------------------------------
+  outer = st.builder();
+  outer_vars = sc.vars();
+  base = nested_function_name(st.fn().name, spec.what + std::to_string(s.span.line));
+  body = new_builder(".body");
+  cond = new_builder(".cond");
+  struct Restore {
+    Stager& st;
+    FnBuilder* outer;
+    ~Restore() { st.set_builder(outer); }
+  } restore{st, outer};
+  stage_body();
+  carry_rebound_attrs();
+  structure_results();
+  body_results();
+  stage_cond();
+
+  // ---- the node -----------------------------------------------------------------------
+  sc.vars() = outer_vars;
+  st.set_builder(outer);
+  std::vector<int32_t> inputs = node_inputs();
+  bind_function_params();
+  emit_node(std::move(inputs));
+  if (spec.may_run_zero_times) note_zero_trip_dims();
+  undefine_after();
+  return Flow::kNormal;
+}
+
+// ---- what is carried, from the program text -----------------------------------
+void LoopStaging::discover_carries() {
+  after = live_after_current(cs, st.frame());
+  entry = loop_entry_live(s, after);
   block_assigns(s.body, assigned);
-  const LoopJumps jumps = loop_jumps(s.body);
-  std::vector<Carry> carries;
+  jumps = loop_jumps(s.body);
   for (const auto& [name, init] : spec.hidden) {
     Carry c{name, CarryKind::kTensor, init};
     c.type = st.tensor_type(init);
     carries.push_back(std::move(c));
   }
-  // A carried tensor or number `init` (a variable, or a leaf of a structure).
-  const auto tensor_carry = [&](const std::string& name, const Value& init) {
-    Carry c{name, CarryKind::kTensor, init};
-    std::optional<DType> dtype;
-    if (init.is_number()) {
-      const auto hint = hints.find(name);
-      if (hint != hints.end()) dtype = hint->second;
-      c.weak = WeakOrigin{token, name, init, dtype.has_value()};
-    } else if (const WeakOrigin* w = st.weak_origin(init)) {
-      c.weak = *w;  // an enclosing loop's number, carried through this one
-    }
-    c.init = st.to_tensor(init, dtype, s.span);
-    c.type = st.tensor_type(c.init);
-    if (c.init.is<Staged>()) {
-      auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
-      if (r != cs.relaxed.end())
-        for (const auto& [axis, sym] : r->second) {
-          c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
-          c.relaxed.insert(size_t(axis));
-        }
-    }
-    return c;
-  };
+  attribute_carries();
+  block_appends(s.body, appended);
+  target_carries();
+  variable_carries();
+  flag_carries();
+}
+
+// A carried tensor or number `init` (a variable, or a leaf of a structure).
+Carry LoopStaging::tensor_carry(const std::string& name, const Value& init) {
+  Carry c{name, CarryKind::kTensor, init};
+  std::optional<DType> dtype;
+  if (init.is_number()) {
+    const auto hint = hints.find(name);
+    if (hint != hints.end()) dtype = hint->second;
+    c.weak = WeakOrigin{token, name, init, dtype.has_value()};
+  } else if (const WeakOrigin* w = st.weak_origin(init)) {
+    c.weak = *w;  // an enclosing loop's number, carried through this one
+  }
+  c.init = st.to_tensor(init, dtype, s.span);
+  c.type = st.tensor_type(c.init);
+  if (c.init.is<Staged>()) {
+    auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
+    if (r != cs.relaxed.end())
+      for (const auto& [axis, sym] : r->second) {
+        c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
+        c.relaxed.insert(size_t(axis));
+      }
+  }
+  return c;
+}
+
+void LoopStaging::attribute_carries() {
   for (const AttrCarry& a : attr_carries) {
     const Value* v = find_instance_attr(*a.obj, a.attr);
     if (!v || !(v->is_tensor() || v->is_number()))
@@ -316,26 +418,26 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
                           "change in a staged loop");
     carries.push_back(tensor_carry(a.name, *v));
   }
-  // The hidden names of carried attributes, bound in the scope, mirror the attributes.
-  const auto attrs_from_scope = [&] {
-    for (const AttrCarry& a : attr_carries)
-      if (const Value* v = sc.find_local(a.name)) set_instance_attr(*a.obj, a.attr, *v);
-  };
-  const auto attrs_to_scope = [&] {
-    for (const AttrCarry& a : attr_carries) {
-      const Value* v = find_instance_attr(*a.obj, a.attr);
-      sc.set(a.name, v ? *v : Value(UndefinedV{a.name, "", s.span, ""}));
-    }
-  };
-  NameSet appended;
-  block_appends(s.body, appended);
-  std::vector<Structure> structures;
-  std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
-  // A for target read after the loop has Python's value there: the last item, or the
-  // value it had before the loop when the loop runs zero times. Carried like any
-  // variable the body assigns; without a value before the loop only where the loop
-  // provably runs (else reading it after the loop is the error set below).
-  std::set<std::string> carried_targets;
+}
+
+// The hidden names of carried attributes, bound in the scope, mirror the attributes.
+void LoopStaging::attrs_from_scope() {
+  for (const AttrCarry& a : attr_carries)
+    if (const Value* v = sc.find_local(a.name)) set_instance_attr(*a.obj, a.attr, *v);
+}
+
+void LoopStaging::attrs_to_scope() {
+  for (const AttrCarry& a : attr_carries) {
+    const Value* v = find_instance_attr(*a.obj, a.attr);
+    sc.set(a.name, v ? *v : Value(UndefinedV{a.name, "", s.span, ""}));
+  }
+}
+
+// A for target read after the loop has Python's value there: the last item, or the
+// value it had before the loop when the loop runs zero times. Carried like any
+// variable the body assigns; without a value before the loop only where the loop
+// provably runs (else reading it after the loop is the error set below).
+void LoopStaging::target_carries() {
   for (const std::string& name : spec.targets) {
     if (!after.count(name)) continue;
     const Value* before = sc.lookup(name);
@@ -349,6 +451,11 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     carried_targets.insert(name);
   }
+}
+
+// Variables the body assigns: carried where live into an iteration or after the
+// loop (tuples, dicts and records leaf by leaf); else undefined after it.
+void LoopStaging::variable_carries() {
   for (const std::string& name : assigned) {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
@@ -380,33 +487,43 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
       structures.push_back(std::move(st_));
       continue;
     } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
-      c.kind = CarryKind::kList;
-      c.slot = std::make_shared<TensorListSlot>();
-      c.slot->name = name;
-      if (before->is<ListPtr>() && !before->as<ListPtr>()->items.empty()) {
-        Args a;
-        a.pos = {*before};
-        a.span = s.span;
-        c.init = st.call_sg("stack", a);
-      } else if (before->is<TensorListV>()) {
-        const TensorListV& l = before->as<TensorListV>();
-        if (!l.tensor && l.slot && !l.slot->type && l.slot->param < 0)
-          c.outer_list = l;  // appended to first in this loop: its type comes from here
-        else
-          c.init = Value(st.resolve_tensor_list(l, name, s.span));
-      } else {
-        c.init = Value();
-      }
-      if (c.init.is_tensor()) {
-        ir::Type t = st.tensor_type(c.init);
-        t.shape[0] = ir::Dim::symbol(m.symbols.fresh(name));
-        c.slot->type = t;
-      }
+      c = list_carry(name, before);
     } else {
       c.kind = CarryKind::kStatic;
     }
     carries.push_back(std::move(c));
   }
+}
+
+// A list the body may append to: carried as a tensor list.
+Carry LoopStaging::list_carry(const std::string& name, const Value* before) {
+  Carry c{name, CarryKind::kTensor, *before};
+  c.kind = CarryKind::kList;
+  c.slot = std::make_shared<TensorListSlot>();
+  c.slot->name = name;
+  if (before->is<ListPtr>() && !before->as<ListPtr>()->items.empty()) {
+    Args a;
+    a.pos = {*before};
+    a.span = s.span;
+    c.init = st.call_sg("stack", a);
+  } else if (before->is<TensorListV>()) {
+    const TensorListV& l = before->as<TensorListV>();
+    if (!l.tensor && l.slot && !l.slot->type && l.slot->param < 0)
+      c.outer_list = l;  // appended to first in this loop: its type comes from here
+    else
+      c.init = Value(st.resolve_tensor_list(l, name, s.span));
+  } else {
+    c.init = Value();
+  }
+  if (c.init.is_tensor()) {
+    ir::Type t = st.tensor_type(c.init);
+    t.shape[0] = ir::Dim::symbol(m.symbols.fresh(name));
+    c.slot->type = t;
+  }
+  return c;
+}
+
+void LoopStaging::flag_carries() {
   if (jumps.has_break) carries.push_back(Carry{kBreakFlag, CarryKind::kFlag, Value(false)});
   if (jumps.has_return) {
     carries.push_back(Carry{kReturnFlag, CarryKind::kFlag, Value(false)});
@@ -414,28 +531,19 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   for (Carry& c : carries)
     if (c.kind == CarryKind::kFlag) c.type = ir::Type{DType::kBool, {}};
+}
 
-  // ---- the body -------------------------------------------------------------------
-  FnBuilder* outer = st.builder();
-  const std::map<std::string, Value> outer_vars = sc.vars();
-  const std::string base = nested_function_name(st.fn().name, spec.what + std::to_string(s.span.line));
-  auto new_builder = [&](const std::string& suffix) {
-    m.functions.push_back(ir::Function{});
-    m.functions.back().name = base + suffix;
-    auto b = std::make_unique<FnBuilder>();
-    b->fn = int32_t(m.functions.size() - 1);
-    b->parent = outer;
-    return b;
-  };
-  std::unique_ptr<FnBuilder> body = new_builder(".body");
-  std::unique_ptr<FnBuilder> cond = new_builder(".cond");
-  struct Restore {
-    Stager& st;
-    FnBuilder* outer;
-    ~Restore() { st.set_builder(outer); }
-  } restore{st, outer};
+// ---- the body -------------------------------------------------------------------
+std::unique_ptr<FnBuilder> LoopStaging::new_builder(const std::string& suffix) {
+  m.functions.push_back(ir::Function{});
+  m.functions.back().name = base + suffix;
+  auto b = std::make_unique<FnBuilder>();
+  b->fn = int32_t(m.functions.size() - 1);
+  b->parent = outer;
+  return b;
+}
 
-  st.set_builder(body.get());
+void LoopStaging::bind_body_params() {
   for (Carry& c : carries) {
     switch (c.kind) {
       case CarryKind::kTensor:
@@ -454,14 +562,20 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
       case CarryKind::kStatic: break;
     }
   }
-  const auto bind_structures = [&] {
-    for (const Structure& x : structures) {
-      size_t k = 0;
-      std::vector<Value> leaves;
-      for (const std::string& leaf : x.leaves) leaves.push_back(*sc.find_local(leaf));
-      sc.set(x.name, rebuild(x.shape, leaves, k));
-    }
-  };
+}
+
+void LoopStaging::bind_structures() {
+  for (const Structure& x : structures) {
+    size_t k = 0;
+    std::vector<Value> leaves;
+    for (const std::string& leaf : x.leaves) leaves.push_back(*sc.find_local(leaf));
+    sc.set(x.name, rebuild(x.shape, leaves, k));
+  }
+}
+
+void LoopStaging::stage_body() {
+  st.set_builder(body.get());
+  bind_body_params();
   bind_structures();
   attrs_from_scope();
   sc.set(kBreakFlag, Value(false));
@@ -488,38 +602,41 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     --st.raise_catchers;
   }
-  attrs_to_scope();
-  {
-    // Attributes the body rebinds that this attempt does not carry: stage again carrying them.
-    std::vector<AttrCarry> more = attr_carries;
-    for (const AttrWatch& w : watches) {
-      for (const auto& [key, item] : w.obj->attrs->items) {
-        const std::string attr = py_str(key);
-        bool carried = false;
-        for (const AttrCarry& a : attr_carries) carried = carried || (a.obj == w.obj && a.attr == attr);
-        if (carried) continue;
-        const std::pair<Value, Value>* old = nullptr;
-        for (const auto& kv : w.items)
-          if (static_equal(kv.first, key).value_or(false)) old = &kv;
-        if (!old) {
-          if (item.is_tensor() || item.is_number())
-            st.fail(s.span, "attribute '" + w.path + "." + attr + "' is first assigned inside the staged " + where +
-                                "; it would be undefined when the loop runs zero times: assign it before the loop");
-          continue;
-        }
-        if (same_value(old->second, item)) continue;
-        more.push_back(AttrCarry{w.obj, attr, w.path + "." + attr});
-      }
-    }
-    if (more.size() != attr_carries.size()) {
-      attr_restore.restore();
-      throw AttrRetry{token, std::move(more)};
-    }
-    attr_restore.restore();
-  }
+}
 
-  // Results of the body: the carried values after one iteration. A tuple or dict
-  // returned from the loop is carried as one value per leaf and rebuilt after it.
+// Attributes the body rebinds that this attempt does not carry: stage again carrying them.
+void LoopStaging::carry_rebound_attrs() {
+  attrs_to_scope();
+  std::vector<AttrCarry> more = attr_carries;
+  for (const AttrWatch& w : watches) {
+    for (const auto& [key, item] : w.obj->attrs->items) {
+      const std::string attr = py_str(key);
+      bool carried = false;
+      for (const AttrCarry& a : attr_carries) carried = carried || (a.obj == w.obj && a.attr == attr);
+      if (carried) continue;
+      const std::pair<Value, Value>* old = nullptr;
+      for (const auto& kv : w.items)
+        if (static_equal(kv.first, key).value_or(false)) old = &kv;
+      if (!old) {
+        if (item.is_tensor() || item.is_number())
+          st.fail(s.span, "attribute '" + w.path + "." + attr + "' is first assigned inside the staged " + where +
+                              "; it would be undefined when the loop runs zero times: assign it before the loop");
+        continue;
+      }
+      if (same_value(old->second, item)) continue;
+      more.push_back(AttrCarry{w.obj, attr, w.path + "." + attr});
+    }
+  }
+  if (more.size() != attr_carries.size()) {
+    attr_restore.restore();
+    throw AttrRetry{token, std::move(more)};
+  }
+  attr_restore.restore();
+}
+
+// Results of the body: the carried values after one iteration. A tuple or dict
+// returned from the loop is carried as one value per leaf and rebuilt after it.
+void LoopStaging::structure_results() {
   for (const Structure& x : structures) {
     const Value* vp = sc.find_local(x.name);
     std::vector<std::pair<std::string, Value>> leaves;
@@ -529,8 +646,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
                           "dict carried by a staged loop must keep its length and keys, with tensors or numbers in it");
     for (size_t k = 0; k < leaves.size(); ++k) sc.set(x.leaves[k], leaves[k].second);
   }
-  std::optional<Value> return_shape;
-  std::vector<Carry> leaf_carries;
+}
+
+void LoopStaging::body_results() {
   for (Carry& c : carries) {
     const Value* vp = sc.find_local(c.name);
     Value v = vp ? *vp : Value(UndefinedV{c.name, "", s.span, ""});
@@ -542,31 +660,7 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
         c.dropped = true;
         break;
       case CarryKind::kReturnValue:
-        if (v.is<UndefinedV>()) {
-          c.dropped = true;
-          break;
-        }
-        if (v.is<TuplePtr>() || v.is<DictPtr>()) {
-          std::vector<Value> leaves;
-          return_leaves(st, v, leaves, s.span, where);
-          for (size_t k = 0; k < leaves.size(); ++k) {
-            Carry leaf{std::string(kReturnValue) + "." + std::to_string(k), CarryKind::kReturnValue, Value()};
-            leaf.body_value = st.to_tensor(leaves[k], std::nullopt, s.span);
-            leaf.body_result = st.materialize(leaf.body_value, s.span);
-            leaf.type = st.fn().values[size_t(leaf.body_result)].type;
-            leaf_carries.push_back(std::move(leaf));
-          }
-          return_shape = v;
-          c.dropped = true;
-          break;
-        }
-        if (!v.is_tensor() && !v.is_number())
-          st.fail(s.span, "returning a " + type_name(v) + " from inside the staged " + where +
-                              " is not supported; return tensors (alone, in a tuple or in a dict)");
-        v = st.to_tensor(v, std::nullopt, s.span);
-        c.body_result = st.materialize(v, s.span);
-        c.type = st.fn().values[size_t(c.body_result)].type;
-        c.body_value = v;
+        return_value_result(c, v);
         break;
       case CarryKind::kFlag:
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
@@ -580,61 +674,99 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
         c.body_result = st.materialize(c.body_value, s.span);
         c.type = st.fn().values[size_t(c.body_result)].type;
         break;
-      case CarryKind::kList: {
-        if (!v.is<TensorListV>())
-          st.fail(s.span, "list '" + c.name + "' is rebound to a " + type_name(v) + " inside the staged " + where +
-                              "; a list in a staged loop may only be appended to");
-        const TensorListV& l = v.as<TensorListV>();
-        if (!l.tensor && l.slot == c.slot && c.slot->param < 0) {
-          c.dropped = true;  // never appended to
-          break;
-        }
-        c.body_result = st.local(st.resolve_tensor_list(l, c.name, s.span));
-        c.type = c.slot->type;
+      case CarryKind::kList:
+        list_result(c, v);
         break;
-      }
-      case CarryKind::kTensor: {
-        if (v.is<UndefinedV>() || !(v.is_tensor() || v.is_number()))
-          st.fail(s.span, shown_name(c.name) + " is " + m.format_type(*c.type) + " before the staged " + where +
-                              " and " + (v.is<UndefinedV>() ? std::string("undefined") : "a " + type_name(v)) +
-                              " after an iteration");
-        const DType want = c.type->dtype;
-        if (c.weak && c.weak->loop == token && !c.weak->retyped) {
-          const WeakOrigin* w = st.weak_origin(v);
-          c.number_after = v.is_number() || (w && w->loop == token && w->name == c.name);
-        }
-        if (v.is_tensor() && st.tensor_dtype(v) != want) st.retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
-        if (v.is_tensor() && st.tensor_dtype(v) != want)
-          st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
-                              dtype_name(st.tensor_dtype(v)) + " after an iteration; its dtype must stay fixed: " +
-                              "cast with astype", st.provenance_notes({v}));
-        v = st.to_tensor(v, want, s.span);
-        c.body_result = st.materialize(v, s.span);
-        const ir::Type got = st.fn().values[size_t(c.body_result)].type;
-        bool same = got.rank() == c.type->rank();
-        for (size_t i = 0; same && i < got.rank(); ++i)
-          same = c.relaxed.count(i) || got.shape[i] == c.type->shape[i];
-        if (!same) {
-          std::string axis = "0";
-          for (size_t i = 0; i < std::min(got.rank(), c.type->rank()); ++i)
-            if (!(got.shape[i] == c.type->shape[i])) {
-              axis = std::to_string(i);
-              break;
-            }
-          st.fail(s.span, shown_name(c.name) + " changes shape in the staged " + where + ": " +
-                              m.format_type(*c.type) + " before the loop, " + m.format_type(got) +
-                              " after an iteration; declare the changing dim before the loop with " + c.name +
-                              " = sg.relax(" + c.name + ", \"D\", " + axis + ")",
-                  st.provenance_notes({v}));
-        }
+      case CarryKind::kTensor:
+        tensor_result(c, v);
         break;
-      }
     }
   }
   std::erase_if(carries, [](const Carry& c) { return c.dropped; });
   for (Carry& leaf : leaf_carries) carries.push_back(std::move(leaf));
+}
 
-  // ---- the condition ----------------------------------------------------------------
+// A tuple or dict returned from the loop: one carry per leaf, rebuilt after it.
+void LoopStaging::return_value_result(Carry& c, Value v) {
+  if (v.is<UndefinedV>()) {
+    c.dropped = true;
+    return;
+  }
+  if (v.is<TuplePtr>() || v.is<DictPtr>()) {
+    std::vector<Value> leaves;
+    return_leaves(st, v, leaves, s.span, where);
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      Carry leaf{std::string(kReturnValue) + "." + std::to_string(k), CarryKind::kReturnValue, Value()};
+      leaf.body_value = st.to_tensor(leaves[k], std::nullopt, s.span);
+      leaf.body_result = st.materialize(leaf.body_value, s.span);
+      leaf.type = st.fn().values[size_t(leaf.body_result)].type;
+      leaf_carries.push_back(std::move(leaf));
+    }
+    return_shape = v;
+    c.dropped = true;
+    return;
+  }
+  if (!v.is_tensor() && !v.is_number())
+    st.fail(s.span, "returning a " + type_name(v) + " from inside the staged " + where +
+                        " is not supported; return tensors (alone, in a tuple or in a dict)");
+  v = st.to_tensor(v, std::nullopt, s.span);
+  c.body_result = st.materialize(v, s.span);
+  c.type = st.fn().values[size_t(c.body_result)].type;
+  c.body_value = v;
+}
+
+void LoopStaging::list_result(Carry& c, const Value& v) {
+  if (!v.is<TensorListV>())
+    st.fail(s.span, "list '" + c.name + "' is rebound to a " + type_name(v) + " inside the staged " + where +
+                        "; a list in a staged loop may only be appended to");
+  const TensorListV& l = v.as<TensorListV>();
+  if (!l.tensor && l.slot == c.slot && c.slot->param < 0) {
+    c.dropped = true;  // never appended to
+    return;
+  }
+  c.body_result = st.local(st.resolve_tensor_list(l, c.name, s.span));
+  c.type = c.slot->type;
+}
+
+// A carried tensor keeps its dtype, and its shape but for the relaxed dims.
+void LoopStaging::tensor_result(Carry& c, Value v) {
+  if (v.is<UndefinedV>() || !(v.is_tensor() || v.is_number()))
+    st.fail(s.span, shown_name(c.name) + " is " + m.format_type(*c.type) + " before the staged " + where +
+                        " and " + (v.is<UndefinedV>() ? std::string("undefined") : "a " + type_name(v)) +
+                        " after an iteration");
+  const DType want = c.type->dtype;
+  if (c.weak && c.weak->loop == token && !c.weak->retyped) {
+    const WeakOrigin* w = st.weak_origin(v);
+    c.number_after = v.is_number() || (w && w->loop == token && w->name == c.name);
+  }
+  if (v.is_tensor() && st.tensor_dtype(v) != want) st.retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
+  if (v.is_tensor() && st.tensor_dtype(v) != want)
+    st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
+                        dtype_name(st.tensor_dtype(v)) + " after an iteration; its dtype must stay fixed: " +
+                        "cast with astype", st.provenance_notes({v}));
+  v = st.to_tensor(v, want, s.span);
+  c.body_result = st.materialize(v, s.span);
+  const ir::Type got = st.fn().values[size_t(c.body_result)].type;
+  bool same = got.rank() == c.type->rank();
+  for (size_t i = 0; same && i < got.rank(); ++i)
+    same = c.relaxed.count(i) || got.shape[i] == c.type->shape[i];
+  if (!same) {
+    std::string axis = "0";
+    for (size_t i = 0; i < std::min(got.rank(), c.type->rank()); ++i)
+      if (!(got.shape[i] == c.type->shape[i])) {
+        axis = std::to_string(i);
+        break;
+      }
+    st.fail(s.span, shown_name(c.name) + " changes shape in the staged " + where + ": " +
+                        m.format_type(*c.type) + " before the loop, " + m.format_type(got) +
+                        " after an iteration; declare the changing dim before the loop with " + c.name +
+                        " = sg.relax(" + c.name + ", \"D\", " + axis + ")",
+            st.provenance_notes({v}));
+  }
+}
+
+// ---- the condition ----------------------------------------------------------------
+void LoopStaging::stage_cond() {
   sc.vars() = outer_vars;
   st.set_builder(cond.get());
   std::vector<std::string> flags;
@@ -648,16 +780,6 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   }
   bind_structures();
   attrs_from_scope();
-  auto eval_test = [&]() {
-    Value t = spec.test();
-    if (t.is_tensor() && st.tensor_rank(t) != 0)
-      st.fail(s.test ? s.test->span : s.span, "the test of a staged `while` must be a scalar, got " +
-                                                   m.format_type(st.tensor_type(t)) + "; use sg.any or sg.all",
-              st.provenance_notes({t}));
-    if (!t.is_tensor()) t = Value(st.truth(t, s.span, "a while loop"));
-    else if (st.tensor_dtype(t) != DType::kBool) t = st.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), s.span);
-    return t;
-  };
   Value go_on;
   if (flags.empty()) {
     go_on = eval_test();
@@ -673,10 +795,21 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);
   st.fn().results = {cond_result};
   attr_restore.restore();
+}
 
-  // ---- the node -----------------------------------------------------------------------
-  sc.vars() = outer_vars;
-  st.set_builder(outer);
+Value LoopStaging::eval_test() {
+  Value t = spec.test();
+  if (t.is_tensor() && st.tensor_rank(t) != 0)
+    st.fail(s.test ? s.test->span : s.span, "the test of a staged `while` must be a scalar, got " +
+                                                 m.format_type(st.tensor_type(t)) + "; use sg.any or sg.all",
+            st.provenance_notes({t}));
+  if (!t.is_tensor()) t = Value(st.truth(t, s.span, "a while loop"));
+  else if (st.tensor_dtype(t) != DType::kBool) t = st.tensor_binary(ops::OpId::NotEqual, t, Value(int64_t(0)), s.span);
+  return t;
+}
+
+// ---- the node -----------------------------------------------------------------------
+std::vector<int32_t> LoopStaging::node_inputs() {
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
@@ -694,7 +827,11 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));
   }
-  std::vector<Staged> captured;
+  return inputs;
+}
+
+// One capture list for the body and the cond; the body passes the captures on.
+void LoopStaging::bind_function_params() {
   auto add_captured = [&](const Staged& v) {
     for (const Staged& o : captured)
       if (o.id == v.id) return;
@@ -728,6 +865,9 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
     }
     f.params = std::move(params);
   }
+}
+
+void LoopStaging::emit_node(std::vector<int32_t> inputs) {
   for (const Staged& o : captured) inputs.push_back(o.id);
 
   std::vector<Value> returned;
@@ -769,19 +909,23 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
   for (const Staged& o : captured)
     node.outputs.push_back(st.fn().add_value(st.fn().values[size_t(o.id)].type, "", s.span));
   st.fn().nodes.push_back(std::move(node));
-  if (spec.may_run_zero_times) {
-    // What the loop grows from empty is empty again when it runs zero times.
-    for (const Carry& c : carries) {
-      std::vector<size_t> axes;
-      if (c.kind == CarryKind::kList && !c.init.is_tensor()) axes.push_back(0);
-      if (c.kind == CarryKind::kTensor)
-        for (size_t axis : c.relaxed)
-          if (st.tensor_type(c.init).shape[axis].as_static() == 0) axes.push_back(axis);
-      for (size_t axis : axes)
-        if (std::optional<int32_t> sym = c.type->shape[axis].as_symbol())
-          cs.zero_trip_dims[*sym] = ControlState::ZeroTripDim{c.name, "the staged " + where, outer->fn};
-    }
+}
+
+// What the loop grows from empty is empty again when it runs zero times.
+void LoopStaging::note_zero_trip_dims() {
+  for (const Carry& c : carries) {
+    std::vector<size_t> axes;
+    if (c.kind == CarryKind::kList && !c.init.is_tensor()) axes.push_back(0);
+    if (c.kind == CarryKind::kTensor)
+      for (size_t axis : c.relaxed)
+        if (st.tensor_type(c.init).shape[axis].as_static() == 0) axes.push_back(axis);
+    for (size_t axis : axes)
+      if (std::optional<int32_t> sym = c.type->shape[axis].as_symbol())
+        cs.zero_trip_dims[*sym] = ControlState::ZeroTripDim{c.name, "the staged " + where, outer->fn};
   }
+}
+
+void LoopStaging::undefine_after() {
   for (const auto& [name, message] : undefined_after) sc.set(name, Value(UndefinedV{name, "", s.span, message}));
   for (const std::string& t : spec.targets)
     if (!carried_targets.count(t))
@@ -789,7 +933,6 @@ Flow stage_loop(Stager& st, const StagedLoopSpec& spec, int64_t token, const std
                                "the target '" + t + "' of the staged " + where +
                                      " has no value before the loop and is read after it; it would be undefined "
                                      "when the loop runs zero times: assign it before the loop"}));
-  return Flow::kNormal;
 }
 
 }  // namespace
@@ -801,7 +944,7 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   const Stager::Checkpoint start = st.checkpoint();
   for (;;) {
     try {
-      return stage_loop(st, spec, token, hints, attrs);
+      return LoopStaging(st, spec, token, hints, attrs).run();
     } catch (const WeakRetype& r) {
       // Each variable changes its dtype at most once (WeakOrigin::retyped).
       if (r.loop != token) throw;

@@ -455,6 +455,7 @@ class Stager {
   int probing_ = 0;
   // Branches a probe left pending (staged_if.cc): a pass with none reached no
   // recursive call of unknown result, so what it staged is final.
+  friend class BranchStaging;
   int64_t pending_branches_ = 0;
   // A recursion ran past kMaxCompileTimeDepth, or staging past
   // StageOptions::max_specialisation_passes: reported, and not retried.

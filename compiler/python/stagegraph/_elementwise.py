@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from . import _dtypes as dt
+from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
 
@@ -141,3 +142,7 @@ def isnan(x):
     if not t.dtype.is_float:
         return Tensor(np.zeros(t._a.shape, np.bool_))
     return Tensor(np.asarray(np.isnan(t._a)))
+
+
+# The ops Tensor's methods and operators call (_registry.py).
+register(abs=abs, clip=clip, round=round)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _dtypes as dt
+from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, is_py_scalar, to_tensor
 
@@ -44,3 +45,7 @@ def matmul(a, b):
 def dot(a, b):
     x, y = _operands("dot", a, b)
     return _compute(np.dot, x, y)
+
+
+# The ops Tensor's methods and operators call (_registry.py).
+register(dot=dot, matmul=matmul)

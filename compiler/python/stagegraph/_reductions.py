@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes as dt
+from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, to_tensor
 
@@ -164,3 +165,8 @@ def logsumexp(x, axis=None, keepdims=False):
     if not keepdims:
         r = np.squeeze(r, axis=ax) if ax is not None else r.reshape(())
     return Tensor(np.asarray(r).astype(out.np))
+
+
+# The ops Tensor's methods and operators call (_registry.py).
+register(sum=sum, mean=mean, max=max, min=min, prod=prod, any=any, all=all, argmax=argmax, argmin=argmin,
+         cumsum=cumsum)

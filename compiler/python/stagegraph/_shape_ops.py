@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
 
@@ -189,3 +190,7 @@ def scatter_along(u, idx, axis, n):
     index[axis] = i
     np.add.at(out, tuple(index), a)
     return Tensor(out.astype(a.dtype))
+
+
+# The ops Tensor's methods and operators call (_registry.py).
+register(reshape=reshape, transpose=transpose, squeeze=squeeze, stack=stack)

@@ -30,8 +30,9 @@ import threading
 
 import numpy as np
 
-# Set by _tensor.py once the class exists (the two modules need each other).
+# Set by _tensor.py once they exist: _tensor imports this module, never the reverse.
 Tensor = None
+to_tensor = None
 
 RULES = {}
 _levels = itertools.count(1)
@@ -149,7 +150,6 @@ def _record(name, op, fn, signature, lists, args, kwargs):
     params = bound.arguments
     for pname, v in params.items():
         if isinstance(v, (list, tuple)) and _has_trace(v):
-            from ._tensor import to_tensor
             if pname not in lists:
                 params[pname] = to_tensor(v, what=name)  # stacked, with the items' gradients
             elif any(isinstance(u, (list, tuple)) for u in v):
@@ -198,7 +198,6 @@ def _record(name, op, fn, signature, lists, args, kwargs):
 def _to_cotangent(v, aval, what):
     """A rule's result as a Tensor of the parameter's shape and dtype."""
     if not isinstance(v, Tensor):
-        from ._tensor import to_tensor
         v = to_tensor(v, what=what)
     shape, dtype = aval
     if tuple(v._a.shape) != tuple(shape):

@@ -15,14 +15,14 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _tape
+from ._registry import op as _op
 from ._tape import differentiable
 
 
 def _reduction_method(name):
     """x.NAME(axis=None, keepdims=False) as sg.NAME(x, axis, keepdims)."""
     def method(self, axis=None, keepdims=False):
-        from . import _reductions
-        return getattr(_reductions, name)(self, axis, keepdims)
+        return _op(name)(self, axis, keepdims)
     method.__name__ = name
     return method
 
@@ -58,33 +58,28 @@ class Tensor:
 
     @property
     def T(self):
-        from ._shape_ops import transpose
-        return transpose(self)
+        return _op("transpose")(self)
 
     def astype(self, dtype):
         return astype(self, dtype)
 
     def reshape(self, *shape):
-        from ._shape_ops import reshape
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return reshape(self, shape)
+        return _op("reshape")(self, shape)
 
     # NumPy's array methods for the ops of SPEC §7 that ndarray has as methods,
     # with the same arguments as the sg functions (graph-compile takes the same set).
     def transpose(self, *axes):
-        from ._shape_ops import transpose
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return transpose(self, axes if axes != () else None)
+        return _op("transpose")(self, axes if axes != () else None)
 
     def flatten(self):
-        from ._shape_ops import reshape
-        return reshape(self, (-1,))
+        return _op("reshape")(self, (-1,))
 
     def squeeze(self, axis=None):
-        from ._shape_ops import squeeze
-        return squeeze(self, axis)
+        return _op("squeeze")(self, axis)
 
     sum = _reduction_method("sum")  # noqa: A003 - ndarray's names
     mean = _reduction_method("mean")
@@ -97,20 +92,16 @@ class Tensor:
     argmin = _reduction_method("argmin")
 
     def cumsum(self, axis=None):
-        from ._reductions import cumsum
-        return cumsum(self, axis)
+        return _op("cumsum")(self, axis)
 
     def clip(self, min=None, max=None):  # noqa: A002 - ndarray.clip's names
-        from ._elementwise import clip
-        return clip(self, min, max)
+        return _op("clip")(self, min, max)
 
     def round(self):
-        from ._elementwise import round as op
-        return op(self)
+        return _op("round")(self)
 
     def dot(self, b):
-        from ._linalg import dot
-        return dot(self, b)
+        return _op("dot")(self, b)
 
     def numpy(self):
         return np.array(self._a)
@@ -199,12 +190,10 @@ class Tensor:
         return binary("!=", self, o)
 
     def __matmul__(self, o):
-        from ._linalg import matmul
-        return matmul(self, o)
+        return _op("matmul")(self, o)
 
     def __rmatmul__(self, o):
-        from ._linalg import matmul
-        return matmul(o, self)
+        return _op("matmul")(o, self)
 
     def __neg__(self):
         return negative(self)
@@ -215,8 +204,7 @@ class Tensor:
     def __abs__(self):
         if self.dtype is dt.bool_:
             return Tensor(np.abs(self._a))
-        from ._elementwise import abs as op
-        return op(self)
+        return _op("abs")(self)
 
     def __invert__(self):
         if self.dtype.is_float:
@@ -278,9 +266,8 @@ def to_tensor(v, like=None, what="value"):
     if isinstance(v, (list, tuple)):
         items = [to_tensor(x, like, what) for x in v]
         if any(t._t is not None for t in items):
-            from ._shape_ops import stack  # keeps the gradient of traced items
             _stack_same(items, what)
-            return stack(items)
+            return _op("stack")(items)  # keeps the gradient of traced items
         return _stack_same(items, what)
     raise TypeError(f"{what}: expected a tensor or a number, got {type(v).__name__}")
 
@@ -420,4 +407,6 @@ def _basic_index(key):
     return tuple(out)
 
 
+# _tape records ops on tensors; it reaches them through these names, never by import.
 _tape.Tensor = Tensor
+_tape.to_tensor = to_tensor
