@@ -355,6 +355,10 @@ class Stager {
   Value load_weight(const std::string& name, SourceSpan span);
   static bool is_builtin(const std::string& name);
   static bool is_sg_member(const std::string& name);
+  // stagegraph's modules written in the staged language (library_modules.cc):
+  // `optim`. library_module stages one on first use and returns it (a module object).
+  static bool is_library_module(const std::string& name);
+  Value library_module(const std::string& name, SourceSpan span);
 
   Scope& scope() { return *frame_->scope; }
   ir::Module& module() { return *module_; }
@@ -402,7 +406,10 @@ class Stager {
   std::vector<std::pair<const Stmt*, int>> try_stack;
 
  private:
-  void stage_module_body();
+  // The statements of a module: the program's (ast_) or, with `library`, one of
+  // stagegraph's own modules written in the staged language (its functions are
+  // never entry points).
+  void stage_module_body(const std::vector<StmtPtr>& body, bool library);
   void stage_entry(const std::shared_ptr<FunctionV>& f);
   ir::Type annotation_type(const Param& p);
 
@@ -413,6 +420,10 @@ class Stager {
   std::unique_ptr<ir::Module> module_;
   std::shared_ptr<Scope> globals_;
   std::vector<std::pair<std::string, std::shared_ptr<FunctionV>>> top_functions_;
+  // stagegraph's modules written in the staged language (library_modules.cc), staged
+  // on first use: name -> the module object; their ASTs live as long as the stager.
+  std::map<std::string, Value> library_modules_;
+  std::vector<std::unique_ptr<Module>> library_asts_;
 
   // The current graph function and Python activation.
   FnBuilder* cur_ = nullptr;
