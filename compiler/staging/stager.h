@@ -404,6 +404,12 @@ class Stager {
   std::map<int32_t, int64_t> checkpoint_segments;
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
+  // The files of stagegraph's staged modules, and the program's calls into them that
+  // are running, innermost last: an error inside one is reported at the program's call,
+  // with a note at the module's line (library_modules.cc).
+  std::set<uint32_t> library_files;
+  std::vector<SourceSpan> library_call_sites;
+  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
 
  private:
   // The statements of a module: the program's (ast_) or, with `library`, one of
@@ -473,6 +479,20 @@ class Stager {
   std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
   int64_t loop_tokens_ = 0;
   std::vector<std::pair<std::ostream*, std::string>> held_output_;
+};
+
+// A call of a function of stagegraph's staged modules from the program's own code:
+// its site is where errors inside are reported while it runs (library_modules.cc).
+class LibraryCall {
+ public:
+  LibraryCall(Stager& s, const FunctionDef& callee, SourceSpan site);
+  ~LibraryCall();
+  LibraryCall(const LibraryCall&) = delete;
+  LibraryCall& operator=(const LibraryCall&) = delete;
+
+ private:
+  Stager& s_;
+  bool pushed_ = false;
 };
 
 }  // namespace sg::compiler::staging
