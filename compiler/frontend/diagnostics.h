@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ class SourceManager {
   size_t size() const { return files_.size(); }
 
  private:
-  std::vector<SourceFile> files_;
+  std::deque<SourceFile> files_;  // a deque: a file keeps its address when another is added
 };
 
 enum class Severity : uint8_t { kError, kWarning, kNote };

@@ -319,6 +319,7 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
       return make_tuple(std::move(names));
     }
     if (const std::shared_ptr<Value>* a = find_class_attr(cls, name)) return bind_attr(*this, **a, v, cls, span);
+    if (cls->kind == ClassObj::Kind::kModule) fail(span, "module '" + cls->name + "' has no attribute '" + name + "'");
     fail(span, "type object '" + cls->name + "' has no attribute '" + name + "'");
   }
   if (v.is<SuperV>()) {
@@ -359,6 +360,8 @@ void Stager::set_attribute(const Value& target, const std::string& name, const V
     return;
   }
   if (target.is<ClassPtr>()) {
+    if (target.as<ClassPtr>()->kind == ClassObj::Kind::kModule)
+      fail(span, "cannot assign attribute '" + name + "' of module '" + target.as<ClassPtr>()->name + "'");
     if (v.is<Staged>()) fail(span, "a class attribute must be static; store staged values on an instance");
     target.as<ClassPtr>()->attrs[name] = std::make_shared<Value>(v);
     return;

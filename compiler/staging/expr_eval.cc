@@ -134,6 +134,7 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
   if (v.is<SgModuleV>()) {
     for (int i = 0; i < kNumDTypes; ++i)
       if (name == kDTypeNames[i]) return Value(DTypeV{DType(i)});
+    if (is_library_module(name)) return library_module(name, span);
     if (!is_sg_member(name)) fail(span, "module 'stagegraph' has no attribute '" + name + "'");
     return Value(SgMember{name});
   }

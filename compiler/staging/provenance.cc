@@ -36,6 +36,7 @@ void clear_stack_redzones_for_unwinding() {
 }  // namespace
 
 void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes) {
+  relocate_library_diagnostic(span, notes);
   if (!speculative()) diags_.error(span, std::move(message), std::move(notes));
   clear_stack_redzones_for_unwinding();
   throw StageAbort{};

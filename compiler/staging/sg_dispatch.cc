@@ -555,7 +555,7 @@ const Entry kTable[] = {
     {"grad", grad_family}, {"value_and_grad", grad_family}, {"vjp", grad_family}, {"checkpoint", grad_family},
     {"stop_gradient", grad_family}, {"logsumexp", grad_family}, {"nn", grad_family},
     {"nn.cross_entropy", grad_family}, {"nn.binary_cross_entropy_with_logits", grad_family}, {"nn.mse", grad_family},
-    {"nn.l1", grad_family}, {"variables", variables},
+    {"nn.l1", grad_family}, {"variables", variables}, {"tree_map", sg_tree},
 };
 
 const Entry* find_entry(const std::string& name) {

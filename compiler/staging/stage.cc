@@ -56,8 +56,8 @@ Stager::~Stager() {
     if (std::shared_ptr<Scope> scope = w.lock()) scope->vars().clear();
 }
 
-void Stager::stage_module_body() {
-  for (const StmtPtr& sp : ast_.body) {
+void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
+  for (const StmtPtr& sp : body) {
     const Stmt& s = *sp;
     try {
       switch (s.kind) {
@@ -65,6 +65,15 @@ void Stager::stage_module_body() {
           for (const ImportName& n : s.imports) {
             if (n.name == "collections" || n.name == "typing" || n.name == "dataclasses") {
               globals_->set(n.alias.empty() ? n.name : n.alias, Value(PyModuleV{n.name}));
+              continue;
+            }
+            if (n.name.rfind("stagegraph.", 0) == 0 && !n.alias.empty()) {  // import stagegraph.optim as optim
+              globals_->set(n.alias, get_attribute(Value(SgModuleV{}), n.name.substr(11), n.span));
+              continue;
+            }
+            if (n.name.rfind("stagegraph.", 0) == 0) {  // import stagegraph.optim: binds stagegraph
+              get_attribute(Value(SgModuleV{}), n.name.substr(11), n.span);
+              globals_->set("stagegraph", Value(SgModuleV{}));
               continue;
             }
             if (n.name != "stagegraph")
@@ -81,6 +90,12 @@ void Stager::stage_module_body() {
                             object_attribute(Value(PyModuleV{s.module}), n.name, n.span));
             break;
           }
+          if (s.module.rfind("stagegraph.", 0) == 0 && is_library_module(s.module.substr(11))) {
+            const Value mod = get_attribute(Value(SgModuleV{}), s.module.substr(11), s.span);
+            for (const ImportName& n : s.imports)
+              globals_->set(n.alias.empty() ? n.name : n.alias, get_attribute(mod, n.name, n.span));
+            break;
+          }
           if (s.module != "stagegraph")
             fail(s.span, "import from module '" + s.module + "' at line " + std::to_string(s.span.line) +
                              " is not supported: a staged program may import only stagegraph (and collections, "
@@ -93,7 +108,7 @@ void Stager::stage_module_body() {
         case StmtKind::kFunctionDef: {
           auto f = make_function(*s.func, globals_);
           globals_->set(s.func->name, Value(f));
-          top_functions_.emplace_back(s.func->name, f);
+          if (!library) top_functions_.emplace_back(s.func->name, f);
           break;
         }
         case StmtKind::kClassDef:
@@ -265,7 +280,7 @@ std::unique_ptr<ir::Module> Stager::run() {
   const size_t errors_before = diags_.error_count();
   CallFrame top{globals_, Value()};
   frame_ = &top;
-  stage_module_body();
+  stage_module_body(ast_.body, false);
 
   std::vector<std::shared_ptr<FunctionV>> entries;
   if (options_.entries.empty()) {

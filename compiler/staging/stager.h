@@ -355,6 +355,10 @@ class Stager {
   Value load_weight(const std::string& name, SourceSpan span);
   static bool is_builtin(const std::string& name);
   static bool is_sg_member(const std::string& name);
+  // stagegraph's modules written in the staged language (library_modules.cc):
+  // `optim`. library_module stages one on first use and returns it (a module object).
+  static bool is_library_module(const std::string& name);
+  Value library_module(const std::string& name, SourceSpan span);
 
   Scope& scope() { return *frame_->scope; }
   ir::Module& module() { return *module_; }
@@ -411,9 +415,18 @@ class Stager {
   std::map<int32_t, Value> variable_writes_;    // variable -> the value assigned
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
+  // The files of stagegraph's staged modules, and the program's calls into them that
+  // are running, innermost last: an error inside one is reported at the program's call,
+  // with a note at the module's line (library_modules.cc).
+  std::set<uint32_t> library_files;
+  std::vector<SourceSpan> library_call_sites;
+  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
 
  private:
-  void stage_module_body();
+  // The statements of a module: the program's (ast_) or, with `library`, one of
+  // stagegraph's own modules written in the staged language (its functions are
+  // never entry points).
+  void stage_module_body(const std::vector<StmtPtr>& body, bool library);
   void stage_entry(const std::shared_ptr<FunctionV>& f);
   ir::Type annotation_type(const Param& p);
 
@@ -424,6 +437,10 @@ class Stager {
   std::unique_ptr<ir::Module> module_;
   std::shared_ptr<Scope> globals_;
   std::vector<std::pair<std::string, std::shared_ptr<FunctionV>>> top_functions_;
+  // stagegraph's modules written in the staged language (library_modules.cc), staged
+  // on first use: name -> the module object; their ASTs live as long as the stager.
+  std::map<std::string, Value> library_modules_;
+  std::vector<std::unique_ptr<Module>> library_asts_;
 
   // The current graph function and Python activation.
   FnBuilder* cur_ = nullptr;
@@ -474,6 +491,20 @@ class Stager {
   std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
   int64_t loop_tokens_ = 0;
   std::vector<std::pair<std::ostream*, std::string>> held_output_;
+};
+
+// A call of a function of stagegraph's staged modules from the program's own code:
+// its site is where errors inside are reported while it runs (library_modules.cc).
+class LibraryCall {
+ public:
+  LibraryCall(Stager& s, const FunctionDef& callee, SourceSpan site);
+  ~LibraryCall();
+  LibraryCall(const LibraryCall&) = delete;
+  LibraryCall& operator=(const LibraryCall&) = delete;
+
+ private:
+  Stager& s_;
+  bool pushed_ = false;
 };
 
 }  // namespace sg::compiler::staging

@@ -222,6 +222,7 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
 
 Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   const FunctionDef& def = *f->def;
+  const LibraryCall library_call(*this, def, args.span);
   auto scope_ptr = std::make_shared<Scope>(f->closure);
   std::vector<bool> bound(def.params.size(), false);
   if (args.pos.size() > def.params.size())

@@ -102,7 +102,9 @@ struct BoundMethod {
 // among the module's classes (or a builtin exception), and the record kinds
 // whose __init__ the compiler writes (namedtuple, NamedTuple, dataclass).
 struct ClassObj {
-  enum class Kind : uint8_t { kPlain, kNamedTuple, kDataclass, kException };
+  // kModule: one of stagegraph's modules written in the staged language
+  // (stagegraph.optim): its attrs are the module's names.
+  enum class Kind : uint8_t { kPlain, kNamedTuple, kDataclass, kException, kModule };
   std::string name;
   const ClassDef* def = nullptr;  // null for collections.namedtuple
   std::shared_ptr<ClassObj> base;

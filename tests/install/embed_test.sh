@@ -23,6 +23,20 @@ echo "SONAME $soname"
 
 "$prefix/bin/graph-compile" "$src/examples/mlp.py" -o "$work/mlp.sgraph"
 "$prefix/bin/graph-compile" "$src/examples/embed/swish.py" -o "$work/swish.sgraph"
+# stagegraph.optim is embedded in graph-compile: the installed one stages it from anywhere.
+cat > "$work/optim_step.py" <<'PY'
+import stagegraph as sg
+from stagegraph import optim
+
+OPT = optim.adam(lr=optim.cosine_decay(1e-2, 100))
+
+
+@sg.function
+def step(w: sg.f32[4], g: sg.f32[4]):
+    params, state = OPT.update({"w": w}, {"w": g}, OPT.init({"w": w}))
+    return params
+PY
+(cd / && "$prefix/bin/graph-compile" "$work/optim_step.py" -o "$work/optim_step.sgraph")
 
 echo "== C++ (find_package(stagegraph)): shared and static"
 cmake -S "$src/examples/embed/cpp" -B "$work/cpp" -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -111,3 +111,23 @@ def with_leaves(tree, new_leaves):
     """`tree` with its leaves replaced, in order, by `new_leaves`."""
     it = iter(new_leaves)
     return tree_map(lambda _v, _p: next(it), tree)
+
+
+def _is_map_leaf(v):
+    # sg.tree_map's leaves, as sg.grad takes them: tensors and floats (ints are settings).
+    if isinstance(v, (bool, int, str)) or v is None:
+        return False
+    return isinstance(v, float) or hasattr(v, "dtype") and hasattr(v, "shape")
+
+
+def map_leaves(fn, tree, *rest):
+    """sg.tree_map(fn, tree, *rest) (SPEC §12): fn(leaf, *matching leaves of rest) for
+    every tensor or float leaf of `tree`, `tree`'s structure rebuilt around the results;
+    other leaves (None, ints, strings) are kept. The structures must match."""
+    first = leaves(tree)
+    others = [leaves(r) for r in rest]
+    for k, other in enumerate(others):
+        if len(other) != len(first) or any(_is_map_leaf(a) != _is_map_leaf(b) for a, b in zip(first, other)):
+            raise ValueError(f"sg.tree_map: structure {k + 2} does not match the first")
+    out = [fn(v, *(o[i] for o in others)) if _is_map_leaf(v) else v for i, v in enumerate(first)]
+    return with_leaves(tree, out)
