@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 PYTHON := /usr/bin/python3
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy \
+APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy python3-sklearn \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
   libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind \
   openjdk-17-jdk-headless junit4 libxxhash-dev

@@ -56,6 +56,13 @@ constexpr const char* kUsage =
     "  --threads N          worker threads, 1 to 256 (default 1)\n"
     "  --bench N            after warm-up runs (20 ms, at least 3), times N runs: min/median/max latency\n"
     "  --profile            prints the time per op kind and per node\n"
+    "  --steps N            runs the entry N times (a training loop): each input .npy\n"
+    "                       then has one more leading dim, and step i binds item i mod\n"
+    "                       its length; prints each step's outputs (see --print-every)\n"
+    "  --print-every K      with --steps, prints every K-th step (and the last)\n"
+    "  --load-variables F   before the first run, the program's variables from the\n"
+    "                       safetensors file F (every name, dtype and shape checked)\n"
+    "  --save-variables F   after the last run, the variables to F (atomically)\n"
     "  --max-depth N        limit of active Call frames (default 10000)\n"
     "  --max-memory SIZE    memory a run may hold (frame arenas, loop values, scratch),\n"
     "                       in bytes or with a K, M or G suffix (1024-based); past it\n"
@@ -84,6 +91,9 @@ struct Options {
   std::chrono::microseconds timeout{0};  // 0: no limit
   bool verify_data = true;
   bool help = false;
+  int steps = 0;  // 0: one run, inputs as they are
+  int print_every = 1;
+  std::optional<std::string> load_variables, save_variables;
 };
 
 // A failure on its way to an exit status.
@@ -210,6 +220,14 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       if (!threads.ok()) return usage_error("--threads: " + threads.message());
     } else if (arg == "--bench") {
       if (auto f = count(&o->bench, 1)) return f;
+    } else if (arg == "--steps") {
+      if (auto f = count(&o->steps, 1)) return f;
+    } else if (arg == "--print-every") {
+      if (auto f = count(&o->print_every, 1)) return f;
+    } else if (arg == "--load-variables" || arg == "--save-variables") {
+      const auto v = value();
+      if (!v) return usage_error(std::string(arg) + " needs a value");
+      (arg == "--load-variables" ? o->load_variables : o->save_variables) = std::string(*v);
     } else if (arg == "--max-depth") {
       if (auto f = count(&o->max_depth, 1)) return f;
     } else if (arg == "--max-memory") {
@@ -305,6 +323,52 @@ std::optional<Failure> bind_inputs(Session& session, const Options& o) {
       const bool named = s.message().find("'" + in.name + "'") != std::string::npos;
       return Failure{exit_code_for(s.code(), false),
                      named ? s.message() : "input '" + in.name + "': " + s.message()};
+    }
+  }
+  return std::nullopt;
+}
+
+// --steps: the inputs as datasets, one item per step (cycling), each step's outputs
+// printed as "step I: NAME = ..." (every --print-every'th, and the last).
+std::optional<Failure> run_steps(Session& session, const Options& o) {
+  const EntryInfo& entry = session.entry();
+  std::vector<Tensor> data;
+  for (const TensorSpec& in : entry.inputs) {
+    const auto given = std::find_if(o.inputs.begin(), o.inputs.end(), [&](const auto& p) { return p.first == in.name; });
+    if (given == o.inputs.end())
+      return Failure{kExitRejected, "missing input '" + in.name + "'; with --steps pass --input " + in.name +
+                                        "=FILE.npy holding one " + dtype_name(in.dtype) + in.shape_string() +
+                                        " per step along a leading dim"};
+    Result<Tensor> value = read_npy(given->second);
+    if (!value.ok()) return Failure{kExitRejected, "input '" + in.name + "': " + value.status().message()};
+    if (value->rank() != int(in.shape.size()) + 1 || value->dim(0) < 1)
+      return Failure{kExitRejected, "input '" + in.name + "': with --steps its file needs a leading dim of steps before " +
+                                        dtype_name(in.dtype) + in.shape_string() + "; it is " + describe(*value)};
+    data.push_back(std::move(value).value());
+  }
+  set_out_of_memory_exit_code(kExitRunFailed);
+  for (int step = 0; step < o.steps; ++step) {
+    for (size_t k = 0; k < data.size(); ++k) {
+      const Tensor& all = data[k];
+      const int64_t item = step % all.dim(0);
+      const Span<const int64_t> shape = all.shape();
+      const std::vector<int64_t> dims(shape.begin() + 1, shape.end());
+      const size_t bytes = all.nbytes() / size_t(all.dim(0));
+      const Tensor view = Tensor::wrap(all.dtype(), Span<const int64_t>(dims),
+                                       static_cast<const uint8_t*>(all.data()) + size_t(item) * bytes);
+      const Status s = session.set_input(entry.inputs[k].name, view);
+      if (!s.ok()) return Failure{exit_code_for(s.code(), false), "step " + std::to_string(step) + ": " + s.message()};
+    }
+    const Status s = session.run();
+    if (!s.ok()) {
+      std::fprintf(stderr, "graph-run: step %d of %d failed\n", step, o.steps);
+      return from_status(s, true);
+    }
+    if (step % o.print_every != 0 && step != o.steps - 1) continue;
+    for (size_t i = 0; i < session.num_outputs(); ++i) {
+      const Result<Tensor> got = session.output_view(i);
+      if (!got.ok()) return Failure{kExitRunFailed, got.status().message()};
+      std::printf("step %d: %s = %s\n", step, entry.outputs[i].name.c_str(), format_values(*got, kSummaryItems).c_str());
     }
   }
   return std::nullopt;
@@ -501,11 +565,23 @@ std::optional<Failure> run_tool(const Options& o) {
                  "threads could start)\n",
                  used, o.threads);
 
-  if (auto f = bind_inputs(**session, o)) return f;
-  set_out_of_memory_exit_code(kExitRunFailed);
-  const Status s = (*session)->run();
-  if (!s.ok()) return from_status(s, true);
-  if (auto f = report_outputs(**session, o)) return f;
+  if (o.load_variables) {
+    const Status loaded = (*session)->load_variables(*o.load_variables);
+    if (!loaded.ok()) return Failure{kExitRejected, "--load-variables: " + loaded.message()};
+  }
+  if (o.steps > 0) {
+    if (auto f = run_steps(**session, o)) return f;
+  } else {
+    if (auto f = bind_inputs(**session, o)) return f;
+    set_out_of_memory_exit_code(kExitRunFailed);
+    const Status s = (*session)->run();
+    if (!s.ok()) return from_status(s, true);
+    if (auto f = report_outputs(**session, o)) return f;
+  }
+  if (o.save_variables) {
+    const Status saved = (*session)->save_variables(*o.save_variables);
+    if (!saved.ok()) return Failure{kExitRunFailed, "--save-variables: " + saved.message()};
+  }
   if (o.bench > 0)
     if (auto f = run_bench(**session, o.bench)) return f;
   if (o.profile) print_profile(**session);

@@ -581,6 +581,18 @@ sg_code sg_session_run(sg_session* session, sg_status* status) {
   return report(status, session->session->run());
 }
 
+sg_code sg_session_save_variables(const sg_session* session, const char* path, sg_status* status) {
+  if (session == nullptr) return null_argument(status, "sg_session_save_variables", "session");
+  if (path == nullptr) return null_argument(status, "sg_session_save_variables", "path");
+  return report(status, session->session->save_variables(path));
+}
+
+sg_code sg_session_load_variables(sg_session* session, const char* path, sg_status* status) {
+  if (session == nullptr) return null_argument(status, "sg_session_load_variables", "session");
+  if (path == nullptr) return null_argument(status, "sg_session_load_variables", "path");
+  return report(status, session->session->load_variables(path));
+}
+
 void sg_session_cancel(sg_session* session) {
   if (session != nullptr) session->session->cancel();
 }

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "program_impl.h"
-#include "reference/kernel.h"
+#include "interface/kernel.h"
 #include "stagegraph/runtime.h"
 
 namespace sg {

@@ -133,8 +133,24 @@ Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const Lo
       info.inputs.push_back(decode_sig(*entry.inputs()->Get(uint32_t(k)), symbols));
     for (size_t k = 0; k < len(entry.outputs()); ++k)
       info.outputs.push_back(decode_sig(*entry.outputs()->Get(uint32_t(k)), symbols));
+    for (size_t k = 0; k < len(entry.reads()); ++k) info.reads.push_back(entry.reads()->Get(uint32_t(k)));
+    for (size_t k = 0; k < len(entry.writes()); ++k) info.writes.push_back(entry.writes()->Get(uint32_t(k)));
     impl->entries.push_back(std::move(info));
     impl->entry_impls.push_back(EntryImpl{entry.function()});
+  }
+  for (size_t v = 0; v < len(g.variables()); ++v) {
+    const fb::Variable& var = *g.variables()->Get(uint32_t(v));
+    TensorSpec spec;
+    spec.name = str(var.name());
+    spec.dtype = DType(var.dtype());
+    for (size_t d = 0; d < len(var.shape()); ++d) {
+      spec.shape.push_back(var.shape()->Get(uint32_t(d))->value());
+      spec.dim_names.emplace_back();
+    }
+    const fb::Constant* c = g.constants()->Get(var.initial());
+    impl->variable_impls.push_back(
+        VariableImpl{Tensor::wrap(spec.dtype, Span<const int64_t>(spec.shape), file.data_segment.data() + c->offset())});
+    impl->variables.push_back(std::move(spec));
   }
   for (size_t c = 0; c < len(g.constants()); ++c) impl->constant_bytes += g.constants()->Get(uint32_t(c))->size();
   impl->data_segment = file.data_segment;  // moving `bytes` keeps its memory where it is
@@ -167,6 +183,7 @@ Result<std::shared_ptr<const Program>> Program::load_fd(int fd, uint64_t offset,
 }
 
 const std::vector<EntryInfo>& Program::entries() const { return impl_->entries; }
+const std::vector<TensorSpec>& Program::variables() const { return impl_->variables; }
 
 const EntryInfo* Program::find_entry(std::string_view name) const {
   for (const EntryInfo& e : impl_->entries)

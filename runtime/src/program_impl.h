@@ -63,6 +63,11 @@ struct EntryImpl {
   uint32_t function = 0;
 };
 
+// A variable's initial value: a view of the mapped data segment.
+struct VariableImpl {
+  Tensor initial;
+};
+
 }  // namespace runtime
 
 class ProgramImpl {
@@ -75,6 +80,8 @@ class ProgramImpl {
   std::vector<runtime::FunctionImpl> functions;
   std::vector<EntryInfo> entries;
   std::vector<runtime::EntryImpl> entry_impls;  // parallel to entries
+  std::vector<TensorSpec> variables;
+  std::vector<runtime::VariableImpl> variable_impls;  // parallel to variables
   uint64_t constant_bytes = 0;
   // The data segment (inside `bytes`; its checksum is checked on load unless
   // LoadOptions::verify_data is false) and the file's header.

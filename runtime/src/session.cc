@@ -15,6 +15,7 @@
 #include "node_kernels.h"
 #include "program_impl.h"
 #include "run_timer.h"
+#include "safetensors.h"
 
 namespace sg {
 
@@ -89,6 +90,9 @@ class SessionImpl {
 
   Status set_input(size_t k, Tensor value);
   Status run();
+  // Each variable from the file's value, in storage of the Session's own.
+  Status init_variables();
+  Result<size_t> variable_index(std::string_view name) const;
   // A failed run's status as the caller sees it: a refusal of the memory limit
   // becomes kLimitExceeded; the text callback hears it.
   Status failed(Status s);
@@ -129,7 +133,25 @@ class SessionImpl {
   mutable uint64_t tensor_copies = 0;
   std::vector<void*> bound_data;  // bind_output, per output
   std::vector<size_t> bound_capacity;
+  // The Session's variables (all of the Program's), replaced by a run's assigned
+  // values when it succeeds.
+  std::vector<Tensor> variables;
 };
+
+Status SessionImpl::init_variables() {
+  variables.clear();
+  for (const runtime::VariableImpl& v : impl.variable_impls) {
+    SG_ASSIGN_OR_RETURN(Tensor t, v.initial.clone(allocator));
+    variables.push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+Result<size_t> SessionImpl::variable_index(std::string_view name) const {
+  for (size_t v = 0; v < impl.variables.size(); ++v)
+    if (impl.variables[v].name == name) return v;
+  return Status(StatusCode::kNotFound, "no variable '" + std::string(name) + "' in this program");
+}
 
 Status SessionImpl::not_running(const char* what) const {
   if (!running.load(std::memory_order_acquire)) return Status::Ok();
@@ -215,8 +237,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Program> 
       open.allow_tf32 = options.allow_tf32;
       SG_ASSIGN_OR_RETURN(device, options.device->open(open));
     }
-    return std::unique_ptr<Session>(
-        new Session(std::make_unique<SessionImpl>(std::move(program), e, options, std::move(device))));
+    auto impl = std::make_unique<SessionImpl>(std::move(program), e, options, std::move(device));
+    SG_RETURN_IF_ERROR(impl->init_variables());
+    return std::unique_ptr<Session>(new Session(std::move(impl)));
   }
   std::string names;
   for (const EntryInfo& e : entries) names += (names.empty() ? "" : ", ") + e.name;
@@ -321,17 +344,37 @@ Status SessionImpl::run() {
   std::fill(fresh.begin(), fresh.end(), false);
 
   run_args.assign(inputs.begin(), inputs.end());  // shared, not copied: inputs stay bound
+  for (size_t v : info().reads) run_args.push_back(variables[v]);  // their values as the run starts
   const Status ran = executor.run(impl.entry_impls[entry_index].function, run_args, results);
   run_args.clear();
   if (!ran.ok()) {
     results.clear();
     return failed(ran);
   }
+  // The assigned values follow the outputs; they become the variables only once
+  // nothing can fail any more.
+  const size_t n_out = info().outputs.size();
+  std::vector<Tensor> assigned(std::make_move_iterator(results.begin() + std::ptrdiff_t(n_out)),
+                               std::make_move_iterator(results.end()));
+  results.resize(n_out);
+  for (Tensor& t : assigned) {
+    // A value that borrows memory the Session does not own (an input the caller
+    // bound, a variable passed through) is copied, so the variable stays the Session's.
+    if (t.capacity_bytes() != 0 || t.nbytes() == 0 || impl.owns_pointer(t.data())) continue;
+    Result<Tensor> copy = t.clone(allocator);
+    if (!copy.ok()) {
+      results.clear();
+      return failed(copy.status());
+    }
+    t = std::move(*copy);
+    ++tensor_copies;
+  }
   const Status written = write_bound();
   if (!written.ok()) {
     results.clear();
     return failed(written);
   }
+  for (size_t k = 0; k < assigned.size(); ++k) variables[info().writes[k]] = std::move(assigned[k]);
   has_results = true;
   return Status::Ok();
 }
@@ -455,6 +498,50 @@ void SessionImpl::append_transfers(std::vector<NodeProfile>& out) const {
       out.push_back(std::move(p));
     }
   }
+}
+
+}  // namespace sg
+
+namespace sg {
+
+Result<Tensor> Session::variable(std::string_view name) const {
+  SG_ASSIGN_OR_RETURN(size_t v, impl_->variable_index(name));
+  return impl_->variables[v].clone(impl_->allocator);
+}
+
+Status Session::save_variables(const std::string& path) const {
+  SG_RETURN_IF_ERROR(impl_->not_running("save_variables"));
+  std::vector<runtime::NamedTensor> named;
+  for (size_t v = 0; v < impl_->variables.size(); ++v)
+    named.push_back(runtime::NamedTensor{impl_->impl.variables[v].name, impl_->variables[v]});
+  return runtime::write_safetensors(path, named);
+}
+
+Status Session::load_variables(const std::string& path) {
+  SG_RETURN_IF_ERROR(impl_->not_running("load_variables"));
+  SG_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> read, runtime::read_safetensors(path, impl_->allocator));
+  const std::vector<TensorSpec>& specs = impl_->impl.variables;
+  std::vector<Tensor> next(specs.size());
+  std::vector<bool> found(specs.size(), false);
+  for (runtime::NamedTensor& t : read) {
+    Result<size_t> v = impl_->variable_index(t.name);
+    if (!v.ok())
+      return invalid_argument("'" + path + "' holds '" + t.name + "', which is not a variable of this program");
+    const TensorSpec& spec = specs[*v];
+    const Span<const int64_t> shape = t.tensor.shape();
+    const bool same = t.tensor.dtype() == spec.dtype && shape.size() == spec.shape.size() &&
+                      std::equal(spec.shape.begin(), spec.shape.end(), shape.begin());
+    if (!same)
+      return invalid_argument("'" + path + "': variable '" + t.name + "' is " + type_string(t.tensor.dtype(), shape) +
+                              " there but " + type_string(spec.dtype, Span<const int64_t>(spec.shape)) +
+                              " in this program");
+    next[*v] = std::move(t.tensor);
+    found[*v] = true;
+  }
+  for (size_t v = 0; v < specs.size(); ++v)
+    if (!found[v]) return invalid_argument("'" + path + "' has no value for variable '" + specs[v].name + "'");
+  impl_->variables = std::move(next);  // all checked: now every variable changes at once
+  return Status::Ok();
 }
 
 }  // namespace sg

@@ -346,11 +346,11 @@ bool same_dims(const fb::Graph& g, const flatbuffers::Vector<const fb::Dim*>* a,
 
 Status check_sig_list(const fb::Graph& g, const std::string& entry, const fb::Function& f,
                       const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSig>>* sigs,
-                      const flatbuffers::Vector<uint32_t>* values, const char* role) {
+                      const flatbuffers::Vector<uint32_t>* values, const char* role, size_t variables) {
   const std::string where = "invalid graph: entry '" + entry + "': ";
-  if (len(sigs) != len(values))
-    return invalid_graph(where + std::to_string(len(sigs)) + " " + role + " but its function has " +
-                         std::to_string(len(values)));
+  if (len(sigs) + variables != len(values))
+    return invalid_graph(where + std::to_string(len(sigs)) + " " + role + " and " + std::to_string(variables) +
+                         " variables but its function has " + std::to_string(len(values)));
   std::set<std::string_view> names;
   for (size_t k = 0; k < len(sigs); ++k) {
     const fb::TensorSig& sig = *sigs->Get(uint32_t(k));
@@ -373,6 +373,49 @@ Status check_sig_list(const fb::Graph& g, const std::string& entry, const fb::Fu
   return Status::Ok();
 }
 
+// Each variable: a name of its own, a valid dtype, static dims, and an initial value
+// (a constant) of exactly its bytes.
+Status check_variables(const fb::Graph& g) {
+  std::set<std::string_view> names;
+  for (size_t v = 0; v < len(g.variables()); ++v) {
+    const fb::Variable& var = *g.variables()->Get(uint32_t(v));
+    const std::string what = "invalid graph: variable '" + std::string(str(var.name())) + "'";
+    if (str(var.name()).empty() || !names.insert(str(var.name())).second)
+      return invalid_graph(what + ": empty or repeated name");
+    if (!valid_dtype(var.dtype())) return invalid_graph(what + " has an invalid dtype");
+    if (len(var.shape()) > size_t(kMaxRank)) return invalid_graph(what + " has an invalid shape");
+    uint64_t bytes = dtype_size(DType(var.dtype()));
+    for (size_t d = 0; d < len(var.shape()); ++d) {
+      const fb::Dim* dim = var.shape()->Get(uint32_t(d));
+      if (dim->symbol() >= 0 || dim->value() < 0 || (dim->value() > 0 && bytes > (uint64_t(1) << 48) / uint64_t(dim->value())))
+        return invalid_graph(what + " has a dim that is not a static size");
+      bytes *= uint64_t(dim->value());
+    }
+    if (var.initial() >= len(g.constants()) || g.constants()->Get(var.initial())->size() != bytes)
+      return invalid_graph(what + ": its initial value is not a constant of " + std::to_string(bytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
+// The variables an entry reads (or assigns): each once, of the type of the parameter
+// (or result) after the inputs (or outputs) it is bound to.
+Status check_entry_variables(const fb::Graph& g, const std::string& entry, const fb::Function& f,
+                             const flatbuffers::Vector<uint32_t>* vars, const flatbuffers::Vector<uint32_t>* values,
+                             size_t first, const char* role) {
+  std::set<uint32_t> seen;
+  for (size_t k = 0; k < len(vars); ++k) {
+    const uint32_t v = vars->Get(uint32_t(k));
+    const std::string where = "invalid graph: entry '" + entry + "' " + role + " variable " + std::to_string(v);
+    if (v >= len(g.variables()) || !seen.insert(v).second) return invalid_graph(where + ": out of range or repeated");
+    const fb::Variable& var = *g.variables()->Get(v);
+    const fb::Value& value = *f.values()->Get(values->Get(uint32_t(first + k)));
+    if (value.dtype() != var.dtype() || !same_dims(g, value.shape(), var.shape()))
+      return invalid_graph(where + " ('" + std::string(str(var.name())) + "', " + type_text(g, var.dtype(), var.shape()) +
+                           ") through a value of type " + type_text(g, value.dtype(), value.shape()));
+  }
+  return Status::Ok();
+}
+
 Status check_entries(const fb::Graph& g) {
   std::set<std::string_view> names;
   for (size_t e = 0; e < len(g.entries()); ++e) {
@@ -384,8 +427,10 @@ Status check_entries(const fb::Graph& g) {
       return invalid_graph("invalid graph: entry '" + name + "' refers to function " +
                            std::to_string(entry.function()) + " of " + std::to_string(len(g.functions())));
     const fb::Function& f = *g.functions()->Get(entry.function());
-    SG_RETURN_IF_ERROR(check_sig_list(g, name, f, entry.inputs(), f.params(), "inputs"));
-    SG_RETURN_IF_ERROR(check_sig_list(g, name, f, entry.outputs(), f.results(), "outputs"));
+    SG_RETURN_IF_ERROR(check_sig_list(g, name, f, entry.inputs(), f.params(), "inputs", len(entry.reads())));
+    SG_RETURN_IF_ERROR(check_sig_list(g, name, f, entry.outputs(), f.results(), "outputs", len(entry.writes())));
+    SG_RETURN_IF_ERROR(check_entry_variables(g, name, f, entry.reads(), f.params(), len(entry.inputs()), "reads"));
+    SG_RETURN_IF_ERROR(check_entry_variables(g, name, f, entry.writes(), f.results(), len(entry.outputs()), "assigns"));
   }
   return Status::Ok();
 }
@@ -495,6 +540,7 @@ Status verify_graph(const fb::Graph& g, std::span<const uint8_t> data_segment) {
   for (size_t f = 0; f < n; ++f) SG_RETURN_IF_ERROR(FunctionChecker(g, uint32_t(f)).check_signature());
   for (size_t f = 0; f < n; ++f) SG_RETURN_IF_ERROR(FunctionChecker(g, uint32_t(f)).check_body());
   SG_RETURN_IF_ERROR(check_nesting_acyclic(g));
+  SG_RETURN_IF_ERROR(check_variables(g));
   return check_entries(g);
 }
 

@@ -36,3 +36,21 @@ def chatty(x: sg.f32[2]):
     print("x is", x)
     assert sg.all(x > 0.0), "x must be positive"
     return x * 2.0
+
+
+# Training (SPEC §12): least squares by gradient descent on state the Session keeps.
+fit = sg.variables(w=sg.zeros((3,)), step=0)
+
+
+@sg.function
+def fit_step(x: sg.f32["N", 3], y: sg.f32["N"]):
+    assert sg.max(sg.abs(y)) < 1000.0, "y out of range"
+    loss, g = sg.value_and_grad(lambda w: sg.mean((x @ w - y) ** 2))(fit.w)
+    fit.w = fit.w - 0.1 * g
+    fit.step += 1
+    return loss
+
+
+@sg.function
+def fit_predict(x: sg.f32["N", 3]):
+    return {"y": x @ fit.w, "steps": fit.step}

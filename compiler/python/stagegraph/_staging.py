@@ -71,12 +71,17 @@ class Function:
         dims = {}
         for name, value in bound.arguments.items():
             bound.arguments[name] = _input(name, value, annotations.get(name), dims)
+        from . import _variables
         _calls.depth = 1
+        ok = False
         try:
             result = self.fn(*bound.args, **bound.kwargs)
+            out = _output(result, self.__name__)
+            ok = True
         finally:
             _calls.depth = 0
-        return _output(result, self.__name__)
+            _variables.commit(ok)
+        return out
 
     def __repr__(self):
         return f"<sg.function {self.__name__}>"

@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 /* Incremented with every addition to this header. */
-#define SG_C_API_VERSION 4
+#define SG_C_API_VERSION 5
 
 /* ---- Status codes (the same numbers as sg::StatusCode) ---------------------- */
 typedef int32_t sg_code;
@@ -327,6 +327,15 @@ SG_API sg_code sg_session_bind_output(sg_session* session, size_t index, void* d
  * SG_CANCELLED, SG_DEADLINE_EXCEEDED with "FILE:LINE:COL: error: MESSAGE". The
  * session stays usable after any failure. */
 SG_API sg_code sg_session_run(sg_session* session, sg_status* status);
+
+/* (SG_C_API_VERSION 5) The session's variables (sg.variables, SPEC §12): each
+ * session holds its own, starting from the file's values; a run reads them as they
+ * were when it started and stores its assignments only when it succeeds. save
+ * writes safetensors named by path, atomically (a temporary file renamed into
+ * place); load checks every name, dtype and shape before it changes anything
+ * (SG_INVALID_ARGUMENT naming the mismatch; SG_NOT_FOUND for a missing file). */
+SG_API sg_code sg_session_save_variables(const sg_session* session, const char* path, sg_status* status);
+SG_API sg_code sg_session_load_variables(sg_session* session, const char* path, sg_status* status);
 
 /* Ends the run in progress at its next check (between nodes, at loop back-edges
  * and call entries, and inside long kernels between the blocks of rows they split

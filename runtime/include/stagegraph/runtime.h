@@ -46,6 +46,10 @@ struct EntryInfo {
   std::string name;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  // Program state (SPEC §12): the variables the entry reads and those it assigns,
+  // by index into Program::variables().
+  std::vector<size_t> reads;
+  std::vector<size_t> writes;
 };
 
 // For graph-inspect.
@@ -93,6 +97,8 @@ class SG_API Program {
 
   const std::vector<EntryInfo>& entries() const;
   const EntryInfo* find_entry(std::string_view name) const;
+  // The program's variables (sg.variables), named by path; every dim static.
+  const std::vector<TensorSpec>& variables() const;
   std::vector<FunctionInfo> functions() const;
   uint64_t constant_bytes() const;
   uint16_t format_major() const;
@@ -316,6 +322,18 @@ class SG_API Session {
   // The dims of output `i` of the last successful run, held by the Session until
   // the next run; empty when output(i) would fail.
   Span<const int64_t> output_shape(size_t i) const;
+
+  // The Session's variables (SPEC §12): its own, starting from the file's values.
+  // A run reads them as they were when it started; its assignments are stored, all
+  // together and without a copy, only when it succeeds (a failed, cancelled or
+  // timed-out run changes none). variable() is a copy the caller may keep.
+  // save_variables writes safetensors named by path, to a temporary file renamed
+  // into place; load_variables checks every name, dtype and shape before it
+  // changes anything (kInvalidArgument naming the first mismatch), and reads files
+  // that hold all of this Program's variables (more are refused).
+  Result<Tensor> variable(std::string_view name) const;
+  Status save_variables(const std::string& path) const;
+  Status load_variables(const std::string& path);
 
   // Per-node timings accumulated since creation (SessionOptions::profile), with the
   // kernel each node runs.
