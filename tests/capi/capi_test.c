@@ -140,8 +140,8 @@ static void test_inspect(void) {
   if (p == NULL) return;
   sg_program_format_version(p, &major, &minor);
   CHECK(major >= 1);
-  CHECK(sg_program_num_entries(p) == 5);
-  CHECK(sg_program_entry(p, 5) == NULL);
+  CHECK(sg_program_num_entries(p) == 7);
+  CHECK(sg_program_entry(p, 7) == NULL);
   CHECK(sg_program_find_entry(p, "nope") == NULL);
   e = sg_program_find_entry(p, "affine");
   CHECK(e != NULL);

@@ -73,6 +73,7 @@ class Function:
             bound.arguments[name] = _input(name, value, annotations.get(name), dims)
         from . import _variables
         _calls.depth = 1
+        _variables.begin()
         ok = False
         try:
             result = self.fn(*bound.args, **bound.kwargs)

@@ -9,6 +9,7 @@ from . import _tree
 from ._tensor import Tensor, from_numpy
 
 _live = []  # the Variables objects of the process: an entry's run commits theirs
+_running = [False]  # inside an entry's run (set by _staging.Function)
 
 
 def _leaf_tensor(v, what):
@@ -46,11 +47,10 @@ class Variables:
         return values[name]
 
     def __setattr__(self, name, value):
-        from ._staging import _depth
         values = object.__getattribute__(self, "_values")
         if name not in values:
             raise AttributeError(f"the variables have no attribute '{name}'; declare it in sg.variables(...)")
-        if _depth() == 0:
+        if not _running[0]:
             raise RuntimeError("variables are assigned in an entry (the initial values are given to sg.variables)")
         old = _tree.leaves(values[name])
         new = _tree.leaves(_tensors(value, name))
@@ -74,8 +74,14 @@ def variables(**initial):
     return Variables(**initial)
 
 
+def begin():
+    """At the start of an entry's run: assignments are kept aside from now on."""
+    _running[0] = True
+
+
 def commit(ok):
     """At the end of an entry's run: the assignments take effect, or (ok False) none."""
+    _running[0] = False
     for v in _live:
         pending = object.__getattribute__(v, "_pending")
         if ok:

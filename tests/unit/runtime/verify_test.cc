@@ -223,7 +223,7 @@ TEST(Verify, Entries) {
   EXPECT_REFUSED(g, "entry 'affine' refers to function 3 of 1");
   g = affine_graph();
   g.entries[0].inputs.push_back({"w", DType::kF32, {}});
-  EXPECT_REFUSED(g, "entry 'affine': 2 inputs but its function has 1");
+  EXPECT_REFUSED(g, "entry 'affine': 2 inputs and 0 variables but its function has 1");
   g = affine_graph();
   g.entries[0].inputs[0].dtype = DType::kI32;
   EXPECT_REFUSED(g, "does not match its function's value type");
