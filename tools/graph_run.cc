@@ -297,8 +297,8 @@ std::optional<Failure> choose_entry(const Program& program, const Options& o, st
   return std::nullopt;
 }
 
-std::optional<Failure> bind_inputs(Session& session, const Options& o) {
-  const EntryInfo& entry = session.entry();
+// Every --input names a parameter of the entry.
+std::optional<Failure> check_input_names(const EntryInfo& entry, const Options& o) {
   std::string params;
   for (const TensorSpec& in : entry.inputs) params += (params.empty() ? "" : ", ") + in.name;
   for (const auto& input : o.inputs) {
@@ -309,6 +309,12 @@ std::optional<Failure> bind_inputs(Session& session, const Options& o) {
       return Failure{kExitRejected, "unknown input '" + name + "'; entry '" + entry.name +
                                         "' takes: " + (params.empty() ? "no inputs" : params)};
   }
+  return std::nullopt;
+}
+
+std::optional<Failure> bind_inputs(Session& session, const Options& o) {
+  const EntryInfo& entry = session.entry();
+  if (auto f = check_input_names(entry, o)) return f;
   for (const TensorSpec& in : entry.inputs) {
     const auto given = std::find_if(o.inputs.begin(), o.inputs.end(),
                                     [&](const auto& p) { return p.first == in.name; });
@@ -332,6 +338,7 @@ std::optional<Failure> bind_inputs(Session& session, const Options& o) {
 // printed as "step I: NAME = ..." (every --print-every'th, and the last).
 std::optional<Failure> run_steps(Session& session, const Options& o) {
   const EntryInfo& entry = session.entry();
+  if (auto f = check_input_names(entry, o)) return f;
   std::vector<Tensor> data;
   for (const TensorSpec& in : entry.inputs) {
     const auto given = std::find_if(o.inputs.begin(), o.inputs.end(), [&](const auto& p) { return p.first == in.name; });

@@ -528,8 +528,7 @@ void Vjp::backward_while(size_t index, const ir::Node& node) {
   for (size_t k = 0; k < floats.size(); ++k) grads.push_back(s_.staged(outs[1 + k]));
   const size_t lists_out = outs.size() - 2 * deferred.size();
   for (size_t d = 0; d < deferred.size(); ++d)
-    grads[deferred[d].k] = finish_deferred(deferred[d], grads[deferred[d].k], outs[lists_out + 2 * d],
-                                           outs[lists_out + 2 * d + 1]);
+    grads[deferred[d].k] = finish_deferred(grads[deferred[d].k], outs[lists_out + 2 * d], outs[lists_out + 2 * d + 1]);
   for (size_t k = 0; k < floats.size(); ++k) {
     const int32_t in = node.inputs[floats[k]];
     if (w_->active[size_t(in)]) accumulate(in, grads[k]);

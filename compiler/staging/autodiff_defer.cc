@@ -66,7 +66,6 @@ std::vector<Vjp::Deferred> Vjp::defer_products(const std::vector<bool>& invarian
     for (const auto& [type, item] : lists) {
       const int32_t param = s_.fn().add_value(*type, "", span_);
       s_.fn().params.push_back(param);
-      out[i].params.push_back(param);
       Args a;
       a.pos = {make_tuple({s_.staged(param), s_.staged(item)})};
       a.span = span_;
@@ -93,8 +92,7 @@ void Vjp::carry_deferred(const std::vector<Deferred>& deferred, int32_t cond, st
     }
 }
 
-Value Vjp::finish_deferred(const Deferred& d, const Value& accumulated, int32_t rows_a, int32_t rows_b) {
-  (void)d;
+Value Vjp::finish_deferred(const Value& accumulated, int32_t rows_a, int32_t rows_b) {
   const Value product = s_.apply(OpId::MatMul, {}, {transpose(s_.staged(rows_a), {1, 0}), s_.staged(rows_b)}, span_);
   return add(accumulated, product);
 }

@@ -138,7 +138,6 @@ class Vjp {
   struct Deferred {
     size_t k = 0;                  // the differentiated position (index into floats)
     ir::Type rows_a, rows_b;       // [S, K] and [S, N], S one fresh symbol
-    std::vector<int32_t> params;   // the two lists, parameters of the reverse body
   };
   // In the reverse body being built: rewrites results[1 + k] for the positions whose
   // gradient has that form, appending the lists' parameters and results.
@@ -147,8 +146,8 @@ class Vjp {
   // The reverse loop's cond, init and types take the lists too (empty to begin with).
   void carry_deferred(const std::vector<Deferred>& d, int32_t cond, std::vector<int32_t>& init,
                       std::vector<ir::Type>& types);
-  // After the loop: the gradient of position d.k, from the loop's outputs.
-  Value finish_deferred(const Deferred& d, const Value& accumulated, int32_t rows_a, int32_t rows_b);
+  // After the loop: the gradient of a deferred position, from the loop's outputs.
+  Value finish_deferred(const Value& accumulated, int32_t rows_a, int32_t rows_b);
   // ---- segmented checkpointing (autodiff_segment.cc) ------------------------------
   // Rewrites, in `src`, each While whose body calls an sg.checkpoint function into a
   // loop over segments whose body runs one segment as a Call: the outer loop keeps

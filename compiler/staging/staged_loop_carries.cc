@@ -1,0 +1,175 @@
+// What a staged loop carries, decided from the program text before anything is
+// staged: tensors and numbers the body assigns that are live, lists it appends to,
+// instance attributes it rebinds, for targets read after it, and its jump flags.
+#include "staging/staged_loop_internal.h"
+
+namespace sg::compiler::staging::loop_detail {
+
+void LoopStaging::discover_carries() {
+  after = live_after_current(cs, st.frame());
+  entry = loop_entry_live(s, after);
+  block_assigns(s.body, assigned);
+  jumps = loop_jumps(s.body);
+  for (const auto& [name, init] : spec.hidden) {
+    Carry c{name, CarryKind::kTensor, init};
+    c.type = st.tensor_type(init);
+    carries.push_back(std::move(c));
+  }
+  attribute_carries();
+  block_appends(s.body, appended);
+  target_carries();
+  variable_carries();
+  flag_carries();
+}
+
+// A carried tensor or number `init` (a variable, or a leaf of a structure).
+Carry LoopStaging::tensor_carry(const std::string& name, const Value& init) {
+  Carry c{name, CarryKind::kTensor, init};
+  std::optional<DType> dtype;
+  if (init.is_number()) {
+    const auto hint = hints.find(name);
+    if (hint != hints.end()) dtype = hint->second;
+    c.weak = WeakOrigin{token, name, init, dtype.has_value()};
+  } else if (const WeakOrigin* w = st.weak_origin(init)) {
+    c.weak = *w;  // an enclosing loop's number, carried through this one
+  }
+  c.init = st.to_tensor(init, dtype, s.span);
+  c.type = st.tensor_type(c.init);
+  if (c.init.is<Staged>()) {
+    auto r = cs.relaxed.find({c.init.as<Staged>().fn, c.init.as<Staged>().id});
+    if (r != cs.relaxed.end())
+      for (const auto& [axis, sym] : r->second) {
+        c.type->shape[size_t(axis)] = ir::Dim::symbol(sym);
+        c.relaxed.insert(size_t(axis));
+      }
+  }
+  return c;
+}
+
+void LoopStaging::attribute_carries() {
+  for (const AttrCarry& a : attr_carries) {
+    const Value* v = find_instance_attr(*a.obj, a.attr);
+    if (!v || !(v->is_tensor() || v->is_number()))
+      st.fail(s.span, "attribute '" + a.name + "' is " + (v ? "a " + type_name(*v) : std::string("undefined")) +
+                          " before the staged " + where + " and changes inside it; only tensors and numbers may "
+                          "change in a staged loop");
+    carries.push_back(tensor_carry(a.name, *v));
+  }
+}
+
+// The hidden names of carried attributes, bound in the scope, mirror the attributes.
+void LoopStaging::attrs_from_scope() {
+  for (const AttrCarry& a : attr_carries)
+    if (const Value* v = sc.find_local(a.name)) set_instance_attr(*a.obj, a.attr, *v);
+}
+
+void LoopStaging::attrs_to_scope() {
+  for (const AttrCarry& a : attr_carries) {
+    const Value* v = find_instance_attr(*a.obj, a.attr);
+    sc.set(a.name, v ? *v : Value(UndefinedV{a.name, "", s.span, ""}));
+  }
+}
+
+// A for target read after the loop has Python's value there: the last item, or the
+// value it had before the loop when the loop runs zero times. Carried like any
+// variable the body assigns; without a value before the loop only where the loop
+// provably runs (else reading it after the loop is the error set below).
+void LoopStaging::target_carries() {
+  for (const std::string& name : spec.targets) {
+    if (!after.count(name)) continue;
+    const Value* before = sc.lookup(name);
+    if (before && !before->is<UndefinedV>()) {
+      if (!before->is_tensor() && !before->is_number()) continue;
+      carries.push_back(tensor_carry(name, *before));
+    } else if (!spec.may_run_zero_times) {
+      carries.push_back(Carry{name, CarryKind::kTarget, Value()});
+    } else {
+      continue;
+    }
+    carried_targets.insert(name);
+  }
+}
+
+// Variables the body assigns: carried where live into an iteration or after the
+// loop (tuples, dicts and records leaf by leaf); else undefined after it.
+void LoopStaging::variable_carries() {
+  for (const std::string& name : assigned) {
+    if (spec.targets.count(name)) continue;
+    const bool live = entry.count(name) || after.count(name);
+    const Value* before = sc.lookup(name);
+    if (!before || before->is<UndefinedV>()) {
+      undefined_after.emplace_back(name, "variable '" + name + "' is first assigned inside the staged " + where +
+                                             " and read after it; it would be undefined when the loop runs zero "
+                                             "times: assign it before the loop");
+      continue;
+    }
+    if (!live) {
+      undefined_after.emplace_back(name, "variable '" + name + "' is changed inside the staged " + where +
+                                             " but was not carried out of it");
+      continue;
+    }
+    Carry c{name, CarryKind::kTensor, *before};
+    std::vector<std::pair<std::string, Value>> leaves;
+    const bool container = before->is<TuplePtr>() || before->is<DictPtr>() || before->is<InstancePtr>() ||
+                           (before->is<ListPtr>() && !appended.count(name) && !before->as<ListPtr>()->items.empty());
+    if (before->is_tensor() || before->is_number()) {
+      c = tensor_carry(name, *before);
+    } else if (container && leaves_of(*before, name, leaves) && !leaves.empty()) {
+      // A tuple, dict or item-assigned list of tensors and numbers: one carry per leaf.
+      Structure st_{name, *before, {}};
+      for (const auto& [path, leaf] : leaves) {
+        carries.push_back(tensor_carry(path, leaf));
+        st_.leaves.push_back(path);
+      }
+      structures.push_back(std::move(st_));
+      continue;
+    } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
+      c = list_carry(name, before);
+    } else {
+      c.kind = CarryKind::kStatic;
+    }
+    carries.push_back(std::move(c));
+  }
+}
+
+// A list the body may append to: carried as a tensor list.
+Carry LoopStaging::list_carry(const std::string& name, const Value* before) {
+  Carry c{name, CarryKind::kTensor, *before};
+  c.kind = CarryKind::kList;
+  c.slot = std::make_shared<TensorListSlot>();
+  c.slot->name = name;
+  if (before->is<ListPtr>() && !before->as<ListPtr>()->items.empty()) {
+    Args a;
+    a.pos = {*before};
+    a.span = s.span;
+    c.init = st.call_sg("stack", a);
+  } else if (before->is<TensorListV>()) {
+    const TensorListV& l = before->as<TensorListV>();
+    if (!l.tensor && l.slot && !l.slot->type && l.slot->param < 0)
+      c.outer_list = l;  // appended to first in this loop: its type comes from here
+    else
+      c.init = Value(st.resolve_tensor_list(l, name, s.span));
+  } else {
+    c.init = Value();
+  }
+  if (c.init.is_tensor()) {
+    ir::Type t = st.tensor_type(c.init);
+    t.shape[0] = ir::Dim::symbol(m.symbols.fresh(name));
+    c.slot->type = t;
+  }
+  return c;
+}
+
+void LoopStaging::flag_carries() {
+  if (jumps.has_break) carries.push_back(Carry{kBreakFlag, CarryKind::kFlag, Value(false)});
+  if (jumps.has_return) {
+    carries.push_back(Carry{kReturnFlag, CarryKind::kFlag, Value(false)});
+    carries.push_back(Carry{kReturnValue, CarryKind::kReturnValue, Value()});
+  }
+  for (Carry& c : carries)
+    if (c.kind == CarryKind::kFlag) c.type = ir::Type{DType::kBool, {}};
+}
+
+// ---- the body -------------------------------------------------------------------
+
+}  // namespace sg::compiler::staging::loop_detail
