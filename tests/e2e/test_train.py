@@ -26,18 +26,6 @@ STEPS = 300
 MATCHED = 50
 
 
-class Report:
-    def __init__(self):
-        self.passed, self.failures = 0, []
-
-    def check(self, name, ok, why=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failures.append(name)
-            print(f"FAIL {name}: {why}")
-
-
 def step_values(stdout, name):
     """{step: first value} from graph-run --steps lines "step I: NAME = ..."."""
     out = {}
@@ -199,13 +187,12 @@ def check_refusals(report, work):
 
 
 def main():
-    report = Report()
+    report = lib.Report("training")
     with tempfile.TemporaryDirectory(prefix="sg_train_") as work:
         check_digits(report, work)
         check_state(report, work)
         check_refusals(report, work)
-    print(f"{report.passed} checks passed, {len(report.failures)} failed")
-    return 1 if report.failures else 0
+    return report.finish()
 
 
 if __name__ == "__main__":
