@@ -389,6 +389,36 @@ JNIEXPORT void SG_JNI(run)(JNIEnv* env, jclass cls, jlong session) {
   sg_status_release(st);
 }
 
+/* ---- variables (SPEC §12) ------------------------------------------------------------ */
+/* save (load 0) or load (load 1) the session's variables at `path`. */
+static void session_variables(JNIEnv* env, jlong session, jstring path, int load) {
+  if (!check_handle(env, session, "the session is closed")) return;
+  if (path == NULL) {
+    throw_error(env, SG_INVALID_ARGUMENT, "the path is null");
+    return;
+  }
+  const char* p = (*env)->GetStringUTFChars(env, path, NULL);
+  if (p == NULL) return;
+  sg_status* st = new_status(env);
+  if (st != NULL) {
+    const sg_code code = load ? sg_session_load_variables(SESSION(session), p, st)
+                              : sg_session_save_variables(SESSION(session), p, st);
+    failed(env, code, st);
+  }
+  (*env)->ReleaseStringUTFChars(env, path, p);
+  sg_status_release(st);
+}
+
+JNIEXPORT void SG_JNI(saveVariables)(JNIEnv* env, jclass cls, jlong session, jstring path) {
+  (void)cls;
+  session_variables(env, session, path, 0);
+}
+
+JNIEXPORT void SG_JNI(loadVariables)(JNIEnv* env, jclass cls, jlong session, jstring path) {
+  (void)cls;
+  session_variables(env, session, path, 1);
+}
+
 JNIEXPORT void SG_JNI(cancel)(JNIEnv* env, jclass cls, jlong session) {
   (void)env, (void)cls;
   if (session != 0) sg_session_cancel(SESSION(session));

@@ -68,6 +68,11 @@ final class NativeLib {
 
   static native void run(long session);
 
+  // The session's variables as safetensors (SPEC §12).
+  static native void saveVariables(long session, String path);
+
+  static native void loadVariables(long session, String path);
+
   static native void cancel(long session);
 
   static native void setRunTimeout(long session, long micros);

@@ -113,6 +113,28 @@ public final class Session implements AutoCloseable {
     }
   }
 
+  /**
+   * Writes this session's variables (the program's {@code sg.variables}, as its
+   * runs have left them) to {@code path} as safetensors, each named by its path
+   * ({@code params.w1}). The file is written beside {@code path} and renamed into
+   * place, so a crash leaves either the old file or the new one. A program without
+   * variables writes a file with none.
+   */
+  public void saveVariables(String path) {
+    NativeLib.saveVariables(handle(), path);
+  }
+
+  /**
+   * Replaces this session's variables with those of the safetensors file at
+   * {@code path} (as {@link #saveVariables} writes it, from a session of this
+   * program on any entry point). Every name, dtype and shape is checked before
+   * anything changes: a mismatch is INVALID_ARGUMENT naming the variable, a missing
+   * file NOT_FOUND; either way the variables stay as they were.
+   */
+  public void loadVariables(String path) {
+    NativeLib.loadVariables(handle(), path);
+  }
+
   /** Ends the run in progress (or the next run) with CANCELLED. Any thread. */
   public void cancel() {
     synchronized (lock) {
