@@ -71,9 +71,9 @@ static sg_session* session_for(const sg_program* p, const char* entry, const sg_
   return s;
 }
 
-/* The whole graph file, in memory from malloc. */
-static unsigned char* read_graph(size_t* size) {
-  FILE* f = fopen(graph_path, "rb");
+/* The whole file at `path`, in memory from malloc (NULL if it cannot be read). */
+static unsigned char* read_file(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
   unsigned char* bytes;
   long n;
   if (f == NULL) return NULL;
@@ -89,6 +89,9 @@ static unsigned char* read_graph(size_t* size) {
   *size = (size_t)n;
   return bytes;
 }
+
+/* The whole graph file, in memory from malloc. */
+static unsigned char* read_graph(size_t* size) { return read_file(graph_path, size); }
 
 static const float kX[6] = {1, 2, 3, 4, 5, 6};   /* [2, 3] */
 static const float kW[6] = {1, 0, 0, 1, 1, 1};   /* [3, 2] */
@@ -988,47 +991,112 @@ static float fit_once(sg_session* s, const float* x, const float* y, sg_status* 
   return *(const float*)data;
 }
 
+/* fit_predict's output 0 (4 floats) on x into `out`; 0 when the run fails. */
+static int predict_once(sg_session* s, const float* x, float* out, sg_status* st) {
+  const int64_t xs[2] = {4, 3};
+  const void* data = NULL;
+  if (sg_session_set_input(s, "x", SG_F32, xs, 2, x, 12 * sizeof(float), st) != SG_OK) return 0;
+  if (sg_session_run(s, st) != SG_OK) return 0;
+  if (sg_session_output(s, 0, &data, NULL, NULL, NULL, st) != SG_OK || data == NULL) return 0;
+  memcpy(out, data, 4 * sizeof(float));
+  return 1;
+}
+
+/* Whether the files at a and b hold the same bytes. */
+static int same_file(const char* a, const char* b) {
+  size_t na = 0, nb = 0;
+  unsigned char* x = read_file(a, &na);
+  unsigned char* y = read_file(b, &nb);
+  const int same = x != NULL && y != NULL && na == nb && memcmp(x, y, na) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
 /* Training through the C API: the loss falls over steps; a failed step changes no
- * variable; the variables saved and loaded into a new session give its predictions. */
+ * variable; the variables saved and loaded into new sessions give the same
+ * predictions bit for bit (and not an untrained session's), the same next step,
+ * and save back to the same bytes; a missing or truncated file is refused and
+ * changes nothing. */
 static void test_variables(void) {
   sg_status* st = sg_status_create();
   sg_program* p = load(st);
+  sg_program* q = load(st);
   sg_session* train = session_for(p, "fit_step", NULL, st);
   sg_session* again = session_for(p, "fit_step", NULL, st);
   sg_session* predict = session_for(p, "fit_predict", NULL, st);
+  sg_session* untrained = session_for(p, "fit_predict", NULL, st);
+  sg_session* other = session_for(q, "fit_predict", NULL, st);
   const float x[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
   const float y[4] = {1, -2, 0.5f, -0.5f}, bad[4] = {1, 2, 3, 1e6f};
-  const int64_t xs[2] = {4, 3};
   const char* path = "capi_variables.safetensors";
+  const char* resaved = "capi_variables_resaved.safetensors";
+  const char* cut = "capi_variables_cut.safetensors";
   const void* data = NULL;
-  float first, last = 0.0f, next, replay;
-  int i;
-  if (train == NULL || again == NULL || predict == NULL) return;
-  first = fit_once(train, x, y, st);
-  for (i = 0; i < 200; ++i) last = fit_once(train, x, y, st);
-  CHECK(first > 0.5f && last >= 0.0f && last < first * 1e-3f);
+  float losses[201], next, replay, before[4], trained[4], reloaded[4], after[4];
+  unsigned char* bytes;
+  size_t nbytes = 0;
+  FILE* f;
+  int i, falls = 1;
+  if (train == NULL || again == NULL || predict == NULL || untrained == NULL || other == NULL) return;
+  CHECK(predict_once(untrained, x, before, st));
+  for (i = 0; i < 201; ++i) losses[i] = fit_once(train, x, y, st);
+  /* The loss falls at every step, by three orders of magnitude overall. */
+  for (i = 1; i < 201; ++i) falls = falls && losses[i] >= 0.0f && losses[i] < losses[i - 1];
+  CHECK(falls);
+  CHECK(losses[0] > 0.5f && losses[200] < losses[0] * 1e-3f);
   /* A failing step (its assert) stores nothing. */
   CHECK(fit_once(train, x, bad, st) < 0.0f && sg_status_code(st) == SG_RUNTIME_ERROR);
   CHECK_OK(sg_session_save_variables(train, path, st), st);
   next = fit_once(train, x, y, st);
-  /* Another session loaded from the file takes the same next step. */
+  /* Another session loaded from the file saves the same bytes and takes the same next step. */
   CHECK_OK(sg_session_load_variables(again, path, st), st);
+  CHECK_OK(sg_session_save_variables(again, resaved, st), st);
+  CHECK(same_file(path, resaved));
   replay = fit_once(again, x, y, st);
   CHECK(next >= 0.0f && replay == next);
-  /* Predictions from the loaded variables fit y. */
+  /* Predictions from the loaded variables fit y, differ from the untrained ones, and
+   * are the same bits from a session of another program loaded from the file. */
   CHECK_OK(sg_session_load_variables(predict, path, st), st);
-  CHECK_OK(sg_session_set_input(predict, "x", SG_F32, xs, 2, x, sizeof x, st), st);
-  CHECK_OK(sg_session_run(predict, st), st);
-  CHECK_OK(sg_session_output(predict, 0, &data, NULL, NULL, NULL, st), st);
-  for (i = 0; i < 4; ++i) CHECK(data != NULL && fabsf(((const float*)data)[i] - y[i]) < 0.05f);
+  CHECK(predict_once(predict, x, trained, st));
+  for (i = 0; i < 4; ++i) CHECK(fabsf(trained[i] - y[i]) < 0.05f);
+  CHECK(memcmp(trained, before, sizeof trained) != 0);
+  CHECK_OK(sg_session_load_variables(other, path, st), st);
+  CHECK(predict_once(other, x, reloaded, st));
+  CHECK(memcmp(trained, reloaded, sizeof trained) == 0);
   CHECK_OK(sg_session_output(predict, 1, &data, NULL, NULL, NULL, st), st);
   CHECK(data != NULL && *(const int64_t*)data == 201);
+  /* The untrained session's variables are its own: still the file's values. */
+  CHECK(predict_once(untrained, x, after, st));
+  CHECK(memcmp(before, after, sizeof before) == 0);
+  /* Refused files change nothing: a missing one, a truncated one. */
   CHECK_CODE(sg_session_load_variables(predict, "no_such_file.safetensors", st), SG_NOT_FOUND, st);
+  CHECK(CONTAINS(sg_status_message(st), "no_such_file.safetensors"));
+  bytes = read_file(path, &nbytes);
+  CHECK(bytes != NULL && nbytes > 8);
+  f = fopen(cut, "wb");
+  CHECK(f != NULL);
+  if (f != NULL && bytes != NULL && nbytes > 8) {
+    CHECK(fwrite(bytes, 1, nbytes - 4, f) == nbytes - 4);
+    fclose(f);
+    CHECK(sg_session_load_variables(predict, cut, st) != SG_OK);
+    CHECK(CONTAINS(sg_status_message(st), cut));
+  } else if (f != NULL) {
+    fclose(f);
+  }
+  free(bytes);
+  CHECK(predict_once(predict, x, after, st));
+  CHECK(memcmp(trained, after, sizeof trained) == 0);
   remove(path);
+  remove(resaved);
+  remove(cut);
   sg_session_release(train);
   sg_session_release(again);
   sg_session_release(predict);
+  sg_session_release(untrained);
+  sg_session_release(other);
   sg_program_release(p);
+  sg_program_release(q);
   sg_status_release(st);
 }
 
