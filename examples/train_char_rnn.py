@@ -21,6 +21,8 @@ Run as a script with no arguments, it trains in eager mode and prints the loss.
 import stagegraph as sg
 from stagegraph import optim
 
+# e2e: range.chars=0,39 range.length=1,9
+
 ALPHABET = " abcdefghijklmnopqrstuvwxyz\n.,;:!?'\"-()"   # anything else reads as a space
 V = len(ALPHABET)
 H = 64                 # hidden size
