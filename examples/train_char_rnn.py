@@ -11,7 +11,7 @@ a reversed While over the steps it took. Text is lower-cased onto the ALPHABET.
 
     graph-compile examples/train_char_rnn.py -o char_rnn.sgraph
     python3 examples/train_char_rnn.py --write-data DIR   # DIR/chars.npy, length.npy, ...
-    graph-run char_rnn.sgraph --entry train_step --steps 800 --print-every 100 \
+    graph-run char_rnn.sgraph --entry train_step --steps 400 --print-every 50 \
         --input chars=DIR/chars.npy --input length=DIR/length.npy --save-variables rnn.safetensors
     graph-run char_rnn.sgraph --entry evaluate --steps 20 --load-variables rnn.safetensors \
         --input chars=DIR/test_chars.npy --input length=DIR/test_length.npy

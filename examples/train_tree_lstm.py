@@ -13,7 +13,7 @@ value, scaled by 1/SCALE, from the root's state.
 
     graph-compile examples/train_tree_lstm.py -o tree_lstm.sgraph
     python3 examples/train_tree_lstm.py --write-data DIR   # DIR/root.npy, left.npy, ...
-    graph-run tree_lstm.sgraph --entry train_step --steps 600 --print-every 100 \
+    graph-run tree_lstm.sgraph --entry train_step --steps 4000 --print-every 500 \
         --input root=DIR/root.npy --input left=DIR/left.npy --input right=DIR/right.npy \
         --input tokens=DIR/tokens.npy --input target=DIR/target.npy
 
@@ -169,15 +169,19 @@ if __name__ == "__main__":
     import os
     import sys
     import numpy as np
-    data = dataset(600)
+    data = dataset(STEPS)
     names = ("root", "left", "right", "tokens", "target")
     if len(sys.argv) == 3 and sys.argv[1] == "--write-data":
         os.makedirs(sys.argv[2], exist_ok=True)
         for name in names:
             np.save(os.path.join(sys.argv[2], name + ".npy"), data[name])
         sys.exit(0)
-    for step in range(600):
+    for step in range(STEPS):
         loss = train_step(data["root"][step], data["left"][step], data["right"][step], data["tokens"][step],
                           data["target"][step])
-        if step % 100 == 0:
+        if step % 500 == 0:
             print(f"step {step}: loss {float(np.asarray(loss)):.4f}")
+    test = dataset(10, seed=1)
+    for k in range(10):
+        got = float(np.asarray(predict(test["root"][k], test["left"][k], test["right"][k], test["tokens"][k])))
+        print(f"{test['text'][k]} = {test['target'][k] * SCALE:g}, predicted {got:.2f}")
