@@ -50,3 +50,14 @@ __all__ = [
     "custom_op", "CustomOp", "nn",
     "grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint", "tree_map", "optim", "variables",
 ]
+
+# The compiled path in process (SPEC §14: sg.load, sg.compile, sg.jit), where the
+# extension modules are installed (pip install .); without them the eager module
+# stands alone.
+try:
+    from ._binding import CompileError, CompileWarning, Program, RunError, Session, compile, jit, load  # noqa: E402,A004
+except ImportError as _binding_missing:
+    if _binding_missing.name not in ("stagegraph._runtime", "stagegraph._compiler"):
+        raise
+else:
+    __all__ += ["load", "compile", "jit", "Program", "Session", "CompileError", "CompileWarning", "RunError"]
