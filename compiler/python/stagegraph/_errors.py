@@ -67,7 +67,7 @@ class RunError(RuntimeError):
     def __init__(self, text: str, code: str = "runtime_error"):
         super().__init__(text)
         self.text = text
-        self.code = code
+        self.code = code.replace(" ", "_")
         m = _LOCATED.match(text.split("\n", 1)[0])
         if m:
             self.file: Optional[str] = m["file"]
