@@ -44,73 +44,79 @@ def median_us(f, calls, repeats):
     return times[len(times) // 2]
 
 
-def peers(calls, repeats):
-    """Runs in the peers' venv: prints {name: us}."""
+def peers(which, calls, repeats):
+    """Runs in the peers' venv, one peer per process (TensorFlow and PyTorch load
+    clashing LLVMs): prints {name: us}."""
     import numpy as np
     x = np.full(N, 0.5, np.float32)
     out = {}
     tmp = tempfile.mkdtemp()
-    try:
-        import onnx
-        import onnxruntime as ort
-        from onnx import TensorProto, helper
-        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])])
-        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-        feed = {"x": x}
-        sess.run(None, feed)
-        out["ONNX Runtime InferenceSession.run"] = median_us(lambda: sess.run(None, feed), calls, repeats)
-        out["ONNX Runtime version"] = ort.__version__
-    except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
-        out["ONNX Runtime error"] = repr(e)
-    try:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import tensorflow as tf
+    if which == "onnx":
+        try:
+            import onnx
+            import onnxruntime as ort
+            from onnx import TensorProto, helper
+            g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])])
+            model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = 1
+            opts.inter_op_num_threads = 1
+            sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            feed = {"x": x}
+            sess.run(None, feed)
+            out["ONNX Runtime InferenceSession.run"] = median_us(lambda: sess.run(None, feed), calls, repeats)
+            out["ONNX Runtime version"] = ort.__version__
+        except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
+            out["ONNX Runtime error"] = repr(e)
+    if which == "tflite":
+        try:
+            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+            import tensorflow as tf
 
-        @tf.function(input_signature=[tf.TensorSpec([N], tf.float32)])
-        def relu(v):
-            return tf.nn.relu(v)
+            @tf.function(input_signature=[tf.TensorSpec([N], tf.float32)])
+            def relu(v):
+                return tf.nn.relu(v)
 
-        conv = tf.lite.TFLiteConverter.from_concrete_functions([relu.get_concrete_function()], relu)
-        interp = tf.lite.Interpreter(model_content=conv.convert(), num_threads=1)
-        interp.allocate_tensors()
-        i = interp.get_input_details()[0]["index"]
-        o = interp.get_output_details()[0]["index"]
+            conv = tf.lite.TFLiteConverter.from_concrete_functions([relu.get_concrete_function()], relu)
+            interp = tf.lite.Interpreter(model_content=conv.convert(), num_threads=1)
+            interp.allocate_tensors()
+            i = interp.get_input_details()[0]["index"]
+            o = interp.get_output_details()[0]["index"]
 
-        def call():
-            interp.set_tensor(i, x)
-            interp.invoke()
-            return interp.get_tensor(o)
+            def call():
+                interp.set_tensor(i, x)
+                interp.invoke()
+                return interp.get_tensor(o)
 
-        call()
-        out["TFLite set_tensor + invoke + get_tensor"] = median_us(call, calls, repeats)
-        out["TFLite Interpreter.invoke"] = median_us(interp.invoke, calls, repeats)
-        out["TFLite version"] = tf.__version__
-    except Exception as e:  # noqa: BLE001
-        out["TFLite error"] = repr(e)
-    try:
-        import torch
-        from executorch.exir import to_edge
-        from executorch.runtime import Runtime
+            call()
+            out["TFLite set_tensor + invoke + get_tensor"] = median_us(call, calls, repeats)
+            out["TFLite Interpreter.invoke"] = median_us(interp.invoke, calls, repeats)
+            out["TFLite version"] = tf.__version__
+        except Exception as e:  # noqa: BLE001
+            out["TFLite error"] = repr(e)
+    if which == "executorch":
+        try:
+            import torch
+            from executorch.exir import to_edge
+            from executorch.runtime import Runtime
 
-        class Relu(torch.nn.Module):
-            def forward(self, v):
-                return torch.relu(v)
+            class Relu(torch.nn.Module):
+                def forward(self, v):
+                    return torch.relu(v)
 
-        xt = torch.full((N,), 0.5)
-        pte = os.path.join(tmp, "relu.pte")
-        with open(pte, "wb") as f:
-            f.write(to_edge(torch.export.export(Relu(), (xt,))).to_executorch().buffer)
-        method = Runtime.get().load_program(pte).load_method("forward")
-        method.execute([xt])
-        out["ExecuTorch Method.execute"] = median_us(lambda: method.execute([xt]), calls, repeats)
-    except Exception as e:  # noqa: BLE001
-        out["ExecuTorch error"] = f"{type(e).__name__}: {e}"
+            xt = torch.full((N,), 0.5)
+            pte = os.path.join(tmp, "relu.pte")
+            with open(pte, "wb") as f:
+                f.write(to_edge(torch.export.export(Relu(), (xt,))).to_executorch().buffer)
+            method = Runtime.get().load_program(pte).load_method("forward")
+            method.execute([xt])
+            out["ExecuTorch Method.execute"] = median_us(lambda: method.execute([xt]), calls, repeats)
+            from importlib.metadata import version
+            out["ExecuTorch version"] = f"{version('executorch')} (torch {torch.__version__})"
+        except Exception as e:  # noqa: BLE001
+            out["ExecuTorch error"] = f"{type(e).__name__}: {e}"
     print(json.dumps(out))
 
 
@@ -178,22 +184,23 @@ def main():
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--peers", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--peer", choices=["onnx", "tflite", "executorch"], help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.peers:
-        peers(a.calls, a.repeats)
+    if a.peer:
+        peers(a.peer, a.calls, a.repeats)
         return
     us = ours(a.build, a.calls, a.repeats)
     peer_us = {}
-    if os.path.exists(a.peer_python):
-        p = subprocess.run([a.peer_python, __file__, "--peers", "--calls", str(a.calls), "--repeats", str(a.repeats)],
+    for peer in ("onnx", "tflite", "executorch"):
+        if not os.path.exists(a.peer_python):
+            peer_us[f"{peer} error"] = f"no {a.peer_python} (bench/compare makes bench/.venv)"
+            continue
+        p = subprocess.run([a.peer_python, __file__, "--peer", peer, "--calls", str(a.calls), "--repeats", str(a.repeats)],
                            capture_output=True, text=True)
         if p.returncode == 0:
-            peer_us = json.loads(p.stdout.strip().splitlines()[-1])
+            peer_us.update(json.loads(p.stdout.strip().splitlines()[-1]))
         else:
-            peer_us = {"peers error": p.stderr[-300:]}
-    else:
-        peer_us = {"peers error": f"no {a.peer_python} (bench/compare makes bench/.venv)"}
+            peer_us[f"{peer} error"] = p.stderr.strip()[-300:]
     body, notes = table(us, peer_us)
     import platform
     text = (f"{HEADING}\n\nThe Python binding's cost per call on a one-node graph, against the C++ API "
