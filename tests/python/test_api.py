@@ -173,3 +173,10 @@ def test_session_options_are_checked():
     y = np.ones(3, np.float32)
     np.testing.assert_array_equal(p.session(threads=2).add(x, y), x + y)
     np.testing.assert_array_equal(p.session(device="test").add(x, y), x + y)
+
+
+def test_type_stubs_ship_with_the_package():
+    import importlib.resources
+    files = importlib.resources.files("stagegraph")
+    for name in ("_runtime.pyi", "_compiler.pyi", "py.typed"):
+        assert files.joinpath(name).is_file(), name
