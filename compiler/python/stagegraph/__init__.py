@@ -54,10 +54,10 @@ __all__ = [
 # The compiled path in process (SPEC §14: sg.load, sg.compile, sg.jit), where the
 # extension modules are installed (pip install .); without them the eager module
 # stands alone.
-try:
+import importlib.util as _importlib_util  # noqa: E402
+
+# (sg.all and sg.any shadow the builtins here.)
+if (_importlib_util.find_spec(__name__ + "._runtime") is not None
+        and _importlib_util.find_spec(__name__ + "._compiler") is not None):
     from ._binding import CompileError, CompileWarning, Program, RunError, Session, compile, jit, load  # noqa: E402,A004
-except ImportError as _binding_missing:
-    if _binding_missing.name not in ("stagegraph._runtime", "stagegraph._compiler"):
-        raise
-else:
     __all__ += ["load", "compile", "jit", "Program", "Session", "CompileError", "CompileWarning", "RunError"]
