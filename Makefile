@@ -11,7 +11,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := cmake ninja-build g++ make python3 python3-numpy python3-sklearn \
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev flatbuffers-compiler \
   libmimalloc-dev libgtest-dev googletest libbenchmark-dev nlohmann-json3-dev pkg-config valgrind \
-  openjdk-17-jdk-headless junit4 libxxhash-dev
+  openjdk-17-jdk-headless junit4 libxxhash-dev python3-dev python3-venv
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 NUMPY2_PACKAGES := python3-venv python3-pip
 # aarch64: the cross toolchain, qemu, and the arm64 multiarch packages that can sit
@@ -31,6 +31,7 @@ SIZES_PACKAGES := valgrind
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
 .PHONY: test-tsan tsan-smoke tsan-build
+.PHONY: python-wheel
 .PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan asan-smoke test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
@@ -54,8 +55,14 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+test: build python-wheel
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The stagegraph wheel (pyproject.toml, SPEC §14) built in $(BUILD) itself, so only
+# the extension's sources compile, and installed in $(BUILD)/venv-py, where ctest's
+# python.pytest runs tests/python on it.
+python-wheel: build
+	tests/python/build_wheel.sh $(BUILD)
 
 # The eager module on NumPy 2.x (from PyPI, in build/venv-numpy2) beside Debian's 1.24.
 test-numpy2:

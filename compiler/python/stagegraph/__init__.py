@@ -50,3 +50,14 @@ __all__ = [
     "custom_op", "CustomOp", "nn",
     "grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint", "tree_map", "optim", "variables",
 ]
+
+# The compiled path in process (SPEC §14: sg.load, sg.compile, sg.jit), where the
+# extension modules are installed (pip install .); without them the eager module
+# stands alone.
+import importlib.util as _importlib_util  # noqa: E402
+
+# (sg.all and sg.any shadow the builtins here.)
+if (_importlib_util.find_spec(__name__ + "._runtime") is not None
+        and _importlib_util.find_spec(__name__ + "._compiler") is not None):
+    from ._binding import CompileError, CompileWarning, Program, RunError, Session, compile, jit, load  # noqa: E402,A004
+    __all__ += ["load", "compile", "jit", "Program", "Session", "CompileError", "CompileWarning", "RunError"]
