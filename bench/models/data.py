@@ -138,15 +138,27 @@ def tree_rnn_grad(rng):
     return as_inputs(*tree_rnn(rng))
 
 
+def mlp_train(rng):
+    """mlp's weights (the starting point) and mlp_grad's batch of 64 with its labels."""
+    weights, cases = mlp(rng)
+    return weights, {"b64": dict(cases["b64"], y=rng.integers(0, 10, 64).astype(np.int64))}
+
+
+def rnn_train(rng):
+    """rnn's weights (the starting point) and input."""
+    return rnn(rng)
+
+
 # The forward of each gradient workload alone: the same data.
 mlp_loss, rnn_loss, tree_rnn_loss = mlp_grad, rnn_grad, tree_rnn_grad
 
 WORKLOADS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loop_overhead, dispatch, tree_rnn, beam,
                                      mlp_grad, rnn_grad, tree_rnn_grad)}
-WORKLOADS.update(mlp_loss=mlp_loss, rnn_loss=rnn_loss, tree_rnn_loss=tree_rnn_loss)
+WORKLOADS.update(mlp_loss=mlp_loss, rnn_loss=rnn_loss, tree_rnn_loss=tree_rnn_loss, mlp_train=mlp_train,
+                 rnn_train=rnn_train)
 # A workload drawn from another one's seed, so that its values are that one's.
 SEED_OF = {"mlp_grad": "mlp", "mlp_loss": "mlp", "rnn_grad": "rnn", "rnn_loss": "rnn",
-           "tree_rnn_grad": "tree_rnn", "tree_rnn_loss": "tree_rnn"}
+           "tree_rnn_grad": "tree_rnn", "tree_rnn_loss": "tree_rnn", "mlp_train": "mlp", "rnn_train": "rnn"}
 
 _ST_DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64", np.dtype(np.int32): "I32"}
 

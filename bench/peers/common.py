@@ -12,11 +12,15 @@ DATA = os.path.join(OUT, "data")
 MODELS = os.path.join(BENCH, "models")
 
 WORKLOADS = ["mlp", "mlp_dynamic", "cnn", "cnn_dynamic", "rnn", "loop_overhead", "dispatch", "tree_rnn", "beam",
-             "mlp_grad", "mlp_loss", "rnn_grad", "rnn_loss", "tree_rnn_grad", "tree_rnn_loss"]
+             "mlp_grad", "mlp_loss", "rnn_grad", "rnn_loss", "tree_rnn_grad", "tree_rnn_loss",
+             "mlp_train", "rnn_train"]
 # Reverse mode: each gradient workload (the loss and every weight's gradient) and its
 # forward alone (the same program and data, the loss only), for backward/forward.
 FORWARD_OF = {"mlp_grad": "mlp_loss", "rnn_grad": "rnn_loss", "tree_rnn_grad": "tree_rnn_loss"}
 REVERSE_MODE = set(FORWARD_OF) | set(FORWARD_OF.values())
+# Training: one optimizer step per run (Adam, lr 1e-3) on state that persists between
+# runs; a run returns the step's loss, checked on the first step from the weights file.
+TRAINING = {"mlp_train", "rnn_train"}
 
 
 class CannotExpress(Exception):

@@ -3,7 +3,9 @@ lax.fori_loop. XLA compiles loops to native code: the bar for what an interprete
 approach. jit traces Python, so a function that calls itself on traced values never
 finishes tracing: the tree RNN's recursion cannot be written.
 
-The gradient workloads are `jit(value_and_grad(loss))`; the RNN's loop is a `lax.scan`
+The training workloads are `jit` of a whole step (value_and_grad, then optax's Adam),
+the parameters and the optimizer's state donated. The gradient workloads are
+`jit(value_and_grad(loss))`; the RNN's loop is a `lax.scan`
 over xs (JAX cannot reverse a `while_loop` whose trip count the data decides; under
 jit, xs's length is static), and `rnn_loss` uses the same scan.
 
@@ -113,6 +115,26 @@ def rnn_loss(_weights, xs, w, u, b):
     return {"loss": _rnn_loss(dict(w=w, u=u, b=b), xs)}
 
 
+TRAIN_LOSSES = {"mlp_train": (_mlp_loss, ("x", "y")), "rnn_train": (_rnn_loss, ("xs",))}
+
+
+def _train_step(workload):
+    """jit of one Adam step (optax, lr 1e-3): (params, opt state, data) -> (params,
+    opt state, loss), the params and the state donated so XLA updates them in place."""
+    import functools
+    import optax
+    jax, _, _ = _jax()
+    loss, names = TRAIN_LOSSES[workload]
+    tx = optax.adam(1e-3)
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def step(p, s, *data):
+        value, g = jax.value_and_grad(loss)(p, *data)
+        updates, s = tx.update(g, s, p)
+        return optax.apply_updates(p, updates), s, value
+    return tx, step, names
+
+
 def tree_rnn(w, root, left, right, xs):
     raise CannotExpress("recursion: jit cannot trace a function that calls itself on traced values")
 
@@ -138,6 +160,8 @@ BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loo
 
 
 def build(workload, weights, out_dir):
+    if workload in TRAIN_LOSSES:
+        import optax  # noqa: F401 - a missing optax is this peer's result for the row
     if workload in ("tree_rnn", "tree_rnn_grad", "tree_rnn_loss"):
         tree_rnn(None, None, None, None, None)
     return weights_path(workload)
@@ -158,6 +182,14 @@ def load(workload, path, threads):
     jax, _, _ = _jax()
     from safetensors.numpy import load_file
     weights = {k: jax.device_put(v) for k, v in load_file(path).items()}
+    if workload in TRAIN_LOSSES:
+        tx, step, names = _train_step(workload)
+        state = [weights, tx.init(weights)]
+
+        def run_step(inputs):
+            state[0], state[1], value = step(state[0], state[1], *(_to_jax(inputs[n]) for n in names))
+            return {"loss": np.asarray(value)}
+        return run_step
     fn = jax.jit(BUILDERS[workload])
 
     def run(inputs):

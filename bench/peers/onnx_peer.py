@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from common import REVERSE_MODE, CannotExpress, NotMeasured
+from common import REVERSE_MODE, TRAINING, CannotExpress, NotMeasured
 
 NAME = "onnxruntime"
 OPSET = 17
@@ -177,9 +177,9 @@ BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loo
 
 def build(workload, weights, out_dir):
     """Writes OUT_DIR/WORKLOAD.onnx; returns its path (CannotExpress if it has none)."""
-    if workload in REVERSE_MODE:
-        raise NotMeasured("ONNX Runtime (inference) has no automatic differentiation: the gradient workloads (and "
-                          "their forwards) are measured on JAX, PyTorch and TensorFlow")
+    if workload in REVERSE_MODE | TRAINING:
+        raise NotMeasured("ONNX Runtime (inference) has no automatic differentiation: the gradient and training "
+                          "workloads (and the forwards) are measured on JAX, PyTorch and TensorFlow")
     import onnx
     graph = BUILDERS[workload](weights)
     model = _h()[0].make_model(graph, opset_imports=[_h()[0].make_opsetid("", OPSET)],

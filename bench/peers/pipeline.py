@@ -217,8 +217,8 @@ def main(args):
     log("measuring load time and peak memory")
     probes = run_probes(plan_path, plan)
     profiles = {}
-    for item in plan["cases"]:   # what rnn_grad's loop keeps: its tapes and graph-run's memory report
-        if item["workload"] in ("rnn_grad", "rnn_loss") and item["agrees"].get(systems.OURS):
+    for item in plan["cases"]:   # what rnn_grad's loop keeps (its tapes, graph-run's memory), a training step's memory
+        if item["workload"] in ("rnn_grad", "rnn_loss", "mlp_train", "rnn_train") and item["agrees"].get(systems.OURS):
             key, path = f"{item['workload']}/{item['case']}", artifacts[systems.OURS][item["workload"]]["path"]
             folder = case_dir(item["workload"], item["case"])
             try:

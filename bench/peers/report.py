@@ -10,7 +10,7 @@ import tempfile
 
 import load_scaling
 import systems
-from common import BENCH, FORWARD_OF, REPO, WORKLOADS
+from common import BENCH, FORWARD_OF, REPO, TRAINING, WORKLOADS
 
 PEER_PACKAGES = ["onnxruntime", "onnx", "tensorflow-cpu", "jax", "jaxlib", "torch"]
 
@@ -19,11 +19,11 @@ def flops(workload, case):
     """Multiply-adds x 2 of the dense work, for the lower bound FLOPs / peak."""
     if workload in ("mlp", "mlp_dynamic", "mlp_loss"):
         return 2 * int(case[1:]) * (784 * 512 + 512 * 512 + 512 * 10)
-    if workload == "mlp_grad":   # forward, every weight's gradient, the hidden layers' (not x's)
+    if workload in ("mlp_grad", "mlp_train"):   # forward, every weight's gradient, the hidden layers' (not x's)
         return 2 * int(case[1:]) * (2 * (784 * 512 + 512 * 512 + 512 * 10) + 512 * 512 + 512 * 10)
     if workload == "rnn_loss":
         return 100 * 2 * (64 * 256 + 256 * 256)
-    if workload == "rnn_grad":   # forward, then per step dW, dU and dh
+    if workload in ("rnn_grad", "rnn_train"):   # forward, then per step dW, dU and dh
         return 100 * 2 * (2 * 64 * 256 + 3 * 256 * 256)
     if workload == "tree_rnn_loss":
         return 2 * 64 * 64 * (128 + 3 * 127)
@@ -355,6 +355,22 @@ def gradient_lines(plan, timings, profiles=None):
     return lines
 
 
+def training_lines(plan, profiles=None):
+    """What a training step allocates beyond its variables (graph-run --profile)."""
+    mine = sorted((k, v) for k, v in (profiles or {}).items() if k.split("/")[0] in TRAINING)
+    if not mine:
+        return []
+    lines = ["## Training: one optimizer step", "",
+             "`mlp_train` and `rnn_train` run one Adam step (lr 1e-3) per run on state that persists between "
+             "runs: Stagegraph's program variables (SPEC §12), JAX's donated parameters and optax state, PyTorch's "
+             "`torch.optim.Adam`, Keras's `train_on_batch`. Their tables above give each system's step time and "
+             "the peak RSS of a process that loads the model and runs it; the first step's loss is checked against "
+             "eager mode. What a Stagegraph step allocates beyond its variables (the weights and Adam's two "
+             "moments, held by the Session), from `graph-run --profile` (one step, 1 thread):", ""]
+    lines += [f"- {key}: {found['memory']}." for key, found in mine] + [""]
+    return lines
+
+
 def case_lines(plan, item, timings, probes, rates, stamp=None):
     lines = [f"## {item['workload']} / {item['case']}", ""] + ([stamp, ""] if stamp else [])
     lines += case_table(plan, item, timings, probes) + [""]
@@ -438,6 +454,7 @@ def write(plan, timings, probes, args, rates=None, scaling=None, profiles=None):
         for item in plan["cases"]:
             sections += case_lines(plan, item, timings, probes, rates, stamp)
         sections += gradient_lines(plan, timings, profiles)
+        sections += training_lines(plan, profiles)
         with open(path) as f:
             text = merge(f.read(), plan, sections, run)
         with open(path, "w") as f:
@@ -447,6 +464,7 @@ def write(plan, timings, probes, args, rates=None, scaling=None, profiles=None):
     for item in plan["cases"]:
         lines += case_lines(plan, item, timings, probes, rates)
     lines += gradient_lines(plan, timings, profiles)
+    lines += training_lines(plan, profiles)
     lines += dynamic_lines(timings)
     if scaling:
         lines += load_scaling.report_lines(scaling)

@@ -4,14 +4,17 @@ the loss with respect to the weights (entry inputs, watched by the tape). The RN
 loop is Python `for` over `tf.range(T)`, which AutoGraph makes a `tf.while_loop`
 whose gradient TensorFlow forms by keeping each step's values (T known only at run
 time, as ours). A tf.function cannot call itself, so the tree RNN's recursion cannot
-be written. The forwards (`*_loss`) are the same functions without the tape.
+be written. The forwards (`*_loss`) are the same functions without the tape. The
+training workloads are Keras models (Dense layers; a SimpleRNN, whose cell is the
+rnn's tanh(x W + h U + b)) stepped by `train_on_batch` with Keras's Adam (lr 1e-3),
+compiled with Keras's defaults.
 Inference-only workloads are TFLite's rows."""
 import os
 
 from common import FORWARD_OF, CannotExpress, NotMeasured, weights_path
 
 NAME = "tensorflow"
-MEASURED = set(FORWARD_OF) | set(FORWARD_OF.values())
+MEASURED = set(FORWARD_OF) | set(FORWARD_OF.values()) | {"mlp_train", "rnn_train"}
 MLP = {"w1": [784, 512], "b1": [512], "w2": [512, 512], "b2": [512], "w3": [512, 10], "b3": [10]}
 RNN = {"w": [64, 256], "u": [256, 256], "b": [256]}
 
@@ -71,6 +74,28 @@ def _builder(workload):
     raise CannotExpress("recursion: a tf.function cannot call itself")
 
 
+def _keras_trainer(workload, path):
+    """A compiled Keras model holding the weights file's values; a step is
+    train_on_batch, whose result is the loss before the step's update."""
+    tf = _tf()
+    import keras
+    import numpy as np
+    from safetensors.numpy import load_file
+    w = load_file(path)
+    adam = keras.optimizers.Adam(learning_rate=1e-3)
+    if workload == "mlp_train":
+        model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(512, activation="relu"),
+                                  keras.layers.Dense(512, activation="relu"), keras.layers.Dense(10)])
+        model.set_weights([w[k] for k in ("w1", "b1", "w2", "b2", "w3", "b3")])
+        model.compile(optimizer=adam, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return lambda inputs: model.train_on_batch(inputs["x"], inputs["y"])
+    model = keras.Sequential([keras.Input((None, 64)), keras.layers.SimpleRNN(256, activation="tanh")])
+    model.set_weights([w["w"], w["u"], w["b"]])
+    model.compile(optimizer=adam, loss=lambda _, h: tf.reduce_sum(h * h, axis=-1))
+    target = np.zeros((1, 256), np.float32)
+    return lambda inputs: model.train_on_batch(inputs["xs"][None], target)
+
+
 def build(workload, weights, out_dir):
     if workload not in MEASURED:
         raise NotMeasured("TensorFlow itself is measured for the gradient workloads; its inference rows are TFLite's")
@@ -87,6 +112,10 @@ def load(workload, path, threads):
         tf.config.threading.set_inter_op_parallelism_threads(threads)
     except RuntimeError:
         pass
+    if workload in ("mlp_train", "rnn_train"):
+        import numpy as np
+        step = _keras_trainer(workload, path)
+        return lambda inputs: {"loss": np.asarray(step(inputs), np.float32).reshape(())}
     model, names = _builder(workload)
     fn = model.get_concrete_function()
 

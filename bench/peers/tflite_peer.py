@@ -5,7 +5,7 @@ included), run by the TFLite interpreter with its default XNNPACK delegate. A
 tf.function cannot call itself, so the tree RNN's recursion cannot be written."""
 import os
 
-from common import REVERSE_MODE, CannotExpress, NotMeasured
+from common import REVERSE_MODE, TRAINING, CannotExpress, NotMeasured
 
 NAME = "tflite"
 
@@ -142,9 +142,9 @@ BUILDERS = {f.__name__: f for f in (mlp, mlp_dynamic, cnn, cnn_dynamic, rnn, loo
 
 def build(workload, weights, out_dir):
     """Traces, converts and writes OUT_DIR/WORKLOAD.tflite; returns its path."""
-    if workload in REVERSE_MODE:
-        raise NotMeasured("TensorFlow Lite has no automatic differentiation: the gradient workloads (and "
-                          "their forwards) are measured on JAX, PyTorch and TensorFlow")
+    if workload in REVERSE_MODE | TRAINING:
+        raise NotMeasured("TensorFlow Lite has no automatic differentiation: the gradient and training workloads "
+                          "(and the forwards) are measured on JAX, PyTorch and TensorFlow")
     tf = _tf()
     model = BUILDERS[workload](weights)
     # Through a SavedModel, so that the .tflite file keeps the signature's input and

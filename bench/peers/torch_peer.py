@@ -1,16 +1,17 @@
 """PyTorch eager: the tree RNN (where recursion has no graph form in the other peers, a
 Python recursion over torch ops is what people would write) and the gradient workloads
 with autograd (`torch.autograd.grad` of the loss; the RNN a Python loop over the
-steps, the tree a Python recursion), their forwards under `torch.inference_mode`."""
+steps, the tree a Python recursion), their forwards under `torch.inference_mode`; the
+training workloads as a training loop writes them: `backward()` then `torch.optim.Adam`."""
 from common import FORWARD_OF, NotMeasured, weights_path
 
 NAME = "pytorch"
-MEASURED = {"tree_rnn"} | set(FORWARD_OF) | set(FORWARD_OF.values())
+MEASURED = {"tree_rnn", "mlp_train", "rnn_train"} | set(FORWARD_OF) | set(FORWARD_OF.values())
 
 
 def build(workload, weights, out_dir):
     if workload not in MEASURED:
-        raise NotMeasured("PyTorch eager is measured for tree_rnn and the gradient workloads only")
+        raise NotMeasured("PyTorch eager is measured for tree_rnn and the gradient and training workloads only")
     return weights_path(workload)
 
 
@@ -64,6 +65,18 @@ def load(workload, path, threads):
 
     base, kind = workload.rsplit("_", 1)
     loss_fn, names = LOSSES[base]
+    if kind == "train":   # the weights as leaf tensors, torch.optim.Adam over them
+        w = load_file(path)
+        params = {k: w[k].clone().requires_grad_() for k in names}
+        opt = torch.optim.Adam(list(params.values()), lr=1e-3)
+
+        def run_step(inputs):
+            opt.zero_grad(set_to_none=True)
+            value = loss_fn(params, {k: torch.from_numpy(v) for k, v in inputs.items()})
+            value.backward()
+            opt.step()
+            return {"loss": value.detach().numpy()}
+        return run_step
 
     def run(inputs):
         t = {k: torch.from_numpy(v) for k, v in inputs.items()}

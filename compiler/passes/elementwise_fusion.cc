@@ -1,5 +1,5 @@
 // Elementwise chains: a tree of f32 elementwise nodes (attr::chain_step_op: add,
-// sub, mul, div, maximum, minimum, tanh, gelu, relu) whose inner results each feed
+// sub, mul, div, maximum, minimum, tanh, gelu, relu, sqrt) whose inner results each feed
 // only the next node becomes one elementwise_chain node, which a kernel runs in
 // one pass with the intermediates in cache (kernels/xnnpack/elementwise_chain.cc):
 //

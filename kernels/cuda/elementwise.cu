@@ -178,6 +178,7 @@ __device__ __forceinline__ float chain_op(int op, float x, float y) {
     case OpId::Tanh: return tanhf(x);
     case OpId::Gelu: return unary_apply<OpId::Gelu>(x);
     case OpId::Relu: return unary_apply<OpId::Relu>(x);
+    case OpId::Sqrt: return sqrtf(x);  // correctly rounded, as the sqrt kernel
     default: return NAN;
   }
 }

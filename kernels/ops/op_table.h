@@ -247,7 +247,7 @@ enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperan
 constexpr bool chain_step_op(OpId op) {
   switch (op) {
     case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Maximum:
-    case OpId::Minimum: case OpId::Tanh: case OpId::Gelu: case OpId::Relu:
+    case OpId::Minimum: case OpId::Tanh: case OpId::Gelu: case OpId::Relu: case OpId::Sqrt:
       return true;
     default:
       return false;

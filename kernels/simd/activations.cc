@@ -7,10 +7,15 @@
 //            0.5*x*erfc(-x/sqrt(2)) to keep the negative tail accurate; max relative
 //            error ~5e-7.
 
+#include <cmath>
 #include <cstring>
 
 #include "simd/simd.h"
 #include "simd/simd_kernels.h"
+
+#ifdef SG_SIMD_X86
+#include <immintrin.h>
+#endif
 
 namespace sg::kernels::xnn {
 namespace {
@@ -169,6 +174,30 @@ UnaryRowFn row_of(Fn fn, Isa isa) {
   return nullptr;
 }
 
+// sqrt, correctly rounded on every path (the vector instruction and std::sqrt
+// alike), so a chain's sqrt step has the sqrt kernel's bits: a row for chains.
+// AVX-512 machines take the AVX2 row (a chain's sqrt is bound by memory).
+#ifdef SG_SIMD_X86
+SG_TARGET_AVX2 void sqrt_avx2(const float* x, float* y, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sqrt_ps(_mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) y[i] = std::sqrt(x[i]);
+}
+#endif
+void sqrt_baseline(const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+}
+
+UnaryRowFn sqrt_row(Isa isa) {
+  switch (isa) {
+#ifdef SG_SIMD_X86
+    case Isa::kAvx512:
+    case Isa::kAvx2: return &sqrt_avx2;
+#endif
+    default: return &sqrt_baseline;
+  }
+}
+
 struct MapTask {
   UnaryRowFn row;
   const float* x;
@@ -221,6 +250,7 @@ UnaryRowFn unary_row(ops::OpId op, simd::Isa isa) {
     case ops::OpId::Tanh: return row_of(Fn::kTanh, isa);
     case ops::OpId::Gelu: return row_of(Fn::kGelu, isa);
     case ops::OpId::Relu: return row_of(Fn::kRelu, isa);
+    case ops::OpId::Sqrt: return sqrt_row(isa);
     default: return nullptr;
   }
 }

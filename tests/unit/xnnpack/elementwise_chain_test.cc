@@ -112,6 +112,10 @@ const std::vector<Step> kTree = {{OpId::Mul, 0, 1}, {OpId::Add, 3, 2}, {OpId::Ta
 // minimum(gelu(x / s), y) then maximum with x, div by y.
 const std::vector<Step> kEveryOp = {{OpId::Div, 0, 1},     {OpId::Gelu, 3, -1}, {OpId::Minimum, 4, 2},
                                     {OpId::Maximum, 5, 0}, {OpId::Div, 6, 2},   {OpId::Add, 7, 1}};
+// Adam's step: p - lr * m / (sqrt(v) / c + eps), with x, s, y as p, m and v (NaN
+// where v < 0, as the unfused sqrt gives).
+const std::vector<Step> kAdam = {{OpId::Sqrt, 2, -1}, {OpId::Div, 3, 1}, {OpId::Add, 4, 1},
+                                 {OpId::Div, 1, 5},   {OpId::Mul, 6, 1}, {OpId::Sub, 0, 7}};
 
 TEST(XnnpackElementwiseChain, HasTheUnfusedNodesBytes) {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
@@ -120,6 +124,7 @@ TEST(XnnpackElementwiseChain, HasTheUnfusedNodesBytes) {
       SCOPED_TRACE(::testing::Message() << shape_string(shape) << (scalar ? " scalar s" : ""));
       check_chain(kTree, shape, scalar);
       check_chain(kEveryOp, shape, scalar);
+      check_chain(kAdam, shape, scalar);
     }
   }
 }
