@@ -21,7 +21,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -29,7 +28,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -577,24 +575,15 @@ class PySession {
   }
 
   // Each C++ Session holds its own variables; before entry `e` reads them, the
-  // values the last assigning entry left are moved over (a safetensors file in
-  // the temporary folder: programs with several entries over shared variables
-  // alternate rarely).
+  // values the last assigning entry left are copied over (Session::copy_variables_from).
   void take_variables(size_t e) {
     if (var_owner_ < 0 || size_t(var_owner_) == e) return;
     sg::Session& from = session(size_t(var_owner_));
     sg::Session& to = session(e);
-    std::error_code ec;
-    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
-    const std::filesystem::path path =
-        dir / ("stagegraph-variables-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this)) + ".safetensors");
     sg::Status st;
     {
       nb::gil_scoped_release release;
-      st = from.save_variables(path.string());
-      if (st.ok()) st = to.load_variables(path.string());
-      std::filesystem::remove(path, ec);
+      st = to.copy_variables_from(from);
     }
     if (!st.ok()) raise_status(st, "passing the variables between entries");
     var_owner_ = int(e);

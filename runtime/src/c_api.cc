@@ -593,6 +593,12 @@ sg_code sg_session_load_variables(sg_session* session, const char* path, sg_stat
   return report(status, session->session->load_variables(path));
 }
 
+sg_code sg_session_copy_variables(sg_session* session, const sg_session* from, sg_status* status) {
+  if (session == nullptr) return null_argument(status, "sg_session_copy_variables", "session");
+  if (from == nullptr) return null_argument(status, "sg_session_copy_variables", "from");
+  return report(status, session->session->copy_variables_from(*from->session));
+}
+
 void sg_session_cancel(sg_session* session) {
   if (session != nullptr) session->session->cancel();
 }

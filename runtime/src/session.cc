@@ -517,6 +517,35 @@ Status Session::save_variables(const std::string& path) const {
   return runtime::write_safetensors(path, named);
 }
 
+Status Session::copy_variables_from(const Session& other) {
+  SG_RETURN_IF_ERROR(impl_->not_running("copy_variables_from"));
+  if (&other == this) return Status::Ok();
+  SG_RETURN_IF_ERROR(other.impl_->not_running("copy_variables_from (the other Session)"));
+  const std::vector<TensorSpec>& mine = impl_->impl.variables;
+  const std::vector<TensorSpec>& theirs = other.impl_->impl.variables;
+  for (size_t v = 0; v < std::max(mine.size(), theirs.size()); ++v) {
+    if (v >= mine.size() || v >= theirs.size() || mine[v].name != theirs[v].name)
+      return invalid_argument("copy_variables_from: the other Session's program has other variables (" +
+                              std::to_string(theirs.size()) + " against " + std::to_string(mine.size()) +
+                              (v < mine.size() ? ", no '" + mine[v].name + "' at position " + std::to_string(v)
+                                               : std::string()) +
+                              ")");
+    if (mine[v].dtype != theirs[v].dtype || mine[v].shape != theirs[v].shape)
+      return invalid_argument("copy_variables_from: variable '" + mine[v].name + "' is " +
+                              type_string(theirs[v].dtype, Span<const int64_t>(theirs[v].shape)) +
+                              " in the other Session's program but " +
+                              type_string(mine[v].dtype, Span<const int64_t>(mine[v].shape)) + " in this one");
+  }
+  std::vector<Tensor> next;
+  next.reserve(mine.size());
+  for (const Tensor& t : other.impl_->variables) {
+    SG_ASSIGN_OR_RETURN(Tensor copy, t.clone(impl_->allocator));
+    next.push_back(std::move(copy));
+  }
+  impl_->variables = std::move(next);  // every copy made: now all change at once
+  return Status::Ok();
+}
+
 Status Session::load_variables(const std::string& path) {
   SG_RETURN_IF_ERROR(impl_->not_running("load_variables"));
   SG_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> read, runtime::read_safetensors(path, impl_->allocator));

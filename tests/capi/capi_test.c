@@ -1087,6 +1087,18 @@ static void test_variables(void) {
   free(bytes);
   CHECK(predict_once(predict, x, after, st));
   CHECK(memcmp(trained, after, sizeof trained) == 0);
+  /* Copied between sessions without a file: from another fit_predict session, and
+   * from fit_step's session (one step past the file) into sessions of this program
+   * and of the other one, which then predict the same bits as each other. */
+  CHECK_OK(sg_session_copy_variables(untrained, predict, st), st);
+  CHECK(predict_once(untrained, x, after, st));
+  CHECK(memcmp(trained, after, sizeof trained) == 0);
+  CHECK_OK(sg_session_copy_variables(untrained, train, st), st);
+  CHECK_OK(sg_session_copy_variables(other, train, st), st);
+  CHECK(predict_once(untrained, x, after, st));
+  CHECK(predict_once(other, x, reloaded, st));
+  CHECK(memcmp(after, reloaded, sizeof after) == 0 && memcmp(after, trained, sizeof after) != 0);
+  CHECK_CODE(sg_session_copy_variables(untrained, NULL, st), SG_INVALID_ARGUMENT, st);
   remove(path);
   remove(resaved);
   remove(cut);

@@ -336,6 +336,10 @@ SG_API sg_code sg_session_run(sg_session* session, sg_status* status);
  * (SG_INVALID_ARGUMENT naming the mismatch; SG_NOT_FOUND for a missing file). */
 SG_API sg_code sg_session_save_variables(const sg_session* session, const char* path, sg_status* status);
 SG_API sg_code sg_session_load_variables(sg_session* session, const char* path, sg_status* status);
+/* (SG_C_API_VERSION 5) `session`'s variables become copies of `from`'s (another
+ * entry's session of the same program, or of a program with the same variables),
+ * all at once; SG_INVALID_ARGUMENT naming the first variable that differs. */
+SG_API sg_code sg_session_copy_variables(sg_session* session, const sg_session* from, sg_status* status);
 
 /* Ends the run in progress at its next check (between nodes, at loop back-edges
  * and call entries, and inside long kernels between the blocks of rows they split

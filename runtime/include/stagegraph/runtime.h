@@ -334,6 +334,12 @@ class SG_API Session {
   Result<Tensor> variable(std::string_view name) const;
   Status save_variables(const std::string& path) const;
   Status load_variables(const std::string& path);
+  // This Session's variables become copies of `other`'s (another entry of the same
+  // Program, or of a Program with the same variables: names, dtypes, shapes), all
+  // at once: how a `predict` Session takes what a `train_step` Session learned,
+  // without a file. kInvalidArgument naming the first variable that differs;
+  // refused, as save/load are, while either Session runs.
+  Status copy_variables_from(const Session& other);
 
   // Per-node timings accumulated since creation (SessionOptions::profile), with the
   // kernel each node runs.

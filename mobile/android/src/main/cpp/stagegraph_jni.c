@@ -419,6 +419,16 @@ JNIEXPORT void SG_JNI(loadVariables)(JNIEnv* env, jclass cls, jlong session, jst
   session_variables(env, session, path, 1);
 }
 
+JNIEXPORT void SG_JNI(copyVariables)(JNIEnv* env, jclass cls, jlong session, jlong from) {
+  (void)cls;
+  if (!check_handle(env, session, "the session is closed")) return;
+  if (!check_handle(env, from, "the session to copy from is closed")) return;
+  sg_status* st = new_status(env);
+  if (st == NULL) return;
+  failed(env, sg_session_copy_variables(SESSION(session), SESSION(from), st), st);
+  sg_status_release(st);
+}
+
 JNIEXPORT void SG_JNI(cancel)(JNIEnv* env, jclass cls, jlong session) {
   (void)env, (void)cls;
   if (session != 0) sg_session_cancel(SESSION(session));

@@ -73,6 +73,8 @@ final class NativeLib {
 
   static native void loadVariables(long session, String path);
 
+  static native void copyVariables(long session, long from);
+
   static native void cancel(long session);
 
   static native void setRunTimeout(long session, long micros);

@@ -135,6 +135,15 @@ public final class Session implements AutoCloseable {
     NativeLib.loadVariables(handle(), path);
   }
 
+  /**
+   * Replaces this session's variables with copies of {@code other}'s, without a file:
+   * how a {@code predict} session takes what a {@code train_step} session of the same
+   * program learned. INVALID_ARGUMENT naming the first variable that differs.
+   */
+  public void copyVariablesFrom(Session other) {
+    NativeLib.copyVariables(handle(), other.handle());
+  }
+
   /** Ends the run in progress (or the next run) with CANCELLED. Any thread. */
   public void cancel() {
     synchronized (lock) {

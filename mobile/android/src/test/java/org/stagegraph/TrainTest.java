@@ -165,6 +165,9 @@ public class TrainTest {
         Path resaved = work.resolve("resaved.safetensors");
         predict.saveVariables(resaved.toString());
         assertArrayEquals(Files.readAllBytes(saved), Files.readAllBytes(resaved));
+        // Copied without a file, from a session of the other program: the same bits.
+        untrained.copyVariablesFrom(predict);
+        assertArrayEquals(trained, predictBits(untrained, xTest, STEPS));
       }
     }
   }
