@@ -206,6 +206,7 @@ class BranchStaging {
   std::optional<Value> stand_in_like(const Value& model);
   void stand_in_returned_vars();
   void join_variables();
+  void unbound_on(int gone, const std::string& name);
   [[noreturn]] void size_mismatch(size_t i, const std::string& kind, const std::string& then_has,
                                   const std::string& else_has);
   void stand_in_returned_containers();
@@ -233,6 +234,7 @@ class BranchStaging {
   bool both_raise_ = false;
   std::string construct_, then_where_, else_where_;
   std::vector<std::string> names_;
+  std::vector<std::string> new_flags_;  // defined flags a one-sided assignment adds
   std::vector<std::string> out_names_;
   std::vector<ir::Type> out_types_;
   bool in_staged_loop_ = false;
@@ -716,7 +718,8 @@ void BranchStaging::join_variables() {
     if (!defined(then_b_.vars, name) || !defined(else_b_.vars, name)) {
       const bool then_missing = !defined(then_b_.vars, name);
       const int gone = then_missing ? 0 : 1;
-      if (!jumped(branches_[gone]->vars) || !defined(branches_[1 - gone]->vars, name)) {
+      const bool jump = jumped(branches_[gone]->vars);
+      if ((!jump && name[0] == '$') || !defined(branches_[1 - gone]->vars, name)) {
         sc_.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span_, ""}));
         continue;
       }
@@ -728,6 +731,8 @@ void BranchStaging::join_variables() {
         continue;
       }
       branches_[gone]->vars[name] = *stand_in;
+      // Assigned on one path only: defined after the `if` where that path ran.
+      if (!jump) unbound_on(gone, name);
     }
     const std::string shown = name == kReturnValue ? std::string("the return value")
                               : name[0] == '$'     ? "the value of `" + (label_ == "ifexp" ? std::string("x if c else y")
@@ -735,6 +740,25 @@ void BranchStaging::join_variables() {
                                                    : "variable '" + name + "'";
     makes_.emplace_back(name, join(name, shown, then_b_.vars[name], else_b_.vars[name]));
   }
+  for (const std::string& flag : new_flags_)
+    makes_.emplace_back(flag, join(flag, "the defined flag of '" + flag.substr(9) + "'", then_b_.vars[flag],
+                                   else_b_.vars[flag]));
+}
+
+// Branch `gone` leaves `name` unbound (a stand-in of the other's value, never read
+// unchecked): its defined flag is false there and joins like a variable.
+void BranchStaging::unbound_on(int gone, const std::string& name) {
+  const std::string flag = defined_flag(name);
+  Branch& kept = *branches_[1 - gone];
+  if (!kept.vars.count(flag)) kept.vars[flag] = Value(true);
+  branches_[gone]->vars[flag] = Value(false);
+  if (std::find(names_.begin(), names_.end(), flag) == names_.end() &&
+      std::find(new_flags_.begin(), new_flags_.end(), flag) == new_flags_.end())
+    new_flags_.push_back(flag);
+  st_.control().unbound_why[name] =
+      rest_ ? "a staged break, continue or return before line " + std::to_string(span_.line) + " skipped its assignment"
+            : "the staged `" + label_ + "` at line " + std::to_string(span_.line) + " ran its " +
+                  (gone == 0 ? "then" : "else") + " branch, which does not assign it";
 }
 
 // Reported at the statement that changed the length (the then branch's first),

@@ -15,8 +15,10 @@ namespace sg::compiler::staging {
 namespace loop_detail {
 
 LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
-                         const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in)
-    : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in), s(spec.stmt),
+                         const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
+                         const AutoRelax& auto_relax_in)
+    : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in),
+      auto_relax(auto_relax_in), s(spec.stmt),
       sc(st.scope()), cs(st.control()), m(st.module()),
       where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
@@ -52,6 +54,7 @@ Flow LoopStaging::run() {
   emit_node(std::move(inputs));
   if (spec.may_run_zero_times) note_zero_trip_dims();
   undefine_after();
+  explain_relaxed();
   return Flow::kNormal;
 }
 
@@ -79,8 +82,21 @@ void LoopStaging::bind_body_params() {
         sc.set(c.name, Value(TensorListV{c.slot, std::nullopt}));
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
-      case CarryKind::kReturnValue:
-      case CarryKind::kTarget: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kDefined:
+        if (c.init.is<bool>()) {
+          sc.set(c.name, Value(false));
+        } else {
+          c.body_param = st.fn().add_value(*c.type, "", s.span);
+          sc.set(c.name, st.staged(c.body_param));
+        }
+        break;
+      case CarryKind::kReturnValue: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kTarget:
+        sc.set(c.name, Value(UndefinedV{c.name, "", s.span,
+                                        "variable '" + c.name + "' is read in the staged " + where +
+                                            " before it is assigned there, and has no value before the loop: "
+                                            "assign it before the loop"}));
+        break;
       case CarryKind::kStatic: break;
     }
   }
@@ -187,11 +203,23 @@ void LoopStaging::body_results() {
       case CarryKind::kFlag:
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
         break;
+      case CarryKind::kDefined:
+        // A variable first assigned in the loop must be assigned on every path
+        // through an iteration: an iteration that skips it would keep an earlier
+        // iteration's value, which this loop does not carry.
+        if (c.init.is<bool>() && !flag_true(&v))
+          st.fail(s.span, "variable '" + c.name.substr(9) + "' is first assigned inside the staged " + where +
+                              " on some paths through an iteration only, and read after the loop: assign it "
+                              "before the loop");
+        c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
+        break;
       case CarryKind::kTarget:
         if (!v.is_tensor() && !v.is_number())
-          st.fail(s.span, "the target '" + c.name + "' of the staged " + where + " is a " + type_name(v) +
-                              " at the end of an iteration and read after the loop; only tensors and numbers can "
-                              "be carried out of a staged loop");
+          st.fail(s.span, (carried_targets.count(c.name) ? "the target '" : "variable '") + c.name +
+                              "' of the staged " + where + " is " +
+                              (v.is<UndefinedV>() ? std::string("unassigned") : "a " + type_name(v)) +
+                              " at the end of an iteration and read after the loop, with no value before it; only "
+                              "tensors and numbers can be created in a staged loop: assign it before the loop");
         c.body_value = st.to_tensor(v, std::nullopt, s.span);
         c.body_result = st.materialize(c.body_value, s.span);
         c.type = st.fn().values[size_t(c.body_result)].type;
@@ -269,22 +297,28 @@ void LoopStaging::tensor_result(Carry& c, Value v) {
   v = st.to_tensor(v, want, s.span);
   c.body_result = st.materialize(v, s.span);
   const ir::Type got = st.fn().values[size_t(c.body_result)].type;
-  bool same = got.rank() == c.type->rank();
-  for (size_t i = 0; same && i < got.rank(); ++i)
-    same = c.relaxed.count(i) || got.shape[i] == c.type->shape[i];
-  if (!same) {
-    std::string axis = "0";
-    for (size_t i = 0; i < std::min(got.rank(), c.type->rank()); ++i)
-      if (!(got.shape[i] == c.type->shape[i])) {
-        axis = std::to_string(i);
-        break;
-      }
-    st.fail(s.span, shown_name(c.name) + " changes shape in the staged " + where + ": " +
-                        m.format_type(*c.type) + " before the loop, " + m.format_type(got) +
-                        " after an iteration; declare the changing dim before the loop with " + c.name +
-                        " = sg.relax(" + c.name + ", \"D\", " + axis + ")",
+  if (got.rank() != c.type->rank())
+    st.fail(s.span, shown_name(c.name) + " changes rank in the staged " + where + ": " + m.format_type(*c.type) +
+                        " before the loop, " + m.format_type(got) + " after an iteration; a value a staged loop "
+                        "carries keeps its rank",
             st.provenance_notes({v}));
-  }
+  // A dim that changes across iterations (a cache grown by concatenate) becomes a
+  // fresh symbolic dim: the loop is staged again with it.
+  std::set<size_t> changed;
+  for (size_t i = 0; i < got.rank(); ++i)
+    if (!c.relaxed.count(i) && !(got.shape[i] == c.type->shape[i])) changed.insert(i);
+  if (!changed.empty()) throw RelaxRetry{token, c.name, std::move(changed)};
+}
+
+// --explain-staging: the dims found changing across iterations, now symbolic.
+void LoopStaging::explain_relaxed() {
+  if (!st.explaining()) return;
+  for (const Carry& c : carries)
+    for (size_t axis : c.auto_relaxed)
+      st.explain(s.span, spec.what, shown_name(c.name) + " changes dim " + std::to_string(axis) +
+                                        " across iterations: carried with the symbolic dim " +
+                                        m.format_dim(c.type->shape[axis]) + " (sg.relax(x, \"NAME\", " +
+                                        std::to_string(axis) + ") before the loop names it)");
 }
 
 // ---- the condition ----------------------------------------------------------------
@@ -346,7 +380,7 @@ std::vector<int32_t> LoopStaging::node_inputs() {
       init = Value(st.resolve_tensor_list(*c.outer_list, c.name, s.span));
     }
     if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
-    if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
+    if (c.kind == CarryKind::kFlag || c.kind == CarryKind::kDefined) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));
   }
   return inputs;
@@ -408,6 +442,10 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
       returned.push_back(st.staged(id));
       continue;
     }
+    // A relaxed dim stays relaxed through later loops.
+    if (c.kind == CarryKind::kTensor)
+      for (size_t axis : c.relaxed)
+        if (std::optional<int32_t> sym = c.type->shape[axis].as_symbol()) cs.relaxed[{outer->fn, id}][int64_t(axis)] = *sym;
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
     else sc.set(c.name, st.staged(id));
     // After the loop its own numbers keep their dtype, taking another only at a use
@@ -467,15 +505,21 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   const int64_t token = st.new_loop_token();
   std::map<std::string, DType> hints;
   std::vector<AttrCarry> attrs;
+  loop_detail::AutoRelax relax;
   const Stager::Checkpoint start = st.checkpoint();
   for (;;) {
     try {
-      return LoopStaging(st, spec, token, hints, attrs).run();
+      return LoopStaging(st, spec, token, hints, attrs, relax).run();
     } catch (const WeakRetype& r) {
       // Each variable changes its dtype at most once (WeakOrigin::retyped).
       if (r.loop != token) throw;
       st.rollback(start);
       hints[r.name] = r.dtype;
+    } catch (const loop_detail::RelaxRetry& r) {
+      // Each attempt relaxes more axes of a carry; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      relax[r.name].insert(r.axes.begin(), r.axes.end());
     } catch (AttrRetry& r) {
       // Each attempt carries more attributes; there are finitely many.
       if (r.loop != token) throw;

@@ -8,6 +8,8 @@ namespace sg::compiler::staging::loop_detail {
 void LoopStaging::discover_carries() {
   after = live_after_current(cs, st.frame());
   entry = loop_entry_live(s, after);
+  // Live into an iteration from the body itself, not from after the loop.
+  read_in_body = loop_entry_live(s, NameSet{});
   block_assigns(s.body, assigned);
   jumps = loop_jumps(s.body);
   for (const auto& [name, init] : spec.hidden) {
@@ -43,6 +45,17 @@ Carry LoopStaging::tensor_carry(const std::string& name, const Value& init) {
         c.relaxed.insert(size_t(axis));
       }
   }
+  // Dims an earlier attempt saw change across an iteration: a fresh symbol each.
+  auto a = auto_relax.find(name);
+  if (a != auto_relax.end())
+    for (size_t axis : a->second) {
+      if (c.relaxed.count(axis) || axis >= c.type->rank()) continue;
+      std::string base = name.substr(0, name.find_first_of("[.'\""));
+      if (base.empty() || base[0] == '$') base = "D";
+      c.type->shape[axis] = ir::Dim::symbol(m.symbols.fresh(base));
+      c.relaxed.insert(axis);
+      c.auto_relaxed.insert(axis);
+    }
   return c;
 }
 
@@ -81,10 +94,8 @@ void LoopStaging::target_carries() {
     if (before && !before->is<UndefinedV>()) {
       if (!before->is_tensor() && !before->is_number()) continue;
       carries.push_back(tensor_carry(name, *before));
-    } else if (!spec.may_run_zero_times) {
-      carries.push_back(Carry{name, CarryKind::kTarget, Value()});
     } else {
-      continue;
+      created_carry(name, true);
     }
     carried_targets.insert(name);
   }
@@ -97,6 +108,10 @@ void LoopStaging::variable_carries() {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
     const Value* before = sc.lookup(name);
+    if ((!before || before->is<UndefinedV>()) && after.count(name) && !read_in_body.count(name)) {
+      created_carry(name, false);
+      continue;
+    }
     if (!before || before->is<UndefinedV>()) {
       undefined_after.emplace_back(name, "variable '" + name + "' is first assigned inside the staged " + where +
                                              " and read after it; it would be undefined when the loop runs zero "
@@ -129,7 +144,27 @@ void LoopStaging::variable_carries() {
       c.kind = CarryKind::kStatic;
     }
     carries.push_back(std::move(c));
+    defined_flag_carry(name);
   }
+}
+
+// A variable (or for target) first assigned inside the loop and read after it:
+// typed by its first iteration; where the loop may run zero times, a defined flag
+// beside it says whether it ran, checked where the variable is read.
+void LoopStaging::created_carry(const std::string& name, bool target) {
+  Carry c{name, CarryKind::kTarget, Value()};
+  carries.push_back(std::move(c));
+  if (target) carried_targets.insert(name);
+  if (!spec.may_run_zero_times) return;
+  carries.push_back(Carry{defined_flag(name), CarryKind::kDefined, Value(false)});
+  cs.unbound_why[name] = "the staged " + where + " ran zero times";
+}
+
+// A variable that may be unbound before the loop (its defined flag is staged) and
+// that the loop assigns: the flag is carried too.
+void LoopStaging::defined_flag_carry(const std::string& name) {
+  const Value* flag = sc.lookup(defined_flag(name));
+  if (flag && flag->is<Staged>()) carries.push_back(Carry{defined_flag(name), CarryKind::kDefined, *flag});
 }
 
 // A list the body may append to: carried as a tensor list.
@@ -167,7 +202,7 @@ void LoopStaging::flag_carries() {
     carries.push_back(Carry{kReturnValue, CarryKind::kReturnValue, Value()});
   }
   for (Carry& c : carries)
-    if (c.kind == CarryKind::kFlag) c.type = ir::Type{DType::kBool, {}};
+    if (c.kind == CarryKind::kFlag || c.kind == CarryKind::kDefined) c.type = ir::Type{DType::kBool, {}};
 }
 
 // ---- the body -------------------------------------------------------------------

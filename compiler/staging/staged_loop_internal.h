@@ -21,7 +21,11 @@ namespace sg::compiler::staging::loop_detail {
 // kTarget: a for target read after the loop that had no value before it, where the
 // loop provably runs at least once: its initial value is a zero of the item's type,
 // overwritten by the first iteration.
-enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget };
+// kTarget also stands for a variable first assigned inside the loop and read after
+// it, typed by its first iteration. kDefined: the defined flag (control_state.h) of
+// such a variable where the loop may run zero times, or of a variable the loop
+// assigns that may be unbound before it.
+enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget, kDefined };
 
 struct Carry {
   std::string name;
@@ -30,6 +34,7 @@ struct Carry {
   std::optional<WeakOrigin> weak;         // a Python number before the loop, or derived from one
   std::optional<ir::Type> type;           // the carried type, once known
   std::set<size_t> relaxed;               // axes that may change
+  std::set<size_t> auto_relaxed;          // of those, the ones found changing (not declared)
   std::shared_ptr<TensorListSlot> slot;   // kList
   int32_t body_param = -1, cond_param = -1, body_result = -1;
   Value body_value;                       // the value after one iteration
@@ -63,6 +68,16 @@ struct AttrCarry {
   std::string attr;
   std::string name;  // "self.h"
 };
+// Thrown when a carried tensor's dims change across an iteration: the loop is
+// staged again with those axes given fresh symbolic dims.
+struct RelaxRetry {
+  int64_t loop;
+  std::string name;
+  std::set<size_t> axes;
+};
+// Per carried name, the axes a previous attempt found changing.
+using AutoRelax = std::map<std::string, std::set<size_t>>;
+
 // Thrown when staging the body found attributes to carry that this attempt did not.
 struct AttrRetry {
   int64_t loop;
@@ -127,7 +142,8 @@ struct LoopContainersScope {
 class LoopStaging {
  public:
   LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
-              const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in);
+              const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
+              const AutoRelax& auto_relax_in);
   Flow run();
 
  private:
@@ -139,6 +155,8 @@ class LoopStaging {
   void variable_carries();
   Carry list_carry(const std::string& name, const Value* before);
   void flag_carries();
+  void created_carry(const std::string& name, bool target);
+  void defined_flag_carry(const std::string& name);
   void attrs_from_scope();
   void attrs_to_scope();
   void bind_structures();
@@ -160,6 +178,7 @@ class LoopStaging {
   void bind_function_params();
   void emit_node(std::vector<int32_t> inputs);
   void note_zero_trip_dims();
+  void explain_relaxed();
   void undefine_after();
 
   Stager& st;
@@ -167,6 +186,7 @@ class LoopStaging {
   const int64_t token;
   const std::map<std::string, DType>& hints;
   const std::vector<AttrCarry>& attr_carries;
+  const AutoRelax& auto_relax;
   const Stmt& s;
   Scope& sc;
   std::vector<AttrWatch> watches;
@@ -174,7 +194,7 @@ class LoopStaging {
   ControlState& cs;
   ir::Module& m;
   const std::string where;
-  NameSet after, entry, assigned, appended;
+  NameSet after, entry, read_in_body, assigned, appended;
   LoopJumps jumps;
   std::vector<Carry> carries;
   std::vector<Structure> structures;
