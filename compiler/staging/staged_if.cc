@@ -481,6 +481,10 @@ void BranchStaging::fill_return_value() {
 }
 
 BranchStaging::Make BranchStaging::join(const std::string& name, const std::string& shown, Value tv, Value ev) {
+  if (tv.is<TuplePtr>() && ev.is<TuplePtr>() && tv.as<TuplePtr>()->size() != ev.as<TuplePtr>()->size())
+    st_.fail(span_, shown + " is a tuple of " + std::to_string(tv.as<TuplePtr>()->size()) + " items" + then_where_ +
+                        " and of " + std::to_string(ev.as<TuplePtr>()->size()) + else_where_ +
+                        "; both paths must leave it with one length");
   if (tv.is<TuplePtr>() && ev.is<TuplePtr>() && tv.as<TuplePtr>()->size() == ev.as<TuplePtr>()->size()) {
     std::vector<Make> items;
     for (size_t i = 0; i < tv.as<TuplePtr>()->size(); ++i)
@@ -489,6 +493,21 @@ BranchStaging::Make BranchStaging::join(const std::string& name, const std::stri
       std::vector<Value> vals;
       for (const Make& m : items) vals.push_back(m(outs));
       return make_tuple(std::move(vals));
+    };
+  }
+  // Lists of one length join item by item, as tuples do, into a new list.
+  if (tv.is<ListPtr>() && ev.is<ListPtr>()) {
+    const auto& ti = tv.as<ListPtr>()->items;
+    const auto& ei = ev.as<ListPtr>()->items;
+    if (ti.size() != ei.size())
+      st_.fail(span_, shown + " is a list of " + std::to_string(ti.size()) + " items" + then_where_ + " and of " +
+                          std::to_string(ei.size()) + else_where_ + "; both paths must leave it with one length");
+    std::vector<Make> items;
+    for (size_t i = 0; i < ti.size(); ++i) items.push_back(join(name, shown + "[" + std::to_string(i) + "]", ti[i], ei[i]));
+    return [items](const std::vector<Value>& outs) {
+      std::vector<Value> vals;
+      for (const Make& m : items) vals.push_back(m(outs));
+      return make_list(std::move(vals));
     };
   }
   // Records of one class rebound in both branches join field by field, as a new record.
@@ -509,7 +528,7 @@ BranchStaging::Make BranchStaging::join(const std::string& name, const std::stri
     for (size_t i = 0; same_keys && i < ti.size(); ++i)
       same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
     if (!same_keys)
-      st_.fail(span_, shown + " is a dict with keys " + py_repr(tv) + then_where_ + " and " + py_repr(ev) +
+      st_.fail(span_, shown + " is a dict with keys " + keys_text(ti) + then_where_ + " and " + keys_text(ei) +
                           else_where_ + "; both need the same keys in the same order");
     std::vector<Value> keys;
     std::vector<Make> items;
@@ -542,9 +561,13 @@ BranchStaging::Make BranchStaging::join_leaf(const std::string& name, const std:
   if (!tv.is_tensor() && !ev.is_tensor() && static_equal(tv, ev).value_or(false))
     return [tv](const std::vector<Value>&) { return tv; };
   auto tensorish = [](const Value& v) { return v.is_tensor() || v.is_number(); };
-  if (!tensorish(tv) || !tensorish(ev))
-    st_.fail(span_, shown + " is " + py_repr(tv) + then_where_ + " and " + py_repr(ev) +
-                        else_where_ + "; only tensors and numbers may differ");
+  if (!tensorish(tv) || !tensorish(ev)) {
+    // Show what differs: the kinds where they differ, else the values.
+    const bool same_kind = type_name(tv) == type_name(ev);
+    st_.fail(span_, shown + " is " + (same_kind ? py_repr(tv) : "a " + type_name(tv)) + then_where_ + " and " +
+                        (same_kind ? py_repr(ev) : "a " + type_name(ev)) + else_where_ +
+                        "; only tensors and numbers may differ");
+  }
   const std::optional<DType> dt = leaf_dtype(shown, tv, ev);
   const size_t index = add_output(name, shown, tv, ev, dt);
   if (tensor_list)
