@@ -38,7 +38,7 @@ Value Stager::lookup_name(const std::string& name, SourceSpan span) {
 // Python's UnboundLocalError message and why it may be unbound.
 void Stager::check_bound(const std::string& name, SourceSpan span) {
   const Value* flag = frame_->scope->lookup(defined_flag(name));
-  if (!flag || flag_true(flag)) return;
+  if (!flag || flag_true(flag) || !(flag->is<bool>() || flag->is<Staged>())) return;
   auto why = control().unbound_why.find(name);
   const std::string message = "UnboundLocalError: cannot access local variable '" + name +
                               "' where it is not associated with a value" +

@@ -733,6 +733,12 @@ void BranchStaging::stand_in_returned_vars() {
 // return value join.
 void BranchStaging::join_variables() {
   const bool both_returned = left(then_b_.vars) && left(else_b_.vars);
+  // A defined flag one branch made: the other, without one, has the variable bound
+  // where it has it at all.
+  for (const std::string& name : names_)
+    if (name.rfind("$defined.", 0) == 0)
+      for (Branch* b : branches_)
+        if (!b->vars.count(name)) b->vars[name] = Value(defined(b->vars, name.substr(9)));
   for (const std::string& name : names_) {
     if (both_returned && name[0] != '$') {
       sc_.set(name, Value(UndefinedV{name, "", span_, ""}));

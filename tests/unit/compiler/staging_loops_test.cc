@@ -383,7 +383,7 @@ def f(n: sg.i64):
 )");
   ASSERT_TRUE(r.ir) << r.locations();
   EXPECT_EQ(r.count_ops("f", ops::OpId::Assert), 1u);
-  EXPECT_EQ(r.result_type("f"), "i64");
+  EXPECT_EQ(r.result_type("f"), "i64[]");
 }
 
 // Assigned on some paths through an iteration only: an iteration that skips it
@@ -443,7 +443,7 @@ TEST(StagingLoopErrors, RankThatChanges) {
     return v
 )");
   EXPECT_NE(e.find("6:5: error: variable 'v' changes rank in the staged while loop at line 6: f32[1] before the "
-                   "loop, f32[1,1] after an iteration"),
+                   "loop, f32[1, 1] after an iteration; a value a staged loop carries keeps its rank"),
             std::string::npos) << e;
 }
 
