@@ -161,7 +161,7 @@ def while_creates_var_py():
 def while_creates_var_tf(n: sg.i32):
     return while_creates_var(n)
 # cases: while_creates_var_tf n=1 | n=2
-# run-error: while_creates_var_tf n=0 ~ UnboundLocalError: cannot access local variable 'j'.*staged while loop at line 50 ran zero times
+# run-error: while_creates_var_tf n=0 ~ (?m)loop_basic\.py:53:15: error: assertion failed: UnboundLocalError: cannot access local variable 'j' where it is not associated with a value: the staged while loop at line 50 ran zero times$
 
 
 @sg.function
@@ -188,7 +188,7 @@ def for_creates_var_tf_static(l1: sg.i32[1], l2: sg.i32[2]):
 def for_creates_var_tf(l: sg.i32["L"]):  # noqa: E741
     return for_creates_var(l)
 # cases: for_creates_var_tf l=[1] | l=[1,2]
-# run-error: for_creates_var_tf l=[] ~ UnboundLocalError: cannot access local variable 'i'.*staged for loop at line 57 ran zero times
+# run-error: for_creates_var_tf l=[] ~ (?m)loop_basic\.py:59:12: error: assertion failed: UnboundLocalError: cannot access local variable 'i' where it is not associated with a value: the staged for loop at line 57 ran zero times$
 
 
 @sg.function

@@ -239,7 +239,7 @@ def loop_initializing_invariant_variable_py():
 def loop_initializing_invariant_variable_tf(n: sg.i32):
     return loop_initializing_invariant_variable(n)
 # cases: loop_initializing_invariant_variable_tf n=1 | n=2
-# run-error: loop_initializing_invariant_variable_tf n=0 ~ UnboundLocalError: cannot access local variable 'a'
+# run-error: loop_initializing_invariant_variable_tf n=0 ~ (?m)nested_control_flow\.py:118:12: error: assertion failed: UnboundLocalError: cannot access local variable 'a' where it is not associated with a value: the staged for loop at line 113 ran zero times$
 
 
 @sg.function
