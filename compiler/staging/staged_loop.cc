@@ -214,6 +214,10 @@ void LoopStaging::body_results() {
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
         break;
       case CarryKind::kTarget:
+        if (!carried_targets.count(c.name) && (v.is<TuplePtr>() || v.is<DictPtr>())) {
+          created_result(c, v);
+          break;
+        }
         if (!v.is_tensor() && !v.is_number())
           st.fail(s.span, (carried_targets.count(c.name) ? "the target '" : "variable '") + c.name +
                               "' of the staged " + where + " is " +
@@ -234,6 +238,24 @@ void LoopStaging::body_results() {
   }
   std::erase_if(carries, [](const Carry& c) { return c.dropped; });
   for (Carry& leaf : leaf_carries) carries.push_back(std::move(leaf));
+}
+
+// A tuple or dict first assigned inside the loop: one carry per leaf, each typed by
+// the first iteration, rebuilt after the loop.
+void LoopStaging::created_result(Carry& c, const Value& v) {
+  std::vector<Value> leaves;
+  return_leaves(st, v, leaves, s.span, where);
+  Structure x{c.name, v, {}};
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    Carry leaf{"$created." + c.name + "." + std::to_string(k), CarryKind::kTarget, Value()};
+    leaf.body_value = st.to_tensor(leaves[k], std::nullopt, s.span);
+    leaf.body_result = st.materialize(leaf.body_value, s.span);
+    leaf.type = st.fn().values[size_t(leaf.body_result)].type;
+    x.leaves.push_back(leaf.name);
+    leaf_carries.push_back(std::move(leaf));
+  }
+  created.push_back(std::move(x));
+  c.dropped = true;
 }
 
 // A tuple or dict returned from the loop: one carry per leaf, rebuilt after it.
@@ -460,6 +482,15 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
   bind_structures();
   for (const Structure& x : structures)
     for (const std::string& leaf : x.leaves) sc.erase(leaf);
+  for (const Structure& x : created) {
+    std::vector<Value> leaves;
+    for (const std::string& leaf : x.leaves) {
+      leaves.push_back(*sc.find_local(leaf));
+      sc.erase(leaf);
+    }
+    size_t k = 0;
+    sc.set(x.name, rebuild(x.shape, leaves, k));
+  }
   attrs_from_scope();
   attr_restore.active = false;
   for (const AttrCarry& a : attr_carries) sc.erase(a.name);

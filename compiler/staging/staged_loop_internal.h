@@ -170,6 +170,7 @@ class LoopStaging {
   void return_value_result(Carry& c, Value v);
   void list_result(Carry& c, const Value& v);
   void tensor_result(Carry& c, Value v);
+  void created_result(Carry& c, const Value& v);
   // The condition.
   void stage_cond();
   Value eval_test();
@@ -206,6 +207,8 @@ class LoopStaging {
   std::unique_ptr<FnBuilder> body, cond;
   std::optional<Value> return_shape;
   std::vector<Carry> leaf_carries;
+  // Tuples and dicts first assigned inside the loop: carried leaf by leaf, rebuilt after it.
+  std::vector<Structure> created;
   std::vector<Staged> captured;
 };
 

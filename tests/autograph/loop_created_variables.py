@@ -8,7 +8,8 @@ undefined, an error naming it (Python: UnboundLocalError). With a run-time n (_t
 AutoGraph accepts n >= 1 and fails at run time for 0, and so does Stagegraph: a
 variable first assigned inside a staged loop is carried from its first iteration
 with a defined flag, checked where it is read (a run-time UnboundLocalError naming
-it and the loop). A dict created in the loop and a changing rank stay refused."""
+it and the loop); a dict created there is carried leaf by leaf. A changing rank
+stays refused."""
 import stagegraph as sg
 
 
@@ -151,13 +152,15 @@ def while_creates_var_dynamic_shape_py_init_var_tf(n: sg.i32):
 @sg.function
 def while_creates_nested_var_static_shape_tf(n: sg.i32):
     return while_creates_nested_var_static_shape(n)
-# refused: while_creates_nested_var_static_shape_tf 'v'
+# cases: while_creates_nested_var_static_shape_tf n=1 | n=2
+# run-error: while_creates_nested_var_static_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
 def while_creates_nested_var_dynamic_shape_tf(n: sg.i32):
     return while_creates_nested_var_dynamic_shape(n)
-# refused: while_creates_nested_var_dynamic_shape_tf 'v'
+# cases: while_creates_nested_var_dynamic_shape_tf n=1 | n=2
+# run-error: while_creates_nested_var_dynamic_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
