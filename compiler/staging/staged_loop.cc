@@ -16,9 +16,9 @@ namespace loop_detail {
 
 LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
                          const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
-                         const AutoRelax& auto_relax_in)
+                         const RetryHints& retry_in)
     : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in),
-      auto_relax(auto_relax_in), s(spec.stmt),
+      retry(retry_in), s(spec.stmt),
       sc(st.scope()), cs(st.control()), m(st.module()),
       where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
@@ -83,7 +83,7 @@ void LoopStaging::bind_body_params() {
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
       case CarryKind::kDefined:
-        if (c.init.is<bool>()) {
+        if (!c.created) {
           sc.set(c.name, Value(false));
         } else {
           c.body_param = st.fn().add_value(*c.type, "", s.span);
@@ -207,10 +207,16 @@ void LoopStaging::body_results() {
         // A variable first assigned in the loop must be assigned on every path
         // through an iteration: an iteration that skips it would keep an earlier
         // iteration's value, which this loop does not carry.
-        if (c.init.is<bool>() && !flag_true(&v))
-          st.fail(s.span, "variable '" + c.name.substr(9) + "' is first assigned inside the staged " + where +
+        if (c.init.is<bool>() && !c.created && !flag_true(&v)) {
+          // Assigned on some paths only: carried from the start by another attempt.
+          const std::string var = c.name.substr(9);
+          for (const Carry& t : carries)
+            if (t.name == var && t.kind == CarryKind::kTarget && t.type && !t.dropped)
+              throw CreatedRetry{token, var, *t.type};
+          st.fail(s.span, "variable '" + var + "' is first assigned inside the staged " + where +
                               " on some paths through an iteration only, and read after the loop: assign it "
                               "before the loop");
+        }
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
         break;
       case CarryKind::kTarget:
@@ -343,6 +349,26 @@ void LoopStaging::explain_relaxed() {
                                         std::to_string(axis) + ") before the loop names it)");
 }
 
+// A zero of `type` in the enclosing function (symbolic dims 0), never read: the
+// initial value of a variable first assigned inside the loop.
+Value LoopStaging::unset_of_type(const ir::Type& type) {
+  const int32_t zero = st.materialize(Value(scalar_tensor(type.dtype, 0, 0)), s.span);
+  std::vector<int64_t> shape;
+  for (const ir::Dim& d : type.shape) shape.push_back(d.as_static().value_or(0));
+  ir::Node node;
+  node.op = ops::OpId::Full;
+  node.attrs.values.push_back(ops::AttrValue::Ints(shape));
+  node.inputs = {zero};
+  node.span = s.span;
+  ir::Type out{type.dtype, {}};
+  for (int64_t d : shape) out.shape.push_back(ir::Dim(d));
+  const int32_t id = st.fn().add_value(std::move(out), "", s.span);
+  node.outputs = {id};
+  st.fn().nodes.push_back(std::move(node));
+  cs.unset_values.insert({st.builder()->fn, id});
+  return st.staged(id);
+}
+
 // ---- the condition ----------------------------------------------------------------
 void LoopStaging::stage_cond() {
   sc.vars() = outer_vars;
@@ -393,6 +419,7 @@ std::vector<int32_t> LoopStaging::node_inputs() {
     Value init = c.init;
     if (c.kind == CarryKind::kReturnValue || c.kind == CarryKind::kTarget)
       init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kTensor && c.created) init = unset_of_type(*c.type);
     if (c.kind == CarryKind::kList && c.outer_list) {
       // The enclosing loop's list takes this loop's item type, under a dim of its own.
       TensorListSlot& outer_slot = *c.outer_list->slot;
@@ -536,11 +563,11 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   const int64_t token = st.new_loop_token();
   std::map<std::string, DType> hints;
   std::vector<AttrCarry> attrs;
-  loop_detail::AutoRelax relax;
+  loop_detail::RetryHints retry;
   const Stager::Checkpoint start = st.checkpoint();
   for (;;) {
     try {
-      return LoopStaging(st, spec, token, hints, attrs, relax).run();
+      return LoopStaging(st, spec, token, hints, attrs, retry).run();
     } catch (const WeakRetype& r) {
       // Each variable changes its dtype at most once (WeakOrigin::retyped).
       if (r.loop != token) throw;
@@ -550,7 +577,12 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
       // Each attempt relaxes more axes of a carry; there are finitely many.
       if (r.loop != token) throw;
       st.rollback(start);
-      relax[r.name].insert(r.axes.begin(), r.axes.end());
+      retry.relax[r.name].insert(r.axes.begin(), r.axes.end());
+    } catch (const loop_detail::CreatedRetry& r) {
+      // Each attempt carries one more variable from the start; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      retry.created[r.name] = r.type;
     } catch (AttrRetry& r) {
       // Each attempt carries more attributes; there are finitely many.
       if (r.loop != token) throw;

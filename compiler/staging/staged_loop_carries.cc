@@ -46,8 +46,8 @@ Carry LoopStaging::tensor_carry(const std::string& name, const Value& init) {
       }
   }
   // Dims an earlier attempt saw change across an iteration: a fresh symbol each.
-  auto a = auto_relax.find(name);
-  if (a != auto_relax.end())
+  auto a = retry.relax.find(name);
+  if (a != retry.relax.end())
     for (size_t axis : a->second) {
       if (c.relaxed.count(axis) || axis >= c.type->rank()) continue;
       std::string base = name.substr(0, name.find_first_of("[.'\""));
@@ -153,10 +153,28 @@ void LoopStaging::variable_carries() {
 // beside it says whether it ran, checked where the variable is read.
 void LoopStaging::created_carry(const std::string& name, bool target) {
   Carry c{name, CarryKind::kTarget, Value()};
+  Carry flag{defined_flag(name), CarryKind::kDefined, Value(false)};
+  auto known = retry.created.find(name);
+  if (known != retry.created.end()) {
+    // Assigned on some paths only (an earlier attempt): carried from the start, its
+    // flag too, so that an iteration that skips it keeps the previous value.
+    c.kind = CarryKind::kTensor;
+    c.type = known->second;
+    c.created = true;
+    flag.created = true;
+    auto a = retry.relax.find(name);
+    if (a != retry.relax.end())
+      for (size_t axis : a->second)
+        if (axis < c.type->rank()) {
+          c.type->shape[axis] = ir::Dim::symbol(m.symbols.fresh(name));
+          c.relaxed.insert(axis);
+          c.auto_relaxed.insert(axis);
+        }
+  }
   carries.push_back(std::move(c));
   if (target) carried_targets.insert(name);
-  if (!spec.may_run_zero_times) return;
-  carries.push_back(Carry{defined_flag(name), CarryKind::kDefined, Value(false)});
+  if (!spec.may_run_zero_times && known == retry.created.end()) return;
+  carries.push_back(std::move(flag));
   cs.unbound_why[name] = "the staged " + where + " ran zero times";
 }
 

@@ -35,6 +35,9 @@ struct Carry {
   std::optional<ir::Type> type;           // the carried type, once known
   std::set<size_t> relaxed;               // axes that may change
   std::set<size_t> auto_relaxed;          // of those, the ones found changing (not declared)
+  // kTensor: a variable first assigned inside the loop, carried from a zero of its
+  // type (RetryHints::created); kDefined: its flag, a body parameter.
+  bool created = false;
   std::shared_ptr<TensorListSlot> slot;   // kList
   int32_t body_param = -1, cond_param = -1, body_result = -1;
   Value body_value;                       // the value after one iteration
@@ -75,8 +78,20 @@ struct RelaxRetry {
   std::string name;
   std::set<size_t> axes;
 };
-// Per carried name, the axes a previous attempt found changing.
-using AutoRelax = std::map<std::string, std::set<size_t>>;
+// Thrown when a variable first assigned inside the loop is assigned on some paths
+// through an iteration only: the loop is staged again carrying it, as typed by this
+// attempt, so that an iteration that skips it keeps the previous one's value.
+struct CreatedRetry {
+  int64_t loop;
+  std::string name;
+  ir::Type type;
+};
+// What earlier attempts found: per carried name, the axes that change, and the types
+// of variables first assigned inside the loop on some paths only.
+struct RetryHints {
+  std::map<std::string, std::set<size_t>> relax;
+  std::map<std::string, ir::Type> created;
+};
 
 // Thrown when staging the body found attributes to carry that this attempt did not.
 struct AttrRetry {
@@ -143,7 +158,7 @@ class LoopStaging {
  public:
   LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
               const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
-              const AutoRelax& auto_relax_in);
+              const RetryHints& retry_in);
   Flow run();
 
  private:
@@ -180,6 +195,7 @@ class LoopStaging {
   void emit_node(std::vector<int32_t> inputs);
   void note_zero_trip_dims();
   void explain_relaxed();
+  Value unset_of_type(const ir::Type& type);
   void undefine_after();
 
   Stager& st;
@@ -187,7 +203,7 @@ class LoopStaging {
   const int64_t token;
   const std::map<std::string, DType>& hints;
   const std::vector<AttrCarry>& attr_carries;
-  const AutoRelax& auto_relax;
+  const RetryHints& retry;
   const Stmt& s;
   Scope& sc;
   std::vector<AttrWatch> watches;

@@ -73,3 +73,41 @@ def grow_cache(x: sg.f32["N"], n: sg.i64):
     for i in range(n):
         cache = sg.concatenate([cache, cache[-1:] + 1.0])
     return cache, sg.sum(cache)
+
+
+@sg.function
+def assigned_on_some_iterations(x: sg.f32["N"], n: sg.i64):
+    # last is assigned on even iterations only: an odd last iteration keeps the
+    # value of the one before, as in Python.
+    for i in range(n):
+        if i % 2 == 0:
+            last = x * sg.sum(x[:1]) + i
+    return last
+
+
+@sg.function
+def created_in_nested_loops(x: sg.f32["N"], n: sg.i64):
+    for j in range(n):
+        for i in range(x.shape[0]):
+            v = x[i] * 2.0 + j
+    return v
+
+
+@sg.function
+def created_before_break(x: sg.f32["N"]):
+    i = 0
+    while True:
+        last = x[i]
+        if last > 0.5 or i + 1 >= x.shape[0]:
+            break
+        i += 1
+    return last, i
+
+
+@sg.function
+def maybe_then_loop(x: sg.f32["N"], n: sg.i64):
+    if x[0] > 0.0:
+        t = x * 2.0
+    for i in range(n):
+        t = x + 1.0
+    return t
