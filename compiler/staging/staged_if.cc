@@ -671,10 +671,10 @@ BranchStaging::Make BranchStaging::number_make(size_t index, const Value& tv, co
 // still be read after the loop, where eager mode would find it undefined.)
 // A variable first assigned on the other path is not read after a jump out of a
 // staged loop's iteration either: after a continue the iteration ends, after a break
-// the loop does, and a variable first assigned inside a staged loop is not readable
-// after it (nor carried into the next iteration) unless it had a value before the
-// loop, which it would then have here. (An unrolled loop keeps it across iterations
-// and after the loop, where eager mode may find it undefined.)
+// the loop does; one first assigned inside the staged loop has a defined flag there
+// (control_state.h), which joins like any variable and says which path assigned it.
+// (An unrolled loop keeps it across iterations and after the loop, where eager mode
+// may find it undefined: there the variable gets a defined flag of its own.)
 bool BranchStaging::jumped(const std::map<std::string, Value>& vars) const {
   return left(vars) || (in_staged_loop_ && (flag_set(vars, kBreakFlag) || flag_set(vars, kContinueFlag)));
 }

@@ -487,6 +487,8 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
     st.set_origin(outer->fn, id, Origin{s.span, "the staged " + std::string(spec.what) + " loop produced"});
     if (c.name[0] == '$' && c.kind == CarryKind::kTensor) continue;  // a hidden counter
     if (c.name == kBreakFlag) continue;                             // consumed by the loop
+    // A loop that provably runs has assigned a variable first assigned on every path.
+    if (c.kind == CarryKind::kDefined && !c.created && c.init.is<bool>() && !spec.may_run_zero_times) continue;
     if (c.kind == CarryKind::kReturnValue && c.name != kReturnValue) {  // a leaf of a returned tuple or dict
       returned.push_back(st.staged(id));
       continue;

@@ -173,9 +173,11 @@ void LoopStaging::created_carry(const std::string& name, bool target) {
   }
   carries.push_back(std::move(c));
   if (target) carried_targets.insert(name);
-  if (!spec.may_run_zero_times && known == retry.created.end()) return;
+  // Carried where the loop provably runs too: at the end of an iteration it says
+  // whether every path assigned the variable.
   carries.push_back(std::move(flag));
-  cs.unbound_why[name] = "the staged " + where + " ran zero times";
+  cs.unbound_why[name] = known != retry.created.end() ? "no iteration of the staged " + where + " assigned it"
+                                                       : "the staged " + where + " ran zero times";
 }
 
 // A variable that may be unbound before the loop (its defined flag is staged) and
