@@ -338,9 +338,15 @@ void LoopStaging::tensor_result(Carry& c, Value v) {
   if (!changed.empty()) throw RelaxRetry{token, c.name, std::move(changed)};
 }
 
-// --explain-staging: the dims found changing across iterations, now symbolic.
+// --explain-staging: the variables first assigned in the loop, and the dims found
+// changing across iterations, now symbolic.
 void LoopStaging::explain_relaxed() {
   if (!st.explaining()) return;
+  for (const Carry& c : carries)
+    if (c.kind == CarryKind::kDefined && c.init.is<bool>() && (spec.may_run_zero_times || c.created))
+      st.explain(s.span, spec.what, "variable '" + c.name.substr(9) + "' is first assigned inside the loop: carried " +
+                                        (c.created ? "from the start" : "from its first iteration") +
+                                        ", with a flag that a read after the loop checks");
   for (const Carry& c : carries)
     for (size_t axis : c.auto_relaxed)
       st.explain(s.span, spec.what, shown_name(c.name) + " changes dim " + std::to_string(axis) +

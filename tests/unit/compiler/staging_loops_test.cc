@@ -386,10 +386,13 @@ def f(n: sg.i64):
   EXPECT_EQ(r.result_type("f"), "i64[]");
 }
 
-// Assigned on some paths through an iteration only: an iteration that skips it
-// would keep an earlier one's value, which the loop does not carry.
-TEST(StagingLoopErrors, VariableFirstDefinedOnSomePathsOfTheLoop) {
-  const std::string e = errors_of(R"(def f(n: sg.i64):
+// Assigned on some paths through an iteration only: carried from the start, so that
+// an iteration that skips it keeps the previous one's value, as in Python.
+TEST(StagingLoops, VariableFirstDefinedOnSomePathsOfTheLoopIsCarriedFromTheStart) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(n: sg.i64):
     i = 0
     while i < n:
         if i > 2:
@@ -397,9 +400,24 @@ TEST(StagingLoopErrors, VariableFirstDefinedOnSomePathsOfTheLoop) {
         i += 1
     return last
 )");
-  EXPECT_NE(e.find("error: variable 'last' is first assigned inside the staged while loop at line 6 on some paths "
-                   "through an iteration only"),
-            std::string::npos) << e;
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Assert), 1u);
+  EXPECT_NE(r.explained.find("variable 'last' is first assigned inside the loop: carried from the start"),
+            std::string::npos) << r.explained;
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+}
+
+// Read in an iteration before its assignment there, with no value before the loop.
+TEST(StagingLoopErrors, VariableReadInTheLoopBeforeItsFirstAssignment) {
+  const std::string e = errors_of(R"(def f(n: sg.i64):
+    i = 0
+    while i < n:
+        s = last + 1
+        last = i * 2
+        i += 1
+    return last
+)");
+  EXPECT_NE(e.find("7:13: error: name 'last' is not defined"), std::string::npos) << e;
 }
 
 TEST(StagingLoopErrors, DtypeThatChanges) {
