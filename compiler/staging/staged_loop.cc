@@ -178,10 +178,14 @@ void LoopStaging::structure_results() {
   for (const Structure& x : structures) {
     const Value* vp = sc.find_local(x.name);
     std::vector<std::pair<std::string, Value>> leaves;
-    if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves))
-      st.fail(s.span, shown_name(x.name) + " is " + py_repr(x.shape) + " before the staged " + where + " and " +
-                          (vp ? py_repr(*vp) : std::string("undefined")) + " after an iteration; a tuple, list or "
-                          "dict carried by a staged loop must keep its length and keys, with tensors or numbers in it");
+    if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves)) {
+      const std::string diff = vp ? structure_difference(x.shape, *vp, x.name) : "";
+      st.fail(s.span, (diff.empty() ? shown_name(x.name) + " is " + py_repr(x.shape) + " before the loop and " +
+                                          (vp ? py_repr(*vp) : std::string("undefined")) + " after an iteration"
+                                    : diff) +
+                          " of the staged " + where + "; a tuple, list or dict carried by a staged loop must keep "
+                          "its length and keys, with tensors or numbers in it");
+    }
     for (size_t k = 0; k < leaves.size(); ++k) sc.set(x.leaves[k], leaves[k].second);
   }
 }

@@ -116,6 +116,10 @@ Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k);
 bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<std::string, Value>>& out);
 // Whether `v` has `shape`'s containers (kinds, lengths, keys in order).
 bool same_structure(const Value& shape, const Value& v);
+// Where `v` differs from `shape` in its containers or in a leaf that is not a tensor
+// or number, for messages ("`state[1]` is a list of 2 items before the loop and a
+// list of 3 items after an iteration"); empty where nothing differs.
+std::string structure_difference(const Value& shape, const Value& v, const std::string& path);
 void watch_instances(const std::string& path, const Value& v, std::vector<AttrWatch>& out, int depth);
 bool same_value(const Value& a, const Value& b);
 // The lists and dicts reachable from `v` (through tuples, lists and dicts).

@@ -309,7 +309,8 @@ TEST(StagingLoopErrors, CarriedTupleThatChangesLength) {
         state = (state[0] + 1, state[1], state[1])
     return state[0]
 )");
-  EXPECT_NE(e.find("6:5: error: variable 'state' is (0, 0.) before the staged while loop at line 6 and "),
+  EXPECT_NE(e.find("6:5: error: `state` is a tuple of 2 items before the loop and a tuple of 3 items after an "
+                   "iteration of the staged while loop at line 6"),
             std::string::npos) << e;
   EXPECT_NE(e.find("must keep its length and keys"), std::string::npos) << e;
 }
@@ -418,6 +419,19 @@ TEST(StagingLoopErrors, VariableReadInTheLoopBeforeItsFirstAssignment) {
     return last
 )");
   EXPECT_NE(e.find("7:13: error: name 'last' is not defined"), std::string::npos) << e;
+}
+
+// The message shows the part of a carried structure that differs.
+TEST(StagingLoopErrors, ACarriedListThatChangesLength) {
+  const std::string e = errors_of(R"(def f(n: sg.i64, x: sg.f32[2]):
+    state = {"h": [x, x], "c": x}
+    for i in range(n):
+        state = {"h": [x, x, x], "c": x}
+    return state["c"]
+)");
+  EXPECT_NE(e.find("6:5: error: `state['h']` is a list of 2 items before the loop and a list of 3 items after an "
+                   "iteration of the staged for loop at line 6"),
+            std::string::npos) << e;
 }
 
 TEST(StagingLoopErrors, DtypeThatChanges) {
