@@ -359,25 +359,7 @@ void LoopStaging::explain_relaxed() {
                                         std::to_string(axis) + ") before the loop names it)");
 }
 
-// A zero of `type` in the enclosing function (symbolic dims 0), never read: the
-// initial value of a variable first assigned inside the loop.
-Value LoopStaging::unset_of_type(const ir::Type& type) {
-  const int32_t zero = st.materialize(Value(scalar_tensor(type.dtype, 0, 0)), s.span);
-  std::vector<int64_t> shape;
-  for (const ir::Dim& d : type.shape) shape.push_back(d.as_static().value_or(0));
-  ir::Node node;
-  node.op = ops::OpId::Full;
-  node.attrs.values.push_back(ops::AttrValue::Ints(shape));
-  node.inputs = {zero};
-  node.span = s.span;
-  ir::Type out{type.dtype, {}};
-  for (int64_t d : shape) out.shape.push_back(ir::Dim(d));
-  const int32_t id = st.fn().add_value(std::move(out), "", s.span);
-  node.outputs = {id};
-  st.fn().nodes.push_back(std::move(node));
-  cs.unset_values.insert({st.builder()->fn, id});
-  return st.staged(id);
-}
+Value LoopStaging::unset_of_type(const ir::Type& type) { return unset_tensor_of_type(st, type, s.span); }
 
 // ---- the condition ----------------------------------------------------------------
 void LoopStaging::stage_cond() {
@@ -427,8 +409,8 @@ std::vector<int32_t> LoopStaging::node_inputs() {
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
-    if (c.kind == CarryKind::kReturnValue || c.kind == CarryKind::kTarget)
-      init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kTarget) init = unset_of_type(*c.type);
     if (c.kind == CarryKind::kTensor && c.created) init = unset_of_type(*c.type);
     if (c.kind == CarryKind::kList && c.outer_list) {
       // The enclosing loop's list takes this loop's item type, under a dim of its own.
@@ -566,6 +548,54 @@ void LoopStaging::undefine_after() {
 }
 
 }  // namespace loop_detail
+
+Value unset_tensor_of_type(Stager& st, const ir::Type& type, SourceSpan span) {
+  ControlState& cs = st.control();
+  ir::Module& m = st.module();
+  const int32_t zero = st.materialize(Value(scalar_tensor(type.dtype, 0, 0)), span);
+  std::vector<int64_t> shape;
+  std::vector<Value> sizes;
+  for (const ir::Dim& d : type.shape) {
+    if (std::optional<int64_t> n = d.as_static()) {
+      shape.push_back(*n);
+      continue;
+    }
+    // A value with this dim in the current function or an enclosing one (captured).
+    std::optional<Value> size;
+    for (const FnBuilder* b = st.builder(); !size && b; b = b->parent) {
+      const ir::Function& f = m.functions[size_t(b->fn)];
+      for (size_t id = 0; !size && id < f.values.size(); ++id) {
+        if (cs.unset_values.count({b->fn, int32_t(id)})) continue;
+        const ir::Type& t = f.values[id].type;
+        for (size_t axis = 0; !size && axis < t.rank(); ++axis)
+          if (t.shape[axis] == d) size = st.shape_item(Value(Staged{b->fn, int32_t(id), {}}), int64_t(axis), span);
+      }
+    }
+    shape.push_back(size ? ops::attr::kDynamicDim : 0);
+    if (size) sizes.push_back(*size);
+  }
+  if (!sizes.empty()) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(shape)};
+    std::vector<Value> inputs{st.staged(zero)};
+    inputs.insert(inputs.end(), sizes.begin(), sizes.end());
+    Value v = st.apply(ops::OpId::Full, std::move(attrs), std::move(inputs), span);
+    cs.unset_values.insert({st.builder()->fn, v.as<Staged>().id});
+    return v;
+  }
+  ir::Node node;
+  node.op = ops::OpId::Full;
+  node.attrs.values.push_back(ops::AttrValue::Ints(shape));
+  node.inputs = {zero};
+  node.span = span;
+  ir::Type out{type.dtype, {}};
+  for (int64_t d : shape) out.shape.push_back(ir::Dim(d));
+  const int32_t id = st.fn().add_value(std::move(out), "", span);
+  node.outputs = {id};
+  st.fn().nodes.push_back(std::move(node));
+  cs.unset_values.insert({st.builder()->fn, id});
+  return st.staged(id);
+}
 
 using loop_detail::LoopStaging;
 using loop_detail::AttrCarry;

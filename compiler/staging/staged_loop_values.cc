@@ -152,7 +152,8 @@ std::string structure_difference(const Value& shape, const Value& v, const std::
   const bool leaf_a = shape.is_tensor() || shape.is_number(), leaf_b = v.is_tensor() || v.is_number();
   if (leaf_a && leaf_b) return "";
   if (!a && !b && !shape.is<DictPtr>() && !v.is<DictPtr>() && !leaf_a && !leaf_b && same_value(shape, v)) return "";
-  return "`" + path + "` is " + kind_of(shape) + " before the loop and " + kind_of(v) + " after an iteration";
+  const std::string shown = path.find('[') == std::string::npos ? "variable '" + path + "'" : "`" + path + "`";
+  return shown + " is " + kind_of(shape) + " before the loop and " + kind_of(v) + " after an iteration";
 }
 
 void watch_instances(const std::string& path, const Value& v, std::vector<AttrWatch>& out, int depth) {

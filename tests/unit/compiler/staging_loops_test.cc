@@ -309,7 +309,7 @@ TEST(StagingLoopErrors, CarriedTupleThatChangesLength) {
         state = (state[0] + 1, state[1], state[1])
     return state[0]
 )");
-  EXPECT_NE(e.find("6:5: error: `state` is a tuple of 2 items before the loop and a tuple of 3 items after an "
+  EXPECT_NE(e.find("6:5: error: variable 'state' is a tuple of 2 items before the loop and a tuple of 3 items after an "
                    "iteration of the staged while loop at line 6"),
             std::string::npos) << e;
   EXPECT_NE(e.find("must keep its length and keys"), std::string::npos) << e;
