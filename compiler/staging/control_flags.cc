@@ -7,7 +7,6 @@
 
 #include "staging/control_state.h"
 #include "staging/liveness.h"
-#include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -124,9 +123,24 @@ Value Stager::unset_value_like(const Value& model, SourceSpan span) {
   if (model.is<NoneV>()) return model;
   if (!model.is_tensor())
     fail(span, "a return value of type " + type_name(model) + " inside a staged `if` or loop is not supported");
+  const ir::Type type = tensor_type(model);
+  std::vector<int64_t> shape;
+  for (const ir::Dim& d : type.shape) shape.push_back(d.as_static().value_or(0));
   // A node of its own, not a cached splat: its unset mark must not reach
   // an equal constant the program uses.
-  return unset_tensor_of_type(*this, tensor_type(model), span);
+  const int32_t zero = materialize(Value(scalar_tensor(type.dtype, 0, 0)), span);
+  ir::Node node;
+  node.op = ops::OpId::Full;
+  node.attrs.values.push_back(ops::AttrValue::Ints(shape));
+  node.inputs = {zero};
+  node.span = span;
+  ir::Type out{type.dtype, {}};
+  for (int64_t d : shape) out.shape.push_back(ir::Dim(d));
+  const int32_t id = fn().add_value(std::move(out), "", span);
+  node.outputs = {id};
+  fn().nodes.push_back(std::move(node));
+  control().unset_values.insert({cur_->fn, id});
+  return staged(id);
 }
 
 // Names live after the statement running in the innermost block of the current

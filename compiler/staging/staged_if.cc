@@ -9,6 +9,7 @@
 // branch's items are recorded and undone, and the items join like variables.
 #include "staging/classes.h"
 #include "staging/control_state.h"
+#include "staging/staged_loop.h"  // unset_tensor_of_type
 
 namespace sg::compiler::staging {
 namespace {
@@ -203,7 +204,7 @@ class BranchStaging {
   Make number_make(size_t index, const Value& tv, const Value& ev);
   bool jumped(const std::map<std::string, Value>& vars) const;
   bool find_in_staged_loop();
-  std::optional<Value> stand_in_like(const Value& model);
+  std::optional<Value> stand_in_like(const Value& model, bool sized = false);
   void stand_in_returned_vars();
   void join_variables();
   void unbound_on(int gone, const std::string& name);
@@ -689,13 +690,16 @@ bool BranchStaging::find_in_staged_loop() {
 }
 
 // A stand-in of `model`'s type (tensors unset, other values kept); none for what
-// has no stand-in (a tensor list).
-std::optional<Value> BranchStaging::stand_in_like(const Value& model) {
-  if (model.is_tensor()) return st_.unset_value_like(model, span_);
+// has no stand-in (a tensor list). `sized`: its symbolic dims take their run-time
+// sizes where a value has them, as for a variable that may be unbound after the
+// `if`, which a loop may carry on (a gradient's tape records it per iteration).
+std::optional<Value> BranchStaging::stand_in_like(const Value& model, bool sized) {
+  if (model.is_tensor())
+    return sized ? unset_tensor_of_type(st_, st_.tensor_type(model), span_) : st_.unset_value_like(model, span_);
   if (model.is<TuplePtr>() || model.is<ListPtr>()) {
     std::vector<Value> items;
     for (const Value& v : model.is<TuplePtr>() ? *model.as<TuplePtr>() : model.as<ListPtr>()->items) {
-      std::optional<Value> item = stand_in_like(v);
+      std::optional<Value> item = stand_in_like(v, sized);
       if (!item) return std::nullopt;
       items.push_back(std::move(*item));
     }
@@ -704,7 +708,7 @@ std::optional<Value> BranchStaging::stand_in_like(const Value& model) {
   if (model.is<DictPtr>()) {
     auto d = std::make_shared<DictObj>();
     for (const auto& [k, v] : model.as<DictPtr>()->items) {
-      std::optional<Value> item = stand_in_like(v);
+      std::optional<Value> item = stand_in_like(v, sized);
       if (!item) return std::nullopt;
       d->items.emplace_back(k, std::move(*item));
     }
@@ -754,7 +758,7 @@ void BranchStaging::join_variables() {
       }
       const Value model = branches_[1 - gone]->vars[name];
       std::optional<Value> stand_in;
-      in_branch(gone, [&] { stand_in = stand_in_like(model); });
+      in_branch(gone, [&] { stand_in = stand_in_like(model, !jump); });
       if (!stand_in) {
         sc_.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span_, ""}));
         continue;

@@ -85,8 +85,8 @@ void LoopStaging::attrs_to_scope() {
 
 // A for target read after the loop has Python's value there: the last item, or the
 // value it had before the loop when the loop runs zero times. Carried like any
-// variable the body assigns; without a value before the loop only where the loop
-// provably runs (else reading it after the loop is the error set below).
+// variable the body assigns; without a value before the loop, as a variable first
+// assigned inside it (created_carry).
 void LoopStaging::target_carries() {
   for (const std::string& name : spec.targets) {
     if (!after.count(name)) continue;
@@ -137,6 +137,7 @@ void LoopStaging::variable_carries() {
         st_.leaves.push_back(path);
       }
       structures.push_back(std::move(st_));
+      defined_flag_carry(name);
       continue;
     } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
       c = list_carry(name, before);
@@ -149,8 +150,9 @@ void LoopStaging::variable_carries() {
 }
 
 // A variable (or for target) first assigned inside the loop and read after it:
-// typed by its first iteration; where the loop may run zero times, a defined flag
-// beside it says whether it ran, checked where the variable is read.
+// typed by its first iteration, with a defined flag beside it that a read after the
+// loop checks (where the loop may run zero times, or skips the assignment on some
+// paths through an iteration).
 void LoopStaging::created_carry(const std::string& name, bool target) {
   Carry c{name, CarryKind::kTarget, Value()};
   Carry flag{defined_flag(name), CarryKind::kDefined, Value(false)};

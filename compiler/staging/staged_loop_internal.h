@@ -18,9 +18,8 @@
 namespace sg::compiler::staging::loop_detail {
 
 
-// kTarget: a for target read after the loop that had no value before it, where the
-// loop provably runs at least once: its initial value is a zero of the item's type,
-// overwritten by the first iteration.
+// kTarget: a for target read after the loop that had no value before it: its initial
+// value is a zero of the item's type, overwritten by the first iteration.
 // kTarget also stands for a variable first assigned inside the loop and read after
 // it, typed by its first iteration. kDefined: the defined flag (control_state.h) of
 // such a variable where the loop may run zero times, or of a variable the loop
