@@ -145,7 +145,9 @@ class Verifier {
         if (cond.results.size() != 1 || !is_bool_scalar(cond.values[size_t(cond.results[0])].type))
           return fail(ctx + ": while condition '" + cond.name + "' must return one bool scalar");
         if (!check_boundary(ctx + " (while body)", "inputs", fn, node.inputs, body, body.params)) return false;
-        if (!check_boundary(ctx + " (while body)", "outputs", fn, node.inputs, body, body.results)) return false;
+        // An iteration's results are the next one's parameters: the carried types
+        // (a relaxed dim is symbolic there, whatever the initial value's).
+        if (!check_boundary(ctx + " (while body)", "outputs", body, body.params, body, body.results)) return false;
         return check_boundary(ctx + " (while)", "outputs", fn, node.outputs, body, body.results);
       }
       case NodeKind::kCall: {

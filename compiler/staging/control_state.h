@@ -24,6 +24,12 @@ inline constexpr const char* kContinueFlag = "$continue";
 inline constexpr const char* kReturnFlag = "$return";
 inline constexpr const char* kReturnValue = "$retval";
 
+// A variable that may be unbound at run time (first assigned inside a staged loop
+// that may run zero times, or in one branch of a staged `if`) has a hidden bool
+// beside it: true where it was assigned. Each read checks it at run time, as
+// Python raises UnboundLocalError only on the path that did not assign.
+inline std::string defined_flag(const std::string& name) { return "$defined." + name; }
+
 struct BlockPos {
   const std::vector<StmtPtr>* body = nullptr;
   size_t index = 0;                // the statement running
@@ -48,6 +54,9 @@ struct ControlState {
   // Stand-ins for a value on paths where it is never read (a return value
   // before the return): (fn, value).
   std::set<std::pair<int32_t, int32_t>> unset_values;
+  // Per variable with a defined flag: why it may be unbound, for the run-time error
+  // ("the staged while loop at line 5 ran zero times").
+  std::map<std::string, std::string> unbound_why;
   // Staged loops being staged; appending to a list is allowed inside one.
   int staged_loops = 0;
   // Per staged loop being staged, innermost last: the lists and dicts visible

@@ -1,6 +1,7 @@
 // Expression evaluation: names, literals, operators, attribute access,
 // subscripts of Python values, comprehensions, calls.
 #include "staging/classes.h"
+#include "staging/control_state.h"
 #include "staging/sg_ops_internal.h"  // sg_member_attribute
 #include "staging/stager.h"
 
@@ -29,7 +30,21 @@ Value Stager::lookup_name(const std::string& name, SourceSpan span) {
                    std::to_string(u.span.line) + ": it is not defined after " + u.missing_in + " runs",
          {Note{u.span, "the staged `if` is here"}});
   }
+  if (frame_) check_bound(name, span);
   return *v;
+}
+
+// A variable that may be unbound here: an Assert on its defined flag, with
+// Python's UnboundLocalError message and why it may be unbound.
+void Stager::check_bound(const std::string& name, SourceSpan span) {
+  const Value* flag = frame_->scope->lookup(defined_flag(name));
+  if (!flag || flag_true(flag) || !(flag->is<bool>() || flag->is<Staged>())) return;
+  auto why = control().unbound_why.find(name);
+  const std::string message = "UnboundLocalError: cannot access local variable '" + name +
+                              "' where it is not associated with a value" +
+                              (why == control().unbound_why.end() ? std::string() : ": " + why->second);
+  if (flag->is<bool>()) fail(span, message);
+  assert_at_run_time(*flag, message, span);
 }
 
 bool Stager::truth(const Value& v, SourceSpan span, const std::string& what) {

@@ -9,6 +9,7 @@
 // branch's items are recorded and undone, and the items join like variables.
 #include "staging/classes.h"
 #include "staging/control_state.h"
+#include "staging/staged_loop.h"  // unset_tensor_of_type
 
 namespace sg::compiler::staging {
 namespace {
@@ -203,9 +204,10 @@ class BranchStaging {
   Make number_make(size_t index, const Value& tv, const Value& ev);
   bool jumped(const std::map<std::string, Value>& vars) const;
   bool find_in_staged_loop();
-  std::optional<Value> stand_in_like(const Value& model);
+  std::optional<Value> stand_in_like(const Value& model, bool sized = false);
   void stand_in_returned_vars();
   void join_variables();
+  void unbound_on(int gone, const std::string& name);
   [[noreturn]] void size_mismatch(size_t i, const std::string& kind, const std::string& then_has,
                                   const std::string& else_has);
   void stand_in_returned_containers();
@@ -233,6 +235,7 @@ class BranchStaging {
   bool both_raise_ = false;
   std::string construct_, then_where_, else_where_;
   std::vector<std::string> names_;
+  std::vector<std::string> new_flags_;  // defined flags a one-sided assignment adds
   std::vector<std::string> out_names_;
   std::vector<ir::Type> out_types_;
   bool in_staged_loop_ = false;
@@ -479,6 +482,10 @@ void BranchStaging::fill_return_value() {
 }
 
 BranchStaging::Make BranchStaging::join(const std::string& name, const std::string& shown, Value tv, Value ev) {
+  if (tv.is<TuplePtr>() && ev.is<TuplePtr>() && tv.as<TuplePtr>()->size() != ev.as<TuplePtr>()->size())
+    st_.fail(span_, shown + " is a tuple of " + std::to_string(tv.as<TuplePtr>()->size()) + " items" + then_where_ +
+                        " and of " + std::to_string(ev.as<TuplePtr>()->size()) + else_where_ +
+                        "; both paths must leave it with one length");
   if (tv.is<TuplePtr>() && ev.is<TuplePtr>() && tv.as<TuplePtr>()->size() == ev.as<TuplePtr>()->size()) {
     std::vector<Make> items;
     for (size_t i = 0; i < tv.as<TuplePtr>()->size(); ++i)
@@ -487,6 +494,21 @@ BranchStaging::Make BranchStaging::join(const std::string& name, const std::stri
       std::vector<Value> vals;
       for (const Make& m : items) vals.push_back(m(outs));
       return make_tuple(std::move(vals));
+    };
+  }
+  // Lists of one length join item by item, as tuples do, into a new list.
+  if (tv.is<ListPtr>() && ev.is<ListPtr>()) {
+    const auto& ti = tv.as<ListPtr>()->items;
+    const auto& ei = ev.as<ListPtr>()->items;
+    if (ti.size() != ei.size())
+      st_.fail(span_, shown + " is a list of " + std::to_string(ti.size()) + " items" + then_where_ + " and of " +
+                          std::to_string(ei.size()) + else_where_ + "; both paths must leave it with one length");
+    std::vector<Make> items;
+    for (size_t i = 0; i < ti.size(); ++i) items.push_back(join(name, shown + "[" + std::to_string(i) + "]", ti[i], ei[i]));
+    return [items](const std::vector<Value>& outs) {
+      std::vector<Value> vals;
+      for (const Make& m : items) vals.push_back(m(outs));
+      return make_list(std::move(vals));
     };
   }
   // Records of one class rebound in both branches join field by field, as a new record.
@@ -507,7 +529,7 @@ BranchStaging::Make BranchStaging::join(const std::string& name, const std::stri
     for (size_t i = 0; same_keys && i < ti.size(); ++i)
       same_keys = static_equal(ti[i].first, ei[i].first).value_or(false);
     if (!same_keys)
-      st_.fail(span_, shown + " is a dict with keys " + py_repr(tv) + then_where_ + " and " + py_repr(ev) +
+      st_.fail(span_, shown + " is a dict with keys " + keys_text(ti) + then_where_ + " and " + keys_text(ei) +
                           else_where_ + "; both need the same keys in the same order");
     std::vector<Value> keys;
     std::vector<Make> items;
@@ -540,9 +562,13 @@ BranchStaging::Make BranchStaging::join_leaf(const std::string& name, const std:
   if (!tv.is_tensor() && !ev.is_tensor() && static_equal(tv, ev).value_or(false))
     return [tv](const std::vector<Value>&) { return tv; };
   auto tensorish = [](const Value& v) { return v.is_tensor() || v.is_number(); };
-  if (!tensorish(tv) || !tensorish(ev))
-    st_.fail(span_, shown + " is " + py_repr(tv) + then_where_ + " and " + py_repr(ev) +
-                        else_where_ + "; only tensors and numbers may differ");
+  if (!tensorish(tv) || !tensorish(ev)) {
+    // Show what differs: the kinds where they differ, else the values.
+    const bool same_kind = type_name(tv) == type_name(ev);
+    st_.fail(span_, shown + " is " + (same_kind ? py_repr(tv) : "a " + type_name(tv)) + then_where_ + " and " +
+                        (same_kind ? py_repr(ev) : "a " + type_name(ev)) + else_where_ +
+                        "; only tensors and numbers may differ");
+  }
   const std::optional<DType> dt = leaf_dtype(shown, tv, ev);
   const size_t index = add_output(name, shown, tv, ev, dt);
   if (tensor_list)
@@ -646,10 +672,10 @@ BranchStaging::Make BranchStaging::number_make(size_t index, const Value& tv, co
 // still be read after the loop, where eager mode would find it undefined.)
 // A variable first assigned on the other path is not read after a jump out of a
 // staged loop's iteration either: after a continue the iteration ends, after a break
-// the loop does, and a variable first assigned inside a staged loop is not readable
-// after it (nor carried into the next iteration) unless it had a value before the
-// loop, which it would then have here. (An unrolled loop keeps it across iterations
-// and after the loop, where eager mode may find it undefined.)
+// the loop does; one first assigned inside the staged loop has a defined flag there
+// (control_state.h), which joins like any variable and says which path assigned it.
+// (An unrolled loop keeps it across iterations and after the loop, where eager mode
+// may find it undefined: there the variable gets a defined flag of its own.)
 bool BranchStaging::jumped(const std::map<std::string, Value>& vars) const {
   return left(vars) || (in_staged_loop_ && (flag_set(vars, kBreakFlag) || flag_set(vars, kContinueFlag)));
 }
@@ -664,13 +690,16 @@ bool BranchStaging::find_in_staged_loop() {
 }
 
 // A stand-in of `model`'s type (tensors unset, other values kept); none for what
-// has no stand-in (a tensor list).
-std::optional<Value> BranchStaging::stand_in_like(const Value& model) {
-  if (model.is_tensor()) return st_.unset_value_like(model, span_);
+// has no stand-in (a tensor list). `sized`: its symbolic dims take their run-time
+// sizes where a value has them, as for a variable that may be unbound after the
+// `if`, which a loop may carry on (a gradient's tape records it per iteration).
+std::optional<Value> BranchStaging::stand_in_like(const Value& model, bool sized) {
+  if (model.is_tensor())
+    return sized ? unset_tensor_of_type(st_, st_.tensor_type(model), span_) : st_.unset_value_like(model, span_);
   if (model.is<TuplePtr>() || model.is<ListPtr>()) {
     std::vector<Value> items;
     for (const Value& v : model.is<TuplePtr>() ? *model.as<TuplePtr>() : model.as<ListPtr>()->items) {
-      std::optional<Value> item = stand_in_like(v);
+      std::optional<Value> item = stand_in_like(v, sized);
       if (!item) return std::nullopt;
       items.push_back(std::move(*item));
     }
@@ -679,7 +708,7 @@ std::optional<Value> BranchStaging::stand_in_like(const Value& model) {
   if (model.is<DictPtr>()) {
     auto d = std::make_shared<DictObj>();
     for (const auto& [k, v] : model.as<DictPtr>()->items) {
-      std::optional<Value> item = stand_in_like(v);
+      std::optional<Value> item = stand_in_like(v, sized);
       if (!item) return std::nullopt;
       d->items.emplace_back(k, std::move(*item));
     }
@@ -708,6 +737,12 @@ void BranchStaging::stand_in_returned_vars() {
 // return value join.
 void BranchStaging::join_variables() {
   const bool both_returned = left(then_b_.vars) && left(else_b_.vars);
+  // A defined flag one branch made: the other, without one, has the variable bound
+  // where it has it at all.
+  for (const std::string& name : names_)
+    if (name.rfind("$defined.", 0) == 0)
+      for (Branch* b : branches_)
+        if (!b->vars.count(name)) b->vars[name] = Value(defined(b->vars, name.substr(9)));
   for (const std::string& name : names_) {
     if (both_returned && name[0] != '$') {
       sc_.set(name, Value(UndefinedV{name, "", span_, ""}));
@@ -716,18 +751,21 @@ void BranchStaging::join_variables() {
     if (!defined(then_b_.vars, name) || !defined(else_b_.vars, name)) {
       const bool then_missing = !defined(then_b_.vars, name);
       const int gone = then_missing ? 0 : 1;
-      if (!jumped(branches_[gone]->vars) || !defined(branches_[1 - gone]->vars, name)) {
+      const bool jump = jumped(branches_[gone]->vars);
+      if ((!jump && name[0] == '$') || !defined(branches_[1 - gone]->vars, name)) {
         sc_.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span_, ""}));
         continue;
       }
       const Value model = branches_[1 - gone]->vars[name];
       std::optional<Value> stand_in;
-      in_branch(gone, [&] { stand_in = stand_in_like(model); });
+      in_branch(gone, [&] { stand_in = stand_in_like(model, !jump); });
       if (!stand_in) {
         sc_.set(name, Value(UndefinedV{name, then_missing ? "the then branch" : "the else branch", span_, ""}));
         continue;
       }
       branches_[gone]->vars[name] = *stand_in;
+      // Assigned on one path only: defined after the `if` where that path ran.
+      if (!jump) unbound_on(gone, name);
     }
     const std::string shown = name == kReturnValue ? std::string("the return value")
                               : name[0] == '$'     ? "the value of `" + (label_ == "ifexp" ? std::string("x if c else y")
@@ -735,6 +773,25 @@ void BranchStaging::join_variables() {
                                                    : "variable '" + name + "'";
     makes_.emplace_back(name, join(name, shown, then_b_.vars[name], else_b_.vars[name]));
   }
+  for (const std::string& flag : new_flags_)
+    makes_.emplace_back(flag, join(flag, "the defined flag of '" + flag.substr(9) + "'", then_b_.vars[flag],
+                                   else_b_.vars[flag]));
+}
+
+// Branch `gone` leaves `name` unbound (a stand-in of the other's value, never read
+// unchecked): its defined flag is false there and joins like a variable.
+void BranchStaging::unbound_on(int gone, const std::string& name) {
+  const std::string flag = defined_flag(name);
+  Branch& kept = *branches_[1 - gone];
+  if (!kept.vars.count(flag)) kept.vars[flag] = Value(true);
+  branches_[gone]->vars[flag] = Value(false);
+  if (std::find(names_.begin(), names_.end(), flag) == names_.end() &&
+      std::find(new_flags_.begin(), new_flags_.end(), flag) == new_flags_.end())
+    new_flags_.push_back(flag);
+  st_.control().unbound_why[name] =
+      rest_ ? "a staged break, continue or return before line " + std::to_string(span_.line) + " skipped its assignment"
+            : "the staged `" + label_ + "` at line " + std::to_string(span_.line) + " ran its " +
+                  (gone == 0 ? "then" : "else") + " branch, which does not assign it";
 }
 
 // Reported at the statement that changed the length (the then branch's first),

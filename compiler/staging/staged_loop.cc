@@ -15,8 +15,10 @@ namespace sg::compiler::staging {
 namespace loop_detail {
 
 LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
-                         const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in)
-    : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in), s(spec.stmt),
+                         const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
+                         const RetryHints& retry_in)
+    : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in),
+      retry(retry_in), s(spec.stmt),
       sc(st.scope()), cs(st.control()), m(st.module()),
       where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
@@ -52,6 +54,7 @@ Flow LoopStaging::run() {
   emit_node(std::move(inputs));
   if (spec.may_run_zero_times) note_zero_trip_dims();
   undefine_after();
+  explain_relaxed();
   return Flow::kNormal;
 }
 
@@ -79,8 +82,21 @@ void LoopStaging::bind_body_params() {
         sc.set(c.name, Value(TensorListV{c.slot, std::nullopt}));
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
-      case CarryKind::kReturnValue:
-      case CarryKind::kTarget: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kDefined:
+        if (!c.created) {
+          sc.set(c.name, Value(false));
+        } else {
+          c.body_param = st.fn().add_value(*c.type, "", s.span);
+          sc.set(c.name, st.staged(c.body_param));
+        }
+        break;
+      case CarryKind::kReturnValue: sc.set(c.name, Value(UndefinedV{c.name, "", s.span, ""})); break;
+      case CarryKind::kTarget:
+        sc.set(c.name, Value(UndefinedV{c.name, "", s.span,
+                                        "variable '" + c.name + "' is read in the staged " + where +
+                                            " before it is assigned there, and has no value before the loop: "
+                                            "assign it before the loop"}));
+        break;
       case CarryKind::kStatic: break;
     }
   }
@@ -162,10 +178,14 @@ void LoopStaging::structure_results() {
   for (const Structure& x : structures) {
     const Value* vp = sc.find_local(x.name);
     std::vector<std::pair<std::string, Value>> leaves;
-    if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves))
-      st.fail(s.span, shown_name(x.name) + " is " + py_repr(x.shape) + " before the staged " + where + " and " +
-                          (vp ? py_repr(*vp) : std::string("undefined")) + " after an iteration; a tuple, list or "
-                          "dict carried by a staged loop must keep its length and keys, with tensors or numbers in it");
+    if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves)) {
+      const std::string diff = vp ? structure_difference(x.shape, *vp, x.name) : "";
+      st.fail(s.span, (diff.empty() ? shown_name(x.name) + " is " + py_repr(x.shape) + " before the loop and " +
+                                          (vp ? py_repr(*vp) : std::string("undefined")) + " after an iteration"
+                                    : diff) +
+                          " of the staged " + where + "; a tuple, list or dict carried by a staged loop must keep "
+                          "its length and keys, with tensors or numbers in it");
+    }
     for (size_t k = 0; k < leaves.size(); ++k) sc.set(x.leaves[k], leaves[k].second);
   }
 }
@@ -187,11 +207,33 @@ void LoopStaging::body_results() {
       case CarryKind::kFlag:
         c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
         break;
+      case CarryKind::kDefined:
+        // A variable first assigned in the loop must be assigned on every path
+        // through an iteration: an iteration that skips it would keep an earlier
+        // iteration's value, which this loop does not carry.
+        if (c.init.is<bool>() && !c.created && !flag_true(&v)) {
+          // Assigned on some paths only: carried from the start by another attempt.
+          const std::string var = c.name.substr(9);
+          for (const Carry& t : carries)
+            if (t.name == var && t.kind == CarryKind::kTarget && t.type && !t.dropped)
+              throw CreatedRetry{token, var, *t.type};
+          st.fail(s.span, "variable '" + var + "' is first assigned inside the staged " + where +
+                              " on some paths through an iteration only, and read after the loop: assign it "
+                              "before the loop");
+        }
+        c.body_result = st.materialize(st.to_tensor(v, DType::kBool, s.span), s.span);
+        break;
       case CarryKind::kTarget:
+        if (!carried_targets.count(c.name) && (v.is<TuplePtr>() || v.is<DictPtr>())) {
+          created_result(c, v);
+          break;
+        }
         if (!v.is_tensor() && !v.is_number())
-          st.fail(s.span, "the target '" + c.name + "' of the staged " + where + " is a " + type_name(v) +
-                              " at the end of an iteration and read after the loop; only tensors and numbers can "
-                              "be carried out of a staged loop");
+          st.fail(s.span, (carried_targets.count(c.name) ? "the target '" : "variable '") + c.name +
+                              "' of the staged " + where + " is " +
+                              (v.is<UndefinedV>() ? std::string("unassigned") : "a " + type_name(v)) +
+                              " at the end of an iteration and read after the loop, with no value before it; only "
+                              "tensors and numbers can be created in a staged loop: assign it before the loop");
         c.body_value = st.to_tensor(v, std::nullopt, s.span);
         c.body_result = st.materialize(c.body_value, s.span);
         c.type = st.fn().values[size_t(c.body_result)].type;
@@ -206,6 +248,24 @@ void LoopStaging::body_results() {
   }
   std::erase_if(carries, [](const Carry& c) { return c.dropped; });
   for (Carry& leaf : leaf_carries) carries.push_back(std::move(leaf));
+}
+
+// A tuple or dict first assigned inside the loop: one carry per leaf, each typed by
+// the first iteration, rebuilt after the loop.
+void LoopStaging::created_result(Carry& c, const Value& v) {
+  std::vector<Value> leaves;
+  return_leaves(st, v, leaves, s.span, where);
+  Structure x{c.name, v, {}};
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    Carry leaf{"$created." + c.name + "." + std::to_string(k), CarryKind::kTarget, Value()};
+    leaf.body_value = st.to_tensor(leaves[k], std::nullopt, s.span);
+    leaf.body_result = st.materialize(leaf.body_value, s.span);
+    leaf.type = st.fn().values[size_t(leaf.body_result)].type;
+    x.leaves.push_back(leaf.name);
+    leaf_carries.push_back(std::move(leaf));
+  }
+  created.push_back(std::move(x));
+  c.dropped = true;
 }
 
 // A tuple or dict returned from the loop: one carry per leaf, rebuilt after it.
@@ -269,23 +329,37 @@ void LoopStaging::tensor_result(Carry& c, Value v) {
   v = st.to_tensor(v, want, s.span);
   c.body_result = st.materialize(v, s.span);
   const ir::Type got = st.fn().values[size_t(c.body_result)].type;
-  bool same = got.rank() == c.type->rank();
-  for (size_t i = 0; same && i < got.rank(); ++i)
-    same = c.relaxed.count(i) || got.shape[i] == c.type->shape[i];
-  if (!same) {
-    std::string axis = "0";
-    for (size_t i = 0; i < std::min(got.rank(), c.type->rank()); ++i)
-      if (!(got.shape[i] == c.type->shape[i])) {
-        axis = std::to_string(i);
-        break;
-      }
-    st.fail(s.span, shown_name(c.name) + " changes shape in the staged " + where + ": " +
-                        m.format_type(*c.type) + " before the loop, " + m.format_type(got) +
-                        " after an iteration; declare the changing dim before the loop with " + c.name +
-                        " = sg.relax(" + c.name + ", \"D\", " + axis + ")",
+  if (got.rank() != c.type->rank())
+    st.fail(s.span, shown_name(c.name) + " changes rank in the staged " + where + ": " + m.format_type(*c.type) +
+                        " before the loop, " + m.format_type(got) + " after an iteration; a value a staged loop "
+                        "carries keeps its rank",
             st.provenance_notes({v}));
-  }
+  // A dim that changes across iterations (a cache grown by concatenate) becomes a
+  // fresh symbolic dim: the loop is staged again with it.
+  std::set<size_t> changed;
+  for (size_t i = 0; i < got.rank(); ++i)
+    if (!c.relaxed.count(i) && !(got.shape[i] == c.type->shape[i])) changed.insert(i);
+  if (!changed.empty()) throw RelaxRetry{token, c.name, std::move(changed)};
 }
+
+// --explain-staging: the variables first assigned in the loop, and the dims found
+// changing across iterations, now symbolic.
+void LoopStaging::explain_relaxed() {
+  if (!st.explaining()) return;
+  for (const Carry& c : carries)
+    if (c.kind == CarryKind::kDefined && c.init.is<bool>() && (spec.may_run_zero_times || c.created))
+      st.explain(s.span, spec.what, "variable '" + c.name.substr(9) + "' is first assigned inside the loop: carried " +
+                                        (c.created ? "from the start" : "from its first iteration") +
+                                        ", with a flag that a read after the loop checks");
+  for (const Carry& c : carries)
+    for (size_t axis : c.auto_relaxed)
+      st.explain(s.span, spec.what, shown_name(c.name) + " changes dim " + std::to_string(axis) +
+                                        " across iterations: carried with the symbolic dim " +
+                                        m.format_dim(c.type->shape[axis]) + " (sg.relax(x, \"NAME\", " +
+                                        std::to_string(axis) + ") before the loop names it)");
+}
+
+Value LoopStaging::unset_of_type(const ir::Type& type) { return unset_tensor_of_type(st, type, s.span); }
 
 // ---- the condition ----------------------------------------------------------------
 void LoopStaging::stage_cond() {
@@ -335,8 +409,9 @@ std::vector<int32_t> LoopStaging::node_inputs() {
   std::vector<int32_t> inputs;
   for (Carry& c : carries) {
     Value init = c.init;
-    if (c.kind == CarryKind::kReturnValue || c.kind == CarryKind::kTarget)
-      init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kReturnValue) init = st.unset_value_like(c.body_value, s.span);
+    if (c.kind == CarryKind::kTarget) init = unset_of_type(*c.type);
+    if (c.kind == CarryKind::kTensor && c.created) init = unset_of_type(*c.type);
     if (c.kind == CarryKind::kList && c.outer_list) {
       // The enclosing loop's list takes this loop's item type, under a dim of its own.
       TensorListSlot& outer_slot = *c.outer_list->slot;
@@ -346,7 +421,7 @@ std::vector<int32_t> LoopStaging::node_inputs() {
       init = Value(st.resolve_tensor_list(*c.outer_list, c.name, s.span));
     }
     if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
-    if (c.kind == CarryKind::kFlag) init = st.to_tensor(init, DType::kBool, s.span);
+    if (c.kind == CarryKind::kFlag || c.kind == CarryKind::kDefined) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));
   }
   return inputs;
@@ -404,10 +479,16 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
     st.set_origin(outer->fn, id, Origin{s.span, "the staged " + std::string(spec.what) + " loop produced"});
     if (c.name[0] == '$' && c.kind == CarryKind::kTensor) continue;  // a hidden counter
     if (c.name == kBreakFlag) continue;                             // consumed by the loop
+    // A loop that provably runs has assigned a variable first assigned on every path.
+    if (c.kind == CarryKind::kDefined && !c.created && c.init.is<bool>() && !spec.may_run_zero_times) continue;
     if (c.kind == CarryKind::kReturnValue && c.name != kReturnValue) {  // a leaf of a returned tuple or dict
       returned.push_back(st.staged(id));
       continue;
     }
+    // A relaxed dim stays relaxed through later loops.
+    if (c.kind == CarryKind::kTensor)
+      for (size_t axis : c.relaxed)
+        if (std::optional<int32_t> sym = c.type->shape[axis].as_symbol()) cs.relaxed[{outer->fn, id}][int64_t(axis)] = *sym;
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{outer->fn, id, {}}}));
     else sc.set(c.name, st.staged(id));
     // After the loop its own numbers keep their dtype, taking another only at a use
@@ -422,6 +503,15 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
   bind_structures();
   for (const Structure& x : structures)
     for (const std::string& leaf : x.leaves) sc.erase(leaf);
+  for (const Structure& x : created) {
+    std::vector<Value> leaves;
+    for (const std::string& leaf : x.leaves) {
+      leaves.push_back(*sc.find_local(leaf));
+      sc.erase(leaf);
+    }
+    size_t k = 0;
+    sc.set(x.name, rebuild(x.shape, leaves, k));
+  }
   attrs_from_scope();
   attr_restore.active = false;
   for (const AttrCarry& a : attr_carries) sc.erase(a.name);
@@ -459,6 +549,54 @@ void LoopStaging::undefine_after() {
 
 }  // namespace loop_detail
 
+Value unset_tensor_of_type(Stager& st, const ir::Type& type, SourceSpan span) {
+  ControlState& cs = st.control();
+  ir::Module& m = st.module();
+  const int32_t zero = st.materialize(Value(scalar_tensor(type.dtype, 0, 0)), span);
+  std::vector<int64_t> shape;
+  std::vector<Value> sizes;
+  for (const ir::Dim& d : type.shape) {
+    if (std::optional<int64_t> n = d.as_static()) {
+      shape.push_back(*n);
+      continue;
+    }
+    // A value with this dim in the current function or an enclosing one (captured).
+    std::optional<Value> size;
+    for (const FnBuilder* b = st.builder(); !size && b; b = b->parent) {
+      const ir::Function& f = m.functions[size_t(b->fn)];
+      for (size_t id = 0; !size && id < f.values.size(); ++id) {
+        if (cs.unset_values.count({b->fn, int32_t(id)})) continue;
+        const ir::Type& t = f.values[id].type;
+        for (size_t axis = 0; !size && axis < t.rank(); ++axis)
+          if (t.shape[axis] == d) size = st.shape_item(Value(Staged{b->fn, int32_t(id), {}}), int64_t(axis), span);
+      }
+    }
+    shape.push_back(size ? ops::attr::kDynamicDim : 0);
+    if (size) sizes.push_back(*size);
+  }
+  if (!sizes.empty()) {
+    ops::Attrs attrs;
+    attrs.values = {ops::AttrValue::Ints(shape)};
+    std::vector<Value> inputs{st.staged(zero)};
+    inputs.insert(inputs.end(), sizes.begin(), sizes.end());
+    Value v = st.apply(ops::OpId::Full, std::move(attrs), std::move(inputs), span);
+    cs.unset_values.insert({st.builder()->fn, v.as<Staged>().id});
+    return v;
+  }
+  ir::Node node;
+  node.op = ops::OpId::Full;
+  node.attrs.values.push_back(ops::AttrValue::Ints(shape));
+  node.inputs = {zero};
+  node.span = span;
+  ir::Type out{type.dtype, {}};
+  for (int64_t d : shape) out.shape.push_back(ir::Dim(d));
+  const int32_t id = st.fn().add_value(std::move(out), "", span);
+  node.outputs = {id};
+  st.fn().nodes.push_back(std::move(node));
+  cs.unset_values.insert({st.builder()->fn, id});
+  return st.staged(id);
+}
+
 using loop_detail::LoopStaging;
 using loop_detail::AttrCarry;
 using loop_detail::AttrRetry;
@@ -467,15 +605,26 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   const int64_t token = st.new_loop_token();
   std::map<std::string, DType> hints;
   std::vector<AttrCarry> attrs;
+  loop_detail::RetryHints retry;
   const Stager::Checkpoint start = st.checkpoint();
   for (;;) {
     try {
-      return LoopStaging(st, spec, token, hints, attrs).run();
+      return LoopStaging(st, spec, token, hints, attrs, retry).run();
     } catch (const WeakRetype& r) {
       // Each variable changes its dtype at most once (WeakOrigin::retyped).
       if (r.loop != token) throw;
       st.rollback(start);
       hints[r.name] = r.dtype;
+    } catch (const loop_detail::RelaxRetry& r) {
+      // Each attempt relaxes more axes of a carry; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      retry.relax[r.name].insert(r.axes.begin(), r.axes.end());
+    } catch (const loop_detail::CreatedRetry& r) {
+      // Each attempt carries one more variable from the start; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      retry.created[r.name] = r.type;
     } catch (AttrRetry& r) {
       // Each attempt carries more attributes; there are finitely many.
       if (r.loop != token) throw;

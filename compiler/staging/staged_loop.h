@@ -36,6 +36,13 @@ bool at_least_one(const ir::Dim& trips);
 // Emits the While node; the scope afterwards holds the carried values.
 Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec);
 
+// A zero of `type` in the current function, never read (an unset value): a stand-in
+// on a path where a value is never read, or the initial value of a variable first
+// assigned inside a loop. A symbolic dim takes its size from a value that has it in
+// the current function or an enclosing one (an entry's dim), so that what records
+// values per iteration (a gradient's tape) sees one shape; one it cannot find is 0.
+Value unset_tensor_of_type(Stager& st, const ir::Type& type, SourceSpan span);
+
 // An empty tensor list of `type` ([D, element dims...]) in the current function.
 Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span);
 // `list.append(v)`: the list with v added, as a new tensor list value.

@@ -8,6 +8,8 @@ namespace sg::compiler::staging::loop_detail {
 void LoopStaging::discover_carries() {
   after = live_after_current(cs, st.frame());
   entry = loop_entry_live(s, after);
+  // Live into an iteration from the body itself, not from after the loop.
+  read_in_body = loop_entry_live(s, NameSet{});
   block_assigns(s.body, assigned);
   jumps = loop_jumps(s.body);
   for (const auto& [name, init] : spec.hidden) {
@@ -43,6 +45,17 @@ Carry LoopStaging::tensor_carry(const std::string& name, const Value& init) {
         c.relaxed.insert(size_t(axis));
       }
   }
+  // Dims an earlier attempt saw change across an iteration: a fresh symbol each.
+  auto a = retry.relax.find(name);
+  if (a != retry.relax.end())
+    for (size_t axis : a->second) {
+      if (c.relaxed.count(axis) || axis >= c.type->rank()) continue;
+      std::string base = name.substr(0, name.find_first_of("[.'\""));
+      if (base.empty() || base[0] == '$') base = "D";
+      c.type->shape[axis] = ir::Dim::symbol(m.symbols.fresh(base));
+      c.relaxed.insert(axis);
+      c.auto_relaxed.insert(axis);
+    }
   return c;
 }
 
@@ -72,8 +85,8 @@ void LoopStaging::attrs_to_scope() {
 
 // A for target read after the loop has Python's value there: the last item, or the
 // value it had before the loop when the loop runs zero times. Carried like any
-// variable the body assigns; without a value before the loop only where the loop
-// provably runs (else reading it after the loop is the error set below).
+// variable the body assigns; without a value before the loop, as a variable first
+// assigned inside it (created_carry).
 void LoopStaging::target_carries() {
   for (const std::string& name : spec.targets) {
     if (!after.count(name)) continue;
@@ -81,10 +94,8 @@ void LoopStaging::target_carries() {
     if (before && !before->is<UndefinedV>()) {
       if (!before->is_tensor() && !before->is_number()) continue;
       carries.push_back(tensor_carry(name, *before));
-    } else if (!spec.may_run_zero_times) {
-      carries.push_back(Carry{name, CarryKind::kTarget, Value()});
     } else {
-      continue;
+      created_carry(name, true);
     }
     carried_targets.insert(name);
   }
@@ -97,6 +108,10 @@ void LoopStaging::variable_carries() {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
     const Value* before = sc.lookup(name);
+    if ((!before || before->is<UndefinedV>()) && after.count(name) && !read_in_body.count(name)) {
+      created_carry(name, false);
+      continue;
+    }
     if (!before || before->is<UndefinedV>()) {
       undefined_after.emplace_back(name, "variable '" + name + "' is first assigned inside the staged " + where +
                                              " and read after it; it would be undefined when the loop runs zero "
@@ -122,6 +137,7 @@ void LoopStaging::variable_carries() {
         st_.leaves.push_back(path);
       }
       structures.push_back(std::move(st_));
+      defined_flag_carry(name);
       continue;
     } else if (before->is<ListPtr>() || before->is<TensorListV>()) {
       c = list_carry(name, before);
@@ -129,7 +145,48 @@ void LoopStaging::variable_carries() {
       c.kind = CarryKind::kStatic;
     }
     carries.push_back(std::move(c));
+    defined_flag_carry(name);
   }
+}
+
+// A variable (or for target) first assigned inside the loop and read after it:
+// typed by its first iteration, with a defined flag beside it that a read after the
+// loop checks (where the loop may run zero times, or skips the assignment on some
+// paths through an iteration).
+void LoopStaging::created_carry(const std::string& name, bool target) {
+  Carry c{name, CarryKind::kTarget, Value()};
+  Carry flag{defined_flag(name), CarryKind::kDefined, Value(false)};
+  auto known = retry.created.find(name);
+  if (known != retry.created.end()) {
+    // Assigned on some paths only (an earlier attempt): carried from the start, its
+    // flag too, so that an iteration that skips it keeps the previous value.
+    c.kind = CarryKind::kTensor;
+    c.type = known->second;
+    c.created = true;
+    flag.created = true;
+    auto a = retry.relax.find(name);
+    if (a != retry.relax.end())
+      for (size_t axis : a->second)
+        if (axis < c.type->rank()) {
+          c.type->shape[axis] = ir::Dim::symbol(m.symbols.fresh(name));
+          c.relaxed.insert(axis);
+          c.auto_relaxed.insert(axis);
+        }
+  }
+  carries.push_back(std::move(c));
+  if (target) carried_targets.insert(name);
+  // Carried where the loop provably runs too: at the end of an iteration it says
+  // whether every path assigned the variable.
+  carries.push_back(std::move(flag));
+  cs.unbound_why[name] = known != retry.created.end() ? "no iteration of the staged " + where + " assigned it"
+                                                       : "the staged " + where + " ran zero times";
+}
+
+// A variable that may be unbound before the loop (its defined flag is staged) and
+// that the loop assigns: the flag is carried too.
+void LoopStaging::defined_flag_carry(const std::string& name) {
+  const Value* flag = sc.lookup(defined_flag(name));
+  if (flag && flag->is<Staged>()) carries.push_back(Carry{defined_flag(name), CarryKind::kDefined, *flag});
 }
 
 // A list the body may append to: carried as a tensor list.
@@ -167,7 +224,7 @@ void LoopStaging::flag_carries() {
     carries.push_back(Carry{kReturnValue, CarryKind::kReturnValue, Value()});
   }
   for (Carry& c : carries)
-    if (c.kind == CarryKind::kFlag) c.type = ir::Type{DType::kBool, {}};
+    if (c.kind == CarryKind::kFlag || c.kind == CarryKind::kDefined) c.type = ir::Type{DType::kBool, {}};
 }
 
 // ---- the body -------------------------------------------------------------------

@@ -18,10 +18,13 @@
 namespace sg::compiler::staging::loop_detail {
 
 
-// kTarget: a for target read after the loop that had no value before it, where the
-// loop provably runs at least once: its initial value is a zero of the item's type,
-// overwritten by the first iteration.
-enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget };
+// kTarget: a for target read after the loop that had no value before it: its initial
+// value is a zero of the item's type, overwritten by the first iteration.
+// kTarget also stands for a variable first assigned inside the loop and read after
+// it, typed by its first iteration. kDefined: the defined flag (control_state.h) of
+// such a variable where the loop may run zero times, or of a variable the loop
+// assigns that may be unbound before it.
+enum class CarryKind : uint8_t { kTensor, kList, kFlag, kReturnValue, kStatic, kTarget, kDefined };
 
 struct Carry {
   std::string name;
@@ -30,6 +33,10 @@ struct Carry {
   std::optional<WeakOrigin> weak;         // a Python number before the loop, or derived from one
   std::optional<ir::Type> type;           // the carried type, once known
   std::set<size_t> relaxed;               // axes that may change
+  std::set<size_t> auto_relaxed;          // of those, the ones found changing (not declared)
+  // kTensor: a variable first assigned inside the loop, carried from a zero of its
+  // type (RetryHints::created); kDefined: its flag, a body parameter.
+  bool created = false;
   std::shared_ptr<TensorListSlot> slot;   // kList
   int32_t body_param = -1, cond_param = -1, body_result = -1;
   Value body_value;                       // the value after one iteration
@@ -63,6 +70,28 @@ struct AttrCarry {
   std::string attr;
   std::string name;  // "self.h"
 };
+// Thrown when a carried tensor's dims change across an iteration: the loop is
+// staged again with those axes given fresh symbolic dims.
+struct RelaxRetry {
+  int64_t loop;
+  std::string name;
+  std::set<size_t> axes;
+};
+// Thrown when a variable first assigned inside the loop is assigned on some paths
+// through an iteration only: the loop is staged again carrying it, as typed by this
+// attempt, so that an iteration that skips it keeps the previous one's value.
+struct CreatedRetry {
+  int64_t loop;
+  std::string name;
+  ir::Type type;
+};
+// What earlier attempts found: per carried name, the axes that change, and the types
+// of variables first assigned inside the loop on some paths only.
+struct RetryHints {
+  std::map<std::string, std::set<size_t>> relax;
+  std::map<std::string, ir::Type> created;
+};
+
 // Thrown when staging the body found attributes to carry that this attempt did not.
 struct AttrRetry {
   int64_t loop;
@@ -86,6 +115,10 @@ Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k);
 bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<std::string, Value>>& out);
 // Whether `v` has `shape`'s containers (kinds, lengths, keys in order).
 bool same_structure(const Value& shape, const Value& v);
+// Where `v` differs from `shape` in its containers or in a leaf that is not a tensor
+// or number, for messages ("`state[1]` is a list of 2 items before the loop and a
+// list of 3 items after an iteration"); empty where nothing differs.
+std::string structure_difference(const Value& shape, const Value& v, const std::string& path);
 void watch_instances(const std::string& path, const Value& v, std::vector<AttrWatch>& out, int depth);
 bool same_value(const Value& a, const Value& b);
 // The lists and dicts reachable from `v` (through tuples, lists and dicts).
@@ -127,7 +160,8 @@ struct LoopContainersScope {
 class LoopStaging {
  public:
   LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t token_in,
-              const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in);
+              const std::map<std::string, DType>& hints_in, const std::vector<AttrCarry>& attr_carries_in,
+              const RetryHints& retry_in);
   Flow run();
 
  private:
@@ -139,6 +173,8 @@ class LoopStaging {
   void variable_carries();
   Carry list_carry(const std::string& name, const Value* before);
   void flag_carries();
+  void created_carry(const std::string& name, bool target);
+  void defined_flag_carry(const std::string& name);
   void attrs_from_scope();
   void attrs_to_scope();
   void bind_structures();
@@ -152,6 +188,7 @@ class LoopStaging {
   void return_value_result(Carry& c, Value v);
   void list_result(Carry& c, const Value& v);
   void tensor_result(Carry& c, Value v);
+  void created_result(Carry& c, const Value& v);
   // The condition.
   void stage_cond();
   Value eval_test();
@@ -160,6 +197,8 @@ class LoopStaging {
   void bind_function_params();
   void emit_node(std::vector<int32_t> inputs);
   void note_zero_trip_dims();
+  void explain_relaxed();
+  Value unset_of_type(const ir::Type& type);
   void undefine_after();
 
   Stager& st;
@@ -167,6 +206,7 @@ class LoopStaging {
   const int64_t token;
   const std::map<std::string, DType>& hints;
   const std::vector<AttrCarry>& attr_carries;
+  const RetryHints& retry;
   const Stmt& s;
   Scope& sc;
   std::vector<AttrWatch> watches;
@@ -174,7 +214,7 @@ class LoopStaging {
   ControlState& cs;
   ir::Module& m;
   const std::string where;
-  NameSet after, entry, assigned, appended;
+  NameSet after, entry, read_in_body, assigned, appended;
   LoopJumps jumps;
   std::vector<Carry> carries;
   std::vector<Structure> structures;
@@ -186,6 +226,8 @@ class LoopStaging {
   std::unique_ptr<FnBuilder> body, cond;
   std::optional<Value> return_shape;
   std::vector<Carry> leaf_carries;
+  // Tuples and dicts first assigned inside the loop: carried leaf by leaf, rebuilt after it.
+  std::vector<Structure> created;
   std::vector<Staged> captured;
 };
 

@@ -116,6 +116,46 @@ bool same_structure(const Value& shape, const Value& v) {
   return true;
 }
 
+namespace {
+
+std::string kind_of(const Value& v) {
+  if (v.is<TuplePtr>()) return "a tuple of " + std::to_string(v.as<TuplePtr>()->size()) + " items";
+  if (v.is<ListPtr>()) return "a list of " + std::to_string(v.as<ListPtr>()->items.size()) + " items";
+  if (v.is<DictPtr>()) {
+    std::string keys;
+    for (const auto& [k, item] : v.as<DictPtr>()->items) keys += (keys.empty() ? "" : ", ") + py_repr(k);
+    return "a dict with keys [" + keys + "]";
+  }
+  return "a " + type_name(v);
+}
+
+}  // namespace
+
+std::string structure_difference(const Value& shape, const Value& v, const std::string& path) {
+  const std::vector<Value>* a = sequence_items(shape);
+  const std::vector<Value>* b = sequence_items(v);
+  if (a && b && shape.is<TuplePtr>() == v.is<TuplePtr>() && a->size() == b->size()) {
+    for (size_t k = 0; k < a->size(); ++k) {
+      std::string d = structure_difference((*a)[k], (*b)[k], path + "[" + std::to_string(k) + "]");
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (shape.is<DictPtr>() && v.is<DictPtr>() && kind_of(shape) == kind_of(v)) {
+    const auto &da = shape.as<DictPtr>()->items, &db = v.as<DictPtr>()->items;
+    for (size_t k = 0; k < da.size(); ++k) {
+      std::string d = structure_difference(da[k].second, db[k].second, path + "[" + py_repr(da[k].first) + "]");
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  const bool leaf_a = shape.is_tensor() || shape.is_number(), leaf_b = v.is_tensor() || v.is_number();
+  if (leaf_a && leaf_b) return "";
+  if (!a && !b && !shape.is<DictPtr>() && !v.is<DictPtr>() && !leaf_a && !leaf_b && same_value(shape, v)) return "";
+  const std::string shown = path.find('[') == std::string::npos ? "variable '" + path + "'" : "`" + path + "`";
+  return shown + " is " + kind_of(shape) + " before the loop and " + kind_of(v) + " after an iteration";
+}
+
 void watch_instances(const std::string& path, const Value& v, std::vector<AttrWatch>& out, int depth) {
   if (depth > 8) return;
   if (v.is<InstancePtr>()) {

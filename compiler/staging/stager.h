@@ -195,6 +195,7 @@ class Stager {
   Value eval_subscript(const Expr& e);
   Value eval_list_comp(const Expr& e);
   Value lookup_name(const std::string& name, SourceSpan span);
+  void check_bound(const std::string& name, SourceSpan span);
   Value get_attribute(const Value& v, const std::string& name, SourceSpan span);
   Value call_value(const Value& callee, Args& args);
   // Static truth value; a staged value is an error naming `what`.

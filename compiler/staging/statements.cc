@@ -129,6 +129,7 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
         return;
       }
       scope().set(target.name, v);
+      if (scope().find_local(defined_flag(target.name))) scope().set(defined_flag(target.name), Value(true));
       return;
     case ExprKind::kTuple:
     case ExprKind::kList: {

@@ -245,7 +245,8 @@ def if_creates_var_py_false():
 @sg.function
 def if_creates_var_tf(c: sg.bool):
     return if_creates_var(c)
-# error: if_creates_var_tf 'i'.*else
+# cases: if_creates_var_tf c=True
+# run-error: if_creates_var_tf c=False ~ (?m)cond_basic\.py:50:12: error: assertion failed: UnboundLocalError: cannot access local variable 'i' where it is not associated with a value: the staged `if` at line 48 ran its else branch, which does not assign it$
 
 
 @sg.function
@@ -257,7 +258,8 @@ def else_creates_var_py_true():
 @sg.function
 def else_creates_var_tf(c: sg.bool):
     return else_creates_var(c)
-# error: else_creates_var_tf 'i'
+# cases: else_creates_var_tf c=False
+# run-error: else_creates_var_tf c=True ~ UnboundLocalError: cannot access local variable 'i'.*the staged `if` at line 62 ran its then branch
 
 
 # test_returns_none_legal (None is not a tensor: each entry returns whether i is None)

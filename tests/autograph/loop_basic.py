@@ -155,12 +155,13 @@ def while_creates_var_py():
 
 
 # AutoGraph accepts n = 1, 2 and fails at run time for 0 ("loop must iterate at
-# least once"). Kept a compile-time error here: j is first assigned inside a staged
-# loop that may run zero times and is read after it.
+# least once"); so does Python (UnboundLocalError). j, first assigned inside the
+# staged loop, is carried from its first iteration with a defined flag.
 @sg.function
 def while_creates_var_tf(n: sg.i32):
     return while_creates_var(n)
-# refused: while_creates_var_tf 'j'
+# cases: while_creates_var_tf n=1 | n=2
+# run-error: while_creates_var_tf n=0 ~ (?m)loop_basic\.py:53:15: error: assertion failed: UnboundLocalError: cannot access local variable 'j' where it is not associated with a value: the staged while loop at line 50 ran zero times$
 
 
 @sg.function
@@ -182,11 +183,12 @@ def for_creates_var_tf_static(l1: sg.i32[1], l2: sg.i32[2]):
 
 
 # Over a run-time length the loop may run zero times and i has no value before it:
-# a compile-time error naming i (AutoGraph fails at run time for an empty tensor).
+# reading i fails at run time for an empty tensor, as in AutoGraph and Python.
 @sg.function
 def for_creates_var_tf(l: sg.i32["L"]):  # noqa: E741
     return for_creates_var(l)
-# refused: for_creates_var_tf 'i'
+# cases: for_creates_var_tf l=[1] | l=[1,2]
+# run-error: for_creates_var_tf l=[] ~ (?m)loop_basic\.py:59:12: error: assertion failed: UnboundLocalError: cannot access local variable 'i' where it is not associated with a value: the staged for loop at line 57 ran zero times$
 
 
 @sg.function

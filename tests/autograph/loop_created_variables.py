@@ -5,9 +5,11 @@ tf.zeros/tf.ones -> sg.zeros/sg.ones (f32); tf.range -> sg.arange;
 tf.random.uniform((), i, i + 1, tf.int32), which is always i, -> i.
 With Python n (_py) the loop runs at compile time; with n = 0 the variable is
 undefined, an error naming it (Python: UnboundLocalError). With a run-time n (_tf)
-AutoGraph accepts n >= 1 and fails at run time for 0; here a variable first assigned
-inside a staged loop that may run zero times and read after it stays a compile-time
-error naming it."""
+AutoGraph accepts n >= 1 and fails at run time for 0, and so does Stagegraph: a
+variable first assigned inside a staged loop is carried from its first iteration
+with a defined flag, checked where it is read (a run-time UnboundLocalError naming
+it and the loop); a dict created there is carried leaf by leaf. A changing rank
+stays refused."""
 import stagegraph as sg
 
 
@@ -123,13 +125,15 @@ def while_creates_nested_var_static_shape_py_zero():
 @sg.function
 def while_creates_var_static_shape_tf(n: sg.i32):
     return while_creates_var_static_shape(n)
-# refused: while_creates_var_static_shape_tf 'v'
+# cases: while_creates_var_static_shape_tf n=1 | n=2
+# run-error: while_creates_var_static_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
 def while_creates_var_dynamic_shape_tf(n: sg.i32):
     return while_creates_var_dynamic_shape(n)
-# refused: while_creates_var_dynamic_shape_tf 'v'
+# cases: while_creates_var_dynamic_shape_tf n=1 | n=2
+# run-error: while_creates_var_dynamic_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
@@ -141,19 +145,22 @@ def while_creates_var_dynamic_rank_tf(n: sg.i32):
 @sg.function
 def while_creates_var_dynamic_shape_py_init_var_tf(n: sg.i32):
     return while_creates_var_dynamic_shape_py_init_var(n)
-# refused: while_creates_var_dynamic_shape_py_init_var_tf 'v'
+# cases: while_creates_var_dynamic_shape_py_init_var_tf n=1 | n=2
+# run-error: while_creates_var_dynamic_shape_py_init_var_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
 def while_creates_nested_var_static_shape_tf(n: sg.i32):
     return while_creates_nested_var_static_shape(n)
-# refused: while_creates_nested_var_static_shape_tf 'v'
+# cases: while_creates_nested_var_static_shape_tf n=1 | n=2
+# run-error: while_creates_nested_var_static_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function
 def while_creates_nested_var_dynamic_shape_tf(n: sg.i32):
     return while_creates_nested_var_dynamic_shape(n)
-# refused: while_creates_nested_var_dynamic_shape_tf 'v'
+# cases: while_creates_nested_var_dynamic_shape_tf n=1 | n=2
+# run-error: while_creates_nested_var_dynamic_shape_tf n=0 ~ UnboundLocalError: cannot access local variable 'v'.*ran zero times
 
 
 @sg.function

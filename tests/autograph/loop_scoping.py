@@ -156,11 +156,11 @@ def for_defines_iterate_sg_range():
 
 
 # test_for_defines_iterate_tf_range: AutoGraph deliberately returns (0, 0) for n = 0,
-# where Python raises UnboundLocalError; here it is a compile-time error naming i.
+# where Python raises UnboundLocalError; so does the graph, at run time, naming i.
 @sg.function
 def for_defines_iterate_sg_range_zero():
     return for_defines_iterate(0, sg.range)
-# error: for_defines_iterate_sg_range_zero 'i'
+# run-error: for_defines_iterate_sg_range_zero ~ UnboundLocalError: cannot access local variable 'i'.*ran zero times
 
 
 # test_for_reuses_iterate: l in ([], [1], [1, 2]) x (list, _int_tensor)

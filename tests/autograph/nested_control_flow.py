@@ -234,12 +234,12 @@ def loop_initializing_invariant_variable_py():
     return loop_initializing_invariant_variable(1), loop_initializing_invariant_variable(2)
 
 
-# AutoGraph accepts n = 1, 2 and fails at run time for 0; here `a`, first assigned
-# inside a staged loop that may run zero times, is a compile-time error when read after.
+# AutoGraph accepts n = 1, 2 and fails at run time for 0, as Python does.
 @sg.function
 def loop_initializing_invariant_variable_tf(n: sg.i32):
     return loop_initializing_invariant_variable(n)
-# refused: loop_initializing_invariant_variable_tf 'a'
+# cases: loop_initializing_invariant_variable_tf n=1 | n=2
+# run-error: loop_initializing_invariant_variable_tf n=0 ~ (?m)nested_control_flow\.py:118:12: error: assertion failed: UnboundLocalError: cannot access local variable 'a' where it is not associated with a value: the staged for loop at line 113 ran zero times$
 
 
 @sg.function

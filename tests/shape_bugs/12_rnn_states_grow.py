@@ -1,9 +1,9 @@
-"""An RNN that collects its hidden states by concatenation in a staged loop:
-the loop-carried `states` grows from [0, 32] to [1, 32] in one iteration. The
-error may point at the loop or at the assignment that changes the dim."""
+"""An RNN that collects its hidden states by concatenation in a staged loop, on
+the wrong axis: `states` is [0, 32] and each new row [1, 32], so joining them on
+axis 1 fails on the first iteration (dim 0 differs)."""
 import stagegraph as sg
 
-# expect: error@13|15 naming states
+# expect: error@15
 
 
 @sg.function
@@ -12,5 +12,5 @@ def encode(xs: sg.f32["T", 16], h0: sg.f32[32], W: sg.f32[16, 32], U: sg.f32[32,
     states = sg.zeros((0, 32))
     for t in range(xs.shape[0]):
         h = sg.tanh(xs[t] @ W + h @ U)
-        states = sg.concatenate([states, h[None, :]], axis=0)
+        states = sg.concatenate([states, h[None, :]], axis=1)
     return states, h

@@ -1,9 +1,7 @@
 """A running sum that also returns the last index: `i`, the target of a
-staged for, is undefined after a loop that ran zero times. The error may point
-at the read or at the loop."""
+staged for, is undefined after a loop that ran zero times (Python:
+UnboundLocalError), a run-time error at the read."""
 import stagegraph as sg
-
-# expect: error@12|14 naming i
 
 
 @sg.function
@@ -11,4 +9,4 @@ def running_sum(xs: sg.f32["T", 8]):
     acc = sg.zeros((8,))
     for i in range(xs.shape[0]):
         acc = acc + xs[i]
-    return acc, i
+    return acc, i  # expect: runtime with T=0

@@ -85,6 +85,10 @@ def concatenate(xs, axis=0):
 
 @differentiable("stack", lists=("xs",))
 def stack(xs, axis=0):
+    if isinstance(xs, list) and not xs:
+        # A list a loop left empty: the empty stack. Eager mode has no item to take
+        # the type from, so it is f32[0]; a graph knows the items' type, [0, item dims].
+        return Tensor(np.zeros((0,), np.float32))
     arrays, _ = coerce("stack", *_tensors(xs, "stack"))
     return Tensor(np.stack(arrays, axis=operator.index(axis)))
 

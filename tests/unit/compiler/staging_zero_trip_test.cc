@@ -45,7 +45,8 @@ def f(xs: sg.f32["T", 4], w: sg.f32[4, 4]):
             "test of its length)\n");
 }
 
-TEST(ZeroTripLoops, StackingAListTheLoopFillsFromEmptyWarns) {
+// An empty list stacks to the empty stack of its items' type, as in eager mode: no warning.
+TEST(ZeroTripLoops, StackingAListTheLoopFillsFromEmptyIsQuiet) {
   auto r = stage_source(R"(import stagegraph as sg
 
 @sg.function
@@ -58,11 +59,8 @@ def f(xs: sg.f32["T", 4], n: sg.i64):
     return sg.stack(outs)
 )");
   ASSERT_TRUE(r.ir) << r.locations();
-  EXPECT_EQ(r.locations(),
-            "10:12: warning: sg.stack of 'outs', which the staged while loop at line 7 grows from empty: it is "
-            "empty when that loop runs zero times, and sg.stack of an empty list fails in eager mode\n"
-            "  0:0: note: start 'outs' with an item before the loop, or read it only where the loop ran (under a "
-            "staged test of its length)\n");
+  EXPECT_EQ(r.locations(), "");
+  EXPECT_EQ(r.result_type("f"), "f32[outs#1, 4]");
 }
 
 TEST(ZeroTripLoops, ARelaxedDimThatStartsAtZeroWarnsWhenIndexed) {
@@ -115,7 +113,7 @@ def f(xs: sg.f32["T", 4], n: sg.i64):
   EXPECT_EQ(r.locations(), "");
 }
 
-TEST(ZeroTripLoops, AValueFirstDefinedInTheLoopIsStillAnError) {
+TEST(ZeroTripLoops, AValueFirstDefinedInTheLoopIsCheckedWhereRead) {
   auto r = stage_source(R"(import stagegraph as sg
 
 @sg.function
@@ -124,10 +122,9 @@ def f(xs: sg.f32["T", 4]):
         y = xs[t] * 2.0
     return y
 )");
-  EXPECT_FALSE(r.ir);
-  EXPECT_NE(r.locations().find("error: variable 'y' is first assigned inside the staged for loop at line 5"),
-            std::string::npos)
-      << r.locations();
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Assert), 1u);
+  EXPECT_EQ(r.result_type("f"), "f32[4]");
 }
 
 }  // namespace
