@@ -207,6 +207,17 @@ Value Stager::call_math(const std::string& fn, Args& a) {
     return isclose(*this, a);
   }
   if (!staged) return static_math(*this, fn, a.pos, span);
+  // The result stands for the Python float (or, from floor, ceil and trunc, the
+  // int) that CPython gives: beside a tensor it takes the tensor's dtype.
+  Value r = staged_math(fn, a);
+  if (fn == "floor" || fn == "ceil" || fn == "trunc") mark_weak(r, WeakOrigin::of_number(Value(int64_t(0))));
+  else if (fn != "isnan" && fn != "isinf" && fn != "isfinite") mark_weak(r, WeakOrigin::of_number(Value(0.0)));
+  return r;
+}
+
+Value Stager::staged_math(const std::string& fn, const Args& a) {
+  const SourceSpan span = a.span;
+  const std::string what = "math." + fn + "()";
 
   // A staged scalar: the op (or ops) computing the function, in float32.
   auto op = [&](ops::OpId id, const Value& x) { return apply(id, {}, {x}, span); };

@@ -264,6 +264,7 @@ class Stager {
   void bind_params(const FunctionV& f, const Args& args, Scope& scope);
   // math.FN(...) (math_module.cc).
   Value call_math(const std::string& fn, Args& a);
+  Value staged_math(const std::string& fn, const Args& a);  // on a staged scalar
   std::shared_ptr<FunctionV> make_function(const FunctionDef& def, std::shared_ptr<Scope> closure);
 
   // ---- calls through Call nodes (staged_call*.cc, call_graph.cc) -------------------
