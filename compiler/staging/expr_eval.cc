@@ -417,6 +417,14 @@ Value Stager::eval_list_comp(const Expr& e) {
 }
 
 Value Stager::eval(const Expr& e) {
+  // The parser bounds an expression's nesting; this is the backstop for the
+  // staging stack itself, with an eighth of it kept for what runs between evals.
+  if (stack_bytes_ != 0) {
+    const char* here = static_cast<const char*>(__builtin_frame_address(0));
+    if (here < stack_base_ && size_t(stack_base_ - here) > stack_bytes_ - stack_bytes_ / 8)
+      fail(e.span, "expression or compile-time recursion nested too deeply for the staging stack (" +
+                       std::to_string(stack_bytes_ >> 20) + " MiB)");
+  }
   switch (e.kind) {
     case ExprKind::kName: return lookup_name(e.name, e.span);
     case ExprKind::kInt: return Value(e.int_value);

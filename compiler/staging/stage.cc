@@ -280,6 +280,7 @@ Value Stager::load_weight(const std::string& name, SourceSpan span) {
 }
 
 std::unique_ptr<ir::Module> Stager::run() {
+  stack_base_ = static_cast<const char*>(__builtin_frame_address(0));
   const size_t errors_before = diags_.error_count();
   CallFrame top{globals_, Value()};
   frame_ = &top;
@@ -377,6 +378,7 @@ std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManag
     if (pthread_attr_init(&attr) != 0) break;
     create_error = pthread_attr_setstacksize(&attr, stack_bytes);
     if (create_error == 0) {
+      stager.set_stack_bytes(stack_bytes);
       stager.set_max_compile_time_depth(
           int(int64_t(staging::kMaxCompileTimeDepth) * int64_t(stack_bytes / kMinStackBytes) / 64));
       create_error = pthread_create(&thread, &attr, run_job, &job);

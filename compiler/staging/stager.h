@@ -161,6 +161,9 @@ class Stager {
   // Compile-time recursion deeper than this is an error (kMaxCompileTimeDepth
   // unless the staging thread's stack is smaller than planned).
   void set_max_compile_time_depth(int depth) { max_compile_time_depth_ = depth; }
+  // The staging thread's stack size: eval stops with a located error before the
+  // recursion (an expression's, or a compile-time call chain's) runs past it.
+  void set_stack_bytes(size_t bytes) { stack_bytes_ = bytes; }
   int max_compile_time_depth() const { return max_compile_time_depth_; }
 
   // ---- diagnostics and provenance (provenance.cc) ------------------------------
@@ -461,6 +464,8 @@ class Stager {
   int64_t compile_time_steps_ = 0;
   int64_t specialisation_passes_ = 0;
   int max_compile_time_depth_ = kMaxCompileTimeDepth;
+  size_t stack_bytes_ = 0;  // 0: not known, not checked
+  const char* stack_base_ = nullptr;
   [[noreturn]] void steps_spent(SourceSpan span);
 
   std::map<std::pair<int32_t, int32_t>, Origin> origins_;

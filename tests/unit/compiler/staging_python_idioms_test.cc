@@ -126,3 +126,23 @@ TEST(StagingPythonIdioms, SortedAndMinMaxWithKey) {
 
 }  // namespace
 }  // namespace sg::compiler
+
+namespace sg::compiler {
+namespace {
+
+// The deepest expression the parser lets through, staged on the smallest staging
+// stack: it compiles, or stops with a located error; it never overflows the stack.
+TEST(StagingDepth, TheDeepestExpressionOnTheSmallestStack) {
+  std::string sum = "x";
+  for (int i = 1; i < 2999; ++i) sum += i % 2 ? " + x" : " * 1.0";
+  StageOptions options;
+  options.stack_bytes = size_t(8) << 20;
+  auto r = testing::stage_source("import stagegraph as sg\n\n\n@sg.function\ndef f(x: sg.f32[4]):\n    return " + sum + "\n",
+                                 options);
+  if (!r.ir) {
+    EXPECT_NE(r.locations().find("nested too deeply for the staging stack"), std::string::npos) << r.locations();
+  }
+}
+
+}  // namespace
+}  // namespace sg::compiler
