@@ -416,7 +416,7 @@ ExprPtr Parser::parse_lambda() {
   bool seen_default = false;
   ParamKind next = ParamKind::kPositional;
   while (!at_op(":") && !at(TokenKind::kEnd) && !at(TokenKind::kNewline)) {
-    if (parse_star_param(*def, next, "in the lambda expression")) {
+    if (parse_star_param(*def, next, /*in_lambda=*/true)) {
       if (!accept_op(",")) break;
       continue;
     }

@@ -82,7 +82,7 @@ class Parser {
   StmtPtr parse_class(std::vector<ExprPtr> decorators);
   StmtPtr parse_try();
   void parse_params(FunctionDef& func);
-  bool parse_star_param(FunctionDef& func, ParamKind& next, std::string_view where);
+  bool parse_star_param(FunctionDef& func, ParamKind& next, bool in_lambda);
   std::vector<StmtPtr> parse_suite(const Token& header, std::string_view what);
   void reject_loop_else(std::string_view loop);
   void reject_compound_statement(const Token& keyword);

@@ -459,8 +459,9 @@ StmtPtr Parser::parse_try() {
 
 // `*args`, a bare `*`, or `**kwargs` (with an annotation in a def): the
 // parameters after a `*` are keyword-only. False when none is next.
-bool Parser::parse_star_param(FunctionDef& func, ParamKind& next, std::string_view where) {
+bool Parser::parse_star_param(FunctionDef& func, ParamKind& next, bool in_lambda) {
   if (!at_op("*") && !at_op("**") && !at_op("/")) return false;
+  const std::string where = in_lambda ? "in the lambda expression" : "in the function definition";
   Token marker = take();
   if (marker.text == "/") {
     error(marker.span, "positional-only parameters ('/') are not supported in staged programs");
@@ -469,7 +470,7 @@ bool Parser::parse_star_param(FunctionDef& func, ParamKind& next, std::string_vi
   const bool after_kwargs = !func.params.empty() && func.params.back().kind == ParamKind::kVarKeyword;
   if (after_kwargs) error(marker.span, "no parameter may follow '**" + func.params.back().name + "'");
   if (marker.text == "*" && next != ParamKind::kPositional)
-    error(marker.span, "'*' may appear only once " + std::string(where));
+    error(marker.span, "'*' may appear only once " + where);
   if (marker.text == "*") next = ParamKind::kKeywordOnly;
   if (marker.text == "*" && !at(TokenKind::kName)) return true;  // a bare '*'
   Param p;
@@ -477,8 +478,8 @@ bool Parser::parse_star_param(FunctionDef& func, ParamKind& next, std::string_vi
   p.kind = marker.text == "*" ? ParamKind::kVarPositional : ParamKind::kVarKeyword;
   p.name = expect_name(marker.text == "*" ? "expected a parameter name after '*'" : "expected a parameter name after '**'");
   for (const Param& other : func.params)
-    if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' " + std::string(where));
-  if (where == "in the function definition" && accept_op(":")) p.annotation = parse_test();
+    if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' " + where);
+  if (!in_lambda && accept_op(":")) p.annotation = parse_test();
   if (at_op("=")) error(peek().span, "a '" + std::string(marker.text) + "' parameter cannot have a default");
   func.params.push_back(std::move(p));
   return true;
@@ -488,7 +489,7 @@ void Parser::parse_params(FunctionDef& func) {
   bool seen_default = false;
   ParamKind next = ParamKind::kPositional;
   while (!at_op(")") && !at(TokenKind::kEnd)) {
-    if (!parse_star_param(func, next, "in the function definition")) {
+    if (!parse_star_param(func, next, /*in_lambda=*/false)) {
       Param p;
       p.span = peek().span;
       p.kind = next;
