@@ -166,7 +166,8 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
   if (v.is<TensorListV>())
     fail(span, "a tensor list (a list appended to in a staged loop) supports only `name.append(value)` as a "
                "statement, len, indexing, sg.stack and sg.concatenate");
-  if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index"))
+  if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index" || name == "sort" ||
+                          name == "reverse"))
     return method();
   if (v.is<DictPtr>() && (name == "items" || name == "keys" || name == "values" || name == "get"))
     return method();

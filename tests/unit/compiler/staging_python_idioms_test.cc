@@ -111,13 +111,20 @@ TEST(StagingPythonIdioms, SortedAndMinMaxWithKey) {
       "    print(sorted([(1, 'b'), (0, 'z'), (1, 'a')]), sorted([3, 1, 2], reverse=True))\n"
       "    print(sorted(['bb', 'a', 'cc', 'd'], key=len, reverse=True), min(d, key=d.get), max([], default=7))\n"
       "    print(max([-4, 3, -1], key=abs), min([2, -2], key=abs), max('ab', 'ba', key=lambda w: w[1]))\n"
+      "    names = ['bb', 'a', 'ccc']\n"
+      "    names.sort(key=len, reverse=True)\n"
+      "    ranks = [3, 1, 2]\n"
+      "    ranks.sort()\n"
+      "    ranks.reverse()\n"
+      "    print(names, ranks)\n"
       "    return x\n"));
   ASSERT_TRUE(r.ir) << r.locations();
   EXPECT_EQ(r.printed,
             "['a', 'b', 'c'] ['c', 'b', 'a'] ['a', 'b', 'c']\n"
             "[(0, 'z'), (1, 'a'), (1, 'b')] [3, 2, 1]\n"
             "['bb', 'cc', 'a', 'd'] c 7\n"
-            "-4 2 ab\n");
+            "-4 2 ab\n"
+            "['ccc', 'bb', 'a'] [3, 2, 1]\n");
   EXPECT_EQ(stage_source(program("    return x[sorted([s, s])[0]]\n")).locations().substr(0, 69),
             "7:14: error: sorted() compares values known only at run time; the ord");
   EXPECT_EQ(stage_source(program("    return max([x, x], key=lambda t: t.sum())\n")).locations().substr(0, 80),
