@@ -150,6 +150,7 @@ fuzz-build: deps deps-fuzz build $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target $(FUZZ_TARGETS)
 	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds/{fuzz_load,fuzz_parse,fuzz_npy,fuzz_run}
 	@for f in examples/*.py tests/programs/*.py; do cp $$f $(FUZZ_DIR)/seeds/fuzz_parse/$$(echo $$f | tr / _); done
+	@$(PYTHON) tests/fuzz/deep_sources.py $(FUZZ_DIR)/seeds/fuzz_parse
 	@for f in examples/*.py; do $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_load/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
 	@for f in tests/programs/loops_*.py tests/programs/mlp.py; do \
 	  $(BUILD)/tools/graph-compile $$f -o $(FUZZ_DIR)/seeds/fuzz_run/$$(basename $$f .py).sgraph >/dev/null 2>&1 || true; done
@@ -157,11 +158,13 @@ fuzz-build: deps deps-fuzz build $(BUILD_ASAN)/build.ninja
 
 # Executions per target are printed, and kept in $(FUZZ_DIR)/executions.txt.
 FUZZ_DICT_fuzz_npy := tests/fuzz/npy.dict
+FUZZ_DICT_fuzz_parse := tests/fuzz/parse.dict
 fuzz-run: fuzz-build
 	@set -o pipefail; : > $(FUZZ_DIR)/executions.txt; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	  echo "== $$t ($(FUZZ_TIME) s)"; \
 	  dict=""; [ "$$t" = fuzz_npy ] && dict="-dict=$(FUZZ_DICT_fuzz_npy)"; \
+	  [ "$$t" = fuzz_parse ] && dict="-dict=$(FUZZ_DICT_fuzz_parse)"; \
 	  if $(BUILD_ASAN)/tests/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=$(FUZZ_UNIT_TIMEOUT) -print_final_stats=1 \
 	       -rss_limit_mb=4096 $$dict -artifact_prefix=$(FUZZ_DIR)/$$t- \
 	       $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t > $(FUZZ_DIR)/$$t.log 2>&1; then \

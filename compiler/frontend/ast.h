@@ -40,6 +40,9 @@ enum class ExprKind : uint8_t {
   kSlice,       // a (lower), b (upper), c (step); any may be null; only inside a subscript
   kIfExp,       // a (test), b (body), c (orelse):  b if a else c
   kListComp,    // a (element), generators
+  kDictComp,    // a (key), b (value), generators
+  kGenExp,      // a (element), generators: `(x for x in xs)`, evaluated as a list would be
+  kStarred,     // a: `*x` in a call's arguments or in a tuple or list display
   kLambda,      // lambda_def (params; body: one return statement of the expression)
 };
 
@@ -80,9 +83,12 @@ struct Expr {
   ExprPtr a, b, c;
   std::vector<ExprPtr> elts;
   std::vector<ExprPtr> keys;
-  std::vector<Keyword> keywords;
+  std::vector<Keyword> keywords;  // kCall; an empty name is `**mapping`
   std::vector<Comprehension> generators;
   std::shared_ptr<FunctionDef> lambda_def;  // kLambda
+  // The node's nesting height (a leaf is 1), which the parser bounds; 0 where the
+  // parser has not needed it yet.
+  uint32_t height = 0;
 
   Expr(ExprKind k, SourceSpan s) : kind(k), span(s) {}
 };
@@ -111,8 +117,16 @@ enum class StmtKind : uint8_t {
   kNonlocal,    // names
 };
 
+enum class ParamKind : uint8_t {
+  kPositional,   // positional or keyword
+  kVarPositional,  // *args: a tuple of the positional arguments left over
+  kKeywordOnly,  // after *args or a bare *
+  kVarKeyword,   // **kwargs: a dict of the keyword arguments left over
+};
+
 struct Param {
   std::string name;
+  ParamKind kind = ParamKind::kPositional;
   SourceSpan span;
   ExprPtr annotation;  // may be null
   ExprPtr default_value;  // may be null

@@ -25,13 +25,14 @@
 //   try         := 'try' ':' suite ('except' [test ['as' NAME]] ':' suite)*
 //                  ['else' ':' suite] ['finally' ':' suite]   (one except or finally at least)
 //   funcdef     := 'def' NAME '(' [param (',' param)* [',']] ')' ['->' test] ':' suite
-//   param       := NAME [':' test] ['=' test]
+//   param       := NAME [':' test] ['=' test] | '*' [NAME [':' test]] | '**' NAME [':' test]
 //   suite       := simple_stmts | NEWLINE INDENT stmt+ DEDENT
 //
 //   testlist    := test (',' test)* [',']        (a tuple when there is a comma)
 //   targetlist  := or_expr (',' or_expr)* [',']
 //   test        := or_test ['if' or_test 'else' test] | lambda
-//   lambda      := 'lambda' [NAME ['=' test] (',' NAME ['=' test])*] ':' test
+//   lambda      := 'lambda' [lparam (',' lparam)*] ':' test
+//   lparam      := NAME ['=' test] | '*' [NAME] | '**' NAME
 //   or_test     := and_test ('or' and_test)*
 //   and_test    := not_test ('and' not_test)*
 //   not_test    := 'not' not_test | comparison
@@ -47,12 +48,13 @@
 //   power       := primary ['**' factor]         (right-assoc; -x**2 is -(x**2))
 //   primary     := atom ( '(' [args] ')' | '[' subscripts ']' | '.' NAME )*
 //   args        := arg (',' arg)* [',']          (positional before keyword)
-//   arg         := test | NAME '=' test
+//   arg         := test [comp_for] | NAME '=' test | '*' or_expr | '**' test
 //   subscripts  := subscript (',' subscript)* [',']   (a kTuple index when there is a comma)
 //   subscript   := test | [test] ':' [test] [':' [test]]
 //   atom        := NAME | NUMBER | STRING+ | 'True' | 'False' | 'None' | '...'
-//                | '(' [testlist] ')' | '[' [testlist | test comp_for] ']'
-//                | '{' [test ':' test (',' test ':' test)* [',']] '}'
+//                | '(' [testlist | test comp_for] ')' | '[' [testlist | test comp_for] ']'
+//                | '{' [test ':' test (',' test ':' test)* [',']] '}' | '{' test ':' test comp_for '}'
+//   (an item of a testlist, of a list and of a subscript may be '*' or_expr)
 //   comp_for    := ('for' targetlist 'in' or_test ('if' or_test)*)+
 //
 // The body of a module-level `if __name__ == "__main__":` (and of its elif/else
@@ -63,8 +65,8 @@
 //
 // Errors: the first syntax error stops the parse. Constructs outside the subset
 // (with, async, await, yield,
-// *args/**kwargs, starred expressions, set literals, dict/set comprehensions,
-// generator expressions, while/for ... else) are reported at their keyword and
+// positional-only parameters, starred assignment targets, set literals, set
+// comprehensions, while/for ... else) are reported at their keyword and
 // parsing goes on, so one run lists them all.
 #pragma once
 

@@ -1,5 +1,7 @@
 // Expressions: the test .. atom rules of the grammar in parser.h.
+#include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 
 #include "parser_impl.h"
@@ -24,7 +26,40 @@ constexpr std::array<BinaryLevel, 6> kBinaryLevels = {{
     {{{{"*", BinOp::kMul}, {"@", BinOp::kMatMul}, {"/", BinOp::kDiv}, {"//", BinOp::kFloorDiv}, {"%", BinOp::kMod}}}, 5},
 }};
 
+// Memoised on the node. The recursion stops at nodes already measured (each link
+// of a chain is, as it is built), so it goes only through nodes that the parser
+// built by recursing itself, and that recursion is bounded by kMaxDepth.
+uint32_t height_of(Expr& e);
+
+uint32_t max_height(const ExprPtr& e, uint32_t h) { return e ? std::max(h, height_of(*e)) : h; }
+
+uint32_t height_of(Expr& e) {
+  if (e.height != 0) return e.height;
+  uint32_t h = 0;
+  h = max_height(e.a, max_height(e.b, max_height(e.c, h)));
+  for (const ExprPtr& x : e.elts) h = max_height(x, h);
+  for (const ExprPtr& x : e.keys) h = max_height(x, h);
+  for (const Keyword& k : e.keywords) h = max_height(k.value, h);
+  for (const Comprehension& g : e.generators) {
+    h = max_height(g.target, max_height(g.iter, h));
+    for (const ExprPtr& x : g.ifs) h = max_height(x, h);
+  }
+  if (e.lambda_def) {
+    for (const Param& p : e.lambda_def->params) h = max_height(p.default_value, h);
+    for (const StmtPtr& s : e.lambda_def->body) h = max_height(s->value, h);
+  }
+  e.height = h + 1;
+  return e.height;
+}
+
 }  // namespace
+
+bool Parser::check_height(Expr& e, SourceSpan op) {
+  if (height_of(e) <= kMaxHeight) return true;
+  syntax_error(op, "expression is nested too deeply: more than " + std::to_string(kMaxHeight) +
+                       " levels of operators, calls, subscripts or attributes (split it into several statements)");
+  return false;
+}
 
 ExprPtr Parser::error_expr(SourceSpan span) { return make_expr(ExprKind::kNone, span); }
 
@@ -44,12 +79,14 @@ ExprPtr Parser::parse_test() {
   return e;
 }
 
-// A starred item is reported and parsed as its operand, so parsing goes on.
+// `*x` (a kStarred), or the operand.
 ExprPtr Parser::parse_star_or(ExprPtr (Parser::*operand)()) {
   if (at_op("*")) {
     Token star = take();
-    error(star.span, "starred expressions ('*x') are not supported in staged programs");
-    return parse_or_expr();
+    auto e = make_expr(ExprKind::kStarred, star.span);
+    e->a = parse_or_expr();
+    e->span = span_from(star.span);
+    return e;
   }
   return (this->*operand)();
 }
@@ -159,6 +196,7 @@ ExprPtr Parser::parse_binary(int level) {
     e->a = std::move(left);
     e->b = parse_binary(level + 1);
     e->span = span_from(e->span);
+    if (!check_height(*e, op_span)) return error_expr(e->span);
     left = std::move(e);
   }
 }
@@ -206,6 +244,7 @@ ExprPtr Parser::parse_power() {
 ExprPtr Parser::parse_primary() {
   ExprPtr e = parse_atom();
   for (;;) {
+    const SourceSpan link = peek().span;
     if (at_op("(")) {
       e = parse_call(std::move(e));
     } else if (at_op("[")) {
@@ -219,6 +258,7 @@ ExprPtr Parser::parse_primary() {
     } else {
       return e;
     }
+    if (!check_height(*e, link)) return error_expr(e->span);
   }
 }
 
@@ -227,17 +267,21 @@ ExprPtr Parser::parse_call(ExprPtr callee) {
   call->a = std::move(callee);
   take();  // '('
   while (!at_op(")") && !at(TokenKind::kEnd)) {
-    if (at_op("*") || at_op("**")) {
+    if (at_op("**")) {
       Token star = take();
-      error(star.span, star.text == "*" ? "starred arguments ('*args') are not supported in staged programs"
-                                        : "'**' argument unpacking is not supported in staged programs");
-      parse_test();
+      Keyword kw{"", parse_test(), star.span};
+      kw.span = span_from(star.span);
+      call->keywords.push_back(std::move(kw));
+    } else if (at_op("*")) {
+      call->elts.push_back(parse_star_or(&Parser::parse_test));
     } else {
       ExprPtr arg = parse_test();
       if (at_keyword("for")) {
-        error(arg->span, "generator expressions are not supported in staged programs");
-        std::vector<Comprehension> unused;
-        parse_comprehension(unused);
+        auto gen = make_expr(ExprKind::kGenExp, arg->span);
+        gen->a = std::move(arg);
+        parse_comprehension(gen->generators);
+        gen->span = span_from(gen->span);
+        call->elts.push_back(std::move(gen));
       } else if (at_op("=")) {
         Token eq = take();
         if (arg->kind != ExprKind::kName) {
@@ -370,21 +414,22 @@ ExprPtr Parser::parse_lambda() {
   def->name = "<lambda>";
   def->name_span = kw.span;
   bool seen_default = false;
+  ParamKind next = ParamKind::kPositional;
   while (!at_op(":") && !at(TokenKind::kEnd) && !at(TokenKind::kNewline)) {
-    if (at_op("*") || at_op("**")) {
-      error(peek().span, "'*args' and '**kwargs' parameters are not supported in staged programs");
-      take();
+    if (parse_star_param(*def, next, /*in_lambda=*/true)) {
+      if (!accept_op(",")) break;
       continue;
     }
     Param p;
     p.span = peek().span;
+    p.kind = next;
     p.name = expect_name("expected a parameter name in the lambda expression");
     for (const Param& other : def->params)
       if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' in the lambda expression");
     if (accept_op("=")) {
       p.default_value = parse_test();
       seen_default = true;
-    } else if (seen_default) {
+    } else if (seen_default && p.kind == ParamKind::kPositional) {
       error(p.span, "parameter '" + p.name + "' without a default follows a parameter with a default");
     }
     def->params.push_back(std::move(p));
@@ -405,11 +450,12 @@ ExprPtr Parser::parse_paren() {
   if (accept_op(")")) return make_expr(ExprKind::kTuple, span_from(open.span));
   ExprPtr first = parse_star_or(&Parser::parse_test);
   if (at_keyword("for")) {
-    error(span_from(open.span), "generator expressions are not supported in staged programs");
-    std::vector<Comprehension> unused;
-    parse_comprehension(unused);
+    auto gen = make_expr(ExprKind::kGenExp, open.span);
+    gen->a = std::move(first);
+    parse_comprehension(gen->generators);
     expect_op(")", "expected ')' after the generator expression");
-    return error_expr(span_from(open.span));
+    gen->span = span_from(open.span);
+    return gen;
   }
   if (!at_op(",")) {
     expect_op(")", "expected ')'");
@@ -471,9 +517,17 @@ ExprPtr Parser::parse_brace() {
         dict->keys.push_back(std::move(key));
         dict->elts.push_back(parse_test());
       }
+      if (first && !is_set && at_keyword("for")) {
+        auto comp = make_expr(ExprKind::kDictComp, open.span);
+        comp->a = std::move(dict->keys.back());
+        comp->b = std::move(dict->elts.back());
+        parse_comprehension(comp->generators);
+        expect_op("}", "expected '}' after the dict comprehension");
+        comp->span = span_from(open.span);
+        return comp;
+      }
       if (first && at_keyword("for")) {
-        error(span_from(open.span), is_set ? "set comprehensions are not supported in staged programs"
-                                           : "dict comprehensions are not supported in staged programs");
+        error(span_from(open.span), "set comprehensions are not supported in staged programs");
         std::vector<Comprehension> unused;
         parse_comprehension(unused);
       } else if (first && is_set) {

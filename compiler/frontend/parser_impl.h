@@ -82,6 +82,7 @@ class Parser {
   StmtPtr parse_class(std::vector<ExprPtr> decorators);
   StmtPtr parse_try();
   void parse_params(FunctionDef& func);
+  bool parse_star_param(FunctionDef& func, ParamKind& next, bool in_lambda);
   std::vector<StmtPtr> parse_suite(const Token& header, std::string_view what);
   void reject_loop_else(std::string_view loop);
   void reject_compound_statement(const Token& keyword);
@@ -97,6 +98,12 @@ class Parser {
     Parser& p;
   };
   bool too_deep();
+  // A chain of operators, calls, subscripts or attributes (`a + a + ...`,
+  // `x.y.z...`) nests without recursing; its height is bounded here instead, as
+  // CPython bounds it ("maximum recursion depth exceeded during compilation").
+  // Returns false (and reports at `op`) once `e` is nested deeper than kMaxHeight.
+  static constexpr uint32_t kMaxHeight = 3000;
+  bool check_height(Expr& e, SourceSpan op);
 
   Lexer lexer_;
   DiagnosticEngine& diags_;

@@ -39,6 +39,8 @@ const char* target_description(const Expr& e) {
     case ExprKind::kCompare: return "a comparison";
     case ExprKind::kIfExp: return "a conditional expression";
     case ExprKind::kListComp: return "a list comprehension";
+    case ExprKind::kDictComp: return "a dict comprehension";
+    case ExprKind::kGenExp: return "a generator expression";
     default: return "an expression";
   }
 }
@@ -218,6 +220,9 @@ void Parser::check_target(const Expr& target, bool allow_unpacking) {
       if (!allow_unpacking) return;  // reported by the caller
       if (target.elts.empty()) break;
       for (const ExprPtr& e : target.elts) check_target(*e, true);
+      return;
+    case ExprKind::kStarred:
+      error(target.span, "starred assignment targets ('a, *rest = ...') are not supported in staged programs");
       return;
     default: break;
   }
@@ -452,34 +457,53 @@ StmtPtr Parser::parse_try() {
   return s;
 }
 
+// `*args`, a bare `*`, or `**kwargs` (with an annotation in a def): the
+// parameters after a `*` are keyword-only. False when none is next.
+bool Parser::parse_star_param(FunctionDef& func, ParamKind& next, bool in_lambda) {
+  if (!at_op("*") && !at_op("**") && !at_op("/")) return false;
+  const std::string where = in_lambda ? "in the lambda expression" : "in the function definition";
+  Token marker = take();
+  if (marker.text == "/") {
+    error(marker.span, "positional-only parameters ('/') are not supported in staged programs");
+    return true;
+  }
+  const bool after_kwargs = !func.params.empty() && func.params.back().kind == ParamKind::kVarKeyword;
+  if (after_kwargs) error(marker.span, "no parameter may follow '**" + func.params.back().name + "'");
+  if (marker.text == "*" && next != ParamKind::kPositional)
+    error(marker.span, "'*' may appear only once " + where);
+  if (marker.text == "*") next = ParamKind::kKeywordOnly;
+  if (marker.text == "*" && !at(TokenKind::kName)) return true;  // a bare '*'
+  Param p;
+  p.span = peek().span;
+  p.kind = marker.text == "*" ? ParamKind::kVarPositional : ParamKind::kVarKeyword;
+  p.name = expect_name(marker.text == "*" ? "expected a parameter name after '*'" : "expected a parameter name after '**'");
+  for (const Param& other : func.params)
+    if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' " + where);
+  if (!in_lambda && accept_op(":")) p.annotation = parse_test();
+  if (at_op("=")) error(peek().span, "a '" + std::string(marker.text) + "' parameter cannot have a default");
+  func.params.push_back(std::move(p));
+  return true;
+}
+
 void Parser::parse_params(FunctionDef& func) {
   bool seen_default = false;
+  ParamKind next = ParamKind::kPositional;
   while (!at_op(")") && !at(TokenKind::kEnd)) {
-    if (at_op("*") || at_op("**") || at_op("/")) {
-      Token marker = take();
-      bool named = at(TokenKind::kName);
-      if (marker.text == "/") {
-        error(marker.span, "positional-only parameters ('/') are not supported in staged programs");
-      } else if (marker.text == "**") {
-        error(marker.span, "'**kwargs' parameters are not supported in staged programs");
-      } else {
-        error(marker.span, named ? "'*args' parameters are not supported in staged programs"
-                                 : "keyword-only parameters ('*') are not supported in staged programs");
-      }
-      if (named) take();
-      if (named && accept_op(":")) parse_test();
-    } else {
+    if (!parse_star_param(func, next, /*in_lambda=*/false)) {
       Param p;
       p.span = peek().span;
+      p.kind = next;
       p.name = expect_name("expected a parameter name");
       for (const Param& other : func.params) {
         if (other.name == p.name) error(p.span, "duplicate parameter '" + p.name + "' in the function definition");
       }
+      if (!func.params.empty() && func.params.back().kind == ParamKind::kVarKeyword)
+        error(p.span, "no parameter may follow '**" + func.params.back().name + "'");
       if (accept_op(":")) p.annotation = parse_test();
       if (accept_op("=")) {
         p.default_value = parse_test();
         seen_default = true;
-      } else if (seen_default) {
+      } else if (seen_default && p.kind == ParamKind::kPositional) {
         error(p.span, "parameter '" + p.name + "' without a default follows a parameter with a default");
       }
       func.params.push_back(std::move(p));

@@ -16,7 +16,7 @@ namespace {
 
 const char* const kBuiltins[] = {"len", "range", "min", "max", "abs", "int", "float", "bool", "enumerate",
                                  "zip", "isinstance", "print", "list", "tuple", "str", "reversed", "dict",
-                                 "sum", "any", "all", "$fstring"};
+                                 "sum", "any", "all", "sorted", "$fstring"};
 
 void expect_args(Stager& s, const Args& a, const std::string& name, size_t lo, size_t hi) {
   if (a.pos.size() < lo || a.pos.size() > hi)
@@ -199,13 +199,70 @@ Value builtin_range(Stager& s, Args& a, const std::string& name) {
   return Value(r);
 }
 
+// key= and the other keywords of min, max and sorted. The keys of static items
+// must be static: the order is decided at compile time.
+struct OrderOptions {
+  Value key;  // None: the items themselves
+  bool reverse = false;
+  std::optional<Value> fallback;  // min/max default=
+};
+
+OrderOptions order_options(Stager& s, const Args& a, const std::string& name) {
+  OrderOptions o;
+  for (const auto& [k, v] : a.kw) {
+    if (k == "key") o.key = v;
+    else if (k == "reverse" && name == "sorted") o.reverse = s.truth(v, a.span, "sorted(reverse=...)");
+    else if (k == "default" && name != "sorted") o.fallback = v;
+    else s.fail(a.span, name + "() got an unexpected keyword argument '" + k + "'");
+  }
+  return o;
+}
+
+std::vector<Value> order_keys(Stager& s, const std::vector<Value>& items, const OrderOptions& o, const std::string& name,
+                              SourceSpan span) {
+  std::vector<Value> keys;
+  for (const Value& item : items) {
+    if (o.key.is<NoneV>()) {
+      keys.push_back(item);
+      continue;
+    }
+    Args call;
+    call.pos = {item};
+    call.span = span;
+    keys.push_back(s.call_value(o.key, call));
+    if (keys.back().is<Staged>() || keys.back().is<TensorListV>())
+      s.fail(span, name + "(key=...): the key of an item is known only at run time; the order must be static "
+                          "(use sg.argsort or sg.argmax on a tensor of keys)");
+  }
+  return keys;
+}
+
+bool static_less(Stager& s, const Value& x, const Value& y, const std::string& name, SourceSpan span) {
+  const Value lt = s.compare(CmpOp::kLt, x, y, span);
+  if (!lt.is<bool>())
+    s.fail(span, name + "() compares values known only at run time; the order must be static (use sg.sort or sg.argsort)");
+  return lt.as<bool>();
+}
+
 Value builtin_min_max(Stager& s, Args& a, const std::string& name) {
   const SourceSpan span = a.span;
+  const OrderOptions o = order_options(s, a, name);
   if (a.pos.empty()) s.fail(span, name + "() expects at least one argument");
+  if (o.fallback && a.pos.size() > 1)
+    s.fail(span, "Cannot specify a default for " + name + "() with multiple positional arguments");
   std::vector<Value> items = a.pos.size() == 1 ? (a.pos[0].is_tensor() ? std::vector<Value>{} : s.to_list(a.pos[0], span)) : a.pos;
   if (a.pos.size() == 1 && a.pos[0].is_tensor())
     s.fail(span, name + "() of a tensor: use sg." + name + "(x) to reduce it");
+  if (items.empty() && o.fallback) return *o.fallback;
   if (items.empty()) s.fail(span, name + "() arg is an empty sequence");
+  if (!o.key.is<NoneV>()) {
+    const std::vector<Value> keys = order_keys(s, items, o, name, span);
+    size_t best = 0;
+    for (size_t i = 1; i < items.size(); ++i)
+      if (name == "max" ? static_less(s, keys[best], keys[i], name, span) : static_less(s, keys[i], keys[best], name, span))
+        best = i;
+    return items[best];
+  }
   Value best = items[0];
   for (size_t i = 1; i < items.size(); ++i) {
     const Value& v = items[i];
@@ -220,6 +277,24 @@ Value builtin_min_max(Stager& s, Args& a, const std::string& name) {
     if (gt.as<bool>()) best = v;
   }
   return best;
+}
+
+// Python's sorted: stable, also with reverse=True (equal keys keep their order).
+Value builtin_sorted(Stager& s, Args& a, const std::string& name) {
+  const SourceSpan span = a.span;
+  expect_args(s, a, name, 1, 1);
+  const OrderOptions o = order_options(s, a, name);
+  if (a.pos[0].is_tensor()) s.fail(span, "sorted() of a tensor: use sg.sort(x)");
+  std::vector<Value> items = s.to_list(a.pos[0], span);
+  const std::vector<Value> keys = order_keys(s, items, o, name, span);
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) {
+    return o.reverse ? static_less(s, keys[j], keys[i], name, span) : static_less(s, keys[i], keys[j], name, span);
+  });
+  std::vector<Value> out;
+  for (size_t i : order) out.push_back(items[i]);
+  return make_list(std::move(out));
 }
 
 Value builtin_abs(Stager& s, Args& a, const std::string& name) {
@@ -460,12 +535,14 @@ const std::pair<const char*, Value (*)(Stager&, Args&, const std::string&)> kBui
     {"all", builtin_any_all},
     {"str", builtin_str},
     {"dict", builtin_dict},
+    {"sorted", builtin_sorted},
 };
 
 }  // namespace
 
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
+  if (name.rfind("math.", 0) == 0) return call_math(name.substr(5), a);
   if (is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
     return call_class_builtin(name, a);
   // Named tuples are tuples to the builtins.
@@ -491,7 +568,7 @@ Value Stager::call_builtin(const std::string& name, Args& a) {
     if (options_.compile_time_stdout) print_out(options_.compile_time_stdout, line + end);
     return Value();
   }
-  if (!a.kw.empty() && name != "enumerate" && name != "dict")
+  if (!a.kw.empty() && name != "enumerate" && name != "dict" && name != "min" && name != "max" && name != "sorted")
     fail(span, name + "() takes no keyword arguments");
   for (const auto& [builtin, handler] : kBuiltinHandlers)
     if (name == builtin) return handler(*this, a, name);

@@ -337,6 +337,12 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
   if (v.is<PyModuleV>()) {
     const std::string& mod = v.as<PyModuleV>().name;
     const std::string full = mod + "." + name;
+    if (mod == "math") {
+      double c = 0;
+      if (is_math_constant(name, c)) return Value(c);
+      if (is_math_function(name)) return Value(BuiltinV{full});
+      fail(span, "module 'math' has no attribute '" + name + "' that a staged program may use");
+    }
     if (is_record_maker(full) || mod == "typing") return Value(BuiltinV{full});
     fail(span, "module '" + mod + "' has no attribute '" + name + "' that a staged program may use (" + mod +
                    (mod == "collections" ? ".namedtuple" : ".dataclass and " + mod + ".field") + " are supported)");

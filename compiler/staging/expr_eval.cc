@@ -181,7 +181,8 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
   if (v.is<TensorListV>())
     fail(span, "a tensor list (a list appended to in a staged loop) supports only `name.append(value)` as a "
                "statement, len, indexing, sg.stack and sg.concatenate");
-  if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index"))
+  if (v.is<ListPtr>() && (name == "append" || name == "extend" || name == "pop" || name == "index" || name == "sort" ||
+                          name == "reverse"))
     return method();
   if (v.is<DictPtr>() && (name == "items" || name == "keys" || name == "values" || name == "get"))
     return method();
@@ -242,22 +243,44 @@ std::vector<int64_t> slice_indices(int64_t n, std::optional<int64_t> lo, std::op
 
 }  // namespace
 
+void Stager::dict_set(DictObj& d, Value k, Value v, SourceSpan key_span) {
+  if (k.is_tensor() || k.is<ListPtr>() || k.is<DictPtr>())
+    fail(key_span, "dict keys must be static strings, numbers or tuples, got " + type_name(k));
+  for (auto& kv : d.items)
+    if (static_equal(kv.first, k).value_or(false)) {
+      kv.second = std::move(v);
+      return;
+    }
+  d.items.emplace_back(std::move(k), std::move(v));
+}
+
 Value Stager::eval_dict(const Expr& e) {
   auto d = std::make_shared<DictObj>();
   for (size_t i = 0; i < e.keys.size(); ++i) {
     Value k = eval(*e.keys[i]);
-    if (k.is_tensor() || k.is<ListPtr>() || k.is<DictPtr>())
-      fail(e.keys[i]->span, "dict keys must be static strings, numbers or tuples, got " + type_name(k));
-    Value v = eval(*e.elts[i]);
-    bool replaced = false;
-    for (auto& kv : d->items)
-      if (static_equal(kv.first, k).value_or(false)) {
-        kv.second = v;
-        replaced = true;
-      }
-    if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
+    dict_set(*d, std::move(k), eval(*e.elts[i]), e.keys[i]->span);
   }
   return Value(d);
+}
+
+void Stager::eval_items(const std::vector<ExprPtr>& elts, std::vector<Value>& out, std::vector<SourceSpan>* spans) {
+  for (const ExprPtr& x : elts) {
+    if (x->kind != ExprKind::kStarred) {
+      out.push_back(eval(*x));
+      if (spans) spans->push_back(x->span);
+      continue;
+    }
+    Value items = eval(*x->a);
+    if (items.is<DictPtr>()) {  // `*d` unpacks the keys
+      for (const auto& kv : items.as<DictPtr>()->items) out.push_back(kv.first);
+    } else {
+      iterate(items, x->a->span, "a '*' unpacking", [&](const Value& item) {
+        out.push_back(item);
+        return true;
+      });
+    }
+    if (spans) spans->resize(out.size(), x->span);
+  }
 }
 
 Value Stager::eval_compare(const Expr& e) {
@@ -360,8 +383,14 @@ Value Stager::eval_subscript(const Expr& e) {
   return Value(std::string(1, v.as<std::string>()[size_t(k)]));
 }
 
+// A list, dict or generator comprehension; a generator expression is evaluated
+// at once, to a list (staging iterates only static sequences, so nothing is lost).
 Value Stager::eval_list_comp(const Expr& e) {
   auto out = std::make_shared<ListObj>();
+  auto dict = std::make_shared<DictObj>();
+  const char* what = e.kind == ExprKind::kDictComp ? "dict comprehension"
+                     : e.kind == ExprKind::kGenExp ? "generator expression"
+                                                   : "list comprehension";
   // A comprehension has its own scope: its targets do not leak.
   CallFrame* outer = frame_;
   CallFrame inner{std::make_shared<Scope>(outer ? outer->scope : globals_), Value()};
@@ -369,14 +398,19 @@ Value Stager::eval_list_comp(const Expr& e) {
   int64_t count = 0;
   std::function<void(size_t)> loop = [&](size_t g) {
     if (g == e.generators.size()) {
-      out->items.push_back(eval(*e.a));
+      if (e.kind != ExprKind::kDictComp) {
+        out->items.push_back(eval(*e.a));
+        return;
+      }
+      Value k = eval(*e.a);
+      dict_set(*dict, std::move(k), eval(*e.b), e.a->span);
       return;
     }
     const Comprehension& c = e.generators[g];
     Value iterable = eval(*c.iter);
-    iterate(iterable, c.iter->span, "a list comprehension", [&](const Value& item) {
+    iterate(iterable, c.iter->span, std::string("a ") + what, [&](const Value& item) {
       if (++count > kMaxUnrolledIterations)
-        fail(e.span, "list comprehension runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
+        fail(e.span, std::string(what) + " runs more than " + std::to_string(kMaxUnrolledIterations) + " iterations at compile time");
       count_step(e.span);
       assign(*c.target, item, c.target->span);
       for (const ExprPtr& cond : c.ifs) {
@@ -394,10 +428,19 @@ Value Stager::eval_list_comp(const Expr& e) {
     throw;
   }
   frame_ = outer;
+  if (e.kind == ExprKind::kDictComp) return Value(dict);
   return Value(out);
 }
 
 Value Stager::eval(const Expr& e) {
+  // The parser bounds an expression's nesting; this is the backstop for the
+  // staging stack itself, with an eighth of it kept for what runs between evals.
+  if (stack_bytes_ != 0) {
+    const char* here = static_cast<const char*>(__builtin_frame_address(0));
+    if (here < stack_base_ && size_t(stack_base_ - here) > stack_bytes_ - stack_bytes_ / 8)
+      fail(e.span, "expression or compile-time recursion nested too deeply for the staging stack (" +
+                       std::to_string(stack_bytes_ >> 20) + " MiB)");
+  }
   switch (e.kind) {
     case ExprKind::kName: return lookup_name(e.name, e.span);
     case ExprKind::kInt: return Value(e.int_value);
@@ -409,7 +452,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kTuple:
     case ExprKind::kList: {
       std::vector<Value> items;
-      for (const ExprPtr& x : e.elts) items.push_back(eval(*x));
+      eval_items(e.elts, items, nullptr);
       return e.kind == ExprKind::kTuple ? make_tuple(std::move(items)) : make_list(std::move(items));
     }
     case ExprKind::kDict: return eval_dict(e);
@@ -425,11 +468,22 @@ Value Stager::eval(const Expr& e) {
       Value callee = eval(*e.a);
       Args args;
       args.span = e.span;
-      for (const ExprPtr& x : e.elts) {
-        args.pos.push_back(eval(*x));
-        args.pos_spans.push_back(x->span);
+      eval_items(e.elts, args.pos, &args.pos_spans);
+      for (const Keyword& k : e.keywords) {
+        if (!k.name.empty()) {
+          args.kw.emplace_back(k.name, eval(*k.value));
+          continue;
+        }
+        Value d = eval(*k.value);  // `**mapping`
+        if (!d.is<DictPtr>()) fail(k.value->span, "argument after ** must be a dict, not " + type_name(d));
+        for (const auto& [key, value] : d.as<DictPtr>()->items) {
+          if (!key.is<std::string>()) fail(k.value->span, "keywords must be strings, got " + py_repr(key));
+          for (const auto& kw : args.kw)
+            if (kw.first == key.as<std::string>())
+              fail(k.span, "got multiple values for keyword argument '" + kw.first + "'");
+          args.kw.emplace_back(key.as<std::string>(), value);
+        }
       }
-      for (const Keyword& k : e.keywords) args.kw.emplace_back(k.name, eval(*k.value));
       return call_value(callee, args);
     }
     case ExprKind::kAttribute: return get_attribute(eval(*e.a), e.name, e.span);
@@ -437,7 +491,11 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
     case ExprKind::kLambda: return Value(make_function(*e.lambda_def, frame_ ? frame_->scope : globals_));
     case ExprKind::kIfExp: return eval_if_exp(e);
-    case ExprKind::kListComp: return eval_list_comp(e);
+    case ExprKind::kListComp:
+    case ExprKind::kGenExp:
+    case ExprKind::kDictComp: return eval_list_comp(e);
+    case ExprKind::kStarred:
+      fail(e.span, "a starred expression ('*x') is allowed only in a call's arguments or in a tuple or list display");
   }
   fail(e.span, "unsupported expression");
 }

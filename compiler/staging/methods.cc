@@ -1,5 +1,7 @@
 // Methods of values: tensor methods (NumPy's names) and the list, dict and str
 // methods a staged program may use at compile time.
+#include <algorithm>
+
 #include "staging/arg_binding.h"
 #include "staging/control_state.h"
 #include "staging/sg_ops_internal.h"
@@ -84,6 +86,18 @@ Value Stager::call_method(const BoundMethod& m, Args& a) {
       Value v = items[size_t(i)];
       items.erase(items.begin() + i);
       return v;
+    }
+    if (name == "sort") {  // as sorted(), in place
+      if (!a.pos.empty()) fail(span, "sort() takes no positional arguments");
+      Args sorted_args = a;
+      sorted_args.pos = {self};
+      items = call_builtin("sorted", sorted_args).as<ListPtr>()->items;
+      return Value();
+    }
+    if (name == "reverse") {
+      BoundArgs b(*this, a, name, {}, 0);
+      std::reverse(items.begin(), items.end());
+      return Value();
     }
     if (name == "index") {
       BoundArgs b(*this, a, name, {"value"}, 1);

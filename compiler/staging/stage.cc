@@ -63,7 +63,7 @@ void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
       switch (s.kind) {
         case StmtKind::kImport:
           for (const ImportName& n : s.imports) {
-            if (n.name == "collections" || n.name == "typing" || n.name == "dataclasses") {
+            if (n.name == "collections" || n.name == "typing" || n.name == "dataclasses" || n.name == "math") {
               globals_->set(n.alias.empty() ? n.name : n.alias, Value(PyModuleV{n.name}));
               continue;
             }
@@ -78,13 +78,13 @@ void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
             }
             if (n.name != "stagegraph")
               fail(n.span, "import of module '" + n.name + "' at line " + std::to_string(s.span.line) +
-                               " is not supported: a staged program may import only stagegraph (and collections, "
+                               " is not supported: a staged program may import only stagegraph, math (and collections, "
                                "typing and dataclasses for records)");
             globals_->set(n.alias.empty() ? n.name : n.alias, Value(SgModuleV{}));
           }
           break;
         case StmtKind::kImportFrom:
-          if (s.module == "collections" || s.module == "typing" || s.module == "dataclasses") {
+          if (s.module == "collections" || s.module == "typing" || s.module == "dataclasses" || s.module == "math") {
             for (const ImportName& n : s.imports)
               globals_->set(n.alias.empty() ? n.name : n.alias,
                             object_attribute(Value(PyModuleV{s.module}), n.name, n.span));
@@ -98,7 +98,7 @@ void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
           }
           if (s.module != "stagegraph")
             fail(s.span, "import from module '" + s.module + "' at line " + std::to_string(s.span.line) +
-                             " is not supported: a staged program may import only stagegraph (and collections, "
+                             " is not supported: a staged program may import only stagegraph, math (and collections, "
                              "typing and dataclasses for records)");
           for (const ImportName& n : s.imports) {
             Value v = get_attribute(Value(SgModuleV{}), n.name, n.span);
@@ -202,6 +202,9 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   auto scope_ptr = std::make_shared<Scope>(f->closure);
   CallFrame annotations{globals_, Value()};
   for (const Param& p : def.params) {
+    if (p.kind == ParamKind::kVarPositional || p.kind == ParamKind::kVarKeyword)
+      fail(p.span, "an entry point takes named, annotated inputs; '" + std::string(p.kind == ParamKind::kVarPositional ? "*" : "**") +
+                       p.name + "' is allowed in the functions it calls");
     frame_ = &annotations;  // annotations name module constants
     ir::Type t = annotation_type(p);
     const int32_t id = fn().add_value(std::move(t), p.name, p.span);
@@ -277,6 +280,7 @@ Value Stager::load_weight(const std::string& name, SourceSpan span) {
 }
 
 std::unique_ptr<ir::Module> Stager::run() {
+  stack_base_ = static_cast<const char*>(__builtin_frame_address(0));
   const size_t errors_before = diags_.error_count();
   CallFrame top{globals_, Value()};
   frame_ = &top;
@@ -374,6 +378,7 @@ std::unique_ptr<ir::Module> stage_module(const Module& module, const SourceManag
     if (pthread_attr_init(&attr) != 0) break;
     create_error = pthread_attr_setstacksize(&attr, stack_bytes);
     if (create_error == 0) {
+      stager.set_stack_bytes(stack_bytes);
       stager.set_max_compile_time_depth(
           int(int64_t(staging::kMaxCompileTimeDepth) * int64_t(stack_bytes / kMinStackBytes) / 64));
       create_error = pthread_create(&thread, &attr, run_job, &job);

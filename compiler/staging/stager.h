@@ -134,6 +134,10 @@ struct ShapeArg {
 
 inline constexpr int kMaxCompileTimeDepth = 10000;
 
+// Python's `math` module (math_module.cc): its constants and function names.
+bool is_math_constant(const std::string& name, double& value);
+bool is_math_function(const std::string& name);
+
 // The name of a branch or loop-body function staged inside function `parent`:
 // "f.if6.else" inside "f". Names show the nesting while it is shallow; past a
 // few levels (an if/elif chain of N branches nests N deep) only the root
@@ -157,6 +161,9 @@ class Stager {
   // Compile-time recursion deeper than this is an error (kMaxCompileTimeDepth
   // unless the staging thread's stack is smaller than planned).
   void set_max_compile_time_depth(int depth) { max_compile_time_depth_ = depth; }
+  // The staging thread's stack size: eval stops with a located error before the
+  // recursion (an expression's, or a compile-time call chain's) runs past it.
+  void set_stack_bytes(size_t bytes) { stack_bytes_ = bytes; }
   int max_compile_time_depth() const { return max_compile_time_depth_; }
 
   // ---- diagnostics and provenance (provenance.cc) ------------------------------
@@ -191,6 +198,10 @@ class Stager {
   // ---- expressions (expr_eval.cc) ---------------------------------------------
   Value eval(const Expr& e);
   Value eval_dict(const Expr& e);
+  // d[k] = v for a static key (an error at key_span otherwise).
+  void dict_set(DictObj& d, Value k, Value v, SourceSpan key_span);
+  // Evaluates items, `*x` ones unpacked; with spans, one per value.
+  void eval_items(const std::vector<ExprPtr>& elts, std::vector<Value>& out, std::vector<SourceSpan>* spans);
   Value eval_compare(const Expr& e);   // chains included
   Value eval_subscript(const Expr& e);
   Value eval_list_comp(const Expr& e);
@@ -254,6 +265,10 @@ class Stager {
   Flow exec(const Stmt& s);
   void assign(const Expr& target, const Value& v, SourceSpan span);
   Value call_function(const std::shared_ptr<FunctionV>& f, Args& args);
+  void bind_params(const FunctionV& f, const Args& args, Scope& scope);
+  // math.FN(...) (math_module.cc).
+  Value call_math(const std::string& fn, Args& a);
+  Value staged_math(const std::string& fn, const Args& a);  // on a staged scalar
   std::shared_ptr<FunctionV> make_function(const FunctionDef& def, std::shared_ptr<Scope> closure);
 
   // ---- calls through Call nodes (staged_call*.cc, call_graph.cc) -------------------
@@ -450,6 +465,8 @@ class Stager {
   int64_t compile_time_steps_ = 0;
   int64_t specialisation_passes_ = 0;
   int max_compile_time_depth_ = kMaxCompileTimeDepth;
+  size_t stack_bytes_ = 0;  // 0: not known, not checked
+  const char* stack_base_ = nullptr;
   [[noreturn]] void steps_spent(SourceSpan span);
 
   std::map<std::pair<int32_t, int32_t>, Origin> origins_;

@@ -221,31 +221,62 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
   }
 }
 
+// Python's binding: positional arguments fill the positional parameters, the
+// rest go to *args; keywords name any parameter but *args, the rest go to **kwargs.
+void Stager::bind_params(const FunctionV& f, const Args& args, Scope& scope) {
+  const FunctionDef& def = *f.def;
+  std::vector<bool> bound(def.params.size(), false);
+  size_t positional = 0;
+  while (positional < def.params.size() && def.params[positional].kind == ParamKind::kPositional) ++positional;
+  const Param* var_pos = nullptr;
+  const Param* var_kw = nullptr;
+  for (const Param& p : def.params) {
+    if (p.kind == ParamKind::kVarPositional) var_pos = &p;
+    if (p.kind == ParamKind::kVarKeyword) var_kw = &p;
+  }
+  if (args.pos.size() > positional && !var_pos)
+    fail(args.span, def.name + "() takes " + std::to_string(positional) + " positional arguments but " +
+                        std::to_string(args.pos.size()) + " were given");
+  for (size_t i = 0; i < args.pos.size() && i < positional; ++i) {
+    scope.set(def.params[i].name, args.pos[i]);
+    bound[i] = true;
+  }
+  if (var_pos) {
+    std::vector<Value> rest;
+    for (size_t i = positional; i < args.pos.size(); ++i) rest.push_back(args.pos[i]);
+    scope.set(var_pos->name, make_tuple(std::move(rest)));
+  }
+  auto extra = std::make_shared<DictObj>();
+  for (const auto& [name, value] : args.kw) {
+    size_t i = 0;
+    while (i < def.params.size() && (def.params[i].name != name || def.params[i].kind == ParamKind::kVarPositional ||
+                                     def.params[i].kind == ParamKind::kVarKeyword))
+      ++i;
+    if (i == def.params.size()) {
+      if (!var_kw) fail(args.span, def.name + "() got an unexpected keyword argument '" + name + "'");
+      extra->items.emplace_back(Value(name), value);
+      continue;
+    }
+    if (bound[i]) fail(args.span, def.name + "() got multiple values for argument '" + name + "'");
+    scope.set(name, value);
+    bound[i] = true;
+  }
+  if (var_kw) scope.set(var_kw->name, Value(extra));
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    const ParamKind kind = def.params[i].kind;
+    if (bound[i] || kind == ParamKind::kVarPositional || kind == ParamKind::kVarKeyword) continue;
+    if (!f.defaults[i])
+      fail(args.span, def.name + "() missing required " + (kind == ParamKind::kKeywordOnly ? "keyword-only " : "") +
+                          "argument '" + def.params[i].name + "'");
+    scope.set(def.params[i].name, *f.defaults[i]);
+  }
+}
+
 Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
   const FunctionDef& def = *f->def;
   const LibraryCall library_call(*this, def, args.span);
   auto scope_ptr = std::make_shared<Scope>(f->closure);
-  std::vector<bool> bound(def.params.size(), false);
-  if (args.pos.size() > def.params.size())
-    fail(args.span, def.name + "() takes " + std::to_string(def.params.size()) + " positional arguments but " +
-                        std::to_string(args.pos.size()) + " were given");
-  for (size_t i = 0; i < args.pos.size(); ++i) {
-    scope_ptr->set(def.params[i].name, args.pos[i]);
-    bound[i] = true;
-  }
-  for (auto& [name, value] : args.kw) {
-    size_t i = 0;
-    while (i < def.params.size() && def.params[i].name != name) ++i;
-    if (i == def.params.size()) fail(args.span, def.name + "() got an unexpected keyword argument '" + name + "'");
-    if (bound[i]) fail(args.span, def.name + "() got multiple values for argument '" + name + "'");
-    scope_ptr->set(name, value);
-    bound[i] = true;
-  }
-  for (size_t i = 0; i < def.params.size(); ++i) {
-    if (bound[i]) continue;
-    if (!f->defaults[i]) fail(args.span, def.name + "() missing required argument '" + def.params[i].name + "'");
-    scope_ptr->set(def.params[i].name, *f->defaults[i]);
-  }
+  bind_params(*f, args, *scope_ptr);
   // Recursive functions and @sg.function helpers with staged arguments are
   // graph functions called through Call nodes (staged_call.cc).
   // A method: super() finds its class and instance.

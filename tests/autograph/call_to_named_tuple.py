@@ -60,3 +60,22 @@ def namedtuple_subclass_py():
 def namedtuple_subclass_tf(x: sg.i32):
     return namedtuple_subclass(x)
 # cases: namedtuple_subclass_tf x=1
+
+
+# AutoGraph's tests return the named tuple itself; an entry that does so gets one
+# output per field, named by the field (SPEC §2).
+@sg.function
+def inline_namedtuple_fields_py():
+    return inline_namedtuple(1)
+
+
+@sg.function
+def inline_namedtuple_fields_tf(x: sg.i32):
+    return inline_namedtuple(x)
+# cases: inline_namedtuple_fields_tf x=1 | x=-3
+
+
+@sg.function
+def external_namedtuple_fields_tf(x: sg.i32):
+    return external_namedtuple(x, TestNamedTuple)
+# cases: external_namedtuple_fields_tf x=1

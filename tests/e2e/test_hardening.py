@@ -4,7 +4,8 @@ exit 0, 1, 2 or 3 with a message on stderr, never by a signal, and never damage
 what they were not asked to write.
 
 Each numbered case follows the hardening issue's item of that number:
-  1  .npy headers nested 100,000 deep (a recursive reader once overflowed)
+  1  .npy headers nested 100,000 deep (a recursive reader once overflowed); sources
+     nested as deep, by brackets or by 100,000-long operator and attribute chains
   2  every tool under address-space limits from 16 MiB up (prlimit/ulimit -v)
   3, 10  an endless loop or recursion ends at --timeout, --max-memory or --max-depth
      with exit 3 and its source line
@@ -112,6 +113,24 @@ def deep_source(s):
     for name, text in cases.items():
         src = write(s.path("deep.py"), "import stagegraph as sg\n" + text)
         s.expect(f"source nested deeply ({name})", s.compile(src, s.path("deep.sgraph")), 1, ["error"])
+    # Chains that nest without brackets (the parser loops; the tree is as deep as the
+    # chain is long): past 3,000 levels a located error, as CPython's "maximum
+    # recursion depth exceeded during compilation"; below it they compile.
+    entry = "@sg.function\ndef f(a: sg.f32[4]):\n    return "
+    chains = {
+        "a 100,000-term sum": entry + " + ".join(["a"] * 100000) + "\n",
+        "a 100,000-long attribute chain": entry + "a" + ".T" * 100000 + "\n",
+        "100,000 calls in a chain": entry + "a" + "()" * 100000 + "\n",
+        "100,000 subscripts in a chain": entry + "a" + "[0]" * 100000 + "\n",
+        "a 1,000,000-term constant sum": "N = " + " + ".join(["1"] * 1000000) + "\n",
+        "a 100,000-term sum in a lambda": entry + "(lambda: " + " * ".join(["a"] * 100000) + ")()\n",
+    }
+    for name, text in chains.items():
+        src = write(s.path("chain.py"), "import stagegraph as sg\n\n" + text)
+        s.expect(f"source nested deeply ({name})", s.compile(src, s.path("chain.sgraph")), 1,
+                 ["chain.py:", "error: expression is nested too deeply"])
+    src = write(s.path("chain.py"), "import stagegraph as sg\n\n" + entry + " + ".join(["a"] * 2500) + "\n")
+    s.expect("a 2,500-term sum compiles", s.compile(src, s.path("chain.sgraph")), 0)
 
 
 # ---- 2: memory limits ----------------------------------------------------------

@@ -105,7 +105,7 @@ def f(x: sg.f32[2]):
   EXPECT_FALSE(r.ir);
   EXPECT_EQ(r.locations(),
             "2:8: error: import of module 'numpy' at line 2 is not supported: a staged program may "
-            "import only stagegraph (and collections, typing and dataclasses for records)\n");
+            "import only stagegraph, math (and collections, typing and dataclasses for records)\n");
 }
 
 TEST(StagingErrors, IntOfAStagedValue) {

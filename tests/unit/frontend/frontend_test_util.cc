@@ -57,6 +57,16 @@ const char* unary_name(UnaryOp op) {
 
 }  // namespace
 
+std::string param_prefix(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::kPositional: return "";
+    case ParamKind::kVarPositional: return "*";
+    case ParamKind::kKeywordOnly: return "kw:";
+    case ParamKind::kVarKeyword: return "**";
+  }
+  return "?";
+}
+
 std::string dump_expr(const Expr& e) {
   switch (e.kind) {
     case ExprKind::kName: return e.name;
@@ -87,15 +97,21 @@ std::string dump_expr(const Expr& e) {
     case ExprKind::kCall: {
       std::string out = "(call " + dump_expr(*e.a);
       for (const ExprPtr& arg : e.elts) out += " " + dump_expr(*arg);
-      for (const Keyword& k : e.keywords) out += " (= " + k.name + " " + dump_expr(*k.value) + ")";
+      for (const Keyword& k : e.keywords)
+        out += k.name.empty() ? " (** " + dump_expr(*k.value) + ")" : " (= " + k.name + " " + dump_expr(*k.value) + ")";
       return out + ")";
     }
     case ExprKind::kAttribute: return "(. " + dump_expr(*e.a) + " " + e.name + ")";
     case ExprKind::kSubscript: return "([] " + dump_expr(*e.a) + " " + dump_expr(*e.b) + ")";
     case ExprKind::kSlice: return "(: " + opt(e.a) + " " + opt(e.b) + " " + opt(e.c) + ")";
     case ExprKind::kIfExp: return "(if " + dump_expr(*e.a) + " " + dump_expr(*e.b) + " " + dump_expr(*e.c) + ")";
-    case ExprKind::kListComp: {
-      std::string out = "(listcomp " + dump_expr(*e.a);
+    case ExprKind::kStarred: return "(* " + dump_expr(*e.a) + ")";
+    case ExprKind::kListComp:
+    case ExprKind::kGenExp:
+    case ExprKind::kDictComp: {
+      std::string out = e.kind == ExprKind::kListComp ? "(listcomp " + dump_expr(*e.a)
+                        : e.kind == ExprKind::kGenExp ? "(genexp " + dump_expr(*e.a)
+                                                      : "(dictcomp " + dump_expr(*e.a) + " " + dump_expr(*e.b);
       for (const Comprehension& g : e.generators) {
         out += " (for " + dump_expr(*g.target) + " " + dump_expr(*g.iter);
         for (const ExprPtr& c : g.ifs) out += " (if " + dump_expr(*c) + ")";
@@ -107,7 +123,7 @@ std::string dump_expr(const Expr& e) {
       std::string out = "(lambda (";
       const FunctionDef& f = *e.lambda_def;
       for (size_t i = 0; i < f.params.size(); ++i) {
-        out += (i ? " " : "") + f.params[i].name;
+        out += (i ? " " : "") + param_prefix(f.params[i].kind) + f.params[i].name;
         if (f.params[i].default_value) out += "=" + dump_expr(*f.params[i].default_value);
       }
       return out + ") " + dump_expr(*f.body[0]->value) + ")";
@@ -147,7 +163,7 @@ std::string dump_stmt(const Stmt& s) {
       out += " " + f.name + " (";
       for (size_t i = 0; i < f.params.size(); ++i) {
         const Param& p = f.params[i];
-        out += (i ? " " : "") + p.name;
+        out += (i ? " " : "") + param_prefix(p.kind) + p.name;
         if (p.annotation) out += ":" + dump_expr(*p.annotation);
         if (p.default_value) out += "=" + dump_expr(*p.default_value);
       }

@@ -133,4 +133,40 @@ TEST(ParserExpr, SyntaxErrorsStopAtTheFirst) {
 }
 
 }  // namespace
+TEST(ParserExpr, ComprehensionsOfEveryKind) {
+  EXPECT_EQ(expr_dump("{k: v * 2 for k, v in d if v}"), "(dictcomp k (* v 2) (for (tuple k v) d (if v)))");
+  EXPECT_EQ(expr_dump("(x for x in xs)"), "(genexp x (for x xs))");
+  EXPECT_EQ(expr_dump("sum(x * x for x in xs if x)"), "(call sum (genexp (* x x) (for x xs (if x))))");
+  EXPECT_EQ(expr_dump("dict((k, v) for k in a for v in b)"), "(call dict (genexp (tuple k v) (for k a) (for v b)))");
+}
+
+TEST(ParserExpr, StarredArgumentsAndDisplays) {
+  EXPECT_EQ(expr_dump("f(a, *xs, k=1, **kw)"), "(call f a (* xs) (= k 1) (** kw))");
+  EXPECT_EQ(expr_dump("[*xs, 1]"), "(list (* xs) 1)");
+  EXPECT_EQ(expr_dump("lambda a, *r, k=2, **o: a"), "(lambda (a *r kw:k=2 **o) a)");
+  EXPECT_EQ(expr_dump("lambda *, k: k"), "(lambda (kw:k) k)");
+}
+
+// Chains nest without recursing in the parser; their height is bounded as
+// CPython bounds it, with the error at the link that goes past the bound.
+TEST(ParserExpr, ChainsDeeperThanTheBoundAreLocatedErrors) {
+  auto chain = [](int terms, const std::string& link) {
+    std::string out = "a";
+    for (int i = 1; i < terms; ++i) out += link;
+    return out;
+  };
+  const std::string too_deep = ": expression is nested too deeply: more than 3000 levels";
+  auto error_of = [&](const std::string& text, const std::string& at) {
+    return expr_dump(text).substr(0, at.size() + too_deep.size());
+  };
+  // The 3,000th '+' (column 3 + 4 * 2999) makes the tree 3,001 levels deep.
+  EXPECT_EQ(error_of(chain(5000, " + a"), "ERRORS 2:11999"), "ERRORS 2:11999" + too_deep);
+  EXPECT_EQ(error_of(chain(100000, ".b"), "ERRORS 2:6000"), "ERRORS 2:6000" + too_deep);
+  EXPECT_EQ(error_of(chain(5000, "[0]"), "ERRORS 2:8999"), "ERRORS 2:8999" + too_deep);
+  // A bracketed chain on the left counts: 2,000 levels inside, the 1,001st link outside.
+  const std::string nested = "(" + chain(2000, " + a") + ")" + chain(1500, " + a").substr(1);
+  EXPECT_EQ(error_of(nested, "ERRORS 2:12001"), "ERRORS 2:12001" + too_deep);
+  EXPECT_EQ(expr_dump(chain(2999, ".b")).substr(0, 6), "(. (. ");
+}
+
 }  // namespace sg::compiler::testing
