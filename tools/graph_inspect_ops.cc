@@ -183,7 +183,23 @@ int main_operand(OpId op) {
   return 0;
 }
 
-// The ops one graph file's functions use, with their main operands' dtypes.
+// elementwise_chain runs each step's op with that op's f32 kernel (reference/fused.cc),
+// so a selective build needs those too: (op, a, b) triples in its `steps`.
+void collect_chain_steps(const fb::Node& node, std::map<OpId, std::set<DType>>& ops) {
+  const auto* attrs = node.attrs();
+  for (uint32_t a = 0; attrs != nullptr && a < attrs->size(); ++a) {
+    const fb::Attr& attr = *attrs->Get(a);
+    if (attr.ints() == nullptr || attr.name()->string_view() != ops::op_def(OpId::ElementwiseChain).attrs[0].name)
+      continue;
+    for (uint32_t j = 0; j + 2 < attr.ints()->size(); j += 3) {  // checked on load
+      const int64_t step = attr.ints()->Get(j);
+      if (step >= 0 && step < ops::kNumOps) ops[OpId(step)].insert(DType::kF32);
+    }
+  }
+}
+
+// The ops one graph file's functions use, with their main operands' dtypes (and
+// the ops of elementwise_chain's steps).
 void collect_ops(const fb::Graph& g, std::map<OpId, std::set<DType>>& ops) {
   const auto* fns = g.functions();
   for (uint32_t f = 0; fns != nullptr && f < fns->size(); ++f) {
@@ -202,6 +218,7 @@ void collect_ops(const fb::Graph& g, std::map<OpId, std::set<DType>>& ops) {
       if (list == nullptr || at >= list->size() || values == nullptr || list->Get(at) >= values->size()) continue;
       const int dtype = int(values->Get(list->Get(at))->dtype());
       if (dtype >= 0 && dtype < kNumDTypes) dtypes.insert(DType(dtype));
+      if (*op == OpId::ElementwiseChain) collect_chain_steps(node, ops);
     }
   }
 }

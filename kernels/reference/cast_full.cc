@@ -5,6 +5,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -66,9 +67,9 @@ Status shape_dim_kernel(const KernelContext&, const ops::Attrs& attrs, std::span
 
 KernelFn cast_full_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Cast: return &cast_kernel;
-    case ops::OpId::Full: return &full_kernel;
-    case ops::OpId::ShapeDim: return &shape_dim_kernel;
+    case ops::OpId::Cast: SG_RETURN_IF_SELECTED(Cast, cast_kernel);
+    case ops::OpId::Full: SG_RETURN_IF_SELECTED(Full, full_kernel);
+    case ops::OpId::ShapeDim: SG_RETURN_IF_SELECTED(ShapeDim, shape_dim_kernel);
     default: return nullptr;
   }
 }

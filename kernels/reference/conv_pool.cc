@@ -9,6 +9,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -184,9 +185,9 @@ Status pool_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<cons
 
 KernelFn conv_pool_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Conv2D: return &conv2d_kernel;
-    case ops::OpId::MaxPool2D: return &pool_kernel<false>;
-    case ops::OpId::AvgPool2D: return &pool_kernel<true>;
+    case ops::OpId::Conv2D: SG_RETURN_IF_SELECTED(Conv2D, conv2d_kernel);
+    case ops::OpId::MaxPool2D: SG_RETURN_IF_SELECTED(MaxPool2D, pool_kernel<false>);
+    case ops::OpId::AvgPool2D: SG_RETURN_IF_SELECTED(AvgPool2D, pool_kernel<true>);
     default: return nullptr;
   }
 }

@@ -7,6 +7,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -95,9 +96,9 @@ Status one_hot_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<c
 
 KernelFn creation_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Eye: return &eye_kernel;
-    case ops::OpId::Arange: return &arange_kernel;
-    case ops::OpId::OneHot: return &one_hot_kernel;
+    case ops::OpId::Eye: SG_RETURN_IF_SELECTED(Eye, eye_kernel);
+    case ops::OpId::Arange: SG_RETURN_IF_SELECTED(Arange, arange_kernel);
+    case ops::OpId::OneHot: SG_RETURN_IF_SELECTED(OneHot, one_hot_kernel);
     default: return nullptr;
   }
 }

@@ -7,11 +7,30 @@
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
 #include "reference/scalar_binary.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
 
 using binary::Kind;
+
+// The ops of the family; each op's OpId and functor (binary_ops.h) share its name.
+#define SG_BINARY_OPS(X)                                                                               \
+  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(Mod) X(Pow) X(Maximum) X(Minimum) X(Less) X(LessEqual) \
+  X(Greater) X(GreaterEqual) X(Equal) X(NotEqual) X(LogicalAnd) X(LogicalOr)
+
+// A functor with its op's id, so that a kernel can ask the selection for its dtypes.
+template <ops::OpId Id, class Functor>
+struct Bound : Functor {
+  static constexpr ops::OpId kId = Id;
+};
+
+// Op's loops are built for operands of dtype In: every dtype in a full build, the
+// graphs' dtypes in a selective one (selection/selected_ops.h).
+template <class Op, DType In>
+constexpr bool built_for() {
+  return selection::dtype_selected(Op::kId, In);
+}
 
 // The type the op computes in: comparisons compare the operands as they are;
 // arithmetic computes in the result type, in double where integers give a float
@@ -68,14 +87,14 @@ void run_rows(const BroadcastPlan<2>& plan, const TensorRef& a, const TensorRef&
 // of error paths.
 template <class Op, class C>
 constexpr bool checks_right_operand() {
-  constexpr bool kDivision = std::is_same_v<Op, binary::FloorDiv> || std::is_same_v<Op, binary::Mod>;
-  constexpr bool kPow = std::is_same_v<Op, binary::Pow>;
+  constexpr bool kDivision = std::is_base_of_v<binary::FloorDiv, Op> || std::is_base_of_v<binary::Mod, Op>;
+  constexpr bool kPow = std::is_base_of_v<binary::Pow, Op>;
   return (kDivision && std::is_integral_v<C>) || (kPow && binary::kIsInt<C>);
 }
 
 template <class Op, DType In, class C>
 Status check_right_operand(const TensorRef& b) {
-  constexpr bool kDivision = std::is_same_v<Op, binary::FloorDiv> || std::is_same_v<Op, binary::Mod>;
+  constexpr bool kDivision = std::is_base_of_v<binary::FloorDiv, Op> || std::is_base_of_v<binary::Mod, Op>;
   if constexpr (checks_right_operand<Op, C>()) {
     const Storage<In>* p = b.as<Storage<In>>();
     const int64_t n = b.numel();
@@ -109,7 +128,7 @@ Status scalar_binary(const TensorRef& a, const TensorRef& b, TensorRef& o) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) return apply_one<Op, In, Out>(a, b, o);
+      if constexpr (supported<Op, In, Out>() && built_for<Op, In>()) return apply_one<Op, In, Out>(a, b, o);
       else return unsupported_dtypes(Op::kName, In, Out);
     });
   });
@@ -134,7 +153,7 @@ Status binary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Te
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) {
+      if constexpr (supported<Op, In, Out>() && built_for<Op, In>()) {
         using C = typename ComputeOf<Op, In, Out>::type;
         if (plan.numel > 0) SG_RETURN_IF_ERROR((check_right_operand<Op, In, C>(b)));
         run_rows<Op, In, Out>(plan, a, b, o);
@@ -171,7 +190,7 @@ FixedFn fixed_scalar_run_for(DType in, DType out) {
     return visit_dtype(out, [&](auto to) -> FixedFn {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) {
+      if constexpr (supported<Op, In, Out>() && built_for<Op, In>()) {
         if constexpr (!checks_right_operand<Op, typename ComputeOf<Op, In, Out>::type>())
           return &fixed_scalar_run<Op, In, Out>;
       }
@@ -186,38 +205,25 @@ KernelFn fixed_scalar_for(DType in, DType out) {
     return visit_dtype(out, [&](auto to) -> KernelFn {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) return &fixed_scalar<Op, In, Out>;
+      if constexpr (supported<Op, In, Out>() && built_for<Op, In>()) return &fixed_scalar<Op, In, Out>;
       else return nullptr;
     });
   });
 }
 
-}  // namespace
-
-namespace {
-
-// f(Op{}) for the op of a rank-0 node, where it is one with a scalar kernel; null else.
-template <class F>
-auto with_scalar_op(ops::OpId op, F f) -> decltype(f(binary::Add{})) {
-  using ops::OpId;
+// f(Bound<op, functor>{}) for a selected op of the family; null for the others, whose
+// kernels are then never instantiated (selection/selected_ops.h).
+template <class R, class F>
+R with_selected_op(ops::OpId op, F f) {
   switch (op) {
-    case OpId::Add: return f(binary::Add{});
-    case OpId::Sub: return f(binary::Sub{});
-    case OpId::Mul: return f(binary::Mul{});
-    case OpId::Div: return f(binary::Div{});
-    case OpId::FloorDiv: return f(binary::FloorDiv{});
-    case OpId::Mod: return f(binary::Mod{});
-    case OpId::Pow: return f(binary::Pow{});
-    case OpId::Maximum: return f(binary::Maximum{});
-    case OpId::Minimum: return f(binary::Minimum{});
-    case OpId::Less: return f(binary::Less{});
-    case OpId::LessEqual: return f(binary::LessEqual{});
-    case OpId::Greater: return f(binary::Greater{});
-    case OpId::GreaterEqual: return f(binary::GreaterEqual{});
-    case OpId::Equal: return f(binary::Equal{});
-    case OpId::NotEqual: return f(binary::NotEqual{});
-    case OpId::LogicalAnd: return f(binary::LogicalAnd{});
-    case OpId::LogicalOr: return f(binary::LogicalOr{});
+#define SG_CASE(Name)                                                   \
+  case ops::OpId::Name:                                                 \
+    if constexpr (selection::selected(ops::OpId::Name))                 \
+      return f(Bound<ops::OpId::Name, binary::Name>{});                 \
+    else                                                                \
+      return nullptr;
+    SG_BINARY_OPS(SG_CASE)
+#undef SG_CASE
     default: return nullptr;
   }
 }
@@ -225,35 +231,17 @@ auto with_scalar_op(ops::OpId op, F f) -> decltype(f(binary::Add{})) {
 }  // namespace
 
 KernelFn scalar_binary_kernel_of(ops::OpId op, DType in, DType out) {
-  return with_scalar_op(op, [&](auto o) { return fixed_scalar_for<decltype(o)>(in, out); });
+  return with_selected_op<KernelFn>(op, [&](auto o) { return fixed_scalar_for<decltype(o)>(in, out); });
 }
 
 FixedFn scalar_binary_fixed_of(ops::OpId op, DType in, DType out) {
-  return with_scalar_op(op, [&](auto o) { return fixed_scalar_run_for<decltype(o)>(in, out); });
+  return with_selected_op<FixedFn>(op, [&](auto o) { return fixed_scalar_run_for<decltype(o)>(in, out); });
 }
 
 KernelFn elementwise_binary_kernel(ops::OpId op) {
-  using ops::OpId;
-  switch (op) {
-    case OpId::Add: return &binary_kernel<binary::Add>;
-    case OpId::Sub: return &binary_kernel<binary::Sub>;
-    case OpId::Mul: return &binary_kernel<binary::Mul>;
-    case OpId::Div: return &binary_kernel<binary::Div>;
-    case OpId::FloorDiv: return &binary_kernel<binary::FloorDiv>;
-    case OpId::Mod: return &binary_kernel<binary::Mod>;
-    case OpId::Pow: return &binary_kernel<binary::Pow>;
-    case OpId::Maximum: return &binary_kernel<binary::Maximum>;
-    case OpId::Minimum: return &binary_kernel<binary::Minimum>;
-    case OpId::Less: return &binary_kernel<binary::Less>;
-    case OpId::LessEqual: return &binary_kernel<binary::LessEqual>;
-    case OpId::Greater: return &binary_kernel<binary::Greater>;
-    case OpId::GreaterEqual: return &binary_kernel<binary::GreaterEqual>;
-    case OpId::Equal: return &binary_kernel<binary::Equal>;
-    case OpId::NotEqual: return &binary_kernel<binary::NotEqual>;
-    case OpId::LogicalAnd: return &binary_kernel<binary::LogicalAnd>;
-    case OpId::LogicalOr: return &binary_kernel<binary::LogicalOr>;
-    default: return nullptr;
-  }
+  return with_selected_op<KernelFn>(op, [](auto o) -> KernelFn { return &binary_kernel<decltype(o)>; });
 }
+
+#undef SG_BINARY_OPS
 
 }  // namespace sg::kernels

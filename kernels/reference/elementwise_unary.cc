@@ -8,6 +8,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -97,7 +98,9 @@ constexpr bool supported() {
 template <class Op, DType In, DType Out>
 using ComputeOf = std::conditional_t<Op::kKind == Kind::kPredicate, Compute<In>, Compute<Out>>;
 
-template <class Op>
+// Id is Op's OpId: the loops are built for the operand dtypes the selection lists
+// (every dtype in a full build; selection/selected_ops.h).
+template <ops::OpId Id, class Op>
 Status unary_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
                     std::span<TensorRef> out) {
   SG_RETURN_IF_ERROR(check_arity(Op::kName, in, 1, out));
@@ -110,7 +113,7 @@ Status unary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Ten
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (supported<Op, In, Out>()) {
+      if constexpr (supported<Op, In, Out>() && selection::dtype_selected(Id, In)) {
         using C = ComputeOf<Op, In, Out>;
         const Storage<In>* px = x.as<Storage<In>>();
         Storage<Out>* po = o.as<Storage<Out>>();
@@ -126,27 +129,15 @@ Status unary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Ten
 }  // namespace
 
 KernelFn elementwise_unary_kernel(ops::OpId op) {
-  using ops::OpId;
+  // Each op's OpId and functor share its name; an op the build does not select is
+  // never instantiated.
   switch (op) {
-    case OpId::Neg: return &unary_kernel<Neg>;
-    case OpId::Abs: return &unary_kernel<Abs>;
-    case OpId::Exp: return &unary_kernel<Exp>;
-    case OpId::Log: return &unary_kernel<Log>;
-    case OpId::Sqrt: return &unary_kernel<Sqrt>;
-    case OpId::Rsqrt: return &unary_kernel<Rsqrt>;
-    case OpId::Sin: return &unary_kernel<Sin>;
-    case OpId::Cos: return &unary_kernel<Cos>;
-    case OpId::Tanh: return &unary_kernel<Tanh>;
-    case OpId::Sigmoid: return &unary_kernel<Sigmoid>;
-    case OpId::Relu: return &unary_kernel<Relu>;
-    case OpId::Gelu: return &unary_kernel<Gelu>;
-    case OpId::Floor: return &unary_kernel<Floor>;
-    case OpId::Ceil: return &unary_kernel<Ceil>;
-    case OpId::Round: return &unary_kernel<Round>;
-    case OpId::Sign: return &unary_kernel<Sign>;
-    case OpId::Square: return &unary_kernel<Square>;
-    case OpId::LogicalNot: return &unary_kernel<LogicalNot>;
-    case OpId::IsNan: return &unary_kernel<IsNan>;
+#define SG_CASE(Name) \
+  case ops::OpId::Name: SG_RETURN_IF_SELECTED(Name, unary_kernel<ops::OpId::Name, Name>);
+    SG_CASE(Neg) SG_CASE(Abs) SG_CASE(Exp) SG_CASE(Log) SG_CASE(Sqrt) SG_CASE(Rsqrt) SG_CASE(Sin)
+    SG_CASE(Cos) SG_CASE(Tanh) SG_CASE(Sigmoid) SG_CASE(Relu) SG_CASE(Gelu) SG_CASE(Floor) SG_CASE(Ceil)
+    SG_CASE(Round) SG_CASE(Sign) SG_CASE(Square) SG_CASE(LogicalNot) SG_CASE(IsNan)
+#undef SG_CASE
     default: return nullptr;
   }
 }

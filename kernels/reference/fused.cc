@@ -11,6 +11,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 
@@ -124,9 +125,9 @@ Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attr
 
 KernelFn fused_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::FullyConnected: return &fully_connected_kernel;
-    case ops::OpId::Conv2DBias: return &conv2d_bias_kernel;
-    case ops::OpId::ElementwiseChain: return &elementwise_chain_kernel;
+    case ops::OpId::FullyConnected: SG_RETURN_IF_SELECTED(FullyConnected, fully_connected_kernel);
+    case ops::OpId::Conv2DBias: SG_RETURN_IF_SELECTED(Conv2DBias, conv2d_bias_kernel);
+    case ops::OpId::ElementwiseChain: SG_RETURN_IF_SELECTED(ElementwiseChain, elementwise_chain_kernel);
     default: return nullptr;
   }
 }

@@ -12,6 +12,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -175,10 +176,10 @@ size_t ordering_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<co
 
 KernelFn ordering_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::CumSum: return &cumsum_kernel;
-    case ops::OpId::Sort: return &order_kernel<Order::kSort>;
-    case ops::OpId::ArgSort: return &order_kernel<Order::kArgSort>;
-    case ops::OpId::TopK: return &order_kernel<Order::kTopK>;
+    case ops::OpId::CumSum: SG_RETURN_IF_SELECTED(CumSum, cumsum_kernel);
+    case ops::OpId::Sort: SG_RETURN_IF_SELECTED(Sort, order_kernel<Order::kSort>);
+    case ops::OpId::ArgSort: SG_RETURN_IF_SELECTED(ArgSort, order_kernel<Order::kArgSort>);
+    case ops::OpId::TopK: SG_RETURN_IF_SELECTED(TopK, order_kernel<Order::kTopK>);
     default: return nullptr;
   }
 }

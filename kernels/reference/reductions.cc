@@ -10,6 +10,7 @@
 #include "reference/kernel_util.h"
 #include "reference/reduction_plan.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -92,7 +93,8 @@ constexpr bool needs_elements() {
   else return false;
 }
 
-Status read_axes(const char* op, const TensorRef& x, const ops::Attrs& attrs, bool* reduced) {
+// (Unused in a selective build whose only reductions are argmax and argmin.)
+[[maybe_unused]] Status read_axes(const char* op, const TensorRef& x, const ops::Attrs& attrs, bool* reduced) {
   for (int d = 0; d < kMaxRank; ++d) reduced[d] = false;
   if (attrs.values.empty()) return internal_error(std::string(op) + ": missing attributes");
   for (int64_t a : attrs.ints(ops::attr::kReduceAxes)) {
@@ -121,7 +123,9 @@ void reduce_columns(const ReductionPlan& p, const Storage<In>* px, Storage<Out>*
     }
 }
 
-template <class R>
+// Id is R's OpId: the loops are built for the operand dtypes the selection lists
+// (every dtype in a full build; selection/selected_ops.h).
+template <ops::OpId Id, class R>
 Status reduce_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
                      std::span<TensorRef> out) {
   SG_RETURN_IF_ERROR(check_arity(R::kName, in, 1, out));
@@ -139,7 +143,7 @@ Status reduce_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<co
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (R::template supported<In, Out>()) {
+      if constexpr (R::template supported<In, Out>() && selection::dtype_selected(Id, In)) {
         using Impl = typename R::template Impl<In, Out>;
         const Storage<In>* px = x.as<Storage<In>>();
         Storage<Out>* po = o.as<Storage<Out>>();
@@ -161,7 +165,7 @@ Status reduce_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<co
 }
 
 // First index of the max (min); a NaN counts as the extreme, so the first NaN wins.
-template <bool kIsMax>
+template <ops::OpId Id, bool kIsMax>
 Status arg_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
                   std::span<TensorRef> out) {
   const char* name = kIsMax ? "argmax" : "argmin";
@@ -178,8 +182,9 @@ Status arg_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
   if (v.n == 0 && o.numel() > 0)
     return runtime_error(std::string("attempt to get ") + name + " of an empty sequence");
   int64_t* po = o.as<int64_t>();
-  visit_dtype(x.dtype, [&](auto t) {
+  return visit_dtype(x.dtype, [&](auto t) -> Status {
     constexpr DType T = decltype(t)::value;
+    if constexpr (!selection::dtype_selected(Id, T)) return unsupported_dtypes(name, T, DType::kI64);
     using C = Compute<T>;
     const Storage<T>* px = x.as<Storage<T>>();
     for (int64_t a = 0; a < v.outer; ++a) {
@@ -197,8 +202,8 @@ Status arg_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
         po[a * v.inner + b] = best_i;
       }
     }
+    return Status::Ok();
   });
-  return Status::Ok();
 }
 
 }  // namespace
@@ -206,15 +211,15 @@ Status arg_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
 KernelFn reduction_kernel(ops::OpId op) {
   using ops::OpId;
   switch (op) {
-    case OpId::Sum: return &reduce_kernel<Sum>;
-    case OpId::Mean: return &reduce_kernel<Mean>;
-    case OpId::Max: return &reduce_kernel<Extremum<true>>;
-    case OpId::Min: return &reduce_kernel<Extremum<false>>;
-    case OpId::Prod: return &reduce_kernel<Prod>;
-    case OpId::Any: return &reduce_kernel<Logical<false>>;
-    case OpId::All: return &reduce_kernel<Logical<true>>;
-    case OpId::ArgMax: return &arg_kernel<true>;
-    case OpId::ArgMin: return &arg_kernel<false>;
+    case OpId::Sum: SG_RETURN_IF_SELECTED(Sum, reduce_kernel<OpId::Sum, Sum>);
+    case OpId::Mean: SG_RETURN_IF_SELECTED(Mean, reduce_kernel<OpId::Mean, Mean>);
+    case OpId::Max: SG_RETURN_IF_SELECTED(Max, reduce_kernel<OpId::Max, Extremum<true>>);
+    case OpId::Min: SG_RETURN_IF_SELECTED(Min, reduce_kernel<OpId::Min, Extremum<false>>);
+    case OpId::Prod: SG_RETURN_IF_SELECTED(Prod, reduce_kernel<OpId::Prod, Prod>);
+    case OpId::Any: SG_RETURN_IF_SELECTED(Any, reduce_kernel<OpId::Any, Logical<false>>);
+    case OpId::All: SG_RETURN_IF_SELECTED(All, reduce_kernel<OpId::All, Logical<true>>);
+    case OpId::ArgMax: SG_RETURN_IF_SELECTED(ArgMax, arg_kernel<OpId::ArgMax, true>);
+    case OpId::ArgMin: SG_RETURN_IF_SELECTED(ArgMin, arg_kernel<OpId::ArgMin, false>);
     default: return nullptr;
   }
 }

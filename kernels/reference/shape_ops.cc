@@ -6,6 +6,7 @@
 #include "reference/broadcast.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 
@@ -174,14 +175,13 @@ Status concatenate_kernel(const KernelContext&, const ops::Attrs& attrs, std::sp
 }  // namespace
 
 KernelFn shape_kernel(ops::OpId op) {
-  using ops::OpId;
   switch (op) {
-    case OpId::Reshape: return &reshape_kernel;
-    case OpId::ExpandDims: return &expand_dims_kernel;
-    case OpId::Squeeze: return &squeeze_kernel;
-    case OpId::BroadcastTo: return &broadcast_to_kernel;
-    case OpId::Transpose: return &transpose_kernel;
-    case OpId::Concatenate: return &concatenate_kernel;
+    case ops::OpId::Reshape: SG_RETURN_IF_SELECTED(Reshape, reshape_kernel);
+    case ops::OpId::ExpandDims: SG_RETURN_IF_SELECTED(ExpandDims, expand_dims_kernel);
+    case ops::OpId::Squeeze: SG_RETURN_IF_SELECTED(Squeeze, squeeze_kernel);
+    case ops::OpId::BroadcastTo: SG_RETURN_IF_SELECTED(BroadcastTo, broadcast_to_kernel);
+    case ops::OpId::Transpose: SG_RETURN_IF_SELECTED(Transpose, transpose_kernel);
+    case ops::OpId::Concatenate: SG_RETURN_IF_SELECTED(Concatenate, concatenate_kernel);
     default: return nullptr;
   }
 }

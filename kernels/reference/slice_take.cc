@@ -7,6 +7,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -265,10 +266,10 @@ Status scatter_add_kernel(const KernelContext&, const ops::Attrs& attrs, std::sp
 
 KernelFn slice_take_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Slice: return &slice_kernel;
-    case ops::OpId::Take: return &take_kernel;
-    case ops::OpId::SliceUpdate: return &slice_update_kernel;
-    case ops::OpId::ScatterAdd: return &scatter_add_kernel;
+    case ops::OpId::Slice: SG_RETURN_IF_SELECTED(Slice, slice_kernel);
+    case ops::OpId::Take: SG_RETURN_IF_SELECTED(Take, take_kernel);
+    case ops::OpId::SliceUpdate: SG_RETURN_IF_SELECTED(SliceUpdate, slice_update_kernel);
+    case ops::OpId::ScatterAdd: SG_RETURN_IF_SELECTED(ScatterAdd, scatter_add_kernel);
     default: return nullptr;
   }
 }

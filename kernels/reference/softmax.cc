@@ -6,6 +6,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -68,8 +69,8 @@ Status run_softmax(const KernelContext&, const ops::Attrs& attrs, std::span<cons
 
 KernelFn softmax_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Softmax: return &run_softmax<false>;
-    case ops::OpId::LogSoftmax: return &run_softmax<true>;
+    case ops::OpId::Softmax: SG_RETURN_IF_SELECTED(Softmax, run_softmax<false>);
+    case ops::OpId::LogSoftmax: SG_RETURN_IF_SELECTED(LogSoftmax, run_softmax<true>);
     default: return nullptr;
   }
 }

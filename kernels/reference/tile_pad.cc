@@ -7,6 +7,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -109,8 +110,8 @@ Status pad_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
 
 KernelFn tile_pad_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Tile: return &tile_kernel;
-    case ops::OpId::Pad: return &pad_kernel;
+    case ops::OpId::Tile: SG_RETURN_IF_SELECTED(Tile, tile_kernel);
+    case ops::OpId::Pad: SG_RETURN_IF_SELECTED(Pad, pad_kernel);
     default: return nullptr;
   }
 }

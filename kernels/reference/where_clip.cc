@@ -6,6 +6,7 @@
 #include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
+#include "selection/selected_ops.h"
 
 namespace sg::kernels {
 namespace {
@@ -93,8 +94,8 @@ Status clip_kernel(const KernelContext&, const ops::Attrs&, std::span<const Tens
 
 KernelFn select_kernel(ops::OpId op) {
   switch (op) {
-    case ops::OpId::Where: return &where_kernel;
-    case ops::OpId::Clip: return &clip_kernel;
+    case ops::OpId::Where: SG_RETURN_IF_SELECTED(Where, where_kernel);
+    case ops::OpId::Clip: SG_RETURN_IF_SELECTED(Clip, clip_kernel);
     default: return nullptr;
   }
 }
