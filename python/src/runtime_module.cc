@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "op_graph.h"
 #include "stagegraph/runtime.h"
 
 // NumPy's C API, for the hot path: an ndarray input is read and an output array
@@ -720,4 +721,5 @@ NB_MODULE(_runtime, m) {
 
   m.def("load_file", &load_file, nb::arg("path"), nb::arg("verify_data") = true);
   m.def("load_bytes", &load_bytes, nb::arg("data"), nb::arg("verify_data") = true);
+  register_op_graph(m);
 }

@@ -1,5 +1,5 @@
 """Type stubs of stagegraph._runtime (python/src/runtime_module.cc)."""
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -55,3 +55,4 @@ class Program:
 
 def load_file(path: str, verify_data: bool = True) -> Program: ...
 def load_bytes(data: bytes, verify_data: bool = True) -> Program: ...
+def op_graph(op: str, inputs: Sequence[Tuple[str, Sequence[int]]], attrs: Dict[str, Any]) -> bytes: ...

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from . import _dtypes as dt
+from . import _kernels
 from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
@@ -18,8 +19,12 @@ def _float_operand(x, op):
     return t._a if t.dtype.is_float else t._a.astype(np.float32)
 
 
-def _float_unary(fn, op):
+def _float_unary(fn, op, kernel=True):
     def apply(x):
+        if kernel:
+            r = _kernels.run(op, (to_tensor(x, what=op)._a,))
+            if r is not None:
+                return Tensor(r)
         a = _float_operand(x, op)
         with np.errstate(all="ignore"):
             return Tensor(np.asarray(fn(a), dtype=a.dtype))
@@ -52,7 +57,8 @@ sigmoid = _float_unary(_sigmoid, "sigmoid")
 gelu = _float_unary(lambda a: 0.5 * a.astype(np.float64) * (1 + _erf(a.astype(np.float64) / math.sqrt(2))),
                     "gelu")
 # The standard normal CDF, (1 + erf(x/sqrt(2)))/2: gelu's gradient (not in the op library).
-normal_cdf = _float_unary(lambda a: 0.5 * (1 + _erf(a.astype(np.float64) / math.sqrt(2))), "normal_cdf")
+normal_cdf = _float_unary(lambda a: 0.5 * (1 + _erf(a.astype(np.float64) / math.sqrt(2))), "normal_cdf",
+                          kernel=False)
 
 
 def _same_dtype_unary(fn, op, int_identity=False):
@@ -62,6 +68,9 @@ def _same_dtype_unary(fn, op, int_identity=False):
             raise TypeError(f"{op}: not defined for bool; cast with astype")
         if int_identity and not t.dtype.is_float:
             return Tensor(t._a.copy())
+        r = _kernels.run(op, (t._a,))
+        if r is not None:
+            return Tensor(r)
         with np.errstate(all="ignore"):
             return Tensor(np.asarray(fn(t._a)).astype(t._a.dtype, copy=False))
     apply.__name__ = op
@@ -83,18 +92,27 @@ def relu(x):
     t = to_tensor(x, what="relu")
     if t.dtype is dt.bool_:
         raise TypeError("relu: not defined for bool; cast with astype")
+    r = _kernels.run("relu", (t._a,))
+    if r is not None:
+        return Tensor(r)
     return Tensor(np.maximum(t._a, np.zeros((), t._a.dtype)))
 
 
 @differentiable("maximum")
 def maximum(a, b):
     (x, y), d = coerce("maximum", a, b)
+    r = _kernels.run("maximum", (x, y))
+    if r is not None:
+        return Tensor(r)
     return Tensor(np.asarray(np.maximum(x, y), dtype=d.np))
 
 
 @differentiable("minimum")
 def minimum(a, b):
     (x, y), d = coerce("minimum", a, b)
+    r = _kernels.run("minimum", (x, y))
+    if r is not None:
+        return Tensor(r)
     return Tensor(np.asarray(np.minimum(x, y), dtype=d.np))
 
 
@@ -104,6 +122,9 @@ def where(cond, a, b):
     if c.dtype is not dt.bool_:
         raise TypeError(f"where: the condition must be bool, not {c.dtype.name}")
     (x, y), d = coerce("where", a, b)
+    r = _kernels.run("where", (c._a, x, y))
+    if r is not None:
+        return Tensor(r)
     return Tensor(np.asarray(np.where(c._a, x, y), dtype=d.np))
 
 
@@ -114,6 +135,11 @@ def clip(x, lo=None, hi=None):
     arrays, d = coerce("clip", *operands)
     if d is dt.bool_:
         raise TypeError("clip: not defined for bool; cast with astype")
+    # As the compiler stages it: one bound is maximum or minimum, two are clip.
+    kernel = "clip" if len(arrays) == 3 else "maximum" if lo is not None else "minimum"
+    r = _kernels.run(kernel, tuple(arrays))
+    if r is not None:
+        return Tensor(r)
     out = arrays[0]
     rest = iter(arrays[1:])
     with np.errstate(all="ignore"):
@@ -127,6 +153,10 @@ def clip(x, lo=None, hi=None):
 def _logical(fn, op):
     def apply(*args):
         arrays = [to_tensor(v, what=op)._a for v in args]
+        if all(a.dtype == np.bool_ for a in arrays):
+            r = _kernels.run(op, tuple(arrays))
+            if r is not None:
+                return Tensor(r)
         return Tensor(np.asarray(fn(*arrays)))
     apply.__name__ = op
     return apply
@@ -141,6 +171,9 @@ def isnan(x):
     t = to_tensor(x, what="isnan")
     if not t.dtype.is_float:
         return Tensor(np.zeros(t._a.shape, np.bool_))
+    r = _kernels.run("isnan", (t._a,))
+    if r is not None:
+        return Tensor(r)
     return Tensor(np.asarray(np.isnan(t._a)))
 
 

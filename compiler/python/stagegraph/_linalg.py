@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _dtypes as dt
+from . import _kernels
 from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, is_py_scalar, to_tensor
@@ -38,6 +39,9 @@ def matmul(a, b):
     if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
         raise ValueError(f"matmul: inner dims differ: {dt.describe(x.dtype, x.shape)} @ "
                          f"{dt.describe(y.dtype, y.shape)}")
+    r = _kernels.run("matmul", (x._a, y._a))
+    if r is not None:
+        return Tensor(r)
     return _compute(np.matmul, x, y)
 
 

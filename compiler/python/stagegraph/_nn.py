@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from . import _kernels
 from ._tape import differentiable
 from ._tensor import Tensor, to_tensor
 
@@ -31,10 +32,23 @@ def softmax(x, axis=-1):
     a = _float_array(x, "softmax")
     if a.size == 0:
         return _empty_normalized(a, axis)
+    r = _normalize_kernel("softmax", a, axis)
+    if r is not None:
+        return Tensor(r)
     w = a.astype(np.float32) if a.dtype == np.float16 else a
     with np.errstate(all="ignore"):
         e = np.exp(w - np.max(w, axis=axis, keepdims=True))
         return Tensor((e / np.sum(e, axis=axis, keepdims=True)).astype(a.dtype))
+
+
+def _normalize_kernel(op, a, axis):
+    """softmax or log_softmax on the runtime's kernels along one int axis, as staged
+    (None over a 1-d tensor); None where NumPy computes it."""
+    if axis is None and a.ndim == 1:
+        axis = 0
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -a.ndim <= axis < a.ndim:
+        return None
+    return _kernels.run(op, (a,), (("axis", int(axis) % a.ndim),))
 
 
 @differentiable("log_softmax")
@@ -42,6 +56,9 @@ def log_softmax(x, axis=-1):
     a = _float_array(x, "log_softmax")
     if a.size == 0:
         return _empty_normalized(a, axis)
+    r = _normalize_kernel("log_softmax", a, axis)
+    if r is not None:
+        return Tensor(r)
     w = a.astype(np.float32) if a.dtype == np.float16 else a
     with np.errstate(all="ignore"):
         s = w - np.max(w, axis=axis, keepdims=True)
@@ -60,6 +77,10 @@ def layer_norm(x, gamma, beta, eps=1e-5):
             raise TypeError(f"layer_norm: {name} is {p.dtype.name} but x is {t.dtype.name}; cast with astype")
     if t.ndim == 0:
         raise ValueError("layer_norm: x needs at least one dim")
+    if g.ndim <= 1 and b.ndim <= 1:  # else staged op by op
+        r = _kernels.run("layer_norm", (t._a, g._a, b._a), (("eps", float(eps)),))
+        if r is not None:
+            return Tensor(r)
     a = t._a.astype(np.float64)
     mu = a.mean(axis=-1, keepdims=True)
     var = ((a - mu) ** 2).mean(axis=-1, keepdims=True)

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes as dt
+from . import _kernels
 from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, to_tensor
@@ -19,14 +20,33 @@ def _axis(axis):
     return operator.index(axis)
 
 
+def _kernel_axes(axis, ndim):
+    """The reduction node's axes (sorted, non-negative; all for None), or None where
+    `axis` is out of range or repeated (NumPy's path raises)."""
+    axes = range(ndim) if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,)
+    try:
+        out = sorted(operator.index(a) + (ndim if operator.index(a) < 0 else 0) for a in axes)
+    except TypeError:
+        return None
+    if (out and not 0 <= out[0] <= out[-1] < ndim) or len(set(out)) != len(out):
+        return None
+    return tuple(out)
+
+
 def _accumulate_dtype(d):
     """sum/prod/cumsum: bool and i32 -> i64; others keep their dtype."""
     return dt.i64 if d in (dt.bool_, dt.i32) else d
 
 
-def _reduce(fn, x, axis, keepdims, out_dtype, work_dtype=None):
+def _reduce(fn, x, axis, keepdims, out_dtype, work_dtype=None, kernel=None):
     t = to_tensor(x, what=fn.__name__)
     a = t._a
+    axes = _kernel_axes(axis, a.ndim) if kernel else None
+    # max/min of nothing stays NumPy's error.
+    if axes is not None and (a.size > 0 or kernel not in ("max", "min")):
+        r = _kernels.run(kernel, (a,), (("axes", axes), ("keepdims", int(bool(keepdims)))))
+        if r is not None:
+            return Tensor(r)
     if work_dtype is not None:
         a = a.astype(work_dtype)
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -46,13 +66,13 @@ def _float_work(d):
 @differentiable("sum")
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - the op library's name
     d = _accumulate_dtype(to_tensor(x, what="sum").dtype)
-    return _reduce(np.sum, x, axis, keepdims, d, _float_work(d))
+    return _reduce(np.sum, x, axis, keepdims, d, _float_work(d), "sum")
 
 
 @differentiable("prod")
 def prod(x, axis=None, keepdims=False):
     d = _accumulate_dtype(to_tensor(x, what="prod").dtype)
-    return _reduce(np.prod, x, axis, keepdims, d, _float_work(d))
+    return _reduce(np.prod, x, axis, keepdims, d, _float_work(d), "prod")
 
 
 @differentiable("mean")
@@ -60,34 +80,41 @@ def mean(x, axis=None, keepdims=False):
     """Ints and bools give f32; floats keep their dtype."""
     d = to_tensor(x, what="mean").dtype
     out = d if d.is_float else dt.f32
-    return _reduce(np.mean, x, axis, keepdims, out, np.float64)
+    return _reduce(np.mean, x, axis, keepdims, out, np.float64, "mean")
 
 
 @differentiable("max")
 def max(x, axis=None, keepdims=False):  # noqa: A001
     d = to_tensor(x, what="max").dtype
-    return _reduce(np.max, x, axis, keepdims, d)
+    return _reduce(np.max, x, axis, keepdims, d, kernel="max")
 
 
 @differentiable("min")
 def min(x, axis=None, keepdims=False):  # noqa: A001
     d = to_tensor(x, what="min").dtype
-    return _reduce(np.min, x, axis, keepdims, d)
+    return _reduce(np.min, x, axis, keepdims, d, kernel="min")
 
 
 def any(x, axis=None, keepdims=False):  # noqa: A001
-    return _reduce(np.any, x, axis, keepdims, dt.bool_)
+    return _reduce(np.any, x, axis, keepdims, dt.bool_, kernel="any")
 
 
 def all(x, axis=None, keepdims=False):  # noqa: A001
-    return _reduce(np.all, x, axis, keepdims, dt.bool_)
+    return _reduce(np.all, x, axis, keepdims, dt.bool_, kernel="all")
 
 
-def _arg_reduce(fn, x, axis, keepdims):
-    t = to_tensor(x, what=fn.__name__)
+def _arg_reduce(fn, x, axis, keepdims, kernel):
+    t = to_tensor(x, what=kernel)
     if isinstance(axis, (tuple, list)):
-        raise TypeError(f"{fn.__name__}: axis must be an int or None")
+        raise TypeError(f"{kernel}: axis must be an int or None")
     a = t._a
+    # As staged: axis=None is the flattened tensor, kept dims a reshape after.
+    flat = a.reshape(-1) if axis is None else a
+    axes = _kernel_axes(0 if axis is None else axis, flat.ndim)
+    if axes is not None and a.size > 0:
+        r = _kernels.run(kernel, (flat,), (("axis", axes[0]), ("keepdims", int(bool(keepdims) and axis is not None))))
+        if r is not None:
+            return Tensor(r.reshape((1,) * a.ndim) if keepdims and axis is None else r)
     r = fn(a, axis=_axis(axis))
     if keepdims:
         r = np.expand_dims(r, axis) if axis is not None else np.reshape(r, (1,) * a.ndim)
@@ -95,17 +122,23 @@ def _arg_reduce(fn, x, axis, keepdims):
 
 
 def argmax(x, axis=None, keepdims=False):
-    return _arg_reduce(np.argmax, x, axis, keepdims)
+    return _arg_reduce(np.argmax, x, axis, keepdims, "argmax")
 
 
 def argmin(x, axis=None, keepdims=False):
-    return _arg_reduce(np.argmin, x, axis, keepdims)
+    return _arg_reduce(np.argmin, x, axis, keepdims, "argmin")
 
 
 @differentiable("cumsum")
 def cumsum(x, axis=None):
     t = to_tensor(x, what="cumsum")
     d = _accumulate_dtype(t.dtype)
+    flat = t._a.reshape(-1) if axis is None else t._a
+    axes = _kernel_axes(0 if axis is None else axis, flat.ndim)
+    if axes is not None:
+        r = _kernels.run("cumsum", (flat,), (("axis", axes[0]),))
+        if r is not None:
+            return Tensor(r)
     with np.errstate(all="ignore"):
         r = np.cumsum(t._a, axis=_axis(axis), dtype=np.float32 if d is dt.f16 else d.np)
     return Tensor(r.astype(d.np, copy=False))

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
+from . import _kernels
 from . import _tape
 from ._registry import op as _op
 from ._tape import differentiable
@@ -321,6 +322,10 @@ _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "**": np.power,
 _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             "==": np.equal, "!=": np.not_equal}
 _BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
+# The runtime's ops for the operators (kernels/ops/op_table.h), for _kernels.run.
+_KERNEL_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow",
+               "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal", "==": "equal",
+               "!=": "not_equal"}
 
 
 @differentiable("binary")
@@ -328,6 +333,10 @@ def binary(op, a, b):
     if not (_is_operand(a) and _is_operand(b)):
         return NotImplemented
     (x, y), d = coerce(op, a, b)
+    if op in _COMPARE:
+        r = _kernels.run(_KERNEL_OPS[op], (x, y))
+        if r is not None:
+            return Tensor(r)
     with np.errstate(all="ignore"):
         if op in _COMPARE:
             return Tensor(np.asarray(_COMPARE[op](x, y)))
@@ -336,6 +345,9 @@ def binary(op, a, b):
                 raise TypeError(f"{op} is defined for bool and integer tensors, not {d.name}")
             return Tensor(np.asarray(_BITWISE[op](x, y)))
         if op == "/":
+            r = _kernels.run("div", (x, y))  # ints too: the kernel gives f32, as staged
+            if r is not None:
+                return Tensor(r)
             if not d.is_float:
                 x, y, d = x.astype(np.float32), y.astype(np.float32), dt.f32
             return Tensor(np.asarray(np.true_divide(x, y), dtype=d.np))
@@ -350,6 +362,9 @@ def binary(op, a, b):
             raise ZeroDivisionError(f"integer {name} by zero")
         if d.is_int and op == "**" and used and np.any(y < 0):
             raise ValueError("integers to negative integer powers are not allowed")
+        r = _kernels.run(_KERNEL_OPS[op], (x, y))
+        if r is not None:
+            return Tensor(r)
         return Tensor(np.asarray(_ARITH[op](x, y), dtype=d.np))
 
 
@@ -358,6 +373,9 @@ def negative(x):
     t = to_tensor(x, what="unary -")
     if t.dtype is dt.bool_:
         raise TypeError("unary - is not defined for bool tensors; use ~ or sg.logical_not")
+    r = _kernels.run("neg", (t._a,))
+    if r is not None:
+        return Tensor(r)
     with np.errstate(all="ignore"):
         return Tensor(np.negative(t._a))
 
@@ -384,6 +402,10 @@ def setitem(x, key, value):
 def astype(x, dtype):
     d = dt.resolve(dtype)
     t = to_tensor(x, what="astype")
+    if t.dtype is not d:
+        r = _kernels.run("cast", (t._a,), (("dtype", _kernels.DTYPE_VALUES[d.name]),))
+        if r is not None:
+            return Tensor(r)
     with np.errstate(all="ignore"):
         return Tensor(t._a.astype(d.np))
 
