@@ -42,8 +42,9 @@ class LocalCluster:
         self.cpus = list(cpus_per_node)
         self.store = object_store_bytes
         self.env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", **(env or {}))
-        self.base = _port_block(self.PORTS_PER_NODE * len(self.cpus) + 2)
+        self.base = _port_block(self.PORTS_PER_NODE * len(self.cpus) + 3)
         self.gcs_port = self.base
+        self.http_port = self.base + 2 + self.PORTS_PER_NODE * len(self.cpus)  # free for the caller
         self.dir = tempfile.mkdtemp(prefix="sgray-")  # short: Ray's socket paths are limited
         self.nodes = []  # (Popen, temp dir), head first
         self.address = f"127.0.0.1:{self.gcs_port}"
