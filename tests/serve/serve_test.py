@@ -99,7 +99,7 @@ class Load:
                 response = conn[0].getresponse()
                 data = response.read()
                 if response.status == 200:
-                    return decode(data, content_type)
+                    return data
                 why = f"HTTP {response.status}"
             except (OSError, http.client.HTTPException) as e:
                 why = type(e).__name__
@@ -114,14 +114,15 @@ class Load:
         conn = [None]
         while (i := self._take()) is not None:
             t0 = time.perf_counter()
-            y = self._send(conn, i)
+            data = self._send(conn, i)
             self.latency[i] = time.perf_counter() - t0
+            y = decode(data, encode(i, self.requests[i])[1]) if data is not None and self.expected else None
             with self.lock:
                 self.done += 1
-                if y is None:
+                if data is None:
                     self.lost.append(i)
-                elif y.dtype != np.float32 or y.shape != self.expected[i].shape or \
-                        not np.array_equal(y.view(np.uint32), self.expected[i].view(np.uint32)):
+                elif self.expected and (y.dtype != np.float32 or y.shape != self.expected[i].shape or
+                                        not np.array_equal(y.view(np.uint32), self.expected[i].view(np.uint32))):
                     self.wrong.append(i)
         if conn[0] is not None:
             conn[0].close()
@@ -155,6 +156,21 @@ def deploy(graph, replicas, max_batch_size, wait_s=0.002, threads=1):
     app = Classifier.options(num_replicas=replicas, user_config={
         "max_batch_size": max_batch_size, "batch_wait_timeout_s": wait_s}).bind(graph, threads=threads)
     serve.run(app, name=APP, route_prefix="/")
+
+
+def deploy_echo():
+    from ray import serve
+    from starlette.responses import Response
+
+    @serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 1}, max_ongoing_requests=64)
+    class Echo:
+        """No model: answers with the request's body. Its rate is the ceiling that HTTP,
+        the proxy and Ray's calls leave on this machine."""
+
+        async def __call__(self, request):
+            return Response(await request.body(), media_type=request.headers.get("content-type"))
+
+    serve.run(Echo.bind(), name=APP, route_prefix="/")
 
 
 def replicas():
@@ -199,14 +215,23 @@ def failure_run(cluster, port, graph, requests, expected, clients):
     load = Load(port, requests, expected, clients).run(during=[(0.25, kill_replica), (0.5, kill_node)])
     t0 = time.monotonic()
     wait_running(4)
-    events.append(f"4 replicas running again {time.monotonic() - t0:.1f} s after the load ended")
+    waited = time.monotonic() - t0
+    events.append(f"4 replicas running again {waited:.1f} s after the load ended" if waited > 0.5
+                  else "4 replicas running again before the load ended")
     return load, events
 
 
 def bench(port, graph, requests, expected, clients):
+    from ray import serve
     rows = []
+    deploy_echo()
+    Load(port, requests[:200], None, clients).run()
+    s = Load(port, requests, None, clients).run().summary()
+    rows.append((1, 0, s))
+    print(f"  echo, no model: {s['rps']:.0f} req/s, p50 {s['p50_ms']:.2f} ms, p99 {s['p99_ms']:.2f} ms", flush=True)
     for replica_count in (1, 2):
         for max_batch_size in (1, 16):
+            serve.delete(APP)
             deploy(graph, replicas=replica_count, max_batch_size=max_batch_size)
             wait_running(replica_count)
             Load(port, requests[:200], expected[:200], clients).run()  # warm-up
@@ -233,7 +258,7 @@ def in_process_floor(graph, requests):
 HEADING = "## Serving on Ray Serve (make test-serve)"
 
 
-def write_results(path, rows, floor_us, failure, events, args):
+def write_results(path, rows, floor_us, failure, events, args, load_average):
     lines = [HEADING, "",
              f"examples/serve/classifier_app.py (examples/layers.py's classify, f32[N, 16] -> f32[N, 4]; 1-4 rows a "
              f"request, JSON and .npy bodies alternating) on a three-node Ray {ray_version()} cluster on one "
@@ -243,10 +268,13 @@ def write_results(path, rows, floor_us, failure, events, args):
              "round trip at the client.", "",
              "| replicas | batching | requests/s | p50 ms | p99 ms |", "|---:|---|---:|---:|---:|"]
     for replica_count, max_batch_size, s in rows:
-        batching = "off (max_batch_size 1)" if max_batch_size == 1 else f"max_batch_size {max_batch_size}"
+        batching = {0: "echo deployment, no model", 1: "off (max_batch_size 1)"}.get(
+            max_batch_size, f"max_batch_size {max_batch_size}")
         lines.append(f"| {replica_count} | {batching} | {s['rps']:.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} |")
-    lines += ["", f"Lower bound: the same requests run in one process on one Session take {floor_us:.0f} µs each "
-              f"({1e6 / floor_us:.0f} requests/s on one core); the rest is HTTP, the proxy and Ray's calls.", "",
+    lines += ["", f"Lower bounds: the same requests run in one process on one Session take {floor_us:.0f} µs each "
+              f"({1e6 / floor_us:.0f} requests/s on one core); the echo row, the same HTTP requests answered with "
+              "their own body by a deployment without a model, is the ceiling the HTTP proxy and Ray's calls leave "
+              f"on this machine. Load average during the run: {load_average}.", "",
               f"Failures under load ({failure['requests']} requests, 4 replicas, batching on): "
               + "; ".join(events) + f". {failure['retries']} retries {failure['retry_kinds']}, "
               f"{failure['lost']} lost, {failure['wrong']} answers not bit-identical to the in-process run; "
@@ -315,7 +343,8 @@ def main():
             rows = bench(port, graph, requests[:args.bench_requests], expected[:args.bench_requests], args.clients)
             floor_us = in_process_floor(graph, requests[:args.bench_requests])
             if args.results:
-                write_results(args.results, rows, floor_us, s, events, args)
+                write_results(args.results, rows, floor_us, s, events, args,
+                              " / ".join(f"{a:.1f}" for a in os.getloadavg()))
                 print(f"test-serve: figures written to {args.results}")
         ok = True
     finally:
