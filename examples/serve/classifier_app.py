@@ -1,8 +1,8 @@
 """A compiled Stagegraph classifier on Ray Serve: requests are batched along the
 entry's symbolic batch dim N (examples/layers.py: classify(x: f32[N, 16]) -> f32[N, 4]).
 
-    graph-compile examples/layers.py --weights layers.safetensors -o classifier.sgraph
-    serve run examples.serve.classifier_app:app sgraph=classifier.sgraph
+    graph-compile examples/layers.py --weights layers.safetensors -o /tmp/classifier.sgraph
+    cd examples/serve && serve run classifier_app:app sgraph=/tmp/classifier.sgraph
     curl -H 'Content-Type: application/json' -d '{"x": [[0.5, ...16 numbers]]}' localhost:8000/
     curl -H 'Content-Type: application/x-npy' --data-binary @x.npy localhost:8000/ > y.npy
 
