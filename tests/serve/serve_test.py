@@ -259,6 +259,8 @@ HEADING = "## Serving on Ray Serve (make test-serve)"
 
 
 def write_results(path, rows, floor_us, failure, events, args, load_average):
+    echo = rows[0][2]["rps"]
+    model = [r[2]["rps"] for r in rows[1:]]
     lines = [HEADING, "",
              f"examples/serve/classifier_app.py (examples/layers.py's classify, f32[N, 16] -> f32[N, 4]; 1-4 rows a "
              f"request, JSON and .npy bodies alternating) on a three-node Ray {ray_version()} cluster on one "
@@ -275,6 +277,10 @@ def write_results(path, rows, floor_us, failure, events, args, load_average):
               f"({1e6 / floor_us:.0f} requests/s on one core); the echo row, the same HTTP requests answered with "
               "their own body by a deployment without a model, is the ceiling the HTTP proxy and Ray's calls leave "
               f"on this machine. Load average during the run: {load_average}.", "",
+              f"The model's rows reach {min(model) / echo:.0%} to {max(model) / echo:.0%} of the echo row's rate: here "
+              "the proxy, not the model, sets the rate, so neither a second replica nor batching can raise it. "
+              "They pay where a request's run costs more than its trip through the proxy, with one proxy per "
+              "node (docs/deployment.md).", "",
               f"Failures under load ({failure['requests']} requests, 4 replicas, batching on): "
               + "; ".join(events) + f". {failure['retries']} retries {failure['retry_kinds']}, "
               f"{failure['lost']} lost, {failure['wrong']} answers not bit-identical to the in-process run; "
@@ -287,7 +293,7 @@ def write_results(path, rows, floor_us, failure, events, args, load_average):
         text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
     else:
         end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + "\n".join(lines) + (text[end + 1:] if end >= 0 else "")
+        text = text[:start] + "\n".join(lines) + ("\n" + text[end + 1:] if end >= 0 else "")
     with open(path, "w") as f:
         f.write(text)
 
