@@ -32,6 +32,7 @@ CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSG_WERROR=ON
 
 .PHONY: test-tsan tsan-smoke tsan-build
 .PHONY: python-wheel
+.PHONY: test-serve
 .PHONY: all deps deps-fuzz deps-aarch64 build build-aarch64 test test-aarch64 aarch64-smoke sizes demo test-asan asan-smoke test-numpy2 fuzz fuzz-build fuzz-run fuzz-smoke clean
 
 all: build
@@ -63,6 +64,19 @@ test: build python-wheel
 # python.pytest runs tests/python on it.
 python-wheel: build
 	tests/python/build_wheel.sh $(BUILD)
+
+# examples/serve (Ray Serve) on a real three-node Ray cluster on this machine:
+# 4 replicas, SERVE_REQUESTS requests from concurrent clients checked bit for bit
+# against an in-process run, a replica's process and a worker node killed under
+# load, then throughput and latency (SERVE_BENCH_REQUESTS a configuration; 0 skips)
+# written into SERVE_RESULTS. Ray comes from PyPI into $(BUILD)/venv-serve.
+SERVE_REQUESTS ?= 20000
+SERVE_BENCH_REQUESTS ?= 3000
+SERVE_RESULTS ?= bench/RESULTS.md
+test-serve: python-wheel
+	tests/serve/make_venv.sh $(BUILD)
+	$(BUILD)/venv-serve/bin/python tests/serve/serve_test.py --graph-compile $(BUILD)/tools/graph-compile \
+	  --requests $(SERVE_REQUESTS) --bench-requests $(SERVE_BENCH_REQUESTS) $(if $(SERVE_RESULTS),--results $(SERVE_RESULTS))
 
 # The eager module on NumPy 2.x (from PyPI, in build/venv-numpy2) beside Debian's 1.24.
 test-numpy2:
