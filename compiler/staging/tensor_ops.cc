@@ -455,9 +455,9 @@ int32_t Stager::add_constant(const StaticTensor& t) {
   auto range = constant_index_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     const ir::Constant& c = module_->constants[size_t(it->second)];
-    if (c.dtype == t.dtype && c.shape == t.shape && c.bytes == t.bytes) return it->second;
+    if (c.dtype == t.dtype && c.shape == t.shape && c.bytes == t.bytes && c.quantize == t.quantize) return it->second;
   }
-  module_->constants.push_back(ir::Constant{t.dtype, t.shape, t.bytes});
+  module_->constants.push_back(ir::Constant{t.dtype, t.shape, t.bytes, t.weight, t.quantize, t.unquantized});
   const int32_t index = int32_t(module_->constants.size() - 1);
   constant_index_.emplace(h, index);
   return index;

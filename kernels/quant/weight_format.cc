@@ -70,6 +70,32 @@ const char* scale_type_name(ScaleType t) {
   return "?";
 }
 
+Layout default_layout(Storage storage, const std::vector<int64_t>& dims, int64_t block) {
+  Layout l;
+  l.storage = storage;
+  l.dims = dims;
+  const int rank = int(dims.size());
+  if (storage == Storage::kInt8 && rank > 0) {
+    l.axis = rank - 1;
+  } else if (storage == Storage::kInt4 && rank > 0) {
+    l.axis = std::max(rank - 2, 0);
+    l.scale_type = ScaleType::kF16;
+    const int64_t len = dims[size_t(l.axis)];
+    l.block = std::max<int64_t>(1, std::min(block, len));
+    while (len > 0 && len % l.block != 0) --l.block;
+  }
+  return l;
+}
+
+bool storage_from_name(const std::string& name, Storage* out) {
+  for (int s = 1; s < kNumStorages; ++s)
+    if (name == storage_name(Storage(s))) {
+      *out = Storage(s);
+      return true;
+    }
+  return false;
+}
+
 std::string check_layout(const Layout& l) {
   if (int(l.storage) >= kNumStorages)
     return "unknown weight storage " + std::to_string(int(l.storage));

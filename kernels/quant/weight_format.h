@@ -59,6 +59,15 @@ uint16_t float_to_bf16(float f);
 // One scale of `scales` (stored as `t`) as f32.
 float scale_at(ScaleType t, const uint8_t* scales, uint64_t i);
 
+// The layout graph-compile gives a weight of `dims` in `storage` (eager mode's
+// sg.weight(name, quantize=...) uses the same): int8 with a scale per index of the
+// last axis (a dense layer's [K][N] output channel, a convolution's HWIO O); int4
+// in blocks along the axis before it (K, I; axis 0 at rank 1) of the largest size
+// <= `block` that divides it, f16 scales.
+Layout default_layout(Storage storage, const std::vector<int64_t>& dims, int64_t block = kDefaultInt4Block);
+// "int8" -> kInt8, ...; false for other names.
+bool storage_from_name(const std::string& name, Storage* out);
+
 struct WeightView {
   const Layout* layout = nullptr;
   const uint8_t* data = nullptr;
