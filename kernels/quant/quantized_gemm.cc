@@ -46,7 +46,8 @@ const char* gemm_isa_name(GemmIsa isa) {
 GemmIsa best_gemm_isa(const Layout& l) {
   if (!simd_layout(l)) return GemmIsa::kReference;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("f16c"))
     return GemmIsa::kAvx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
     return GemmIsa::kAvx2;
@@ -56,8 +57,8 @@ GemmIsa best_gemm_isa(const Layout& l) {
 
 size_t gemm_column_tile(GemmIsa isa) {
   switch (isa) {
-    case GemmIsa::kAvx512: return 64;
-    case GemmIsa::kAvx2: return 32;
+    case GemmIsa::kAvx512: return 128;
+    case GemmIsa::kAvx2: return 64;
     case GemmIsa::kBaseline: return 16;
     case GemmIsa::kReference: return 64;
   }
