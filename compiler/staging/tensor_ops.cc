@@ -522,6 +522,9 @@ int32_t Stager::materialize(const Value& tensor, SourceSpan span) {
   dense.dtype = t.dtype;
   dense.shape = t.shape;
   dense.bytes = t.dense_bytes();
+  dense.weight = t.weight;
+  dense.quantize = t.quantize;
+  dense.unquantized = t.unquantized;
   const int32_t c = add_constant(dense);
   auto it = cur_->constant_values.find(c);
   if (it != cur_->constant_values.end()) return it->second;
