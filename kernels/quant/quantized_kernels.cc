@@ -45,7 +45,13 @@ class QuantizedDense final : public PreparedKernel {
         gemm_columns(isa_, p, 0, n, row_.data());
       } else {
         Task task{this, &p, gemm_column_tile(isa_)};
-        parallelize(ctx, &Task::run, &task, (n + task.tile - 1) / task.tile);
+        // Column tiles over the Session's team where it has one (this library does
+        // not link the pthreadpool of a build with XNNPACK: such Sessions run it on
+        // one thread).
+        const size_t tiles = (n + task.tile - 1) / task.tile;
+        if (ctx.team != nullptr && tiles > 1) ctx.team->run(&Task::run, &task, tiles);
+        else
+          for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
     if (op_ == ops::OpId::FullyConnected)
