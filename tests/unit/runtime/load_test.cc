@@ -31,7 +31,7 @@ TEST(Load, ValidGraphLoads) {
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
   EXPECT_EQ(program->format_major(), 1);
-  EXPECT_EQ(program->format_minor(), 1);  // 1.1: the data segment's XXH3 checksum
+  EXPECT_EQ(program->format_minor(), format::kMinorVersion);
   ASSERT_EQ(program->entries().size(), 1u);
   const EntryInfo& e = program->entries()[0];
   EXPECT_EQ(e.name, "affine");
