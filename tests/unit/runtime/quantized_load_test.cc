@@ -95,6 +95,7 @@ TEST(QuantizedLoad, RefusesEachBadField) {
   g = dense_int8();
   g.quantized[0].storage = fb::WeightStorage::BF16;
   g.quantized[0].axis = 0;
+  g.constants[0].resize(24);  // 12 bf16 values
   EXPECT_TRUE(refused(g, "bf16 constant 0 has scales"));
 }
 
