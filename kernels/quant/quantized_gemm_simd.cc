@@ -10,10 +10,13 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 // GCC 12's AVX-512 headers start some conversions from an undefined register.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #endif
 
 #include "quant/quantized_gemm.h"
+#include "stagegraph/dtype.h"
 
 #define SG_Q_INLINE inline __attribute__((always_inline))
 
@@ -25,18 +28,34 @@ namespace baseline {
 }  // namespace baseline
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#endif
 namespace avx2 {
 #include "quant/quantized_gemm_tile.inc"
 }  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+#endif
 namespace avx512 {
 #include "quant/quantized_gemm_tile.inc"
 }  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 // The columns no vector covers, one element at a time.
