@@ -46,11 +46,10 @@ const char* gemm_isa_name(GemmIsa isa) {
 GemmIsa best_gemm_isa(const Layout& l) {
   if (!simd_layout(l)) return GemmIsa::kReference;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("f16c"))
+  // F16C comes with every AVX2 and AVX-512 CPU (and clang's builtin cannot ask for it).
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
     return GemmIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-    return GemmIsa::kAvx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GemmIsa::kAvx2;
 #endif
   return GemmIsa::kBaseline;
 }
