@@ -1,6 +1,8 @@
 #include "quantized_weights.h"
 
+#ifndef SG_SELECTED_OPS_INC
 #include "quant/quantized_kernels.h"
+#endif
 
 namespace sg::runtime {
 
@@ -30,12 +32,21 @@ std::shared_ptr<const QuantizedConstant> QuantizedConstants::get(uint32_t c, con
 
 std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant) {
+#ifdef SG_SELECTED_OPS_INC
+  // The mobile core (every source compiled with an op selection): quantized weights
+  // run through their widened f32 values, and no quantized kernel is linked.
+  (void)op;
+  (void)attrs;
+  (void)quant;
+  return nullptr;
+#else
   for (size_t i = 0; i < quant.size(); ++i) {
     const QuantizedConstant* q = quant[i];
     if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout))
       return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales);
   }
   return nullptr;
+#endif
 }
 
 }  // namespace sg::runtime
