@@ -16,7 +16,10 @@
 // Flags: bit 0 (kFlagDataXxh3, format 1.1): the data segment's checksum is the
 // XXH3-64 at offset 56, which runs at memory speed, so that the runtime checks it
 // on every load; files of format 1.0 (flags 0) carry the CRC-32 at offset 52 and
-// still load, checked at CRC-32's speed. Other bits are refused by the reader.
+// still load, checked at CRC-32's speed. Bit 1 (kFlagQuantizedWeights, format
+// 1.2): some constants are stored quantized or in half precision (Graph.quantized,
+// SPEC.md §13); a runtime without that feature refuses the file before parsing
+// it. Other bits are refused by the reader.
 //
 // The header is read and checked before the table is parsed, so a foreign or newer
 // file is refused first. Shared by the compiler (writer) and runtime (reader);
@@ -37,9 +40,22 @@ namespace sg::format {
 
 inline constexpr char kMagic[8] = {'S', 'G', 'R', 'A', 'P', 'H', '\0', '\1'};
 inline constexpr uint16_t kMajorVersion = 1;
-inline constexpr uint16_t kMinorVersion = 1;
+inline constexpr uint16_t kMinorVersion = 2;
+// The minor version a file without quantized weights is written with, so that the
+// runtimes of format 1.1 still load it.
+inline constexpr uint16_t kMinorVersionWithoutQuantization = 1;
 inline constexpr uint32_t kFlagDataXxh3 = 1u << 0;
-inline constexpr uint32_t kKnownFlags = kFlagDataXxh3;
+inline constexpr uint32_t kFlagQuantizedWeights = 1u << 1;
+inline constexpr uint32_t kKnownFlags = kFlagDataXxh3 | kFlagQuantizedWeights;
+
+// The feature each header flag bit stands for, for messages ("" past the known ones).
+inline const char* flag_feature(int bit) {
+  switch (bit) {
+    case 0: return "XXH3-64 data checksum";
+    case 1: return "quantized weights (int8/int4/bf16/f16)";
+    default: return "";
+  }
+}
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kAlignment = 64;
 inline constexpr size_t kDataTailPadding = 64;

@@ -29,7 +29,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: graph-compile MODEL.py [-o OUT.sgraph] [--entry NAME]... [--weights FILE.safetensors]\n"
     "                     [--Werror] [-O0|-O1|-O2] [--explain-staging] [--diagnostics=text|json]\n"
-    "                     [--dump-ir]\n";
+    "                     [--dump-ir] [--quantize int8|int4|bf16|f16] [--quantize-embeddings]\n"
+    "                     [--quantize-report]\n";
 
 constexpr const char* kHelp =
     "Stages a Stagegraph Python model into a graph file.\n"
@@ -49,6 +50,12 @@ constexpr const char* kHelp =
     "                          at compile time, and why\n"
     "  --diagnostics=FORMAT    'text' (default; gcc style) or 'json' (one object per line)\n"
     "  --dump-ir               print the IR to stdout\n"
+    "  --quantize STORAGE      store the weights of dense and convolution layers as int8 (a\n"
+    "                          scale per output channel), int4 (a scale per block of 32),\n"
+    "                          bf16 or f16; sg.weight(name, quantize=...) sets one weight\n"
+    "  --quantize-embeddings   with --quantize: embedding tables (read by take) too\n"
+    "  --quantize-report       print each quantized weight's bytes before and after and its\n"
+    "                          max and mean absolute quantization error\n"
     "  -h, --help              show this help\n"
     "\n"
     "Exit status: 0 on success (warnings alone included), 1 on a usage or compile error.\n";
@@ -63,6 +70,8 @@ struct Options {
   bool explain_staging = false;
   bool json = false;
   bool dump_ir = false;
+  sg::compiler::QuantizeOptions quantize;
+  bool quantize_report = false;
 };
 
 int usage_error(const std::string& message) {
@@ -111,6 +120,16 @@ int parse_args(int argc, char** argv, Options* o) {
       return usage_error("--diagnostics must be 'text' or 'json'");
     } else if (a == "--dump-ir") {
       o->dump_ir = true;
+    } else if (has_value("--quantize")) {
+      if (int rc = value("--quantize", &v)) return rc;
+      sg::kernels::quant::Storage storage;
+      if (!sg::kernels::quant::storage_from_name(v, &storage) || storage == sg::kernels::quant::Storage::kF32)
+        return usage_error("--quantize must be int8, int4, bf16 or f16, not '" + v + "'");
+      o->quantize.storage = storage;
+    } else if (a == "--quantize-embeddings") {
+      o->quantize.embeddings = true;
+    } else if (a == "--quantize-report") {
+      o->quantize_report = true;
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("unknown option '" + std::string(a) + "'");
     } else if (o->model.empty()) {
@@ -120,6 +139,7 @@ int parse_args(int argc, char** argv, Options* o) {
     }
   }
   if (o->model.empty()) return usage_error("no model file given");
+  if (o->quantize.embeddings && !o->quantize.storage) return usage_error("--quantize-embeddings needs --quantize");
   if (o->output.empty()) {
     const std::string& m = o->model;
     const bool py = m.size() > 3 && m.compare(m.size() - 3, 3, ".py") == 0;
@@ -351,8 +371,12 @@ int compile(const Options& o) {
   }
   if (o.dump_ir) std::cout << sc::ir::print(*ir) << std::flush;
 
+  std::vector<std::string> notes;
+  const std::vector<sc::QuantizedConstant> quantized = sc::quantize_constants(*ir, o.quantize, &notes);
+  for (const std::string& note : notes) std::cerr << "graph-compile: note: " << note << "\n";
+  if (o.quantize_report) sc::print_quantize_report(quantized, std::cout);
   std::vector<uint8_t> bytes;
-  if (!sc::emit_graph(*ir, &bytes, &error)) {
+  if (!sc::emit_graph(*ir, &bytes, &error, &quantized)) {
     std::cerr << "graph-compile: error: " << error << "\n";
     return 1;
   }

@@ -49,16 +49,33 @@ uint64_t estimate_table_bytes(const ir::Module& m) {
 
 class Emitter {
  public:
-  explicit Emitter(const ir::Module& m) : m_(m) {}
+  Emitter(const ir::Module& m, const std::vector<QuantizedConstant>* quantized) : m_(m) {
+    // The bytes of each constant as stored: its own, or its quantized data, then the
+    // scales of the quantized ones as constants after the module's.
+    for (const ir::Constant& k : m.constants) stored_.push_back(&k.bytes);
+    if (quantized != nullptr)
+      for (const QuantizedConstant& q : *quantized) {
+        stored_[size_t(q.constant)] = &q.stored.data;
+        int32_t scales = -1;
+        if (!q.stored.scales.empty()) {
+          scales = int32_t(stored_.size());
+          stored_.push_back(&q.stored.scales);
+        }
+        records_.push_back({&q, scales});
+      }
+  }
+
+  const std::vector<const std::vector<uint8_t>*>& stored() const { return stored_; }
+  bool has_quantized() const { return !records_.empty(); }
 
   // Builds the table into b_ and lays out the constants; returns false on an
   // inconsistency that verify() would have reported.
   bool build(std::vector<fb::Constant>* layout, uint64_t* data_end, std::string* error) {
     uint64_t offset = 0;
-    for (const ir::Constant& k : m_.constants) {
+    for (const std::vector<uint8_t>* bytes : stored_) {
       offset = format::align_up(offset);
-      layout->emplace_back(offset, uint64_t(k.bytes.size()));
-      offset += k.bytes.size();
+      layout->emplace_back(offset, uint64_t(bytes->size()));
+      offset += bytes->size();
     }
     *data_end = offset;
 
@@ -86,7 +103,8 @@ class Emitter {
     auto graph = fb::CreateGraph(b_, b_.CreateVector(functions), b_.CreateVector(entries),
                                  b_.CreateVectorOfStructs(*layout), b_.CreateVector(symbols),
                                  b_.CreateVector(source_files), b_.CreateString(kProducer),
-                                 m_.variables.empty() ? 0 : b_.CreateVector(variables));
+                                 m_.variables.empty() ? 0 : b_.CreateVector(variables),
+                                 records_.empty() ? 0 : quantized_records());
     fb::FinishGraphBuffer(b_, graph);
     return true;
   }
@@ -209,7 +227,22 @@ class Emitter {
                            b_.CreateVector(outputs), ids(e.reads), ids(e.writes));
   }
 
+  Offset<flatbuffers::Vector<Offset<fb::QuantizedConstant>>> quantized_records() {
+    std::vector<Offset<fb::QuantizedConstant>> out;
+    for (const auto& [q, scales] : records_)  // in constant order, as quantize_constants gives them
+      out.push_back(fb::CreateQuantizedConstant(b_, uint32_t(q->constant), fb::WeightStorage(q->layout.storage),
+                                                q->layout.axis, q->layout.block, fb::ScaleType(q->layout.scale_type),
+                                                scales));
+    return b_.CreateVector(out);
+  }
+
+  struct Record {
+    const QuantizedConstant* q;
+    int32_t scales;
+  };
   const ir::Module& m_;
+  std::vector<const std::vector<uint8_t>*> stored_;
+  std::vector<Record> records_;
   FlatBufferBuilder b_{64 * 1024};
   std::unordered_map<std::string, int32_t> symbol_ids_;
   std::vector<std::string> symbol_names_;
@@ -217,7 +250,8 @@ class Emitter {
 
 }  // namespace
 
-bool emit_graph(const ir::Module& module, std::vector<uint8_t>* out, std::string* error) {
+bool emit_graph(const ir::Module& module, std::vector<uint8_t>* out, std::string* error,
+                const std::vector<QuantizedConstant>* quantized) {
   // The emitter indexes freely by the module's ids; a broken module must not
   // become an out-of-range read here or a corrupt file later.
   if (std::string problem = ir::verify(module); !problem.empty()) {
@@ -231,7 +265,7 @@ bool emit_graph(const ir::Module& module, std::vector<uint8_t>* out, std::string
     return false;
   }
 
-  Emitter emitter(module);
+  Emitter emitter(module, quantized);
   std::vector<fb::Constant> layout;
   uint64_t data_end = 0;
   error->clear();
@@ -247,11 +281,16 @@ bool emit_graph(const ir::Module& module, std::vector<uint8_t>* out, std::string
   uint8_t* file = out->data();
   std::memcpy(file + h.table_offset, emitter.table(), h.table_size);
   uint8_t* data = file + h.data_offset;
-  for (size_t i = 0; i < module.constants.size(); ++i) {
-    const auto& bytes = module.constants[i].bytes;
+  for (size_t i = 0; i < emitter.stored().size(); ++i) {
+    const auto& bytes = *emitter.stored()[i];
     if (!bytes.empty()) std::memcpy(data + layout[i].offset(), bytes.data(), bytes.size());
   }
   h.flags = format::kFlagDataXxh3;
+  h.minor = format::kMinorVersionWithoutQuantization;
+  if (emitter.has_quantized()) {
+    h.flags |= format::kFlagQuantizedWeights;
+    h.minor = format::kMinorVersion;
+  }
   h.table_crc = format::crc32(file + h.table_offset, h.table_size);
   h.data_xxh3 = format::xxh3_64(data, h.data_size);
   format::encode_header(h, file);

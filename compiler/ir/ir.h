@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct Constant {
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
+  // From sg.weight: its name (for --quantize-report), and with quantize= the storage
+  // asked for and the f32 values before quantization (bytes holds them widened back).
+  std::string weight;
+  std::string quantize;
+  std::shared_ptr<const std::vector<uint8_t>> unquantized;
 };
 
 struct Value {

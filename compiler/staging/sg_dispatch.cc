@@ -495,9 +495,11 @@ Value one_hot(Stager& s, const Args& a, const std::string& name) {
 }
 
 Value weight(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"name"}, 1);
+  BoundArgs b(s, a, name, {"name", "quantize"}, 1);
   if (!b[0].is<std::string>()) s.fail(a.span, "sg.weight needs the tensor's name as a string");
-  return s.load_weight(b[0].as<std::string>(), a.span);
+  if (b.has(1) && !b[1].is<std::string>())
+    s.fail(b.span(1), "sg.weight's quantize= takes 'int8', 'int4', 'bf16' or 'f16'");
+  return s.load_weight(b[0].as<std::string>(), a.span, b.has(1) ? b[1].as<std::string>() : std::string());
 }
 
 Value relax(Stager& s, const Args& a, const std::string&) {

@@ -8,10 +8,12 @@
 #include <new>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <functional>
 #include <ostream>
 
+#include "quant/weight_format.h"
 #include "staging/stager.h"
 
 namespace sg::compiler {
@@ -263,7 +265,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   module_->entries.push_back(std::move(entry));
 }
 
-Value Stager::load_weight(const std::string& name, SourceSpan span) {
+Value Stager::load_weight(const std::string& name, SourceSpan span, const std::string& quantize) {
   if (options_.weights_path.empty())
     fail(span, "sg.weight(\"" + name + "\") needs a weights file: pass --weights FILE.safetensors");
   if (!weights_) {
@@ -276,7 +278,28 @@ Value Stager::load_weight(const std::string& name, SourceSpan span) {
   if (!t.ok()) fail(span, t.status().message());
   auto with_origin = std::make_shared<StaticTensor>(**t);
   with_origin->origin = Origin{span, "weight '" + name + "' is"};
+  with_origin->weight = name;
+  if (!quantize.empty()) quantize_weight(*with_origin, quantize, span);
   return Value(StaticTensorPtr(with_origin));
+}
+
+void Stager::quantize_weight(StaticTensor& t, const std::string& scheme, SourceSpan span) {
+  namespace quant = kernels::quant;
+  quant::Storage storage;
+  if (!quant::storage_from_name(scheme, &storage))
+    fail(span, "sg.weight(\"" + t.weight + "\", quantize=\"" + scheme + "\"): unknown storage; use 'int8', 'int4', "
+               "'bf16' or 'f16'");
+  if (t.dtype != DType::kF32 || t.splat)
+    fail(span, "sg.weight(\"" + t.weight + "\", quantize=...) needs an f32 weight, not " + dtype_name(t.dtype));
+  const quant::Layout l = quant::default_layout(storage, t.shape);
+  const auto* w = reinterpret_cast<const float*>(t.bytes.data());
+  for (uint64_t i = 0; i < quant::element_count(l); ++i)
+    if (!std::isfinite(w[i])) fail(span, "sg.weight(\"" + t.weight + "\") has non-finite values; it cannot be quantized");
+  const quant::Quantized q = quant::quantize(l, w);
+  t.unquantized = std::make_shared<const std::vector<uint8_t>>(t.bytes);
+  quant::dequantize(quant::WeightView{&l, q.data.data(), q.scales.data()}, 0, quant::element_count(l),
+                    reinterpret_cast<float*>(t.bytes.data()));
+  t.quantize = scheme;
 }
 
 std::unique_ptr<ir::Module> Stager::run() {

@@ -368,7 +368,10 @@ class Stager {
   Value call_sg(const std::string& name, Args& args);
   Value call_method(const BoundMethod& m, Args& args);
   // sg.weight(name): a tensor of the --weights file.
-  Value load_weight(const std::string& name, SourceSpan span);
+  // `quantize`: "" or the storage sg.weight(name, quantize=...) asks for.
+  Value load_weight(const std::string& name, SourceSpan span, const std::string& quantize = {});
+  // Replaces an f32 weight's values by their quantized values widened back (SPEC §13).
+  void quantize_weight(StaticTensor& t, const std::string& scheme, SourceSpan span);
   static bool is_builtin(const std::string& name);
   static bool is_sg_member(const std::string& name);
   // stagegraph's modules written in the staged language (library_modules.cc):

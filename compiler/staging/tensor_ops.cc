@@ -455,9 +455,9 @@ int32_t Stager::add_constant(const StaticTensor& t) {
   auto range = constant_index_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     const ir::Constant& c = module_->constants[size_t(it->second)];
-    if (c.dtype == t.dtype && c.shape == t.shape && c.bytes == t.bytes) return it->second;
+    if (c.dtype == t.dtype && c.shape == t.shape && c.bytes == t.bytes && c.quantize == t.quantize) return it->second;
   }
-  module_->constants.push_back(ir::Constant{t.dtype, t.shape, t.bytes});
+  module_->constants.push_back(ir::Constant{t.dtype, t.shape, t.bytes, t.weight, t.quantize, t.unquantized});
   const int32_t index = int32_t(module_->constants.size() - 1);
   constant_index_.emplace(h, index);
   return index;
@@ -522,6 +522,9 @@ int32_t Stager::materialize(const Value& tensor, SourceSpan span) {
   dense.dtype = t.dtype;
   dense.shape = t.shape;
   dense.bytes = t.dense_bytes();
+  dense.weight = t.weight;
+  dense.quantize = t.quantize;
+  dense.unquantized = t.unquantized;
   const int32_t c = add_constant(dense);
   auto it = cur_->constant_values.find(c);
   if (it != cur_->constant_values.end()) return it->second;

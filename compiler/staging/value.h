@@ -40,6 +40,12 @@ struct StaticTensor {
   std::vector<uint8_t> bytes;
   bool splat = false;
   Origin origin;
+  // sg.weight(name, quantize=...): the weight's name, the storage asked for, and
+  // its f32 values as read (`bytes` then holds them quantized and widened back, as
+  // eager mode computes with them; the graph file stores them quantized).
+  std::string weight;
+  std::string quantize;
+  std::shared_ptr<const std::vector<uint8_t>> unquantized;
 
   int64_t numel() const;
   // The dense bytes (a splat repeated numel() times).

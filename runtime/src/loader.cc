@@ -107,6 +107,9 @@ Result<CheckedFile> check_file(std::span<const uint8_t> bytes, const LoadOptions
   if (h.flags & ~format::kKnownFlags)
     return invalid_graph("graph file format " + version_string(h.major, h.minor) + " sets header flag bits " +
                          std::to_string(h.flags & ~format::kKnownFlags) + " that this runtime does not know (a newer compiler wrote it?)");
+  if ((h.flags & format::kFlagQuantizedWeights) != 0 && h.minor < 2)
+    return invalid_graph(std::string("graph file format ") + version_string(h.major, h.minor) + " sets the flag of " +
+                         format::flag_feature(1) + ", which needs format 1.2");
   SG_RETURN_IF_ERROR(check_ranges(h, bytes.size()));
 
   const uint8_t* table = bytes.data() + h.table_offset;

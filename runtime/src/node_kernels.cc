@@ -92,8 +92,15 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shar
         continue;
       }
       scalar_kernel(fn, node, k);
+      std::vector<const QuantizedConstant*> quant;
+      for (uint32_t v : node.inputs) quant.push_back(fn.values[v].quant.get());
+      if (std::unique_ptr<kernels::PreparedKernel> q = quantized_kernel(node.op, node.attrs, quant)) {
+        // A constant read in place, quantized (SPEC §13).
+        k.prepared = q.get();
+        prepared_.push_back(std::move(q));
+      }
 #ifdef SG_HAVE_XNNPACK
-      if (k.scalar) {
+      if (k.scalar || k.prepared != nullptr) {
         // One element: nothing for a backend to do faster.
       } else if (std::unique_ptr<kernels::PreparedKernel> p = prepare(fn, node)) {
         k.prepared = p.get();

@@ -1,5 +1,6 @@
 // Program: load (loader.h), verify (verifier.h), then decode the table once into
 // the immutable ProgramImpl the executor runs.
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -56,7 +57,7 @@ void plan_releases(FunctionImpl& fn) {
 }
 
 FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> data,
-                             const fb::Graph& g, const std::vector<std::string>& files) {
+                             const fb::Graph& g, const std::vector<std::string>& files, QuantizedConstants& quantized) {
   FunctionImpl fn;
   fn.name = str(f.name());
   for (size_t v = 0; v < len(f.values()); ++v) {
@@ -73,6 +74,8 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
       info.is_constant = true;
       // Kernels only read their inputs, so the read-only mapping is safe to wrap.
       info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(data.data() + k->offset()));
+      if ((info.quant = quantized.get(uint32_t(value.constant()), info.dims)))
+        info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(info.quant->values.data()));
     }
     fn.values.push_back(std::move(info));
   }
@@ -116,15 +119,22 @@ TensorSpec decode_sig(const fb::TensorSig& sig, const std::vector<std::string>& 
 Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const LoadOptions& options) {
   SG_ASSIGN_OR_RETURN(CheckedFile file, check_file(bytes.span(), options));
   const fb::Graph& g = *file.graph;
-  SG_RETURN_IF_ERROR(verify_graph(g, file.data_segment));
+  SG_RETURN_IF_ERROR(verify_graph(g, file.data_segment, file.header.flags));
 
   auto impl = std::make_unique<ProgramImpl>();
   impl->major = file.header.major;
   impl->minor = file.header.minor;
   const std::vector<std::string> symbols = strings(g.symbols());
   const std::vector<std::string> files = strings(g.source_files());
+  QuantizedConstants quantized(g, file.data_segment);
   for (size_t f = 0; f < len(g.functions()); ++f)
-    impl->functions.push_back(decode_function(*g.functions()->Get(uint32_t(f)), file.data_segment, g, files));
+    impl->functions.push_back(
+        decode_function(*g.functions()->Get(uint32_t(f)), file.data_segment, g, files, quantized));
+  for (const runtime::FunctionImpl& fn : impl->functions)
+    for (const runtime::ValueInfo& v : fn.values)
+      if (v.quant != nullptr && std::find(impl->widened_constants.begin(), impl->widened_constants.end(), v.quant) ==
+                                    impl->widened_constants.end())
+        impl->widened_constants.push_back(v.quant);
   for (size_t e = 0; e < len(g.entries()); ++e) {
     const fb::Entry& entry = *g.entries()->Get(uint32_t(e));
     EntryInfo info;

@@ -13,6 +13,7 @@
 #include "ops/attrs.h"
 #include "ops/op_table.h"
 #include "interface/kernel.h"
+#include "quantized_weights.h"
 #include "sgraph_header.h"
 #include "stagegraph/runtime.h"
 #include "stagegraph/tensor.h"
@@ -29,6 +30,9 @@ struct ValueInfo {
   std::vector<int64_t> dims;
   bool is_constant = false;
   Tensor constant;  // a wrapped view of the mapped data segment when is_constant
+  // A constant stored quantized: its layout and stored bytes; `constant` then wraps
+  // its widened f32 values (SPEC.md §13).
+  std::shared_ptr<const QuantizedConstant> quant;
   // What a loop keeps per iteration for a gradient (the compiler names it
   // "gradient tape"): profile() reports its bytes.
   bool tape = false;
@@ -90,7 +94,15 @@ class ProgramImpl {
 
   // True when `p` points into the graph's own bytes (a constant): such results are
   // copied before they leave a Session, so they never outlive the Program.
-  bool owns_pointer(const void* p) const { return bytes.contains(p); }
+  bool owns_pointer(const void* p) const {
+    if (bytes.contains(p)) return true;
+    for (const auto& q : widened_constants)
+      if (p >= static_cast<const void*>(q->values.data()) && p < static_cast<const void*>(q->values.data() + q->values.size()))
+        return true;
+    return false;
+  }
+  // The f32 values of quantized constants, widened at load (SPEC.md §13).
+  std::vector<std::shared_ptr<const runtime::QuantizedConstant>> widened_constants;
 };
 
 namespace runtime {

@@ -7,6 +7,7 @@
 
 #include "ops/infer.h"
 #include "interface/kernel.h"
+#include "quant/weight_format.h"
 #include "sgraph_header.h"
 #include "shape_check.h"
 #include "stagegraph/tensor.h"
@@ -55,6 +56,31 @@ const char* attr_kind_name(int kind) {
     case int(ops::AttrKind::kString): return "a string";
   }
   return "of an unknown kind";
+}
+
+// The record of constant `c` in Graph.quantized (sorted by constant), or null.
+const fb::QuantizedConstant* find_quantized(const fb::Graph& g, uint32_t c) {
+  const auto* q = g.quantized();
+  size_t lo = 0, hi = len(q);
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    const uint32_t at = q->Get(uint32_t(mid))->constant();
+    if (at == c) return q->Get(uint32_t(mid));
+    if (at < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return nullptr;
+}
+
+// The storage layout of quantized constant `q` read as an f32 tensor of `dims`.
+kernels::quant::Layout quant_layout(const fb::QuantizedConstant& q, std::vector<int64_t> dims) {
+  kernels::quant::Layout l;
+  l.storage = kernels::quant::Storage(q.storage());
+  l.axis = q.axis();
+  l.block = q.block_size();
+  l.scale_type = kernels::quant::ScaleType(q.scale_type());
+  l.dims = std::move(dims);
+  return l;
 }
 
 // Checks one function's values, params and results (indices and shapes only);
@@ -138,10 +164,47 @@ class FunctionChecker {
       }
       const uint64_t bytes = numel * dtype_size(DType(value.dtype()));
       const fb::Constant* k = g_.constants()->Get(uint32_t(c));
+      if (const fb::QuantizedConstant* q = find_quantized(g_, uint32_t(c))) return check_quantized_value(what, value, c, *q);
       if (k->size() != bytes)
         return error(what + ": constant " + std::to_string(c) + " holds " + std::to_string(k->size()) +
                      " bytes but its type needs " + std::to_string(bytes));
     }
+    return Status::Ok();
+  }
+
+  // A value whose constant is stored quantized (SPEC §13): f32, and the constant's
+  // bytes and scales exactly what its layout needs for the value's dims.
+  Status check_quantized_value(const std::string& what, const fb::Value& value, int32_t c,
+                               const fb::QuantizedConstant& q) const {
+    namespace quant = kernels::quant;
+    if (value.dtype() != fb::DType::F32)
+      return error(what + " refers to quantized constant " + std::to_string(c) + " but is " +
+                   dtype_name(DType(value.dtype())) + ", not f32");
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < len(value.shape()); ++i) dims.push_back(value.shape()->Get(uint32_t(i))->value());
+    const quant::Layout l = quant_layout(q, std::move(dims));
+    if (std::string bad = quant::check_layout(l); !bad.empty())
+      return error(what + ": quantized constant " + std::to_string(c) + ": " + bad);
+    const uint64_t want = quant::data_bytes(l), have = g_.constants()->Get(uint32_t(c))->size();
+    if (have != want)
+      return error(what + ": quantized constant " + std::to_string(c) + " holds " + std::to_string(have) +
+                   " bytes but " + quant::storage_name(l.storage) + " storage of its shape needs " + std::to_string(want));
+    const uint64_t scales = quant::scale_count(l);
+    if (scales == 0) {
+      if (q.scales() != -1)
+        return error(what + ": " + quant::storage_name(l.storage) + " constant " + std::to_string(c) + " has scales");
+      return Status::Ok();
+    }
+    if (q.scales() < 0 || size_t(q.scales()) >= len(g_.constants()))
+      return error(what + ": quantized constant " + std::to_string(c) + " has no valid scales constant (" +
+                   std::to_string(q.scales()) + ")");
+    const uint64_t scale_bytes = g_.constants()->Get(uint32_t(q.scales()))->size();
+    if (scale_bytes != quant::scale_bytes(l))
+      return error(what + ": quantized constant " + std::to_string(c) + " has " + std::to_string(scale_bytes) +
+                   " bytes of scales, but " + std::to_string(scales) + " " + quant::scale_type_name(l.scale_type) +
+                   " scales (one per " + (l.storage == quant::Storage::kInt8 ? "channel of axis " + std::to_string(l.axis)
+                                          : "block of " + std::to_string(l.block) + " along axis " + std::to_string(l.axis)) +
+                   ") need " + std::to_string(quant::scale_bytes(l)));
     return Status::Ok();
   }
 
@@ -299,6 +362,31 @@ class FunctionChecker {
   const fb::Graph& g_;
   const fb::Function& fn_;
 };
+
+// Graph.quantized: in range, sorted, each constant once, scales that are plain
+// constants; declared by the header. The layouts are checked with the values
+// that use them (check_quantized_value).
+Status check_quantized_table(const fb::Graph& g, uint32_t header_flags) {
+  const auto* q = g.quantized();
+  if (len(q) == 0) return Status::Ok();
+  if ((header_flags & format::kFlagQuantizedWeights) == 0)
+    return invalid_graph("invalid graph: it stores quantized constants but its header does not set the flag of " +
+                         std::string(format::flag_feature(1)));
+  for (size_t i = 0; i < len(q); ++i) {
+    const fb::QuantizedConstant& r = *q->Get(uint32_t(i));
+    const std::string what = "invalid graph: quantized constant record " + std::to_string(i);
+    if (r.constant() >= len(g.constants())) return invalid_graph(what + " refers to constant " + std::to_string(r.constant()) + " of " + std::to_string(len(g.constants())));
+    if (i > 0 && q->Get(uint32_t(i - 1))->constant() >= r.constant())
+      return invalid_graph(what + ": records are not sorted by constant, or repeat one");
+    if (r.scales() >= 0 && (size_t(r.scales()) >= len(g.constants()) || find_quantized(g, uint32_t(r.scales())) != nullptr))
+      return invalid_graph(what + ": scales constant " + std::to_string(r.scales()) + " is out of range or itself quantized");
+  }
+  for (size_t v = 0; v < len(g.variables()); ++v)
+    if (find_quantized(g, g.variables()->Get(uint32_t(v))->initial()) != nullptr)
+      return invalid_graph("invalid graph: variable '" + std::string(str(g.variables()->Get(uint32_t(v))->name())) +
+                           "' starts from a quantized constant");
+  return Status::Ok();
+}
 
 Status check_constants(const fb::Graph& g, std::span<const uint8_t> data) {
   if (!elements_aligned(g.constants())) return invalid_graph("invalid graph: misaligned constant table");
@@ -532,8 +620,9 @@ Status decode_attrs(const fb::Node& node, const ops::OpDef& def, ops::Attrs* out
   return Status::Ok();
 }
 
-Status verify_graph(const fb::Graph& g, std::span<const uint8_t> data_segment) {
+Status verify_graph(const fb::Graph& g, std::span<const uint8_t> data_segment, uint32_t header_flags) {
   SG_RETURN_IF_ERROR(check_constants(g, data_segment));
+  SG_RETURN_IF_ERROR(check_quantized_table(g, header_flags));
   const size_t n = len(g.functions());
   // Two passes over the functions, no walk of the call graph: call sites only look
   // at their callee's signature, which the first pass has checked.

@@ -20,7 +20,8 @@ namespace sg::runtime {
 // The op version a control-flow node (If/While/Call) may carry.
 inline constexpr uint16_t kControlFlowVersion = 1;
 
-Status verify_graph(const fb::Graph& graph, std::span<const uint8_t> data_segment);
+// `header_flags`: the file header's (format::kFlagQuantizedWeights allows Graph.quantized).
+Status verify_graph(const fb::Graph& graph, std::span<const uint8_t> data_segment, uint32_t header_flags = 0);
 
 // Decodes a node's attributes, stored by name in the file, into the positions of
 // the op's AttrSpec list. Every attribute must be present exactly once with the

@@ -103,6 +103,16 @@ struct EntrySpec {
   std::vector<SigSpec> inputs, outputs;
 };
 
+// A Graph.quantized record (SPEC.md §13).
+struct QuantizedSpec {
+  uint32_t constant = 0;
+  fb::WeightStorage storage = fb::WeightStorage::Int8;
+  int32_t axis = 0;
+  int64_t block_size = 0;
+  fb::ScaleType scale_type = fb::ScaleType::F32;
+  int32_t scales = -1;
+};
+
 struct GraphSpec {
   std::vector<FunctionSpec> functions;
   std::vector<EntrySpec> entries;
@@ -113,6 +123,8 @@ struct GraphSpec {
   // When set, written as the constant table instead of the computed (offset, size)
   // pairs: for tests of misplaced constants.
   std::vector<std::pair<uint64_t, uint64_t>> constant_table_override;
+  std::vector<QuantizedSpec> quantized;  // written as Graph.quantized when not empty
+  uint32_t flags = 0;                    // the header's
 
   uint32_t add_function(FunctionSpec f) {
     functions.push_back(std::move(f));
@@ -184,6 +196,15 @@ inline flatbuffers::Offset<fb::TensorSig> sig(flatbuffers::FlatBufferBuilder& b,
 }  // namespace detail
 
 // The complete file: header, table, data segment.
+inline flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::QuantizedConstant>>> quantized_records(
+    flatbuffers::FlatBufferBuilder& b, const GraphSpec& g) {
+  if (g.quantized.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::QuantizedConstant>> out;
+  for (const QuantizedSpec& q : g.quantized)
+    out.push_back(fb::CreateQuantizedConstant(b, q.constant, q.storage, q.axis, q.block_size, q.scale_type, q.scales));
+  return b.CreateVector(out);
+}
+
 inline std::vector<uint8_t> build_sgraph(const GraphSpec& g) {
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::Function>> fns;
@@ -209,12 +230,13 @@ inline std::vector<uint8_t> build_sgraph(const GraphSpec& g) {
   }
   auto graph = fb::CreateGraph(b, b.CreateVector(fns), b.CreateVector(entries), b.CreateVectorOfStructs(table_constants),
                                b.CreateVectorOfStrings(g.symbols), b.CreateVectorOfStrings(g.source_files),
-                               b.CreateString("graph_builder"));
+                               b.CreateString("graph_builder"), 0, quantized_records(b, g));
   fb::FinishGraphBuffer(b, graph);
 
   format::Header h;
   h.major = g.major;
   h.minor = g.minor;
+  h.flags = g.flags;
   h.table_offset = format::kHeaderSize;
   h.table_size = b.GetSize();
   h.data_offset = format::align_up(h.table_offset + h.table_size);

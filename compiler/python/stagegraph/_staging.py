@@ -247,8 +247,10 @@ def load_weights(path):
     return dict(_weights.tensors)
 
 
-def weight(name):
-    """The tensor `name` of the weights file (sg.load_weights or STAGEGRAPH_WEIGHTS)."""
+def weight(name, quantize=None):
+    """The tensor `name` of the weights file (sg.load_weights or STAGEGRAPH_WEIGHTS).
+    With quantize='int8'|'int4'|'bf16'|'f16': its values stored that way and widened
+    back to f32, as the compiled graph computes with them (SPEC §13)."""
     if _weights.path is None:
         path = os.environ.get("STAGEGRAPH_WEIGHTS")
         if not path:
@@ -258,4 +260,10 @@ def weight(name):
     if name not in _weights.tensors:
         known = ", ".join(sorted(_weights.tensors)) or "none"
         raise KeyError(f"sg.weight({name!r}): no such tensor in {_weights.path} (it has: {known})")
+    if quantize is not None:
+        from ._quantize import dequantized
+        values = _weights.tensors[name]
+        if values.dtype != np.float32:
+            raise TypeError(f"sg.weight({name!r}, quantize=...) needs an f32 weight, not {values.dtype}")
+        return Tensor(dequantized(values, quantize))
     return Tensor(_weights.tensors[name])

@@ -32,7 +32,7 @@ Emitted emit_and_check(const ir::Module& m) {
   const format::Header& h = e.header;
   EXPECT_EQ(std::memcmp(e.bytes.data(), "SGRAPH\0\1", 8), 0);
   EXPECT_EQ(h.major, format::kMajorVersion);
-  EXPECT_EQ(h.minor, format::kMinorVersion);
+  EXPECT_EQ(h.minor, format::kMinorVersionWithoutQuantization);  // 1.2 only with quantized weights
   EXPECT_EQ(h.flags, format::kFlagDataXxh3);
   EXPECT_EQ(h.table_offset, 64u);
   EXPECT_GT(h.table_size, 0u);

@@ -31,7 +31,7 @@ TEST(Load, ValidGraphLoads) {
   auto program = load_ok(affine_graph());
   ASSERT_NE(program, nullptr);
   EXPECT_EQ(program->format_major(), 1);
-  EXPECT_EQ(program->format_minor(), 1);  // 1.1: the data segment's XXH3 checksum
+  EXPECT_EQ(program->format_minor(), format::kMinorVersion);
   ASSERT_EQ(program->entries().size(), 1u);
   const EntryInfo& e = program->entries()[0];
   EXPECT_EQ(e.name, "affine");
@@ -82,7 +82,7 @@ TEST(Load, RefusesNewerMajorVersionNamingBoth) {
   GraphSpec g = affine_graph();
   g.major = 2;
   g.minor = 0;
-  EXPECT_EQ(load_error(build_sgraph(g)), "graph file format 2.0 is newer than this runtime's 1.1");
+  EXPECT_EQ(load_error(build_sgraph(g)), "graph file format 2.0 is newer than this runtime's 1.2");
   // A newer minor version of the same major is readable.
   g.major = 1;
   g.minor = 7;
@@ -98,10 +98,10 @@ TEST(Load, RefusesAnotherMagicGenerationNamingBothVersions) {
   g.minor = 0;
   std::vector<uint8_t> bytes = build_sgraph(g);
   bytes[7] = 2;
-  EXPECT_EQ(load_error(bytes), "graph file format 2.0 (magic generation 2) is newer than this runtime's 1.1 (magic "
+  EXPECT_EQ(load_error(bytes), "graph file format 2.0 (magic generation 2) is newer than this runtime's 1.2 (magic "
                                "generation 1)");
   bytes[7] = 0;
-  EXPECT_NE(load_error(bytes).find("is older than this runtime's 1.1"), std::string::npos) << load_error(bytes);
+  EXPECT_NE(load_error(bytes).find("is older than this runtime's 1.2"), std::string::npos) << load_error(bytes);
 }
 
 // A file ends where its data segment does: bytes after it are covered by no

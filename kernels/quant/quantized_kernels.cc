@@ -1,0 +1,149 @@
+#include "quant/quantized_kernels.h"
+
+#include <string>
+#include <vector>
+
+#include "reference/reference_kernels.h"
+
+namespace sg::kernels::quant {
+namespace {
+
+std::string shape_text(const TensorRef& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank; ++i) s += (i > 0 ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+// matmul(x, W) and fully_connected(x, W, b) with W [K][N] quantized: x [..., K].
+class QuantizedDense final : public PreparedKernel {
+ public:
+  QuantizedDense(ops::OpId op, int64_t activation, const Layout& l, const uint8_t* data, const uint8_t* scales,
+                 GemmIsa isa)
+      : op_(op), activation_(activation), layout_(l), isa_(isa) {
+    view_ = WeightView{&layout_, data, scales};
+    if (isa_ == GemmIsa::kReference) row_.resize(size_t(l.dims[1]));
+    name_ = std::string("quant:") + storage_name(l.storage) + ":" + gemm_isa_name(isa_);
+  }
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> inputs, std::span<TensorRef> outputs) override {
+    const TensorRef& x = inputs[0];
+    TensorRef& o = outputs[0];
+    const size_t k = size_t(layout_.dims[0]), n = size_t(layout_.dims[1]);
+    if (x.dtype != DType::kF32 || o.dtype != DType::kF32 || x.rank < 1 || size_t(x.shape[x.rank - 1]) != k ||
+        size_t(o.numel()) != size_t(x.numel()) / k * n)
+      return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for weights [" +
+                            std::to_string(k) + ", " + std::to_string(n) + "]");
+    GemmProblem p;
+    p.a = x.as<const float>();
+    p.w = view_;
+    p.c = o.as<float>();
+    p.m = size_t(x.numel()) / k;
+    p.k = k;
+    p.n = n;
+    if (p.m > 0 && n > 0) {
+      if (isa_ == GemmIsa::kReference) {
+        gemm_columns(isa_, p, 0, n, row_.data());
+      } else {
+        Task task{this, &p, gemm_column_tile(isa_)};
+        // Column tiles over the Session's team where it has one (this library does
+        // not link the pthreadpool of a build with XNNPACK: such Sessions run it on
+        // one thread).
+        const size_t tiles = (n + task.tile - 1) / task.tile;
+        if (ctx.team != nullptr && tiles > 1) ctx.team->run(&Task::run, &task, tiles);
+        else
+          for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
+      }
+    }
+    if (op_ == ops::OpId::FullyConnected)
+      bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), inputs[2].as<const float>(), activation_);
+    return Status::Ok();
+  }
+
+  const char* name() const override { return name_.c_str(); }
+  size_t memory_bytes() const override { return row_.size() * sizeof(float); }
+
+ private:
+  struct Task {
+    QuantizedDense* self;
+    const GemmProblem* p;
+    size_t tile;
+    static void run(void* context, size_t i) {
+      const Task& t = *static_cast<const Task*>(context);
+      const size_t begin = i * t.tile, end = std::min(t.p->n, begin + t.tile);
+      gemm_columns(t.self->isa_, *t.p, begin, end, nullptr);
+    }
+  };
+
+  ops::OpId op_;
+  int64_t activation_;
+  Layout layout_;
+  WeightView view_;
+  GemmIsa isa_;
+  std::vector<float> row_;
+  std::string name_;
+};
+
+// take(table, indices) along axis 0: each row read is widened on its own.
+class QuantizedTake final : public PreparedKernel {
+ public:
+  QuantizedTake(const Layout& l, const uint8_t* data, const uint8_t* scales) : layout_(l) {
+    view_ = WeightView{&layout_, data, scales};
+    name_ = std::string("quant:take:") + storage_name(l.storage);
+  }
+
+  Status run(const KernelContext&, std::span<const TensorRef> inputs, std::span<TensorRef> outputs) override {
+    const TensorRef& idx = inputs[1];
+    TensorRef& o = outputs[0];
+    const int64_t rows = layout_.dims[0];
+    uint64_t inner = 1;
+    for (size_t d = 1; d < layout_.dims.size(); ++d) inner *= uint64_t(layout_.dims[d]);
+    const int64_t count = idx.numel();
+    if (o.dtype != DType::kF32 || uint64_t(o.numel()) != uint64_t(count) * inner ||
+        (idx.dtype != DType::kI32 && idx.dtype != DType::kI64))
+      return internal_error(name_ + ": indices " + shape_text(idx) + " -> output " + shape_text(o));
+    float* dst = o.as<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t r = idx.dtype == DType::kI32 ? int64_t(idx.as<const int32_t>()[i]) : idx.as<const int64_t>()[i];
+      if (r < -rows || r >= rows)
+        return runtime_error("take: index " + std::to_string(r) + " is out of bounds for axis 0 with size " +
+                             std::to_string(rows));
+      if (r < 0) r += rows;
+      dequantize(view_, uint64_t(r) * inner, inner, dst + uint64_t(i) * inner);
+    }
+    return Status::Ok();
+  }
+
+  const char* name() const override { return name_.c_str(); }
+
+ private:
+  Layout layout_;
+  WeightView view_;
+  std::string name_;
+};
+
+}  // namespace
+
+bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l) {
+  if (l.storage == Storage::kF32) return false;
+  switch (op) {
+    case ops::OpId::MatMul:
+    case ops::OpId::FullyConnected: return input == 1 && l.dims.size() == 2;
+    case ops::OpId::Take:
+      return input == 0 && !l.dims.empty() && !attrs.values.empty() && attrs.i(ops::attr::kAxisValue) == 0;
+    default: return false;
+  }
+}
+
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa) {
+  if (op == ops::OpId::Take) return std::make_unique<QuantizedTake>(l, data, scales);
+  const int64_t activation = op == ops::OpId::FullyConnected ? attrs.i(ops::attr::kFcActivation) : 0;
+  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa);
+}
+
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales) {
+  return prepare_quantized(op, attrs, l, data, scales, best_gemm_isa(l));
+}
+
+}  // namespace sg::kernels::quant

@@ -1,0 +1,26 @@
+// The kernels that read a quantized constant in place (SPEC.md §13): a dense layer
+// (matmul with the weight as its [K][N] right operand, fully_connected) and take
+// along axis 0 of an embedding table, which widens only the rows it reads. The
+// runtime gives every other use of such a constant its f32 values.
+#pragma once
+
+#include <memory>
+
+#include "interface/kernel.h"
+#include "quant/quantized_gemm.h"
+#include "quant/weight_format.h"
+
+namespace sg::kernels::quant {
+
+// Whether input `input` of a node (op, attrs) has a kernel here when it is a
+// quantized constant of layout `l` (the node's other inputs f32 or indices).
+bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l);
+
+// The kernel for such a node; `data` and `scales` stay valid while it lives. `isa`
+// forces a kernel (tests compare them); by default the best this CPU runs.
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales);
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa);
+
+}  // namespace sg::kernels::quant

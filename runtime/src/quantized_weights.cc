@@ -1,0 +1,52 @@
+#include "quantized_weights.h"
+
+#ifndef SG_SELECTED_OPS_INC
+#include "quant/quantized_kernels.h"
+#endif
+
+namespace sg::runtime {
+
+std::shared_ptr<const QuantizedConstant> QuantizedConstants::get(uint32_t c, const std::vector<int64_t>& dims) {
+  const auto* table = g_.quantized();
+  if (table == nullptr) return nullptr;
+  const fb::QuantizedConstant* record = nullptr;
+  for (const fb::QuantizedConstant* q : *table)
+    if (q->constant() == c) record = q;
+  if (record == nullptr) return nullptr;
+  auto key = std::make_pair(c, dims);
+  if (auto it = decoded_.find(key); it != decoded_.end()) return it->second;
+  auto q = std::make_shared<QuantizedConstant>();
+  q->layout.storage = kernels::quant::Storage(record->storage());
+  q->layout.axis = record->axis();
+  q->layout.block = record->block_size();
+  q->layout.scale_type = kernels::quant::ScaleType(record->scale_type());
+  q->layout.dims = dims;
+  q->data = data_.data() + g_.constants()->Get(c)->offset();
+  if (record->scales() >= 0) q->scales = data_.data() + g_.constants()->Get(uint32_t(record->scales()))->offset();
+  const uint64_t n = kernels::quant::element_count(q->layout);
+  q->values.assign(n + 16, 0.0f);
+  kernels::quant::dequantize(kernels::quant::WeightView{&q->layout, q->data, q->scales}, 0, n, q->values.data());
+  decoded_.emplace(std::move(key), q);
+  return q;
+}
+
+std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
+    ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant) {
+#ifdef SG_SELECTED_OPS_INC
+  // The mobile core (every source compiled with an op selection): quantized weights
+  // run through their widened f32 values, and no quantized kernel is linked.
+  (void)op;
+  (void)attrs;
+  (void)quant;
+  return nullptr;
+#else
+  for (size_t i = 0; i < quant.size(); ++i) {
+    const QuantizedConstant* q = quant[i];
+    if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout))
+      return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales);
+  }
+  return nullptr;
+#endif
+}
+
+}  // namespace sg::runtime

@@ -1,0 +1,144 @@
+"""End to end: quantized and half-precision weights (SPEC §13).
+
+quantize/net.py (dense layers, an embedding table read by take) is compiled with
+`--quantize S` for S in int8, int4, bf16, f16 and run by graph-run on random
+inputs. Checked:
+  - the outputs against eager mode's f32 outputs within the scheme's tolerance
+    (max error relative to the largest output); top-1 agreement under int8;
+  - the file shrinks as the storage says (weights dominate the file), and the
+    embedding table stays f32 without --quantize-embeddings;
+  - --quantize-report lists each quantized weight with bytes before and after;
+  - sg.weight(name, quantize=S) without --quantize: the graph computes what eager
+    mode computes with the same dequantized values (f32 rounding tolerance);
+  - a file whose header lacks the quantized-weights flag, or sets a flag bit no
+    runtime knows, is refused on load (exit 2) with a message naming it.
+"""
+
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_lib as lib  # noqa: E402
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quantize")
+STORAGES = ("int8", "int4", "bf16", "f16")
+# Max |graph - f32| / max |f32| per storage (measured with this seed: int8 1.2e-2,
+# int4 1.7e-1, bf16 2.8e-3, f16 3.1e-4; the embedding table of 200 x 512 is
+# quantized too).
+TOLERANCE = {"int8": 2e-2, "int4": 2e-1, "bf16": 1e-2, "f16": 2e-3}
+# Largest quantized file / f32 file (the weights are ~97% of the f32 file).
+SIZE_RATIO = {"int8": 0.30, "int4": 0.20, "bf16": 0.55, "f16": 0.55}
+BATCH = 64
+
+
+def make_data(rng):
+    weights = {
+        "w1": (rng.standard_normal((48, 512)) / np.sqrt(48)).astype(np.float32),
+        "b1": (0.1 * rng.standard_normal(512)).astype(np.float32),
+        "emb": (0.5 * rng.standard_normal((200, 512))).astype(np.float32),
+        "w2": (rng.standard_normal((512, 10)) / np.sqrt(512)).astype(np.float32),
+        "b2": (0.1 * rng.standard_normal(10)).astype(np.float32),
+    }
+    inputs = {"x": rng.standard_normal((BATCH, 48)).astype(np.float32),
+              "ids": rng.integers(0, 200, BATCH).astype(np.int32)}
+    return weights, inputs
+
+
+def eager(py_path, weights_path, inputs):
+    import stagegraph as sg
+    sg.load_weights(weights_path)
+    module = lib.load_eager_module(py_path)
+    return np.asarray(module.net(**inputs))
+
+
+def graph_output(report, case, graph, inputs, work):
+    proc, out_dir = lib.run_graph(graph, None, inputs, work)
+    if proc.returncode != 0:
+        report.fail(case, f"graph-run failed, {lib.describe_result(proc)}")
+        return None
+    return np.load(os.path.join(out_dir, "result.npy")) if os.path.exists(os.path.join(out_dir, "result.npy")) \
+        else np.load(os.path.join(out_dir, os.listdir(out_dir)[0]))
+
+
+def rel_error(a, b):
+    return float(np.max(np.abs(a.astype(np.float64) - b)) / np.max(np.abs(b)))
+
+
+def check_flags(report, graph, work):
+    data = bytearray(open(graph, "rb").read())
+    flags = struct.unpack_from("<I", data, 12)[0]
+    report.check("flag set", flags & 2, f"header flags {flags} lack bit 1 (quantized weights)")
+    for case, new_flags, expect in (("flag missing", flags & ~2, "quantized weights"),
+                                    ("unknown flag", flags | 16, "does not know")):
+        bad = bytearray(data)
+        struct.pack_into("<I", bad, 12, new_flags)
+        path = os.path.join(work, case.replace(" ", "_") + ".sgraph")
+        open(path, "wb").write(bad)
+        proc = lib.run_tool("graph-run", [path, "--input", f"x={work}/in/x.npy", "--input", f"ids={work}/in/ids.npy"])
+        report.check(case, proc.returncode == 2 and expect in proc.stderr,
+                     f"expected exit 2 naming '{expect}', {lib.describe_result(proc)}")
+
+
+def main():
+    report = lib.Report("quantize")
+    rng = np.random.default_rng(37)
+    weights, inputs = make_data(rng)
+    with tempfile.TemporaryDirectory() as work:
+        wpath = os.path.join(work, "weights.safetensors")
+        lib.write_safetensors(wpath, weights)
+        net = os.path.join(HERE, "net.py")
+        ref = eager(net, wpath, inputs).astype(np.float64)
+        f32_graph = os.path.join(work, "f32.sgraph")
+        lib.compile_program(net, f32_graph, ["--weights", wpath])
+        f32_size = os.path.getsize(f32_graph)
+        for storage in STORAGES:
+            graph = os.path.join(work, f"{storage}.sgraph")
+            proc = lib.compile_program(net, graph, ["--weights", wpath, "--quantize", storage,
+                                                    "--quantize-embeddings", "--quantize-report"])
+            rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.strip()}
+            report.check(f"{storage} report", all(w in rows for w in ("w1", "w2", "emb")) and "b1" not in rows,
+                         f"--quantize-report should list w1, w2, emb (not b1):\n{proc.stdout}")
+            out = graph_output(report, storage, graph, inputs, os.path.join(work, storage))
+            if out is None:
+                continue
+            err = rel_error(out, ref)
+            report.check(f"{storage} vs f32", err <= TOLERANCE[storage],
+                         f"max relative error {err:.3g} > {TOLERANCE[storage]}", f"max relative error {err:.3g}")
+            if storage == "int8":
+                agree = float(np.mean(out.argmax(1) == ref.argmax(1)))
+                report.check("int8 top-1", agree == 1.0, f"top-1 agrees on {agree:.1%} of rows")
+                check_flags(report, graph, os.path.join(work, storage))
+            ratio = os.path.getsize(graph) / f32_size
+            report.check(f"{storage} size", ratio <= SIZE_RATIO[storage], f"file {ratio:.3f} of f32's",
+                         f"{ratio:.3f} of f32's")
+        # Without --quantize-embeddings the table stays f32.
+        graph = os.path.join(work, "int8_dense.sgraph")
+        proc = lib.compile_program(net, graph, ["--weights", wpath, "--quantize", "int8", "--quantize-report"])
+        report.check("embeddings stay f32", "emb" not in proc.stdout and "w1" in proc.stdout, proc.stdout)
+        # Per-weight storage: graph == eager with the same dequantized values.
+        template = open(os.path.join(HERE, "net_override.py")).read()
+        for w1, emb in (("int8", "int4"), ("int4", "int8"), ("bf16", "f16")):
+            src = os.path.join(work, f"override_{w1}_{emb}.py")
+            open(src, "w").write(template.replace("QUANTIZE_W1", w1).replace("QUANTIZE_EMB", emb))
+            graph = src[:-3] + ".sgraph"
+            lib.compile_program(src, graph, ["--weights", wpath])
+            expected = eager(src, wpath, inputs).astype(np.float64)
+            out = graph_output(report, f"override {w1}/{emb}", graph, inputs, os.path.join(work, f"o_{w1}"))
+            if out is None:
+                continue
+            err = rel_error(out, expected)
+            report.check(f"override {w1}/{emb} graph vs eager", err <= 1e-5, f"max relative error {err:.3g}",
+                         f"max relative error {err:.3g}, vs f32 {rel_error(out, ref):.3g}")
+            ratio = os.path.getsize(graph) / f32_size
+            report.check(f"override {w1}/{emb} stored", ratio <= 0.55, f"file {ratio:.3f} of f32's: not quantized?",
+                         f"{ratio:.3f} of f32's")
+    return report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

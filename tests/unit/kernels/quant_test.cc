@@ -1,0 +1,190 @@
+// Quantized and half-precision weights (kernels/quant/): the layout checks the
+// verifier relies on, quantization error bounds, and every quantized GEMM kernel
+// this CPU runs against a float64 reference over the same widened weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "quant/quantized_gemm.h"
+#include "quant/quantized_kernels.h"
+#include "quant/weight_format.h"
+
+namespace sg::kernels::quant {
+namespace {
+
+Layout layout(Storage s, std::vector<int64_t> dims, int axis = 0, int64_t block = 0, ScaleType t = ScaleType::kF32) {
+  Layout l;
+  l.storage = s;
+  l.dims = std::move(dims);
+  l.axis = axis;
+  l.block = block;
+  l.scale_type = t;
+  return l;
+}
+
+std::vector<float> random_weights(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> w(n);
+  for (float& v : w) v = dist(rng);
+  return w;
+}
+
+TEST(QuantLayout, ChecksEveryField) {
+  EXPECT_EQ(check_layout(layout(Storage::kInt8, {4, 6}, 1)), "");
+  EXPECT_EQ(check_layout(layout(Storage::kInt4, {64, 6}, 0, 32, ScaleType::kF16)), "");
+  EXPECT_EQ(check_layout(layout(Storage::kInt4, {48, 6}, 0, 32)), "int4 block size 32 does not divide axis 0 of size 48");
+  EXPECT_EQ(check_layout(layout(Storage::kInt4, {64, 6}, 0, 0)), "int4 block size 0 is not positive");
+  EXPECT_EQ(check_layout(layout(Storage::kInt8, {4, 6}, 2)), "int8 axis 2 is out of range for rank 2");
+  EXPECT_EQ(check_layout(layout(Storage::kInt8, {4, 6}, 1, 2)), "int8 storage takes no block size (one scale per channel)");
+  EXPECT_EQ(check_layout(layout(Storage::kBF16, {4, 6}, 1)), "bf16 storage takes no axis or block size");
+  EXPECT_EQ(check_layout(layout(Storage(9), {4})), "unknown weight storage 9");
+  EXPECT_EQ(check_layout(layout(Storage::kInt8, {})), "int8 storage needs a tensor of rank >= 1 (a scale per channel or block)");
+}
+
+TEST(QuantLayout, SizesOfDataAndScales) {
+  const Layout i8 = layout(Storage::kInt8, {5, 7}, 1);
+  EXPECT_EQ(data_bytes(i8), 35u);
+  EXPECT_EQ(scale_count(i8), 7u);
+  EXPECT_EQ(scale_bytes(i8), 28u);
+  const Layout i4 = layout(Storage::kInt4, {64, 7}, 0, 16, ScaleType::kBF16);
+  EXPECT_EQ(data_bytes(i4), 224u);
+  EXPECT_EQ(scale_count(i4), 28u);
+  EXPECT_EQ(scale_bytes(i4), 56u);
+  EXPECT_EQ(data_bytes(layout(Storage::kInt4, {3, 3}, 0, 3)), 5u);  // an odd count rounds up
+  EXPECT_EQ(data_bytes(layout(Storage::kF16, {3, 3})), 18u);
+}
+
+TEST(QuantLayout, DefaultLayoutsFollowTheLayer) {
+  const Layout d = default_layout(Storage::kInt8, {784, 512});
+  EXPECT_EQ(d.axis, 1);
+  const Layout b = default_layout(Storage::kInt4, {784, 512});
+  EXPECT_EQ(b.axis, 0);
+  EXPECT_EQ(b.block, 28);  // the largest size <= 32 that divides 784
+  EXPECT_EQ(b.scale_type, ScaleType::kF16);
+  EXPECT_EQ(default_layout(Storage::kInt4, {3, 3, 16, 32}).axis, 2);
+}
+
+TEST(Quantize, ErrorWithinHalfAScale) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4}) {
+    const Layout l = default_layout(s, {64, 24});
+    const std::vector<float> w = random_weights(64 * 24, 1);
+    const Quantized q = quantize(l, w.data());
+    std::vector<float> back(w.size());
+    const WeightView view{&l, q.data.data(), q.scales.data()};
+    dequantize(view, 0, w.size(), back.data());
+    for (size_t i = 0; i < w.size(); ++i) {
+      // The scale of element i: per column (int8) or per block of 32 rows and column (int4).
+      const uint64_t scale = s == Storage::kInt8 ? i % 24 : (i / 24 / uint64_t(l.block)) * 24 + i % 24;
+      const float step = scale_at(l.scale_type, q.scales.data(), scale);
+      ASSERT_LE(std::fabs(back[i] - w[i]), 0.5f * step * 1.0001f + 1e-7f) << storage_name(s) << " element " << i;
+    }
+  }
+}
+
+TEST(Quantize, HalfPrecisionRoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(1.00390625f), 0x3F80);  // halfway: to even
+  EXPECT_EQ(float_to_bf16(1.01171875f), 0x3F82);  // halfway: to even (up)
+  EXPECT_EQ(bf16_to_float(0xC040), -3.0f);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  const Layout l = layout(Storage::kF16, {3});
+  const float w[3] = {1.0f, 0.1f, -65504.0f};
+  const Quantized q = quantize(l, w);
+  float back[3];
+  dequantize(WeightView{&l, q.data.data(), nullptr}, 0, 3, back);
+  EXPECT_EQ(back[0], 1.0f);
+  EXPECT_NEAR(back[1], 0.1f, 3e-5f);
+  EXPECT_EQ(back[2], -65504.0f);
+}
+
+bool runs(GemmIsa isa, const Layout& l) {
+  return isa == GemmIsa::kReference || (best_gemm_isa(l) != GemmIsa::kReference && int(isa) <= int(best_gemm_isa(l)));
+}
+
+// Every kernel this CPU runs, every storage, shapes with and without whole tiles.
+TEST(QuantizedGemm, EveryKernelMatchesTheFloat64Reference) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4, Storage::kBF16, Storage::kF16})
+    for (size_t k : {32, 96})
+      for (size_t n : {10, 64, 136, 200})
+        for (size_t m : {1, 2, 3, 5, 8}) {
+          const Layout l = default_layout(s, {int64_t(k), int64_t(n)});
+          const std::vector<float> w = random_weights(k * n, uint32_t(k + n));
+          const std::vector<float> a = random_weights(m * k, uint32_t(m));
+          const Quantized q = quantize(l, w.data());
+          const WeightView view{&l, q.data.data(), q.scales.data()};
+          std::vector<float> wide(k * n);
+          dequantize(view, 0, k * n, wide.data());
+          std::vector<double> want(m * n, 0.0);
+          for (size_t r = 0; r < m; ++r)
+            for (size_t c = 0; c < n; ++c)
+              for (size_t j = 0; j < k; ++j) want[r * n + c] += double(a[r * k + j]) * wide[j * n + c];
+          for (GemmIsa isa : {GemmIsa::kReference, GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+            if (!runs(isa, l)) continue;
+            std::vector<float> c(m * n, -1.0f), row(n);
+            const GemmProblem p{a.data(), view, c.data(), m, k, n};
+            const size_t tile = gemm_column_tile(isa);
+            for (size_t begin = 0; begin < n; begin += tile)
+              gemm_columns(isa, p, begin, std::min(n, begin + tile), row.data());
+            for (size_t i = 0; i < m * n; ++i)
+              ASSERT_NEAR(c[i], want[i], 2e-5 * double(k)) << storage_name(s) << " " << gemm_isa_name(isa) << " m=" << m
+                                                            << " k=" << k << " n=" << n << " at " << i;
+          }
+        }
+}
+
+TEST(QuantizedKernels, FullyConnectedAddsBiasAndRelu) {
+  const Layout l = default_layout(Storage::kInt8, {2, 3});
+  const float w[6] = {1, -2, 3, 4, 5, 6};
+  const Quantized q = quantize(l, w);
+  float wide[6];
+  dequantize(WeightView{&l, q.data.data(), q.scales.data()}, 0, 6, wide);
+  ops::Attrs attrs;
+  attrs.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
+  ASSERT_TRUE(reads_quantized(ops::OpId::FullyConnected, attrs, 1, l));
+  EXPECT_FALSE(reads_quantized(ops::OpId::FullyConnected, attrs, 0, l));
+  auto kernel = prepare_quantized(ops::OpId::FullyConnected, attrs, l, q.data.data(), q.scales.data());
+  float x[2] = {1, 0}, b[3] = {0.5f, 0.5f, -4}, out[3];
+  TensorRef in[3], o[1];
+  in[0] = TensorRef{DType::kF32, 2, {1, 2}, x};
+  in[1] = TensorRef{DType::kF32, 2, {2, 3}, nullptr};
+  in[2] = TensorRef{DType::kF32, 1, {3}, b};
+  o[0] = TensorRef{DType::kF32, 2, {1, 3}, out};
+  ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
+  EXPECT_EQ(out[0], wide[0] + 0.5f);  // x selects row 0 of the widened weights
+  EXPECT_GT(std::fabs(wide[0] - 1.0f), 0.0f);  // 1 is not on the column's grid of 4/127
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 0.0f);
+}
+
+TEST(QuantizedKernels, TakeWidensTheRowsItReadsAndChecksIndices) {
+  const Layout l = default_layout(Storage::kInt4, {4, 8});
+  const std::vector<float> w = random_weights(32, 7);
+  const Quantized q = quantize(l, w.data());
+  std::vector<float> wide(32);
+  dequantize(WeightView{&l, q.data.data(), q.scales.data()}, 0, 32, wide.data());
+  ops::Attrs attrs;
+  attrs.values.push_back(ops::AttrValue::Int(0));
+  ASSERT_TRUE(reads_quantized(ops::OpId::Take, attrs, 0, l));
+  auto kernel = prepare_quantized(ops::OpId::Take, attrs, l, q.data.data(), q.scales.data());
+  int32_t idx[2] = {3, -4};
+  float out[16];
+  TensorRef in[2], o[1];
+  in[0] = TensorRef{DType::kF32, 2, {4, 8}, nullptr};
+  in[1] = TensorRef{DType::kI32, 1, {2}, idx};
+  o[0] = TensorRef{DType::kF32, 2, {2, 8}, out};
+  ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
+  for (int j = 0; j < 8; ++j) {
+    EXPECT_EQ(out[j], wide[24 + j]);
+    EXPECT_EQ(out[8 + j], wide[j]);
+  }
+  idx[1] = 4;
+  const Status s = kernel->run(KernelContext{}, in, o);
+  EXPECT_EQ(s.code(), StatusCode::kRuntimeError);
+  EXPECT_EQ(s.message(), "take: index 4 is out of bounds for axis 0 with size 4");
+}
+
+}  // namespace
+}  // namespace sg::kernels::quant
