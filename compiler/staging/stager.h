@@ -367,6 +367,8 @@ class Stager {
   int64_t enumerate_start(const Args& a);
   Value call_sg(const std::string& name, Args& args);
   Value call_method(const BoundMethod& m, Args& args);
+  Value call_tensor_method(const BoundMethod& m, Args& args);  // methods.cc
+  std::optional<Value> call_list_method(const BoundMethod& m, Args& args);
   // sg.weight(name): a tensor of the --weights file.
   // `quantize`: "" or the storage sg.weight(name, quantize=...) asks for.
   Value load_weight(const std::string& name, SourceSpan span, const std::string& quantize = {});

@@ -235,8 +235,10 @@ struct EntryCall {
 
 class PySession {
  public:
-  PySession(ProgramPtr program, sg::SessionOptions options)
-      : program_(std::move(program)), options_(std::move(options)) {
+  // `keep` owns the bytes a Program loaded from memory reads in place: the Session
+  // holds it too, so a Session outlives the Python Program it came from.
+  PySession(ProgramPtr program, nb::object keep, sg::SessionOptions options)
+      : keep_(std::move(keep)), program_(std::move(program)), options_(std::move(options)) {
     const auto& entries = program_->entries();
     slots_.resize(entries.size());
     for (auto& s : slots_) s = std::make_unique<Slot>();
@@ -590,6 +592,7 @@ class PySession {
     var_owner_ = int(e);
   }
 
+  nb::object keep_;  // declared first, so destroyed after the Program that reads it
   ProgramPtr program_;
   sg::SessionOptions options_;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -677,7 +680,7 @@ NB_MODULE(_runtime, m) {
       .def(
           "session",
           [](const PyProgram& p, int threads, std::string_view device, nb::object max_memory, nb::object timeout) {
-            auto* s = new PySession(p.program, session_options(threads, device, std::move(max_memory), std::move(timeout)));
+            auto* s = new PySession(p.program, p.keep, session_options(threads, device, std::move(max_memory), std::move(timeout)));
             nb::object obj = nb::cast(s, nb::rv_policy::take_ownership);
             return obj;
           },

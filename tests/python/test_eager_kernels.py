@@ -92,10 +92,6 @@ def particle_inputs(seed):
             "q": np.float32(10.0), "r": np.float32(1.0)}
 
 
-# The compiled filter is not deterministic yet: its loop counter is sometimes
-# overwritten (a run-time slice error naming an index of 2**32 and more, or a
-# hang; more often at -O2), so a run may differ from eager mode for that reason.
-@pytest.mark.xfail(reason="compiled loop counter overwritten in some runs (see the note above)", strict=False)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_particle_filter_resamples_the_same_particles(seed):
     path = os.path.join(OWN_PROGRAMS, "particle_filter.py")

@@ -64,6 +64,18 @@ def test_single_output_array_and_dict_of_outputs(program):
     assert d["total"].shape == () and d["total"] == 12.0 and d["flag"] == np.False_
 
 
+def test_a_session_outlives_its_program():
+    """The Program's bytes stay alive while a Session of it does: a Session made from a
+    temporary Program reads its constants after the Program is gone."""
+    import gc
+    s = compile_text(PROGRAM).session()
+    gc.collect()
+    junk = [b"\xff" * n for n in range(64, 1 << 16, 64)]  # reuses the freed memory
+    x = np.ones(4, np.float32)
+    np.testing.assert_array_equal(s.spin(np.int64(3), x), np.full(4, 1.875, np.float32))
+    del junk
+
+
 def test_input_mismatches_are_value_errors_naming_the_input(program):
     s = program.session()
     x = np.ones((2, 3), np.float32)
