@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 import load_scaling
 import ours
 import report
@@ -101,10 +103,29 @@ def build_peer(name, workloads):
 
 # ---- output check -----------------------------------------------------------------------
 
+_PEER_ONCE = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import systems
+from common import load_npy_dir
+got = systems.module(sys.argv[2]).load(sys.argv[3], sys.argv[4], 1)(load_npy_dir(sys.argv[5]))
+np.savez(sys.argv[6], **{k: np.asarray(v) for k, v in got.items()})
+"""
+
+
 def outputs_of(name, workload, entry, build_dir, folder):
     if name == systems.OURS:
         return ours.run_once(build_dir, entry["path"], folder)
-    return systems.module(name).load(workload, entry["path"], 1)(load_npy_dir(folder))
+    # Each peer in a process of its own: JAX, PyTorch and TensorFlow each carry an LLVM,
+    # and some pairs abort when loaded into one process ("Option ... registered more
+    # than once"), as the training workloads' optimizers do.
+    out = os.path.join(OUT, f"check_{name}_{workload}.npz")
+    p = subprocess.run([sys.executable, "-c", _PEER_ONCE, os.path.dirname(os.path.abspath(__file__)), name, workload,
+                        entry["path"], folder, out], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
+    with np.load(out) as z:
+        return {k: z[k] for k in z.files}
 
 
 def check_case(artifacts, build_dir, workload, case):

@@ -146,6 +146,12 @@ def main():
     pin_to(threads)
     with open(plan_path) as f:
         plan = json.load(f)
+    if any(entry.get("status") == "ok" for entry in plan["artifacts"].get("pytorch", {}).values()):
+        # torch.optim's first optimizer aborts the process ("LLVM ERROR: ... registered
+        # more than once") when made after JAX or TensorFlow has loaded its LLVM; made
+        # first, all three live in one process.
+        import torch
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     results = {}
     for group in groups(plan["cases"]):
         keys = " with ".join(key_of(i) for i in group)

@@ -83,7 +83,10 @@ void LoopStaging::bind_body_params() {
         break;
       case CarryKind::kFlag: sc.set(c.name, Value(false)); break;
       case CarryKind::kDefined:
-        if (!c.created) {
+        // A flag of a variable first assigned in this loop starts each iteration
+        // false; one carried in from before the loop (a staged flag) or from the
+        // start (created) is the loop's own value.
+        if (!c.created && c.init.is<bool>()) {
           sc.set(c.name, Value(false));
         } else {
           c.body_param = st.fn().add_value(*c.type, "", s.span);

@@ -111,3 +111,16 @@ def maybe_then_loop(x: sg.f32["N"], n: sg.i64):
     for i in range(n):
         t = x + 1.0
     return t
+
+
+@sg.function
+def prompt_then_generate(x: sg.f32["N"], n: sg.i64):
+    # h is first assigned in one loop, then read and reassigned by the next: the
+    # second loop carries it with its defined flag (a prompt fed, then decoding).
+    for t in range(x.shape[0]):
+        h = x[t] * 2.0
+    outs = []
+    for _ in range(n):
+        outs.append(h)
+        h = sg.tanh(h + 1.0)
+    return sg.stack(outs)
