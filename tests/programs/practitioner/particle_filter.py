@@ -18,7 +18,7 @@ def filter_means(ys: sg.f32["T"], noise: sg.f32["T", "M"], offsets: sg.f32["T"],
         w = w / w.sum()
         means.append((w * x).sum())
         cdf = sg.cumsum(w)
-        u = (sg.arange(n) + offsets[t]) / n
+        u = (sg.arange(n, dtype=sg.f32) + offsets[t]) / n
         idx = sg.minimum(sg.searchsorted(cdf, u), n - 1)
         x = x[idx]
     return sg.stack(means)
