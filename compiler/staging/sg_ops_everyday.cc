@@ -1,9 +1,8 @@
 // Everyday NumPy ops of the op library (SPEC §7): searchsorted and cumprod (their
 // own kernels), and composites lowered here onto existing ops, so they need no
 // kernel and differentiate through the ops they become: logaddexp, diff, flip
-// (a slice with step -1), roll (slices and a concatenation; a take where the
-// axis is symbolic), meshgrid, outer, isclose, allclose. einsum is in
-// sg_einsum.cc. Eager mode (stagegraph/_everyday.py) composes the same ops in
+// (a slice with step -1), roll (slices and a concatenation), meshgrid, outer,
+// isclose, allclose. einsum is in sg_einsum.cc. Eager mode (stagegraph/_everyday.py) composes the same ops in
 // the same order, so both give the same bits.
 #include <cmath>
 
@@ -136,29 +135,38 @@ Value sg_flip(Stager& s, const Args& a, const std::string& name) {
 }
 
 // x rolled by `shift` along `axis`: two slices and a concatenation where the size
-// is static, else a take of (arange(n) - shift) mod n.
+// is static; where it is symbolic, x twice along the axis sliced at
+// [n - k, 2n - k) with k = shift mod max(n, 1), reshaped to x's shape so the dim
+// keeps its name. Slices, concatenation and reshape all differentiate.
 Value roll_axis(Stager& s, const Value& x, int64_t shift, int64_t axis, SourceSpan span) {
+  auto concat = [&](const Value& a, const Value& b) {
+    Args c;
+    c.pos = {make_tuple({a, b})};
+    c.kw = {{"axis", Value(axis)}};
+    c.span = span;
+    return s.call_sg("concatenate", c);
+  };
   const std::optional<int64_t> n = s.tensor_type(x).shape[size_t(axis)].as_static();
   if (n) {
     if (*n == 0) return x;
     const int64_t k = ((shift % *n) + *n) % *n;
     if (k == 0) return x;
-    const Value tail = slice_along(s, x, axis, *n - k, std::nullopt, 1, span);
-    const Value head = slice_along(s, x, axis, std::nullopt, *n - k, 1, span);
-    Args c;
-    c.pos = {make_tuple({tail, head})};
-    c.kw = {{"axis", Value(axis)}};
-    c.span = span;
-    return s.call_sg("concatenate", c);
+    return concat(slice_along(s, x, axis, *n - k, std::nullopt, 1, span),
+                  slice_along(s, x, axis, std::nullopt, *n - k, 1, span));
   }
   const Value size = s.shape_item(x, axis, span);
-  const Value idx = s.binary(BinOp::kMod, s.binary(BinOp::kSub, call(s, "arange", {size}, span), Value(shift), span),
-                             size, span);
-  Args t;
-  t.pos = {x, idx};
-  t.kw = {{"axis", Value(axis)}};
-  t.span = span;
-  return s.call_sg("take", t);
+  const Value k = s.binary(BinOp::kMod, Value(shift), s.tensor_binary(ops::OpId::Maximum, size, Value(int64_t(1)), span),
+                           span);
+  const Value start = s.binary(BinOp::kSub, size, k, span);
+  const Value stop = s.binary(BinOp::kAdd, start, size, span);
+  const size_t rank = s.tensor_rank(x);
+  std::vector<int64_t> begin(rank, 0), end(rank, 0), steps(rank, 1), flags(rank, 0);
+  flags[size_t(axis)] = ops::attr::kDynBegin | ops::attr::kDynEnd;
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(begin), ops::AttrValue::Ints(end), ops::AttrValue::Ints(steps),
+                  ops::AttrValue::Ints(flags)};
+  const Value window = s.apply(ops::OpId::Slice, std::move(attrs), {concat(x, x), start, stop}, span);
+  return reshape(s, window, s.shape_tuple(x, span), span);
 }
 
 Value sg_roll(Stager& s, const Args& a, const std::string& name) {
