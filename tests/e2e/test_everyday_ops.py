@@ -99,7 +99,7 @@ BAD_CALLS = [
     ("searchsorted side", "sg.searchsorted(v, v, side='middle')", "side must be 'left' or 'right'", None),
     ("roll staged shift", "sg.roll(v, i[0])", "roll's shift must be an int known at compile time", None),
     ("diff negative n", "sg.diff(v, n=-1)", "order must be non-negative", None),
-    ("flip axis", "sg.flip(a, 2)", "out of range", None),
+    ("flip axis", "sg.flip(a, 2)", "out of bounds", None),
     ("meshgrid indexing", "sg.meshgrid(v, v, indexing='yx')", "indexing must be 'xy' or 'ij'", None),
 ]
 

@@ -1,6 +1,8 @@
 """Attention scores with einsum, keys read as [T, H]: 'sd' contracts H."""
 import stagegraph as sg
 
+# expect: clean
+
 
 @sg.function
 def scores(q: sg.f32[6, 8], k: sg.f32[6, 8]):
