@@ -108,7 +108,7 @@ OP_CASES = [
     ("meshgrid", {"x": P(3), "y": P(2)}, "sg.meshgrid(x, y)[0] * sg.meshgrid(x, y * y, indexing='ij')[1].T"),
     ("einsum_matmul", {"x": P(3, 4), "y": P(4, 2)}, "sg.einsum('ij,jk->ki', x, y)"),
     ("einsum_trace_diag", {"x": P(3, 3)}, "sg.einsum('ii->i', x) * sg.einsum('ii', x * x)"),
-    ("einsum_batch_dots", {"x": P(2, 3, 4), "y": P(4, 2)}, "sg.einsum('...j,jk,bik->bi', x, y, x[:, :, :2])"),
+    ("einsum_batch_dots", {"x": P(2, 3, 4), "y": P(4, 2)}, "sg.einsum('bij,jk,bik->bi', x, y, x[:, :, :2]) * sg.einsum('...j,jk->...k', x, y)[..., 0]"),
 ]
 
 # x * stop_gradient(x): the second factor is a constant to the gradient, which
