@@ -120,7 +120,11 @@ Probe probe_for(OpId op, DType t) {
       a[kPoolStride] = AttrValue::Ints({2, 2});
       a[kPoolPadding] = AttrValue::String("VALID");
       break;
-    case OpId::CumSum: case OpId::Sort: case OpId::ArgSort: p.in = {x}; a[kAxisValue] = AttrValue::Int(1); break;
+    case OpId::CumSum: case OpId::Sort: case OpId::ArgSort: case OpId::CumProd:
+      p.in = {x};
+      a[kAxisValue] = AttrValue::Int(1);
+      break;
+    case OpId::SearchSorted: p.in = {type(t, {4}), x}; break;
     case OpId::TopK: p.in = {x}; a[kTopKK] = AttrValue::Int(2); a[kTopKAxis] = AttrValue::Int(1); break;
     case OpId::Tile: p.in = {x}; a[kTileReps] = AttrValue::Ints({2, 1}); break;
     case OpId::Pad:

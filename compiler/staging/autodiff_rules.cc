@@ -381,6 +381,31 @@ Grads Vjp::reduction_rule(const ir::Node& node, const std::vector<Value>& in, co
       const Value cs = s_.apply(OpId::CumSum, at, {rev}, span_);
       return {s_.apply(OpId::Slice, flip, {cs}, span_)};
     }
+    case OpId::CumProd: {
+      // dx_i = sum_{j >= i} g_j * prod_{k <= j, k != i} x_k, exact with zeros: before
+      // a lane's first zero it is the reverse cumsum of g*y over x; at the first zero
+      // the same sum over the products with that zero left out; after it, 0.
+      const int64_t axis = at.i(0);
+      const size_t n = rank(x);
+      std::vector<int64_t> b(n, 0), e(n, 0), st(n, 1), fl(n, 0);
+      st[size_t(axis)] = -1;
+      ops::Attrs flip;
+      flip.values = {ops::AttrValue::Ints(b), ops::AttrValue::Ints(e), ops::AttrValue::Ints(st), ops::AttrValue::Ints(fl)};
+      auto rev_cumsum = [&](const Value& v) {
+        const Value cs = s_.apply(OpId::CumSum, at, {s_.apply(OpId::Slice, flip, {v}, span_)}, span_);
+        return s_.apply(OpId::Slice, flip, {cs}, span_);
+      };
+      const Value zero = bin(OpId::Equal, x, Value(0.0));
+      const Value zeros_so_far = s_.apply(OpId::CumSum, at, {zero}, span_);  // i64
+      const Value first_zero = bin(OpId::LogicalAnd, zero, bin(OpId::Equal, zeros_so_far, Value(int64_t(1))));
+      const Value before = bin(OpId::Equal, zeros_so_far, Value(int64_t(0)));
+      const Value safe_x = where(zero, Value(1.0), x);
+      const Value plain = div(rev_cumsum(mul(g, out)), safe_x);
+      const Value skip_first = where(first_zero, Value(1.0), x);
+      const Value skipped = rev_cumsum(mul(g, s_.apply(OpId::CumProd, at, {skip_first}, span_)));
+      const Value at_zero = where(first_zero, skipped, Value(0.0));
+      return {where(before, plain, at_zero)};
+    }
     case OpId::Sort: {
       const int64_t axis = at.i(0);
       if (axis != int64_t(rank(x)) - 1) refuse("sg.sort along an axis other than the last");
@@ -554,7 +579,7 @@ Grads Vjp::op_rule(const ir::Node& node) {
   switch (node.op) {
     case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Pow: case OpId::Maximum: case OpId::Minimum: case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt: case OpId::Rsqrt: case OpId::Sin: case OpId::Cos: case OpId::Tanh: case OpId::Sigmoid: case OpId::Relu: case OpId::Gelu: case OpId::Square: case OpId::Floor: case OpId::Ceil: case OpId::Round: case OpId::Sign: case OpId::Where: case OpId::Clip: case OpId::Cast:
       return elementwise_rule(node, in, out, g);
-    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: case OpId::CumSum: case OpId::Sort: case OpId::TopK: case OpId::Softmax: case OpId::LogSoftmax: case OpId::LayerNorm: case OpId::MatMul:
+    case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: case OpId::CumSum: case OpId::CumProd: case OpId::Sort: case OpId::TopK: case OpId::Softmax: case OpId::LogSoftmax: case OpId::LayerNorm: case OpId::MatMul:
       return reduction_rule(node, in, out, g);
     case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Tile: case OpId::Pad:
       return shape_rule(node, in, out, g);

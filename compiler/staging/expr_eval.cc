@@ -173,7 +173,8 @@ Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan 
     // NumPy's array methods for ops of the library; eager mode's Tensor has the same.
     static const char* const kMethods[] = {"astype", "reshape", "transpose", "sum",    "mean",  "max",
                                            "min",    "prod",    "any",       "all",    "argmax", "argmin",
-                                           "squeeze", "flatten", "cumsum",   "clip",   "round", "dot"};
+                                           "squeeze", "flatten", "cumsum",   "clip",   "round", "dot",
+                                           "cumprod"};
     for (const char* m : kMethods)
       if (name == m) return method();
     fail(span, "tensors have no attribute '" + name + "'");

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "staging/arg_binding.h"
+#include "staging/sg_ops_everyday.h"
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
@@ -558,6 +559,9 @@ const Entry kTable[] = {
     {"stop_gradient", grad_family}, {"logsumexp", grad_family}, {"nn", grad_family},
     {"nn.cross_entropy", grad_family}, {"nn.binary_cross_entropy_with_logits", grad_family}, {"nn.mse", grad_family},
     {"nn.l1", grad_family}, {"variables", variables}, {"tree_map", sg_tree},
+    {"searchsorted", sg_searchsorted}, {"cumprod", sg_cumprod}, {"logaddexp", sg_logaddexp}, {"diff", sg_diff},
+    {"flip", sg_flip}, {"roll", sg_roll}, {"meshgrid", sg_meshgrid}, {"outer", sg_outer}, {"einsum", sg_einsum},
+    {"isclose", sg_isclose}, {"allclose", sg_isclose},
 };
 
 const Entry* find_entry(const std::string& name) {

@@ -236,6 +236,8 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
     case OpId::SliceUpdate: SG_CHECK(OpId::SliceUpdate) return c.slice(rank, 2);
     case OpId::CumSum: case OpId::Sort: case OpId::ArgSort:
       SG_CHECK(OpId::CumSum, OpId::Sort, OpId::ArgSort) return c.axis(attr::kAxisValue, rank);
+    case OpId::CumProd: SG_CHECK(OpId::CumProd) return c.axis(attr::kAxisValue, rank);
+    case OpId::SearchSorted: SG_CHECK(OpId::SearchSorted) return c.flag(attr::kSearchSortedRight, "right");
     case OpId::TopK:
       SG_CHECK(OpId::TopK) {
         SG_RETURN_IF_ERROR(c.axis(attr::kTopKAxis, rank));

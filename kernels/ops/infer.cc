@@ -66,6 +66,7 @@ DType reduction_result_dtype(OpId op, DType t) {
     case OpId::Sum:
     case OpId::Prod:
     case OpId::CumSum:
+    case OpId::CumProd:
       return (t == DType::kBool || t == DType::kI32) ? DType::kI64 : t;
     case OpId::Mean:
       return is_float(t) ? t : DType::kF32;
@@ -221,6 +222,8 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::Conv2D: SG_RULE(infer_conv2d, OpId::Conv2D);
     case OpId::MaxPool2D: case OpId::AvgPool2D: SG_RULE(infer_pool2d, OpId::MaxPool2D, OpId::AvgPool2D);
     case OpId::CumSum: SG_RULE(infer_cumsum, OpId::CumSum);
+    case OpId::CumProd: SG_RULE(infer_cumsum, OpId::CumProd);
+    case OpId::SearchSorted: SG_RULE(infer_searchsorted, OpId::SearchSorted);
     case OpId::Sort: case OpId::ArgSort: SG_RULE(infer_sort, OpId::Sort, OpId::ArgSort);
     case OpId::TopK: SG_RULE(infer_topk, OpId::TopK);
     case OpId::Tile: SG_RULE(infer_tile, OpId::Tile);

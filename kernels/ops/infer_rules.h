@@ -195,6 +195,7 @@ template <class D> Status infer_slice_update(const Rule<D>& r);
 template <class D> Status infer_cumsum(const Rule<D>& r);
 template <class D> Status infer_sort(const Rule<D>& r);
 template <class D> Status infer_topk(const Rule<D>& r);
+template <class D> Status infer_searchsorted(const Rule<D>& r);
 template <class D> Status infer_tile(const Rule<D>& r);
 template <class D> Status infer_pad(const Rule<D>& r);
 template <class D> Status infer_eye(const Rule<D>& r);

@@ -139,7 +139,11 @@ enum OpFlags : uint32_t {
   X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)         \
   /* scatter_add(x, idx, updates): zeros of x's type with updates added at idx along */ \
   /* the axis, repeated indices accumulating (take's gradient) */                        \
-  X(ScatterAdd, "scatter_add", 1, 3, 3, 1, kAxis, 0)
+  X(ScatterAdd, "scatter_add", 1, 3, 3, 1, kAxis, 0)                                   \
+  /* cumprod along one normalized axis; bool, i32 -> i64 (as prod) */                    \
+  X(CumProd, "cumprod", 1, 1, 1, 1, kAxis, 0)                                            \
+  /* searchsorted(a: sorted 1-D, v) -> i64 of v's shape, NumPy's; see attr::Search */   \
+  X(SearchSorted, "searchsorted", 1, 2, 2, 1, kSearchSorted, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -242,6 +246,9 @@ inline constexpr int64_t kNumRandomDistributions = 5;
 // and shape (kShape's entries, no -1) the compiler worked out from the program's
 // declared rule. Never folded or merged: the kernel is the application's.
 enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperands = 3 };
+// searchsorted: right = 0 gives the first index i with v <= a[i] (NumPy's
+// side='left'), 1 the first with v < a[i] ('right'); NaN sorts last, as sort does
+enum SearchSorted { kSearchSortedRight = 0 };
 // The ops a chain may hold: those whose f32 kernels are loops over one element at a
 // time, the same in a chain as alone.
 constexpr bool chain_step_op(OpId op) {

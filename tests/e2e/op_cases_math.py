@@ -257,3 +257,38 @@ GENERATORS.update({op: _arg_reduce(op) for op in ("argmax", "argmin")})
 GENERATORS.update({op: _sort(op) for op in ("sort", "argsort")})
 GENERATORS.update({"where": _where, "clip": _clip, "cast": _cast, "matmul": _matmul, "cumsum": _cumsum,
                    "topk": _topk})
+
+
+# ---- everyday ops (issue 36) ----------------------------------------------------------
+
+def _cumprod(t):
+    return Program(
+        f"a: sg.{t}['N', 3, 2], z: sg.{t}[0, 3]",
+        """
+        return {
+            "last": sg.cumprod(a, axis=-1),
+            "batch": sg.cumprod(a, axis=0),
+            "mid": sg.cumprod(a, -2),
+            "flat": sg.cumprod(a),
+            "z": sg.cumprod(z, axis=1),
+        }
+        """, "range.a=-3,4" if t in INTS else "")
+
+
+def _searchsorted(t):
+    # The sequence is sorted in the graph (NaN-free inputs; sort puts NaN last,
+    # where searchsorted looks for it), so every binding searches a sorted one.
+    return Program(
+        f"s: sg.{t}[7], v: sg.{t}['N', 3], z: sg.{t}[0]",
+        """
+        edges = sg.sort(s)
+        return {
+            "left": sg.searchsorted(edges, v),
+            "right": sg.searchsorted(edges, v, side="right"),
+            "self": sg.searchsorted(edges, edges, side="right"),
+            "empty": sg.searchsorted(z, v),
+        }
+        """, "range.s=-3,3 range.v=-4,4" if t in INTS else "")
+
+
+GENERATORS.update({"cumprod": _cumprod, "searchsorted": _searchsorted})

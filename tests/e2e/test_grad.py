@@ -97,6 +97,18 @@ OP_CASES = [
     ("max_pool2d", {"x": P(1, 4, 5, 2, kind="s")}, "sg.max_pool2d(x, 2, stride=1)"),
     ("max_pool2d_same", {"x": P(2, 5, 5, 1, kind="s")}, "sg.max_pool2d(x, 3, stride=2, padding='SAME')"),
     ("avg_pool2d_same", {"x": P(1, 5, 4, 2)}, "sg.avg_pool2d(x, 3, stride=2, padding='SAME')"),
+    ("cumprod", {"x": P(2, 4, kind="a")}, "sg.cumprod(x, axis=1)"),
+    ("cumprod_zeros", {"x": P(3, 4, kind="a")}, "sg.cumprod(x * sg.reshape(sg.arange(12) % 5 != 1, (3, 4)).astype(sg.f32), 1)"),
+    ("cumprod_flat", {"x": P(2, 3, kind="p")}, "sg.cumprod(x)"),
+    ("flip", {"x": P(2, 4)}, "sg.flip(x, 1) * sg.arange(4, dtype=sg.f32)"),
+    ("roll", {"x": P(2, 5)}, "sg.roll(x, (1, -2), (0, 1)) * sg.arange(5, dtype=sg.f32)"),
+    ("diff", {"x": P(2, 5)}, "sg.diff(x, n=2) * sg.diff(x, axis=0)[:, 1:4]"),
+    ("logaddexp", {"x": P(3, 4), "y": P(4)}, "sg.logaddexp(x, y * 2.0)"),
+    ("outer", {"x": P(3), "y": P(4)}, "sg.outer(x, y * y)"),
+    ("meshgrid", {"x": P(3), "y": P(2)}, "sg.meshgrid(x, y)[0] * sg.meshgrid(x, y * y, indexing='ij')[1].T"),
+    ("einsum_matmul", {"x": P(3, 4), "y": P(4, 2)}, "sg.einsum('ij,jk->ki', x, y)"),
+    ("einsum_trace_diag", {"x": P(3, 3)}, "sg.einsum('ii->i', x) * sg.einsum('ii', x * x)"),
+    ("einsum_batch_dots", {"x": P(2, 3, 4), "y": P(4, 2)}, "sg.einsum('bij,jk,bik->bi', x, y, x[:, :, :2]) * sg.einsum('...j,jk->...k', x, y)[..., 0]"),
 ]
 
 # x * stop_gradient(x): the second factor is a constant to the gradient, which

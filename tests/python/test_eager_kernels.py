@@ -176,7 +176,12 @@ def sweep_cases():
               ("softmax", [("a", "f32")], "sg.softmax(a, axis=-1)"),
               ("log_softmax0", [("a", "f32")], "sg.log_softmax(a, axis=0)"),
               ("layer_norm", [("a", "f32"), ("g", "f32"), ("h", "f32")], "sg.layer_norm(a, g, h)"),
-              ("cumsum", [("a", "f32")], "sg.cumsum(a, axis=1)"), ("cumsum_flat", [("a", "f32")], "sg.cumsum(a)")]
+              ("cumsum", [("a", "f32")], "sg.cumsum(a, axis=1)"), ("cumsum_flat", [("a", "f32")], "sg.cumsum(a)"),
+              ("cumprod", [("a", "f32")], "sg.cumprod(a, axis=1)"), ("cumprod_i32", [("i", "i32")], "sg.cumprod(i)"),
+              ("searchsorted", [("a", "f32"), ("b", "f32")], "sg.searchsorted(sg.sort(a[0]), b, side='right')"),
+              ("logaddexp", [("a", "f32"), ("b", "f32")], "sg.logaddexp(a, b)"),
+              ("isclose", [("a", "f32"), ("b", "f32")], "sg.isclose(a, b * 1e-3 + a, rtol=1e-4)"),
+              ("einsum", [("a", "f32"), ("m", "f32")], "sg.einsum('ij,jk->ki', a, m)")]
     for op, expr in BINARY.items():
         for d in ("f32", "f16", "i64"):
             if d == "i64" and op in ("floordiv", "mod", "pow"):

@@ -17,6 +17,8 @@ from ._custom import CustomOp, custom_op
 from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
 from ._dtypes import DType, TensorType, f16, f32, i32, i64
 from ._dtypes import bool_ as bool  # noqa: A001 - sg.bool is the bool dtype
+from ._everyday import (allclose, cumprod, diff, einsum, flip, isclose, logaddexp, meshgrid, outer, roll,
+                        searchsorted)
 from ._elementwise import (abs, ceil, clip, cos, exp, floor, gelu, isnan, log, logical_and,  # noqa: A004
                            logical_not, logical_or, maximum, minimum, relu, round, rsqrt, sigmoid,
                            sign, sin, sqrt, square, tanh, where)
@@ -49,6 +51,8 @@ __all__ = [
     "range", "relax", "function", "weight", "load_weights", "read_safetensors", "write_safetensors", "random",
     "custom_op", "CustomOp", "nn",
     "grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint", "tree_map", "optim", "variables",
+    "searchsorted", "logaddexp", "cumprod", "diff", "flip", "roll", "meshgrid", "outer", "einsum", "isclose",
+    "allclose",
 ]
 
 # The compiled path in process (SPEC §14: sg.load, sg.compile, sg.jit), where the

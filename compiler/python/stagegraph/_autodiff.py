@@ -31,6 +31,7 @@ from ._elementwise import cos, exp, log, maximum, normal_cdf, rsqrt, sign, sin, 
 from ._linalg import matmul
 from ._nn import (avg_pool2d, avg_pool2d_grad, conv2d, conv2d_filter_grad, conv2d_input_grad,
                   max_pool2d_grad, max_pool2d_select)
+from ._everyday import cumprod as _cumprod_op
 from ._reductions import argsort
 from ._reductions import cumsum as _cumsum_op
 from ._reductions import mean as _mean
@@ -419,6 +420,26 @@ def _cumsum(g, out, x, axis=None):
     return _flip(_cumsum_op(_flip(g, a), a), a)
 
 
+def _cumprod(g, out, x, axis=None):
+    """sum over j >= i of g_j times the product of x_k, k <= j, k != i; exact with
+    zeros: before a lane's first zero the reverse cumsum of g*out over x, at it the
+    same sum over the products with that zero left out, after it 0."""
+    if axis is None:
+        flat = reshape(x, (-1,))
+        return reshape(_cumprod(reshape(g, (-1,)), reshape(out, (-1,)), flat, 0), x.shape)
+    a = operator.index(axis) % x.ndim
+
+    def rev_cumsum(v):
+        return _flip(_cumsum_op(_flip(v, a), a), a)
+    zero = x == 0.0
+    zeros_so_far = _cumsum_op(zero, a)
+    first_zero = zero & (zeros_so_far == 1)
+    before = zeros_so_far == 0
+    plain = rev_cumsum(g * out) / where(zero, 1.0, x)
+    skipped = rev_cumsum(g * _cumprod_op(where(first_zero, 1.0, x), a))
+    return where(before, plain, where(first_zero, skipped, 0.0))
+
+
 def _sort(g, out, x, axis=-1):
     a = operator.index(axis) % x.ndim
     return scatter_along(g, argsort(x, a), a, x.shape[a])
@@ -445,6 +466,7 @@ defvjp("max", x=_extremum)
 defvjp("min", x=_extremum)
 defvjp("prod", x=_prod)
 defvjp("cumsum", x=_cumsum)
+defvjp("cumprod", x=_cumprod)
 defvjp("sort", x=_sort)
 defvjp("topk", x=_topk)
 defvjp("logsumexp", x=_logsumexp)

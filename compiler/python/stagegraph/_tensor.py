@@ -95,6 +95,9 @@ class Tensor:
     def cumsum(self, axis=None):
         return _op("cumsum")(self, axis)
 
+    def cumprod(self, axis=None):
+        return _op("cumprod")(self, axis)
+
     def clip(self, min=None, max=None):  # noqa: A002 - ndarray.clip's names
         return _op("clip")(self, min, max)
 
