@@ -8,7 +8,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 83, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 85, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -85,6 +85,8 @@ KernelFn family_kernel(ops::OpId op) {
       SG_ROUTE(random_kernel_of, OpId::Random);
     case OpId::Custom:
       return &unregistered_custom;
+    case OpId::Scatter: case OpId::FlatNonzero:
+      SG_ROUTE(scatter_nonzero_kernel, OpId::Scatter, OpId::FlatNonzero);
   }
   return nullptr;
 }

@@ -24,6 +24,7 @@ KernelFn layer_norm_kernel(ops::OpId op);
 KernelFn effect_kernel(ops::OpId op);             // print, assert
 KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias, elementwise_chain
 KernelFn random_kernel_of(ops::OpId op);          // random (random.h)
+KernelFn scatter_nonzero_kernel(ops::OpId op);    // scatter, flat_nonzero
 
 // The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
 // each of `rows` rows of `channels` floats, then applies `activation` (an
