@@ -34,20 +34,22 @@ def select(x: sg.f32["N", 4], threshold: sg.f32):
 
 @sg.function
 def assign(x: sg.f32["N", 4], idx: sg.i64[3], v: sg.f32[4]):
-    a = x
+    # Each result starts as a copy (x + 0.0): an item assignment rebinds its name
+    # only, and the program does not rely on x seeing it (SPEC §4).
+    a = x + 0.0
     a[idx % len(x)] = v                 # rows overwritten, v broadcast
-    b = x
+    b = x + 0.0
     b[x < 0.0] = 0.0                    # a mask with a scalar: relu by hand
-    c = x
-    c[:, 0] = c[:, 0]
+    c = x + 0.0
     keep = x[:, 1] > 0.0
     c[keep] = v * 2.0                   # every selected row gets v * 2
-    d = x
-    sel = d[d > 0.5]
-    d[d > 0.5] = sel * 10.0             # one value per selected element
-    e = x
+    d = x + 0.0
+    d[x > 0.5] = x[x > 0.5] * 10.0      # one value per selected element
+    e = x + 0.0
     e[1:, [0, 2]] = -1.0                # basic and tensor indices together
-    return a, b, c, d, e
+    f = x + 0.0
+    f[:, idx % 4] = v[:3]               # along axis 1, repeated indices: the last wins
+    return a, b, c, d, e, f
 
 
 @sg.function
