@@ -474,6 +474,10 @@ Grads Vjp::shape_rule(const ir::Node& node, const std::vector<Value>& in, const 
       const int64_t axis = at.i(0);
       return {take_rule(x, in[1], g, axis), std::nullopt};
     }
+    case OpId::ScatterAdd: {  // take's gradient, differentiated again: a gather of g
+      ops::Attrs take = at;
+      return {std::nullopt, std::nullopt, s_.apply(OpId::Take, std::move(take), {g, in[1]}, span_)};
+    }
     case OpId::Scatter: {  // x[idx] = updates: x keeps g where nothing was written
       const Value zeros = zeros_like(in[2]);
       ops::Attrs keep = at;
@@ -563,7 +567,7 @@ Grads Vjp::op_rule(const ir::Node& node) {
       return elementwise_rule(node, in, out, g);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: case OpId::CumSum: case OpId::Sort: case OpId::TopK: case OpId::Softmax: case OpId::LogSoftmax: case OpId::LayerNorm: case OpId::MatMul:
       return reduction_rule(node, in, out, g);
-    case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Scatter: case OpId::Tile: case OpId::Pad:
+    case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Scatter: case OpId::ScatterAdd: case OpId::Tile: case OpId::Pad:
       return shape_rule(node, in, out, g);
     case OpId::Custom: case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
       return nn_rule(node, in, out, g);

@@ -9,11 +9,11 @@ _PARAMS = "a: sg.{t}['N', 6], b: sg.{t}[3], i: sg.i64[3], m: sg.bool['N', 6], k:
 
 def _scatter(t):
     return Program(_PARAMS.format(t=t), f"""
-        cols = a
+        cols = a[:]                    # a new tensor: the assignments below rebind it only
         cols[:, i] = b                 # repeated indices: the last one wins, as NumPy's
-        row = b
+        row = b[:]
         row[i[:2] % 3] = {scalar_literal(t)}
-        masked = a
+        masked = a[:]
         masked[:, k] = a[:, 0:1]       # a column broadcast into the selected ones
         return {{"cols": cols, "row": row, "masked": masked}}
         """, "range.i=-6,6", ops={"scatter"})
