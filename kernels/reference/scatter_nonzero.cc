@@ -117,16 +117,10 @@ KernelFn scatter_nonzero_kernel(ops::OpId op) {
   }
 }
 
-Status reported_dims(ops::OpId op, const ops::Attrs&, std::span<const TensorRef> in, std::vector<int64_t>& dims) {
-  dims.clear();
-  if constexpr (selection::any_of<ops::OpId::FlatNonzero>()) {
-    if (op == ops::OpId::FlatNonzero) {
-      if (in.size() != 1) return internal_error("flat_nonzero: expects one input");
-      dims.push_back(count_nonzero(in[0]));
-      return Status::Ok();
-    }
-  }
-  return internal_error(std::string("op '") + std::string(ops::op_def(op).name) + "' reports no dims");
+Status scatter_nonzero_reported_dims(ops::OpId op, std::span<const TensorRef> in, std::vector<int64_t>& dims) {
+  if (op != ops::OpId::FlatNonzero || in.size() != 1) return internal_error("flat_nonzero: expects one input");
+  dims.assign(1, count_nonzero(in[0]));
+  return Status::Ok();
 }
 
 }  // namespace sg::kernels
