@@ -30,9 +30,10 @@ TEST(StagingIndexing, RefusalsNameTheRightTool) {
             "sg.expand_dims\n");
   EXPECT_EQ(refusal("    return x[x[0, 0, 0] > 0]\n"),
             "5:14: error: a boolean scalar index is not supported; select with sg.where(cond, x, y) or an if\n");
-  EXPECT_EQ(refusal("    return x[x[0, 0] > 0.5]\n"),
-            "5:12: error: boolean index bool[3] does not match the indexed f32[N, 4, 3] along axis 0\n"
-            "  4:7: note: x declared as f32[N, 4, 3] here\n");
+  EXPECT_EQ(refusal("    return x[x[0] > 0.5]\n"),
+            "5:12: error: boolean index bool[4, 3] does not match the indexed f32[N, 4, 3] along axis 1\n"
+            "  4:10: note: x declared as f32[N, 4, 3] here\n"
+            "  5:19: note: `x[0] > 0.5` produced bool[4, 3] here\n");
   EXPECT_EQ(refusal("    return x[sg.zeros(2)]\n"),
             "5:14: error: an index tensor must hold integers or bools, got f32\n");
   EXPECT_EQ(refusal("    return sg.nonzero(x[0, 0, 0])\n"),
@@ -42,7 +43,9 @@ TEST(StagingIndexing, RefusalsNameTheRightTool) {
             "5:12: error: compress: the condition must be 1-d, got bool[N, 4, 3]; select with a boolean index "
             "x[mask] or sg.where(mask)\n");
   EXPECT_EQ(refusal("    y = x\n    y[i] = sg.zeros(3, dtype=sg.i32)\n    return y\n"),
-            "6:5: error: item assignment: cannot store i32 into a f32 tensor; cast with astype\n");
+            "6:5: error: item assignment: cannot store i32 into a f32 tensor; cast with astype\n"
+            "  4:10: note: x declared as f32[N, 4, 3] here\n"
+            "  6:12: note: `sg.zeros(3, dtype=sg.i32)` produced i32[3] here\n");
 }
 
 TEST(StagingIndexing, LowersToTakeFlatNonzeroAndScatter) {
@@ -60,8 +63,9 @@ def f(x: sg.f32["N", 4], i: sg.i64[3]):
 )");
   ASSERT_TRUE(r.ir) << r.locations();
   EXPECT_EQ(r.count_ops("f", ops::OpId::Take), 2u);         // x[i], x[mask]
-  EXPECT_EQ(r.count_ops("f", ops::OpId::FlatNonzero), 2u);  // the two masks
-  EXPECT_EQ(r.count_ops("f", ops::OpId::Scatter), 1u);      // c[i] = 1.0 (d's scalar mask is a where)
+  EXPECT_EQ(r.count_ops("f", ops::OpId::FlatNonzero), 1u);  // x[mask]; d's scalar store is a where
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Scatter), 1u);      // c[i] = 1.0
+  EXPECT_EQ(r.count_ops("f", ops::OpId::Where), 1u);
   EXPECT_EQ(r.result_type("f", 0), "f32[3, 4]");
   EXPECT_EQ(r.result_type("f", 2), "f32[N, 4]");
   EXPECT_EQ(r.result_type("f", 3), "f32[N, 4]");
