@@ -99,6 +99,49 @@ Value updates_for(Stager& s, const Value& y, const Value& idx, size_t axis, cons
   return call(s, "broadcast_to", {v, make_tuple(std::move(dims))}, span);
 }
 
+// y with y[index] = v: a scatter at the indices (or the mask's nonzero positions),
+// or for a mask with a scalar, where(mask, v, y).
+Value assign_into(Stager& s, const Value& y, const Value& index, bool mask, size_t k, size_t pos,
+                  const Value* update, SourceSpan span) {
+  Value y2;
+  if (mask) {
+    check_mask_dims(s, y, pos, index, span);
+    const bool scalar = update->is_number() || (update->is_tensor() && s.tensor_rank(*update) == 0);
+    if (scalar) {
+      const DType dtype = s.tensor_dtype(y);
+      Value v = *update;
+      if (v.is_tensor() && s.tensor_dtype(v) != dtype)
+        s.fail(span, std::string("item assignment: cannot store ") + dtype_name(s.tensor_dtype(v)) + " into a " +
+                         dtype_name(dtype) + " tensor; cast with astype", s.provenance_notes({y, v}));
+      if (v.is<double>() && !is_float(dtype))
+        s.fail(span, std::string("item assignment: cannot store a float into a ") + dtype_name(dtype) +
+                         " tensor; cast with astype");
+      v = s.to_tensor(v, dtype, span);
+      // The mask against y's trailing axes: where(mask[..., None...], v, y).
+      Value m = index;
+      const size_t trailing = s.tensor_rank(y) - pos - k;
+      if (trailing > 0) {
+        std::vector<int64_t> axes;
+        for (size_t i = 0; i < trailing; ++i) axes.push_back(int64_t(k + i));
+        ops::Attrs attrs;
+        attrs.values = {ops::AttrValue::Ints(axes)};
+        m = s.apply(ops::OpId::ExpandDims, std::move(attrs), {m}, span);
+      }
+      y2 = s.apply(ops::OpId::Where, {}, {m, v, y}, span);
+    } else {
+      const Value flat = merge_axes(s, y, pos, k, span);
+      const Value idx = flat_nonzero(s, index, span);
+      const Value upd = updates_for(s, flat, idx, pos, *update, span);
+      const Value written = axis_op(s, ops::OpId::Scatter, int64_t(pos), {flat, idx, upd}, span);
+      y2 = k == 1 ? written : reshape(s, written, s.shape_tuple(y, span), span);
+    }
+  } else {
+    const Value upd = updates_for(s, y, index, pos, *update, span);
+    y2 = axis_op(s, ops::OpId::Scatter, int64_t(pos), {y, index, upd}, span);
+  }
+  return y2;
+}
+
 }  // namespace
 
 bool is_advanced_item(Stager& s, const IndexItem& it) {
@@ -198,42 +241,7 @@ Value advanced_index(Stager& s, const Value& x, std::vector<IndexItem> items, So
     return result;
   }
   // Item assignment: y with y[index] = v, then written back into x.
-  Value y2;
-  if (mask) {
-    check_mask_dims(s, y, pos, index, span);
-    const bool scalar = update->is_number() || (update->is_tensor() && s.tensor_rank(*update) == 0);
-    if (scalar) {
-      const DType dtype = s.tensor_dtype(y);
-      Value v = *update;
-      if (v.is_tensor() && s.tensor_dtype(v) != dtype)
-        s.fail(span, std::string("item assignment: cannot store ") + dtype_name(s.tensor_dtype(v)) + " into a " +
-                         dtype_name(dtype) + " tensor; cast with astype", s.provenance_notes({y, v}));
-      if (v.is<double>() && !is_float(dtype))
-        s.fail(span, std::string("item assignment: cannot store a float into a ") + dtype_name(dtype) +
-                         " tensor; cast with astype");
-      v = s.to_tensor(v, dtype, span);
-      // The mask against y's trailing axes: where(mask[..., None...], v, y).
-      Value m = index;
-      const size_t trailing = s.tensor_rank(y) - pos - k;
-      if (trailing > 0) {
-        std::vector<int64_t> axes;
-        for (size_t i = 0; i < trailing; ++i) axes.push_back(int64_t(k + i));
-        ops::Attrs attrs;
-        attrs.values = {ops::AttrValue::Ints(axes)};
-        m = s.apply(ops::OpId::ExpandDims, std::move(attrs), {m}, span);
-      }
-      y2 = s.apply(ops::OpId::Where, {}, {m, v, y}, span);
-    } else {
-      const Value flat = merge_axes(s, y, pos, k, span);
-      const Value idx = flat_nonzero(s, index, span);
-      const Value upd = updates_for(s, flat, idx, pos, *update, span);
-      const Value written = axis_op(s, ops::OpId::Scatter, int64_t(pos), {flat, idx, upd}, span);
-      y2 = k == 1 ? written : reshape(s, written, s.shape_tuple(y, span), span);
-    }
-  } else {
-    const Value upd = updates_for(s, y, index, pos, *update, span);
-    y2 = axis_op(s, ops::OpId::Scatter, int64_t(pos), {y, index, upd}, span);
-  }
+  const Value y2 = assign_into(s, y, index, mask, k, pos, update, span);
   if (everything_full) return y2;
   return basic_index(s, x, std::move(basic), span, &y2);
 }

@@ -474,17 +474,7 @@ Grads Vjp::shape_rule(const ir::Node& node, const std::vector<Value>& in, const 
       const int64_t axis = at.i(0);
       return {take_rule(x, in[1], g, axis), std::nullopt};
     }
-    case OpId::ScatterAdd: {  // take's gradient, differentiated again: a gather of g
-      ops::Attrs take = at;
-      return {std::nullopt, std::nullopt, s_.apply(OpId::Take, std::move(take), {g, in[1]}, span_)};
-    }
-    case OpId::Scatter: {  // x[idx] = updates: x keeps g where nothing was written
-      const Value zeros = zeros_like(in[2]);
-      ops::Attrs keep = at;
-      const Value gx = s_.apply(OpId::Scatter, std::move(keep), {g, in[1], zeros}, span_);
-      ops::Attrs take = at;
-      return {gx, std::nullopt, s_.apply(OpId::Take, std::move(take), {g, in[1]}, span_)};
-    }
+    case OpId::ScatterAdd: case OpId::Scatter: return scatter_rule(node, in, g);
     case OpId::Tile: {
       const std::vector<int64_t>& reps = at.ints(0);
       const ir::Type xt = s_.tensor_type(x);
@@ -555,6 +545,17 @@ Grads Vjp::nn_rule(const ir::Node& node, const std::vector<Value>& in, const Val
     default:
       return r;
   }
+}
+
+// scatter_add (take's gradient, differentiated again: a gather of g) and scatter
+// (x[idx] = updates: x keeps g where nothing was written; updates gather g).
+Grads Vjp::scatter_rule(const ir::Node& node, const std::vector<Value>& in, const Value& g) {
+  ops::Attrs take = node.attrs;
+  const Value gu = s_.apply(OpId::Take, std::move(take), {g, in[1]}, span_);
+  if (node.op == OpId::ScatterAdd) return {std::nullopt, std::nullopt, gu};
+  ops::Attrs keep = node.attrs;
+  const Value gx = s_.apply(OpId::Scatter, std::move(keep), {g, in[1], zeros_like(in[2])}, span_);
+  return {gx, std::nullopt, gu};
 }
 
 Grads Vjp::op_rule(const ir::Node& node) {
