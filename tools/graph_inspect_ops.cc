@@ -106,7 +106,8 @@ Probe probe_for(OpId op, DType t) {
     case OpId::Slice: p.in = {x}; set_slice(p.attrs); break;
     case OpId::SliceUpdate: p.in = {x, type(t, {1, 3})}; set_slice(p.attrs); break;
     case OpId::Take: p.in = {x, type(DType::kI64, {2})}; break;
-    case OpId::ScatterAdd: p.in = {x, type(DType::kI64, {2}), type(t, {2, 3})}; break;
+    case OpId::ScatterAdd: case OpId::Scatter: p.in = {x, type(DType::kI64, {2}), type(t, {2, 3})}; break;
+    case OpId::FlatNonzero: p.in = {x}; break;
     case OpId::ShapeDim: p.in = {x}; break;
     case OpId::Softmax: case OpId::LogSoftmax: p.in = {x}; a[kAxisValue] = AttrValue::Int(1); break;
     case OpId::Conv2D: case OpId::Conv2DBias:
@@ -275,6 +276,10 @@ int print_op_table(std::ostream& out) {
     const OpId op = OpId(i);
     std::string dtypes;
     const char* role = "x";
+    // A data-dependent length (flat_nonzero's count) as its kernel would report it.
+    static constexpr int64_t kReportedCount[] = {2};
+    ctx.reported = ops::has_flag(op, ops::kDataDependentShape) ? std::span<const int64_t>(kReportedCount)
+                                                               : std::span<const int64_t>();
     for (int d = 0; d < kNumDTypes; ++d) {
       Probe p = probe_for(op, DType(d));
       role = p.role;

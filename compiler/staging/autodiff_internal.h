@@ -121,6 +121,7 @@ class Vjp {
   Grads reduction_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
   Grads shape_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
   Grads nn_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Grads scatter_rule(const ir::Node& node, const std::vector<Value>& in, const Value& g);
 
   // A function with `types` as parameters (and nothing else yet).
   int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);

@@ -499,6 +499,7 @@ Grads Vjp::shape_rule(const ir::Node& node, const std::vector<Value>& in, const 
       const int64_t axis = at.i(0);
       return {take_rule(x, in[1], g, axis), std::nullopt};
     }
+    case OpId::ScatterAdd: case OpId::Scatter: return scatter_rule(node, in, g);
     case OpId::Tile: {
       const std::vector<int64_t>& reps = at.ints(0);
       const ir::Type xt = s_.tensor_type(x);
@@ -571,6 +572,17 @@ Grads Vjp::nn_rule(const ir::Node& node, const std::vector<Value>& in, const Val
   }
 }
 
+// scatter_add (take's gradient, differentiated again: a gather of g) and scatter
+// (x[idx] = updates: x keeps g where nothing was written; updates gather g).
+Grads Vjp::scatter_rule(const ir::Node& node, const std::vector<Value>& in, const Value& g) {
+  ops::Attrs take = node.attrs;
+  const Value gu = s_.apply(OpId::Take, std::move(take), {g, in[1]}, span_);
+  if (node.op == OpId::ScatterAdd) return {std::nullopt, std::nullopt, gu};
+  ops::Attrs keep = node.attrs;
+  const Value gx = s_.apply(OpId::Scatter, std::move(keep), {g, in[1], zeros_like(in[2])}, span_);
+  return {gx, std::nullopt, gu};
+}
+
 Grads Vjp::op_rule(const ir::Node& node) {
   std::vector<Value> in;
   for (int32_t i : node.inputs) in.push_back(fwd(i));
@@ -581,7 +593,7 @@ Grads Vjp::op_rule(const ir::Node& node) {
       return elementwise_rule(node, in, out, g);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod: case OpId::CumSum: case OpId::CumProd: case OpId::Sort: case OpId::TopK: case OpId::Softmax: case OpId::LogSoftmax: case OpId::LayerNorm: case OpId::MatMul:
       return reduction_rule(node, in, out, g);
-    case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Tile: case OpId::Pad:
+    case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims: case OpId::Squeeze: case OpId::Concatenate: case OpId::Slice: case OpId::SliceUpdate: case OpId::Take: case OpId::Scatter: case OpId::ScatterAdd: case OpId::Tile: case OpId::Pad:
       return shape_rule(node, in, out, g);
     case OpId::Custom: case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
       return nn_rule(node, in, out, g);

@@ -1,25 +1,25 @@
 // Basic indexing and slicing of tensors (SPEC §7): x[i], x[a:b:s], x[:, 1],
 // x[..., None], negative indices and staged scalar indices, lowered to one
 // `slice` node (plus `expand_dims` for None).
+#include <algorithm>
+
 #include "staging/control_state.h"
+#include "staging/indexing.h"
 
 namespace sg::compiler::staging {
-namespace {
-
-struct IndexItem {
-  enum Kind { kIndex, kSlice, kNewAxis, kEllipsis } kind = kIndex;
-  Value index;             // kIndex
-  Value lo, hi, step;      // kSlice; NoneV when absent
-  SourceSpan span;
-};
-
-}  // namespace
 
 // x[items], or with `update` x with x[items] = *update (one slice_update node).
 // `from_source`: an index written in the program, which is checked for reads
 // of what a loop may have left empty (a loop's own iteration is not).
 static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span,
                          const Value* update = nullptr, bool from_source = false) {
+  for (const IndexItem& it : items)
+    if (is_advanced_item(s, it)) return advanced_index(s, x, std::move(items), span, update);
+  return basic_index(s, x, std::move(items), span, update, from_source);
+}
+
+Value basic_index(Stager& s, const Value& x, std::vector<IndexItem> items, SourceSpan span, const Value* update,
+                  bool from_source) {
   const ir::Type type = s.tensor_type(x);
   const size_t rank = type.rank();
   size_t consumed = 0, ellipses = 0;
@@ -138,6 +138,29 @@ static Value index_items(Stager& s, const Value& x, std::vector<IndexItem> items
   return result;
 }
 
+// A list (or, inside a tuple key, a tuple) of ints or bools indexes as the NumPy
+// array it makes: a static i64 tensor of indices, or a bool mask.
+static Value list_index(Stager& s, const Value& v, SourceSpan span) {
+  if (!v.is<ListPtr>() && !v.is<TuplePtr>()) return v;
+  const std::vector<Value> elems = s.to_list(v, span);
+  const bool mask = !elems.empty() && std::all_of(elems.begin(), elems.end(), [](const Value& e) { return e.is<bool>(); });
+  auto t = std::make_shared<StaticTensor>();
+  t->dtype = mask ? DType::kBool : DType::kI64;
+  t->shape = {int64_t(elems.size())};
+  for (const Value& e : elems) {
+    if (mask) {
+      t->bytes.push_back(e.as<bool>() ? 1 : 0);
+      continue;
+    }
+    if (e.is<bool>() || !(e.is<int64_t>() || e.is_tensor()))
+      s.fail(span, "a list index must hold only ints (indices) or only bools (a mask), got " + type_name(e));
+    const int64_t i = s.to_int(e, span, "an index");
+    const auto* p = reinterpret_cast<const uint8_t*>(&i);
+    t->bytes.insert(t->bytes.end(), p, p + 8);
+  }
+  return Value(StaticTensorPtr(t));
+}
+
 static IndexItem item_from_value(const Value& v, SourceSpan span) {
   IndexItem it;
   it.span = span;
@@ -171,9 +194,7 @@ static std::vector<IndexItem> items_from_expr(Stager& s, const Expr& index) {
       for (const Value& p : *v.as<TuplePtr>()) items.push_back(item_from_value(p, e->span));
       continue;
     }
-    if (v.is<ListPtr>() || v.is<TuplePtr>())
-      s.fail(e->span, "indexing with a list of indices: use sg.take(x, idx, axis)");
-    items.push_back(item_from_value(v, e->span));
+    items.push_back(item_from_value(list_index(s, v, e->span), e->span));
   }
   return items;
 }
@@ -189,9 +210,9 @@ Value Stager::index_update(const Value& x, const Expr& index, const Value& v, So
 Value Stager::index_tensor_value(const Value& x, const Value& index, SourceSpan span) {
   std::vector<IndexItem> items;
   if (index.is<TuplePtr>()) {
-    for (const Value& p : *index.as<TuplePtr>()) items.push_back(item_from_value(p, span));
+    for (const Value& p : *index.as<TuplePtr>()) items.push_back(item_from_value(list_index(*this, p, span), span));
   } else {
-    items.push_back(item_from_value(index, span));
+    items.push_back(item_from_value(list_index(*this, index, span), span));
   }
   return index_items(*this, x, std::move(items), span);
 }

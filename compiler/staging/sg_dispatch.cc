@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "staging/arg_binding.h"
+#include "staging/indexing.h"
 #include "staging/sg_ops_everyday.h"
 #include "staging/sg_ops_internal.h"
 
@@ -92,6 +93,7 @@ Value matmul(Stager& s, const Args& a, const std::string& name) {
 }
 
 Value where(Stager& s, const Args& a, const std::string& name) {
+  if (a.pos.size() + a.kw.size() == 1) return sg_nonzero(s, a, name);  // where(cond): nonzero(cond)
   BoundArgs b(s, a, name, {"condition", "x", "y"}, 3);
   Value c = s.to_tensor(b[0], std::nullopt, a.span);
   if (s.tensor_dtype(c) != DType::kBool)
@@ -544,7 +546,8 @@ const Entry kTable[] = {
     {"matmul", matmul}, {"dot", matmul}, {"where", where}, {"clip", clip},
     {"reshape", reshape_op}, {"transpose", transpose_op}, {"expand_dims", expand_squeeze},
     {"squeeze", expand_squeeze}, {"concatenate", concat_stack}, {"stack", concat_stack},
-    {"broadcast_to", broadcast_to}, {"take", take},
+    {"broadcast_to", broadcast_to}, {"take", take}, {"nonzero", sg_nonzero}, {"flatnonzero", sg_nonzero},
+    {"compress", sg_compress},
     {"zeros", creation}, {"ones", creation}, {"full", creation}, {"zeros_like", creation},
     {"ones_like", creation}, {"full_like", creation}, {"arange", arange}, {"eye", eye},
     {"astype", astype_op}, {"softmax", softmax}, {"log_softmax", softmax}, {"layer_norm", layer_norm},

@@ -172,6 +172,22 @@ static std::optional<std::vector<Value>> fold(Stager& s, ops::OpId op, const ops
   }
   std::vector<ops::TensorType<int64_t>> out_types;
   ops::ConcreteInferContext ctx;
+  std::vector<int64_t> reported;
+  if (ops::has_flag(op, ops::kDataDependentShape)) {  // a nonzero count of static operands
+    std::vector<std::vector<uint8_t>> dense(inputs.size());
+    std::vector<kernels::TensorRef> refs(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const StaticTensor& t = *inputs[i].as<StaticTensorPtr>();
+      if (t.shape.size() > size_t(kernels::kMaxRank)) return std::nullopt;
+      dense[i] = t.dense_bytes();
+      refs[i].dtype = t.dtype;
+      refs[i].rank = int(t.shape.size());
+      for (size_t d = 0; d < t.shape.size(); ++d) refs[i].shape[d] = t.shape[d];
+      refs[i].data = dense[i].data();
+    }
+    if (!kernels::reported_dims(op, attrs, refs, reported).ok()) return std::nullopt;
+    ctx.reported = reported;
+  }
   Status st = ops::infer<int64_t>(op, attrs, types, scalars, out_types, ctx);
   if (!st.ok()) s.fail_op(op, st, inputs, span);
 

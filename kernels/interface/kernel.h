@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "ops/attrs.h"
 #include "ops/op_table.h"
@@ -117,6 +118,12 @@ KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out);
 // The same op as a fixed run, for the ops no value makes fail (not integer `//`,
 // `%` or `**`, which check their right operand). Null where there is none.
 FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out);
+
+// For an op flagged ops::kDataDependentShape (flat_nonzero): the output dims that
+// only its operands' values decide (the nonzero count), which the caller hands to
+// the shape rule (ops::ConcreteInferContext::reported) before sizing the output.
+Status reported_dims(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs,
+                     std::vector<int64_t>& dims);
 
 // Scratch bytes the reference kernel of `op` needs for these operands (usually 0).
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);

@@ -229,8 +229,9 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
       return c.sorted_axes(attr::kAxesList, "axis", rank + attrs.ints(attr::kAxesList).size());
     case OpId::Squeeze: SG_CHECK(OpId::Squeeze) return c.sorted_axes(attr::kAxesList, "axis", rank);
     case OpId::Concatenate: case OpId::Take: case OpId::ShapeDim: case OpId::Softmax:
-    case OpId::LogSoftmax: case OpId::ScatterAdd:
-      SG_CHECK(OpId::Concatenate, OpId::Take, OpId::ShapeDim, OpId::Softmax, OpId::LogSoftmax, OpId::ScatterAdd)
+    case OpId::LogSoftmax: case OpId::ScatterAdd: case OpId::Scatter:
+      SG_CHECK(OpId::Concatenate, OpId::Take, OpId::ShapeDim, OpId::Softmax, OpId::LogSoftmax, OpId::ScatterAdd,
+               OpId::Scatter)
       return c.axis(attr::kAxisValue, rank);
     case OpId::Slice: SG_CHECK(OpId::Slice) return c.slice(rank, 1);
     case OpId::SliceUpdate: SG_CHECK(OpId::SliceUpdate) return c.slice(rank, 2);

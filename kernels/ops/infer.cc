@@ -216,6 +216,8 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::Slice: SG_RULE(infer_slice, OpId::Slice);
     case OpId::Take: SG_RULE(infer_take, OpId::Take);
     case OpId::ScatterAdd: SG_RULE(infer_scatter_add, OpId::ScatterAdd);
+    case OpId::Scatter: SG_RULE(infer_scatter, OpId::Scatter);
+    case OpId::FlatNonzero: SG_RULE(infer_flat_nonzero, OpId::FlatNonzero);
     case OpId::ShapeDim: SG_RULE(infer_shape_dim, OpId::ShapeDim);
     case OpId::Full: SG_RULE(infer_full, OpId::Full);
     case OpId::Softmax: case OpId::LogSoftmax: SG_RULE(infer_softmax, OpId::Softmax, OpId::LogSoftmax);

@@ -44,6 +44,14 @@ class InferContext {
   // Whether a concrete rule may meet a dynamic scalar whose value is not given
   // (see ConcreteInferContext::unknown_scalars); at compile time they always may.
   virtual bool scalars_may_be_unknown() const { return false; }
+  // Ops flagged kDataDependentShape: dim `i` of what the kernel reported from its
+  // operands' values (kernels::reported_dims), when it has run its count. nullopt
+  // otherwise: at compile time the rule asks for a fresh dim; at run time, before
+  // the count (the planner), the rule fails and the value is left to the run.
+  virtual std::optional<D> reported_dim(size_t i) const {
+    (void)i;
+    return std::nullopt;
+  }
 };
 
 // Infers the output types of `op` from its attributes, input types and, for ops
@@ -78,6 +86,12 @@ class ConcreteInferContext final : public InferContext<int64_t> {
   bool unknown_scalars = false;
   bool scalars_may_be_unknown() const override { return unknown_scalars; }
   int64_t fresh_dim(std::string_view) override { return 0; }
+  // Set by whoever ran kernels::reported_dims for a kDataDependentShape op.
+  std::span<const int64_t> reported;
+  std::optional<int64_t> reported_dim(size_t i) const override {
+    if (i < reported.size()) return reported[i];
+    return std::nullopt;
+  }
   std::string format(const std::vector<int64_t>& shape) const override { return shape_to_string(shape); }
 };
 

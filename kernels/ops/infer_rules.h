@@ -185,6 +185,9 @@ template <class D> Status infer_squeeze(const Rule<D>& r);
 template <class D> Status infer_concatenate(const Rule<D>& r);
 template <class D> Status infer_take(const Rule<D>& r);
 template <class D> Status infer_scatter_add(const Rule<D>& r);
+// infer_indexing.cc
+template <class D> Status infer_scatter(const Rule<D>& r);
+template <class D> Status infer_flat_nonzero(const Rule<D>& r);
 template <class D> Status infer_shape_dim(const Rule<D>& r);
 template <class D> Status infer_slice(const Rule<D>& r);
 template <class D> Status infer_softmax(const Rule<D>& r);

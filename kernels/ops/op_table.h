@@ -28,6 +28,10 @@ enum OpFlags : uint32_t {
   // Has an effect beyond its outputs (print, assert): never removed, reordered
   // across other effects, or folded at compile time.
   kSideEffect = 1u << 5,
+  // The output's length depends on the values of a tensor operand (nonzero): the
+  // kernel family reports it (kernels::reported_dims) before the rule runs, and a
+  // rule without that report fails, so the planner leaves the value to the run.
+  kDataDependentShape = 1u << 6,
 };
 
 // X(Enum, "name", version, min_inputs, max_inputs (-1: variadic), num_outputs, attrs, flags)
@@ -143,7 +147,13 @@ enum OpFlags : uint32_t {
   /* cumprod along one normalized axis; bool, i32 -> i64 (as prod) */                    \
   X(CumProd, "cumprod", 1, 1, 1, 1, kAxis, 0)                                            \
   /* searchsorted(a: sorted 1-D, v) -> i64 of v's shape, NumPy's; see attr::Search */   \
-  X(SearchSorted, "searchsorted", 1, 2, 2, 1, kSearchSorted, 0)
+  X(SearchSorted, "searchsorted", 1, 2, 2, 1, kSearchSorted, 0)                         \
+  /* scatter(x, idx, updates): x with x[..., idx[i], ...] = updates[..., i, ...] along  */ \
+  /* the axis (take's layout), the last of repeated indices winning (item assignment) */  \
+  X(Scatter, "scatter", 1, 3, 3, 1, kAxis, 0)                                            \
+  /* flat_nonzero(x): i64[count], the C-order positions of x's nonzero elements; count */ \
+  /* is known only when it runs (kDataDependentShape) */                                 \
+  X(FlatNonzero, "flat_nonzero", 1, 1, 1, 1, kNone, kDataDependentShape)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,

@@ -8,7 +8,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 85, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 87, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -87,6 +87,8 @@ KernelFn family_kernel(ops::OpId op) {
       return &unregistered_custom;
     case OpId::CumProd: case OpId::SearchSorted:
       SG_ROUTE(scan_search_kernel, OpId::CumProd, OpId::SearchSorted);
+    case OpId::Scatter: case OpId::FlatNonzero:
+      SG_ROUTE(scatter_nonzero_kernel, OpId::Scatter, OpId::FlatNonzero);
   }
   return nullptr;
 }
@@ -123,6 +125,14 @@ FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
 
 // Only the ordering kernels need scratch (their index buffers); every other
 // reference kernel works in its outputs and on the stack.
+Status reported_dims(ops::OpId op, const ops::Attrs&, std::span<const TensorRef> inputs, std::vector<int64_t>& dims) {
+  dims.clear();
+  if constexpr (selection::any_of<ops::OpId::FlatNonzero>()) {
+    if (op == ops::OpId::FlatNonzero) return scatter_nonzero_reported_dims(op, inputs, dims);
+  }
+  return internal_error(std::string("op '") + ops::op_def(op).name + "' reports no dims");
+}
+
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs) {
   using ops::OpId;
   if constexpr (selection::any_of<OpId::CumSum, OpId::Sort, OpId::ArgSort, OpId::TopK>()) {

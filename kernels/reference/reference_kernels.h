@@ -25,6 +25,9 @@ KernelFn effect_kernel(ops::OpId op);             // print, assert
 KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias, elementwise_chain
 KernelFn random_kernel_of(ops::OpId op);          // random (random.h)
 KernelFn scan_search_kernel(ops::OpId op);        // cumprod, searchsorted
+KernelFn scatter_nonzero_kernel(ops::OpId op);    // scatter, flat_nonzero
+// flat_nonzero's count (kernel_table.cc's reported_dims routes here).
+Status scatter_nonzero_reported_dims(ops::OpId op, std::span<const TensorRef> in, std::vector<int64_t>& dims);
 
 // The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
 // each of `rows` rows of `channels` floats, then applies `activation` (an

@@ -455,7 +455,18 @@ Status Executor::infer_dynamic(const FunctionImpl& fn, const NodeInfo& node) {
       if (t.dtype == DType::kI32) scalars_[k] = *t.as<const int32_t>();
     }
   }
+  // A length only the operands' values decide (a nonzero count): the kernel family
+  // reports it from the inputs in in_refs_ (host memory here), then the rule sizes
+  // the output and make_owned allocates it, as any shape known only mid-run.
+  infer_ctx_.reported = {};
+  if (node.data_dependent_shape) {
+    const Status reported =
+        kernels::reported_dims(node.op, node.attrs, std::span<const kernels::TensorRef>(in_refs_.data(), n_in), reported_);
+    if (!reported.ok()) return at(node, StatusCode::kInternal, reported.message());
+    infer_ctx_.reported = reported_;
+  }
   const Status inferred = ops::infer<int64_t>(node.op, node.attrs, in_types_, scalars_, out_types_, infer_ctx_);
+  infer_ctx_.reported = {};
   if (!inferred.ok()) return at(node, StatusCode::kRuntimeError, inferred.message());
   if (out_types_.size() != node.outputs.size())
     return at(node, StatusCode::kInternal, "op '" + node.op_name + "' inferred " + std::to_string(out_types_.size()) +

@@ -351,6 +351,7 @@ class Executor {
   std::vector<Status> wave_status_;   // per node of the running wave
   std::vector<uint64_t> wave_ns_;
   ops::ConcreteInferContext infer_ctx_;
+  std::vector<int64_t> reported_;  // kernels::reported_dims of a data-dependent node
 };
 
 }  // namespace sg::runtime

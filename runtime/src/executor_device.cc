@@ -124,8 +124,11 @@ Status Executor::run_placed(Frame& frame, const FunctionImpl& fn, const NodeInfo
   const uint32_t pc = frame.pc;
   DeviceKernel* on_device = placement_->at(frame.fn, pc);
   const size_t n_in = node.inputs.size(), n_out = node.outputs.size();
-  // Shapes set by run-time scalars are inferred on the host, from host copies.
-  const auto host_scalar = [&](size_t k) { return node.value_dependent_shape && fn.values[node.inputs[k]].dims.empty(); };
+  // Shapes set by run-time scalars, or by an operand's values (a nonzero count),
+  // are inferred on the host, from host copies.
+  const auto host_scalar = [&](size_t k) {
+    return node.data_dependent_shape || (node.value_dependent_shape && fn.values[node.inputs[k]].dims.empty());
+  };
   for (size_t k = 0; k < n_in; ++k) {
     const uint32_t v = node.inputs[k];
     SG_ASSIGN_OR_RETURN(const Tensor* t, on_device != nullptr && !host_scalar(k) ? device_copy(frame, fn, v, node)

@@ -93,6 +93,7 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
       info.op = *ops::find_op(str(node.op()));  // the verifier has resolved it
       info.kernel = kernels::reference_kernel(info.op);
       info.value_dependent_shape = ops::has_flag(info.op, ops::kValueDependentShape);
+      info.data_dependent_shape = ops::has_flag(info.op, ops::kDataDependentShape);
       info.op_name = ops::op_def(info.op).name;
       (void)decode_attrs(node, ops::op_def(info.op), &info.attrs);
     } else {

@@ -44,6 +44,9 @@ struct NodeInfo {
   kernels::KernelFn kernel = nullptr;
   ops::Attrs attrs;
   bool value_dependent_shape = false;
+  // Its output's length is what its kernel family reports from the operands'
+  // values (ops::kDataDependentShape): always inferred when it runs.
+  bool data_dependent_shape = false;
   std::vector<uint32_t> inputs;
   std::vector<uint32_t> outputs;
   std::vector<uint32_t> functions;  // If: [then, else]; While: [cond, body]; Call: [callee]

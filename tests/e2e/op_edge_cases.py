@@ -155,6 +155,22 @@ def index_out_of_range(x: sg.f32[3, 2], i: sg.i64):
 
 
 @sg.function
+def gather_out_of_range(x: sg.f32[3, 2], i: sg.i64["N"]):
+    return x[i]  # @gather_out_of_range
+
+
+@sg.function
+def scatter_out_of_range(x: sg.f32[3, 2], i: sg.i64["N"]):
+    x[:, i] = 1.0  # @scatter_out_of_range
+    return x
+
+
+@sg.function
+def mask_mismatch(x: sg.f32["N"], m: sg.bool["M"]):
+    return x[m]  # @mask_mismatch
+
+
+@sg.function
 def negative_int_pow(a: sg.i64["N"], b: sg.i64["N"]):
     return a ** b  # @negative_int_pow
 
@@ -409,6 +425,18 @@ CASES = [
     ("staged index out of range is a run-time error", "index_out_of_range",
      {"x": np.zeros((3, 2), np.float32), "i": np.array(-4, np.int64)},
      Error(3, ["slice", "index -4"], "index_out_of_range", IndexError)),
+    # SPEC §7: a tensor index outside [-n, n), read or written, is a run-time error naming
+    # the op and the line; negative ones inside it wrap.
+    ("x[idx] out of range is a run-time error", "gather_out_of_range",
+     {"x": np.zeros((3, 2), np.float32), "i": i64(-3, 2, 3)},
+     Error(3, ["take", "index 3"], "gather_out_of_range", IndexError)),
+    ("x[:, idx] = v out of range is a run-time error", "scatter_out_of_range",
+     {"x": np.zeros((3, 2), np.float32), "i": i64(-2, -3)},
+     Error(3, ["scatter", "index -3"], "scatter_out_of_range", IndexError)),
+    # A mask whose length only the binding decides is checked when it runs.
+    ("x[mask] of another length is a run-time error", "mask_mismatch",
+     {"x": f32(1, 2, 3), "m": bools(True, False)},
+     Error(3, ["boolean index"], "mask_mismatch", IndexError)),
     # NumPy: integers to negative integer powers are an error (a run-time one here).
     ("int ** negative is a run-time error", "negative_int_pow",
      {"a": i64(2, 2), "b": i64(1, -1)}, Error(3, ["pow", "negative"], "negative_int_pow", ValueError)),

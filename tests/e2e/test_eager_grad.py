@@ -219,6 +219,13 @@ def _cases():
         ("avg_pool2d valid", lambda x: sg.avg_pool2d(x, 2), [rand(2, 4, 4, 2)]),
         ("avg_pool2d same", lambda x: sg.avg_pool2d(x, 3, stride=2, padding="SAME"), [rand(1, 5, 4, 2)]),
         ("item assignment", lambda x, v: _assign(x, v), [rand(4, 3), rand(3)]),
+        ("x[index tensor] repeated, negative", lambda a: a[Tensor(np.array([[2, -3], [0, 2]], np.int64))],
+         [rand(3, 2)]),
+        ("x[:, index list]", lambda a: a[:, [1, 1, -1]] * a[1, [0, 2, 2]], [rand(3, 3)]),
+        ("x[mask]", lambda a: a[a > 0] * 2.0 + sg.sum(a[a[:, 0] > 0], axis=0)[0], [away(4, 3)]),
+        ("sg.compress", lambda a: sg.compress(Tensor(np.array([True, False, True])), a, axis=1), [rand(2, 3)]),
+        ("x[idx] = v", lambda x, v: _assign_indexed(x, v), [rand(4, 3), rand(2, 3)]),
+        ("x[mask] = v", lambda x, v: _assign_masked(x, v), [away(4, 3), rand(3)]),
         ("nn.cross_entropy", lambda x: nn.cross_entropy(x, Tensor(np.array([2, 0, 1], np.int64))),
          [rand(3, 4, lo=-3, hi=3)]),
         ("nn.cross_entropy soft labels", lambda x, y: nn.cross_entropy(x, y),
@@ -240,6 +247,23 @@ def _assign(x, v):
     y[1] = v * 2.0
     y[2:, 0] = sg.sum(v)
     return y * x
+
+
+def _assign_indexed(x, v):
+    y = x * 1.0
+    y[Tensor(np.array([2, -4], np.int64))] = v * 3.0   # rows 2 and 0 overwritten
+    y[:, [1]] = 0.5
+    return y * x
+
+
+def _assign_masked(x, v):
+    y = x * 1.0
+    y[x > 0] = 0.0                   # a scalar into the selected elements
+    z = x * 1.0
+    z[x[:, 0] > 0] = v * v           # a row broadcast into the selected rows
+    w = x * 1.0
+    w[x < 0] = w[x < 0] * 3.0        # one value per selected element
+    return y * x + z + w
 
 
 class Rules(unittest.TestCase):

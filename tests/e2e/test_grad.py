@@ -82,6 +82,9 @@ OP_CASES = [
     ("index_none", {"x": P(3, 4)}, "x[..., None] * x[:, 1:2, None]"),
     ("take_repeats", {"x": P(5, 3)}, "sg.take(x, sg.arange(6) % 3, axis=0)"),
     ("take_axis1", {"x": P(2, 5)}, "sg.take(x, sg.arange(4) + 1, axis=1)"),
+    ("index_tensor", {"x": P(5, 3)}, "x[sg.arange(6) % 4 - 2] * x[1, sg.arange(3) % 2]"),
+    ("index_mask", {"x": P(4, 3, kind="a")}, "sg.sum(x[x > 0.0] * 3.0) + x[x[:, 1] > 0.0]"),
+    ("compress", {"x": P(3, 4)}, "sg.compress(sg.arange(4) % 3 == 0, x, axis=1)"),
     ("softmax", {"x": P(3, 4)}, "sg.softmax(x, axis=-1) * sg.arange(4, dtype=sg.f32)"),
     ("log_softmax", {"x": P(3, 4)}, "sg.log_softmax(x, axis=0)"),
     ("layer_norm", {"x": P(3, 5), "g": P(5), "b": P(5)}, "sg.layer_norm(x, g, b)"),
@@ -132,6 +135,21 @@ LOSS_CASES = [
 # Control flow: a full program whose entry `g` returns sg.grad of `loss` w.r.t.
 # its first argument; `loss` is run eagerly for the finite differences.
 FLOW_CASES = {
+    "index_assign": ("""
+def loss(x, v):
+    y = x * 1.0
+    y[sg.arange(2) * 2 - 2] = v * 3.0     # rows -2 and 0 overwritten
+    z = x * 1.0
+    z[x > 0.0] = z[x > 0.0] * v[0, 0]     # one value per selected element
+    w = x * 1.0
+    w[x[:, 0] > 0.0] = v[1]               # a row broadcast into the selected rows
+    return sg.sum(sg.sin(y * x + z + w))
+
+
+@sg.function
+def g(x: sg.f32[4, 3], v: sg.f32[2, 3]):
+    return sg.grad(loss)(x, v)
+""", {"x": P(4, 3, kind="a"), "v": P(2, 3)}, {}),
     "while_break": ("""
 def loss(w, xs, n):
     h = sg.zeros((4,))

@@ -21,7 +21,8 @@ from ._everyday import (allclose, cumprod, diff, einsum, flip, isclose, logaddex
                         searchsorted)
 from ._elementwise import (abs, ceil, clip, cos, exp, floor, gelu, isnan, log, logical_and,  # noqa: A004
                            logical_not, logical_or, maximum, minimum, relu, round, rsqrt, sigmoid,
-                           sign, sin, sqrt, square, tanh, where)
+                           sign, sin, sqrt, square, tanh)
+from ._indexing import compress, flatnonzero, nonzero, where
 from ._linalg import dot, matmul
 from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, one_hot, softmax
 from ._reductions import (all, any, argmax, argmin, argsort, cumsum, logsumexp, max, mean, min,  # noqa: A004
@@ -45,7 +46,7 @@ __all__ = [
     "sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "cumsum",
     "logsumexp", "sort", "argsort", "topk", "matmul", "dot",
     "reshape", "transpose", "expand_dims", "squeeze", "concatenate", "stack", "split",
-    "broadcast_to", "tile", "pad", "take",
+    "broadcast_to", "tile", "pad", "take", "nonzero", "flatnonzero", "compress",
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
     "range", "relax", "function", "weight", "load_weights", "read_safetensors", "write_safetensors", "random",

@@ -40,7 +40,7 @@ from ._reductions import sum as _sum
 from ._shape_ops import (broadcast_to, concatenate, gather_along, reshape, scatter_along, split, take,
                          take_grad, transpose)
 from ._tape import backward, defvjp, is_traced, leaf, live, new_level, unbox
-from ._tensor import Tensor, from_numpy, is_py_scalar, setitem, to_tensor
+from ._tensor import Tensor, _advanced_key, from_numpy, getitem_grad, is_py_scalar, setitem, to_tensor
 from ._tree import leaves, tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint"]
@@ -532,7 +532,9 @@ defvjp("take", x=_take, idx=_none)
 defvjp("take_grad", g=lambda c, out, g, idx, axis, n: take(c, idx, axis), idx=_none)
 defvjp("gather_along", x=lambda g, out, x, idx, axis: scatter_along(g, idx, axis, x.shape[axis]), idx=_none)
 defvjp("scatter_along", u=lambda g, out, u, idx, axis, n: gather_along(g, idx, axis), idx=_none)
-defvjp("getitem", x=lambda g, out, x, key: setitem(Tensor(np.zeros(x.shape, g._a.dtype)), key, g))
+defvjp("getitem", x=lambda g, out, x, key: (getitem_grad(g, key, x.shape) if _advanced_key(key) else
+                                             setitem(Tensor(np.zeros(x.shape, g._a.dtype)), key, g)))
+defvjp("getitem_grad", g=lambda c, out, g, key, shape: c[key])
 defvjp("setitem", x=lambda g, out, x, key, value: setitem(g, key, 0),
        value=lambda g, out, x, key, value: _unbroadcast(g[key], _shape(value)))
 

@@ -414,7 +414,9 @@ def astype(x, dtype):
 
 
 def _basic_index(key):
-    """A key of ints, slices, None and Ellipsis (§7's basic indexing) for NumPy."""
+    """A key for NumPy: ints, slices, None and Ellipsis (§7's basic indexing), and
+    at most one tensor index (integer indices, gathered; or a bool mask) where
+    NumPy's rules give what the compiler's lowering gives (see _check_advanced)."""
     items = key if isinstance(key, tuple) else (key,)
     out = []
     for k in items:
@@ -422,14 +424,72 @@ def _basic_index(key):
             out.append(k)
         elif isinstance(k, slice):
             out.append(slice(*(None if v is None else operator.index(v) for v in (k.start, k.stop, k.step))))
-        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is dt.bool_):
+        elif isinstance(k, (bool, np.bool_)):
             raise TypeError("bool indices are not supported; use sg.where")
+        elif isinstance(k, Tensor) and k.dtype is dt.bool_ and k.ndim == 0:
+            raise TypeError("a boolean scalar index is not supported; select with sg.where(cond, x, y) or an if")
         elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.ndim == 0):
             out.append(operator.index(k))
+        elif isinstance(k, (Tensor, np.ndarray, list, tuple)):
+            a = k._a if isinstance(k, Tensor) else np.asarray(k)
+            if a.dtype == np.bool_:
+                if a.ndim == 0:
+                    raise TypeError("a boolean scalar index is not supported; "
+                                    "select with sg.where(cond, x, y) or an if")
+            elif a.dtype.kind not in "iu" or (isinstance(k, (list, tuple)) and a.size == 0):
+                a = a.astype(np.int64) if isinstance(k, (list, tuple)) and a.size == 0 else a
+                if a.dtype.kind not in "iu":
+                    raise TypeError(f"an index tensor must hold integers or bools, not {a.dtype}")
+            out.append(a)
         else:
-            raise TypeError(f"only basic indexing (ints, slices, None, ...) is supported, not "
-                            f"{type(k).__name__}; use sg.take to gather")
+            raise TypeError(f"only basic indexing (ints, slices, None, ...) and one tensor index are "
+                            f"supported, not {type(k).__name__}")
+    _check_advanced(tuple(out))
     return tuple(out)
+
+
+def _is_advanced(k):
+    return isinstance(k, np.ndarray)
+
+
+def _check_advanced(key):
+    """The compiler's refusals (advanced_indexing.cc), in eager mode too."""
+    adv = [k for k in key if _is_advanced(k)]
+    if not adv:
+        return
+    tool = ("sg.where(mask) or sg.compress(mask, x, axis)" if adv[0].dtype == np.bool_
+            else "sg.take(x, idx, axis)")
+    if len(adv) > 1:
+        raise TypeError("indexing with more than one tensor index (NumPy broadcasts them together) is not "
+                        "supported; index one axis at a time with " + tool)
+    if any(k is None for k in key):
+        raise TypeError("None (a new axis) beside a tensor index is not supported; add the axis with "
+                        "sg.expand_dims")
+    # Integer items and the tensor index not adjacent: NumPy moves the indexed
+    # axes to the front, which the compiler's lowering gives only when there are
+    # no kept axes before the tensor index.
+    at = next(i for i, k in enumerate(key) if _is_advanced(k))
+    index_pos = [i for i, k in enumerate(key) if _is_advanced(k) or isinstance(k, int)]
+    separated = index_pos[-1] - index_pos[0] + 1 != len(index_pos)
+    kept_before = any(isinstance(k, slice) or k is Ellipsis for k in key[:at])
+    if separated and kept_before:
+        raise TypeError("integer indices separated from a tensor index by a slice move the indexed axes to the "
+                        "front (NumPy's rule), which is not supported here; index in two steps, or use " + tool)
+
+
+def _advanced_key(key):
+    return any(_is_advanced(k) for k in key)
+
+
+@differentiable("getitem_grad")
+def getitem_grad(g, key, shape):
+    """The transpose of x[key] for a key with a tensor index: g added into zeros
+    of `shape` at the positions the key selects (repeated indices accumulate)."""
+    a = g._a
+    work = np.float64 if a.dtype == np.float32 else np.float32 if a.dtype == np.float16 else a.dtype
+    out = np.zeros(shape, work)
+    np.add.at(out, key, a)
+    return Tensor(out.astype(a.dtype))
 
 
 # _tape records ops on tensors; it reaches them through these names, never by import.

@@ -51,7 +51,10 @@ TEST(OpTable, IdsAreStable) {
   EXPECT_EQ(int(OpId::ScatterAdd), 82);  // appended: every earlier id keeps its value
   EXPECT_EQ(int(OpId::CumProd), 83);
   EXPECT_EQ(int(OpId::SearchSorted), 84);
-  EXPECT_EQ(kNumOps, 85);
+  EXPECT_EQ(int(OpId::Scatter), 85);
+  EXPECT_EQ(int(OpId::FlatNonzero), 86);
+  EXPECT_EQ(kNumOps, 87);
+  EXPECT_TRUE(has_flag(OpId::FlatNonzero, kDataDependentShape));  // its length only its operand's values decide
   EXPECT_TRUE(has_flag(OpId::Custom, kSideEffect));  // never folded, merged or removed
   EXPECT_TRUE(has_flag(OpId::Print, kSideEffect));
   EXPECT_TRUE(has_flag(OpId::Assert, kSideEffect));
