@@ -18,8 +18,9 @@ std::string shape_text(const TensorRef& t) {
 class QuantizedDense final : public PreparedKernel {
  public:
   QuantizedDense(ops::OpId op, int64_t activation, const Layout& l, const uint8_t* data, const uint8_t* scales,
-                 GemmIsa isa, std::shared_ptr<const PackedWeights> packed)
-      : op_(op), activation_(activation), layout_(l), isa_(isa), packed_(std::move(packed)) {
+                 GemmIsa isa, std::shared_ptr<const PackedWeights> packed,
+                 void (*tanh_row)(const float*, float*, size_t))
+      : op_(op), activation_(activation), layout_(l), isa_(isa), packed_(std::move(packed)), tanh_row_(tanh_row) {
     view_ = WeightView{&layout_, data, scales};
     if (isa_ == GemmIsa::kReference) row_.resize(size_t(l.dims[1]));
     name_ = std::string("quant:") + storage_name(l.storage) + ":" +
@@ -57,8 +58,16 @@ class QuantizedDense final : public PreparedKernel {
           for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
-    if (op_ == ops::OpId::FullyConnected)
+    if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
+      const float* bias = inputs[2].as<const float>();
+      for (size_t r = 0; r < p.m; ++r) {
+        float* row = o.as<float>() + r * n;
+        for (size_t c = 0; c < n; ++c) row[c] += bias[c];
+        tanh_row_(row, row, n);
+      }
+    } else if (op_ == ops::OpId::FullyConnected) {
       bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), inputs[2].as<const float>(), activation_);
+    }
     return Status::Ok();
   }
 
@@ -113,6 +122,7 @@ class QuantizedDense final : public PreparedKernel {
   WeightView view_;
   GemmIsa isa_;
   std::shared_ptr<const PackedWeights> packed_;
+  void (*tanh_row_)(const float*, float*, size_t);
   std::vector<float> row_;
   std::string name_;
 };
@@ -170,15 +180,16 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa,
-                                                  std::shared_ptr<const PackedWeights> packed) {
+                                                  std::shared_ptr<const PackedWeights> packed,
+                                                  void (*tanh_row)(const float*, float*, size_t)) {
   if (op == ops::OpId::Take) return std::make_unique<QuantizedTake>(l, data, scales);
   const int64_t activation = op == ops::OpId::FullyConnected ? attrs.i(ops::attr::kFcActivation) : 0;
-  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed));
+  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed), tanh_row);
 }
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa) {
-  return prepare_quantized(op, attrs, l, data, scales, isa, nullptr);
+  return prepare_quantized(op, attrs, l, data, scales, isa, nullptr, nullptr);
 }
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,

@@ -28,6 +28,9 @@ std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs
 // non-finite value, and every row without `packed`, run the weight-only kernel `isa`.
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa,
-                                                  std::shared_ptr<const PackedWeights> packed);
+                                                  std::shared_ptr<const PackedWeights> packed,
+                                                  void (*tanh_row)(const float*, float*, size_t) = nullptr);
+// `tanh_row`: fully_connected's tanh activation over a row (y may be x), the f32
+// kernels' vectorized tanh where the runtime has one; null: std::tanh per element.
 
 }  // namespace sg::kernels::quant

@@ -3,6 +3,9 @@
 #ifndef SG_SELECTED_OPS_INC
 #include "quant/quantized_kernels.h"
 #endif
+#if defined(SG_HAVE_XNNPACK) && !defined(SG_SELECTED_OPS_INC)
+#include "simd/simd_kernels.h"
+#endif
 
 namespace sg::runtime {
 
@@ -75,8 +78,13 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout)) {
       std::shared_ptr<const kernels::quant::PackedWeights> packed;
       if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(q->layout)) packed = q->packed();
+      void (*tanh_row)(const float*, float*, size_t) = nullptr;
+#ifdef SG_HAVE_XNNPACK
+      // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).
+      tanh_row = kernels::xnn::unary_row(ops::OpId::Tanh, kernels::simd::best_isa());
+#endif
       return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales,
-                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed));
+                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row);
     }
   }
   return nullptr;
