@@ -106,36 +106,46 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   p.k = size_t(l.dims[0]);
   p.n = size_t(l.dims[1]);
   p.block = l.storage == Storage::kInt4 ? size_t(l.block) : p.k;
-  p.block_pad = (p.block + 3) / 4 * 4;
+  const bool i4 = l.storage == Storage::kInt4;
+  // AVX2 int4 multiplies unsigned nibbles (w + 8) by the signed activations with
+  // vpmaddubsw, quadruples of K per column as VNNI does, two steps per 32 bytes.
+  const bool u4 = isa == DynIsa::kAvx2 && i4, quad = isa == DynIsa::kAvx512Vnni || u4;
+  p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
   p.blocks = p.k / p.block;
   p.nr = isa == DynIsa::kAvx512Vnni ? 16 : 8;
   p.panels = (p.n + p.nr - 1) / p.nr;
   const size_t npad = p.panels * p.nr;
-  const bool i4 = l.storage == Storage::kInt4;
-  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (element j
-  // in the low nibble of byte j, element j + 2 nr in its high nibble).
+  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (VNNI:
+  // element j in the low nibble of byte j, element j + 2 nr in its high nibble;
+  // AVX2: element j of step t low, of step t + 1 high).
   const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
   p.panel_bytes = p.blocks * steps * step_bytes;
   p.data.assign(p.panels * p.panel_bytes + 64, 0);
-  std::vector<int8_t> e(elems);
+  std::vector<int8_t> e(elems), e2(elems);
+  const auto step_elements = [&](size_t pan, size_t b, size_t t, int8_t* dst) {
+    for (size_t j = 0; j < elems; ++j) {
+      size_t c, kk;
+      if (quad) {
+        c = j / 4;
+        kk = j % 4;
+      } else {  // AVX2 int8: j = h*(2 nr) + c*2 + e, K offset 2h + e
+        const size_t h = j / (2 * p.nr), r = j % (2 * p.nr);
+        c = r / 2;
+        kk = 2 * h + r % 2;
+      }
+      const size_t col = pan * p.nr + c, kb = 4 * t + kk;
+      dst[j] = col < p.n && kb < p.block ? int8_t(stored_int(w, b * p.block + kb, col)) : int8_t(0);
+    }
+  };
   for (size_t pan = 0; pan < p.panels; ++pan)
     for (size_t b = 0; b < p.blocks; ++b)
-      for (size_t t = 0; t < steps; ++t) {
-        for (size_t j = 0; j < elems; ++j) {
-          size_t c, kk;
-          if (isa == DynIsa::kAvx512Vnni) {
-            c = j / 4;
-            kk = j % 4;
-          } else {  // AVX2: j = h*(2 nr) + c*2 + e, K offset 2h + e
-            const size_t h = j / (2 * p.nr), r = j % (2 * p.nr);
-            c = r / 2;
-            kk = 2 * h + r % 2;
-          }
-          const size_t col = pan * p.nr + c, kb = 4 * t + kk;
-          e[j] = col < p.n && kb < p.block ? int8_t(stored_int(w, b * p.block + kb, col)) : int8_t(0);
-        }
+      for (size_t t = 0; t < steps; t += (u4 ? 2 : 1)) {
+        step_elements(pan, b, t, e.data());
         uint8_t* dst = p.data.data() + pan * p.panel_bytes + (b * steps + t) * step_bytes;
-        if (i4) {
+        if (u4) {
+          step_elements(pan, b, t + 1, e2.data());
+          for (size_t j = 0; j < elems; ++j) dst[j] = uint8_t((e[j] + 8) | ((e2[j] + 8) << 4));
+        } else if (i4) {
           for (size_t j = 0; j < elems / 2; ++j)
             dst[j] = uint8_t((uint8_t(e[j]) & 0xF) | ((uint8_t(e[j + elems / 2]) & 0xF) << 4));
         } else {
@@ -163,15 +173,26 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   out->scale.resize(m);
   out->finite.resize(m);
   const bool vnni = p.isa == DynIsa::kAvx512Vnni;
-  if (vnni) out->a8.resize(m * stride + 16);
+  const bool u4 = p.isa == DynIsa::kAvx2 && p.storage == Storage::kInt4;
+  if (vnni || u4) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
+  if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
   q.resize(p.k);
   for (size_t r = 0; r < m; ++r) {
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
     for (size_t b = 0; b < p.blocks; ++b) {
       const int8_t* src = q.data() + b * p.block;
-      if (vnni) {
+      if (u4) {
+        uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
+        int32_t sum = 0;
+        for (size_t i = 0; i < p.block; ++i) {
+          dst[i] = uint8_t(src[i]);
+          sum += src[i];
+        }
+        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
+        out->offset[r * p.blocks + b] = 8 * sum;
+      } else if (vnni) {
         uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
         for (size_t i = 0; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
         for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 128;

@@ -48,8 +48,11 @@ DynIsa best_dyn_isa(const Layout& l);
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale);
 
 // W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI), each
-// K block padded to a multiple of 4 with zero weights, steps of 4 K contiguous; the
-// scales widened to f32 and padded to whole panels. int4 stays 4 bits a weight.
+// K block padded to a multiple of 4 (AVX2 int4: 8) with zero weights, steps of 4 K
+// contiguous; the scales widened to f32 and padded to whole panels. int4 stays 4
+// bits a weight: AVX2 stores w + 8 and multiplies the unsigned nibbles by the signed
+// activations (vpmaddubsw: pairs of at most 2 x 15 x 127, 4 pairs summed in int16
+// stay below 2^15), less 8 x the block's activation sum.
 struct PackedWeights {
   DynIsa isa = DynIsa::kReference;
   Storage storage = Storage::kInt8;
@@ -70,13 +73,15 @@ struct PackedWeights {
 
 std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa isa);
 
-// The activations of one call, quantized as the kernel reads them: int16 (AVX2) or
-// uint8 offset by 128 (VNNI), [M][blocks][block_pad], zero-padded.
+// The activations of one call, quantized as the kernel reads them: int16 (AVX2
+// int8), int8 (AVX2 int4, in a8) or uint8 offset by 128 (VNNI), [M][blocks][block_pad],
+// padded with q = 0.
 struct QuantizedRows {
   std::vector<int16_t> a16;
   std::vector<uint8_t> a8;
   std::vector<float> scale;       // sa per row
   std::vector<uint8_t> finite;    // 0: the row is computed in f32 (weight-only)
+  std::vector<int32_t> offset;    // AVX2 int4: 8 x the sum of each block's q, [M][blocks]
 };
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out);
 

@@ -130,19 +130,95 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
   }
 }
 
+// int4: two steps (8 K x 8 columns) per 32 bytes of unsigned nibbles, vpmaddubsw
+// against the int8 activations, up to 4 such products summed in int16, then
+// vpmaddwd by 1 into int32 (the 4 K of each column side by side).
+template <int MR, int NP>
+__attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                       size_t panel) {
+  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 8;
+  const __m256i mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const uint8_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a8.data() + (row + size_t(r)) * stride;
+  __m256 accf[MR][NP];
+  __m256i acc[MR][NP], acc16[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) accf[r][j] = _mm256_setzero_ps();
+  for (size_t b = 0; b < p.blocks; ++b) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_setzero_si256();
+    const size_t a0 = b * p.block_pad;
+    for (size_t t0 = 0; t0 < steps; t0 += 8) {
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) acc16[r][j] = _mm256_setzero_si256();
+      const size_t t1 = t0 + 8 < steps ? t0 + 8 : steps;
+      for (size_t t = t0; t < t1; t += 2) {
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp[j]));
+          wp[j] += 32;
+          const __m256i lo = _mm256_and_si256(x, mask), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), mask);
+#pragma GCC unroll 8
+          for (int r = 0; r < MR; ++r) {
+            const __m256i xa = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t));
+            const __m256i xb = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t + 4));
+            acc16[r][j] = _mm256_add_epi16(
+                acc16[r][j], _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(acc16[r][j], ones));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      const __m256 s = _mm256_loadu_ps(p.scales.data() + b * npad + (panel + size_t(j)) * 8);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const __m256i off = _mm256_set1_epi32(q.offset[(row + size_t(r)) * p.blocks + b]);
+        accf[r][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc[r][j], off)), s, accf[r][j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 8;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      store(c + (row + size_t(r)) * p.n, col, p.n, _mm256_mul_ps(accf[r][j], _mm256_set1_ps(q.scale[row + size_t(r)])));
+  }
+}
+
 template <int MR, int NP, bool I4>
 void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe) {
   size_t pan = pb;
-  for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
-  for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+  if constexpr (I4) {
+    for (; pan + NP <= pe; pan += NP) tile_u4<MR, NP>(p, q, c, row, pan);
+    for (; pan < pe; ++pan) tile_u4<MR, 1>(p, q, c, row, pan);
+  } else {
+    for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
+    for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+  }
 }
 
 template <bool I4>
 void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe) {
   size_t row = 0;
-  for (; row + 4 <= m; row += 4) panels<4, I4 ? 1 : 2, I4>(p, q, c, row, pb, pe);
+  for (; row + 4 <= m; row += 4) panels<4, 2, I4>(p, q, c, row, pb, pe);
   switch (m - row) {
-    case 3: panels<3, I4 ? 1 : 2, I4>(p, q, c, row, pb, pe); break;
+    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe); break;
     case 2: panels<2, 2, I4>(p, q, c, row, pb, pe); break;
     case 1: panels<1, 4, I4>(p, q, c, row, pb, pe); break;
     default: break;
