@@ -309,5 +309,56 @@ TEST(DynamicGemm, DenseKernelEqualsTheReference) {
   }
 }
 
+// The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
+// uint8 activations and the weight sums that take the +128 back out are checked by
+// emulating vpdpbusd element by element here, against the reference's results.
+TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4})
+    for (size_t k : {7, 50, 84})
+      for (size_t n : {5, 16, 40}) {
+        Layout l = default_layout(s, {int64_t(k), int64_t(n)});
+        const std::vector<float> w = random_weights(k * n, uint32_t(k + 3 * n));
+        const Quantized q = quantize(l, w.data());
+        const WeightView view{&l, q.data.data(), q.scales.data()};
+        const size_t m = 3;
+        const std::vector<float> a = random_weights(m * k, uint32_t(k));
+        std::vector<float> want(m * n);
+        dynamic_gemm_reference(view, a.data(), want.data(), m);
+        const auto p = pack_weights(view, DynIsa::kAvx512Vnni);
+        QuantizedRows rows;
+        quantize_rows(*p, a.data(), m, &rows);
+        const size_t steps = p->block_pad / 4, stride = p->blocks * p->block_pad, npad = p->panels * 16;
+        const bool i4 = s == Storage::kInt4;
+        const size_t step_bytes = i4 ? 32 : 64;
+        for (size_t r = 0; r < m; ++r)
+          for (size_t col = 0; col < n; ++col) {
+            const size_t pan = col / 16, c = col % 16;
+            float acc = 0.0f;
+            int32_t isum = 0;
+            for (size_t b = 0; b < p->blocks; ++b) {
+              uint32_t sum = 0;  // wraps as vpdpbusd does
+              for (size_t t = 0; t < steps; ++t)
+                for (size_t kk = 0; kk < 4; ++kk) {
+                  const uint8_t* step = p->data.data() + pan * p->panel_bytes + (b * steps + t) * step_bytes;
+                  const size_t j = c * 4 + kk;
+                  int wv;
+                  if (i4) {
+                    const int nib = j < 32 ? step[j] & 0xF : step[j - 32] >> 4;
+                    wv = (nib ^ 8) - 8;
+                  } else {
+                    wv = int8_t(step[j]);
+                  }
+                  sum += uint32_t(int(rows.a8[r * stride + b * p->block_pad + 4 * t + kk]) * wv);
+                }
+              isum = int32_t(sum - uint32_t(p->colsum[b * npad + col]));
+              if (i4) acc = std::fma(float(isum), p->scales[b * npad + col], acc);
+            }
+            const float got = i4 ? acc * rows.scale[r] : (float(isum) * rows.scale[r]) * p->scales[col];
+            ASSERT_EQ(got, want[r * n + col]) << storage_name(s) << " k=" << k << " n=" << n << " r=" << r
+                                              << " col=" << col;
+          }
+      }
+}
+
 }  // namespace
 }  // namespace sg::kernels::quant
