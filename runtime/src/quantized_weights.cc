@@ -4,7 +4,7 @@
 #include "quant/quantized_kernels.h"
 #endif
 #if defined(SG_HAVE_XNNPACK) && !defined(SG_SELECTED_OPS_INC)
-#include "simd/simd_kernels.h"
+#include "xnnpack/xnnpack_backend.h"
 #endif
 
 namespace sg::runtime {
@@ -81,7 +81,7 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
       void (*tanh_row)(const float*, float*, size_t) = nullptr;
 #ifdef SG_HAVE_XNNPACK
       // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).
-      tanh_row = kernels::xnn::unary_row(ops::OpId::Tanh, kernels::simd::best_isa());
+      tanh_row = kernels::xnnpack_tanh_row();
 #endif
       return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales,
                                                kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row);
