@@ -20,7 +20,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = [("mlp", "b1"), ("mlp", "b64"), ("rnn", "t100"), ("beam", "s50"), ("cnn", "1")]
-STORAGES = ("f32", "int8", "int4", "bf16", "f16")
+# "int8/wo", "int4/wo": the same file run with graph-run --weight-only-quant (f32
+# products over the widened weights instead of quantized activations).
+STORAGES = ("f32", "int8", "int8/wo", "int4", "int4/wo", "bf16", "f16")
 
 
 def run(cmd):
@@ -47,13 +49,17 @@ def main():
                 inputs += ["--input", f"{f[:-4]}={os.path.join(data, case, f)}"]
             base = {}
             for storage in STORAGES:
-                graph = os.path.join(work, f"{workload}_{storage}.sgraph")
-                extra = [] if storage == "f32" else ["--quantize", storage]
-                run([compile_, os.path.join(ROOT, "bench", "models", f"{workload}.py"), "-o", graph, "--weights",
-                     os.path.join(data, "weights.safetensors"), *extra])
-                out_dir = os.path.join(work, f"out_{workload}_{case}_{storage}")
+                stored, _, mode = storage.partition("/")
+                graph = os.path.join(work, f"{workload}_{stored}.sgraph")
+                extra = [] if stored == "f32" else ["--quantize", stored]
+                if not mode:
+                    run([compile_, os.path.join(ROOT, "bench", "models", f"{workload}.py"), "-o", graph, "--weights",
+                         os.path.join(data, "weights.safetensors"), *extra])
+                out_dir = os.path.join(work, f"out_{workload}_{case}_{storage.replace('/', '_')}")
                 os.makedirs(out_dir)
-                text = run([graph_run, graph, *inputs, "--threads", "1", "--bench", str(a.runs), "--output-dir", out_dir])
+                flags = ["--weight-only-quant"] if mode else []
+                text = run([graph_run, graph, *inputs, "--threads", "1", "--bench", str(a.runs), "--output-dir", out_dir,
+                            *flags])
                 median = float(re.search(r"median ([0-9.]+) ms", text).group(1))
                 outs = {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))}
                 size = os.path.getsize(graph)

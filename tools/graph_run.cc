@@ -70,6 +70,8 @@ constexpr const char* kUsage =
     "  --timeout SECONDS    wall time a run may take (decimals allowed); past it the run\n"
     "                       stops with exit 3 naming the source line it stopped at\n"
     "  --no-verify-data     skips the check of the data segment's checksum on load\n"
+    "  --weight-only-quant  int8/int4 dense weights compute in f32 over their widened\n"
+    "                       values instead of quantizing the activations per run\n"
     "                       (done by default; --verify-data, the old flag, is accepted)\n"
     "  -h, --help           prints this help\n"
     "\n"
@@ -90,6 +92,7 @@ struct Options {
   size_t max_memory = 0;                 // 0: no limit
   std::chrono::microseconds timeout{0};  // 0: no limit
   bool verify_data = true;
+  bool dynamic_quantization = true;
   bool help = false;
   int steps = 0;  // 0: one run, inputs as they are
   int print_every = 1;
@@ -205,13 +208,15 @@ std::optional<Failure> parse_args(int argc, char** argv, Options* o) {
       return std::nullopt;
     };
     const bool is_flag = arg == "--profile" || arg == "--verify-data" || arg == "--no-verify-data" ||
-                         arg == "--help" || arg == "-h";
+                         arg == "--weight-only-quant" || arg == "--help" || arg == "-h";
     if (is_flag && inline_value) return usage_error(std::string(arg) + " takes no value");
 
     if (arg == "-h" || arg == "--help") {
       o->help = true;
     } else if (arg == "--profile") {
       o->profile = true;
+    } else if (arg == "--weight-only-quant") {
+      o->dynamic_quantization = false;
     } else if (arg == "--verify-data" || arg == "--no-verify-data") {
       o->verify_data = arg == "--verify-data";
     } else if (arg == "--threads") {
@@ -549,6 +554,7 @@ std::optional<Failure> run_tool(const Options& o) {
 #endif
   LoadOptions load;
   load.verify_data = o.verify_data;
+  load.dynamic_quantization = o.dynamic_quantization;
   auto program = Program::load_file(o.graph, load);
   if (!program.ok()) return from_status(program.status(), false);
 

@@ -18,11 +18,13 @@ std::string shape_text(const TensorRef& t) {
 class QuantizedDense final : public PreparedKernel {
  public:
   QuantizedDense(ops::OpId op, int64_t activation, const Layout& l, const uint8_t* data, const uint8_t* scales,
-                 GemmIsa isa)
-      : op_(op), activation_(activation), layout_(l), isa_(isa) {
+                 GemmIsa isa, std::shared_ptr<const PackedWeights> packed,
+                 void (*tanh_row)(const float*, float*, size_t))
+      : op_(op), activation_(activation), layout_(l), isa_(isa), packed_(std::move(packed)), tanh_row_(tanh_row) {
     view_ = WeightView{&layout_, data, scales};
     if (isa_ == GemmIsa::kReference) row_.resize(size_t(l.dims[1]));
-    name_ = std::string("quant:") + storage_name(l.storage) + ":" + gemm_isa_name(isa_);
+    name_ = std::string("quant:") + storage_name(l.storage) + ":" +
+            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa) : gemm_isa_name(isa_));
   }
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> inputs, std::span<TensorRef> outputs) override {
@@ -40,7 +42,9 @@ class QuantizedDense final : public PreparedKernel {
     p.m = size_t(x.numel()) / k;
     p.k = k;
     p.n = n;
-    if (p.m > 0 && n > 0) {
+    if (p.m > 0 && n > 0 && packed_ != nullptr) {
+      run_dynamic(ctx, p);
+    } else if (p.m > 0 && n > 0) {
       if (isa_ == GemmIsa::kReference) {
         gemm_columns(isa_, p, 0, n, row_.data());
       } else {
@@ -54,8 +58,16 @@ class QuantizedDense final : public PreparedKernel {
           for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
-    if (op_ == ops::OpId::FullyConnected)
+    if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
+      const float* bias = inputs[2].as<const float>();
+      for (size_t r = 0; r < p.m; ++r) {
+        float* row = o.as<float>() + r * n;
+        for (size_t c = 0; c < n; ++c) row[c] += bias[c];
+        tanh_row_(row, row, n);
+      }
+    } else if (op_ == ops::OpId::FullyConnected) {
       bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), inputs[2].as<const float>(), activation_);
+    }
     return Status::Ok();
   }
 
@@ -63,6 +75,36 @@ class QuantizedDense final : public PreparedKernel {
   size_t memory_bytes() const override { return row_.size() * sizeof(float); }
 
  private:
+  // Activations quantized once, then column tiles; rows with a non-finite value
+  // again in f32 (weight-only), so NaN and inf propagate as they would.
+  void run_dynamic(const KernelContext& ctx, const GemmProblem& p) {
+    thread_local QuantizedRows rows;
+    quantize_rows(*packed_, p.a, p.m, &rows);
+    DynTask task{packed_.get(), &rows, p.m, p.c, p.n, dynamic_column_tile(packed_->isa)};
+    const size_t tiles = (p.n + task.tile - 1) / task.tile;
+    if (ctx.team != nullptr && tiles > 1) ctx.team->run(&DynTask::run, &task, tiles);
+    else
+      for (size_t i = 0; i < tiles; ++i) DynTask::run(&task, i);
+    for (size_t r = 0; r < p.m; ++r) {
+      if (rows.finite[r] != 0) continue;
+      const GemmProblem one{p.a + r * p.k, p.w, p.c + r * p.n, 1, p.k, p.n};
+      std::vector<float> row(p.n);
+      gemm_columns(isa_, one, 0, p.n, row.data());
+    }
+  }
+  struct DynTask {
+    const PackedWeights* packed;
+    const QuantizedRows* rows;
+    size_t m;
+    float* c;
+    size_t n, tile;
+    static void run(void* context, size_t i) {
+      const DynTask& t = *static_cast<const DynTask*>(context);
+      const size_t begin = i * t.tile, end = std::min(t.n, begin + t.tile);
+      dynamic_gemm_columns(*t.packed, *t.rows, t.m, t.c, begin, end);
+    }
+  };
+
   struct Task {
     QuantizedDense* self;
     const GemmProblem* p;
@@ -79,6 +121,8 @@ class QuantizedDense final : public PreparedKernel {
   Layout layout_;
   WeightView view_;
   GemmIsa isa_;
+  std::shared_ptr<const PackedWeights> packed_;
+  void (*tanh_row_)(const float*, float*, size_t);
   std::vector<float> row_;
   std::string name_;
 };
@@ -135,10 +179,17 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
 }
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
-                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa) {
+                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa,
+                                                  std::shared_ptr<const PackedWeights> packed,
+                                                  void (*tanh_row)(const float*, float*, size_t)) {
   if (op == ops::OpId::Take) return std::make_unique<QuantizedTake>(l, data, scales);
   const int64_t activation = op == ops::OpId::FullyConnected ? attrs.i(ops::attr::kFcActivation) : 0;
-  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa);
+  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed), tanh_row);
+}
+
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa) {
+  return prepare_quantized(op, attrs, l, data, scales, isa, nullptr, nullptr);
 }
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,

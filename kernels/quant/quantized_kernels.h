@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "interface/kernel.h"
+#include "quant/dynamic_gemm.h"
 #include "quant/quantized_gemm.h"
 #include "quant/weight_format.h"
 
@@ -22,5 +23,14 @@ std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs
                                                   const uint8_t* data, const uint8_t* scales);
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa);
+// With `packed` (pack_weights of the same weights): a dense layer quantizes its
+// activations per run and multiplies in integers (dynamic_gemm.h); rows holding a
+// non-finite value, and every row without `packed`, run the weight-only kernel `isa`.
+std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
+                                                  const uint8_t* data, const uint8_t* scales, GemmIsa isa,
+                                                  std::shared_ptr<const PackedWeights> packed,
+                                                  void (*tanh_row)(const float*, float*, size_t) = nullptr);
+// `tanh_row`: fully_connected's tanh activation over a row (y may be x), the f32
+// kernels' vectorized tanh where the runtime has one; null: std::tanh per element.
 
 }  // namespace sg::kernels::quant

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "selection/selected_ops.h"
+#include "simd/simd_kernels.h"
 #include "xnnpack/coverage.h"
 #include "simd/simd.h"
 #include "xnnpack/xnn_common.h"
@@ -256,6 +257,10 @@ bool can_start_threads(size_t n) {
 }
 
 }  // namespace
+
+void (*xnnpack_tanh_row())(const float* x, float* y, size_t n) {
+  return xnn::unary_row(ops::OpId::Tanh, simd::best_isa());
+}
 
 void* xnnpack_create_threadpool(int num_threads) {
   if (num_threads <= 1 || !can_start_threads(size_t(num_threads - 1))) return nullptr;

@@ -67,6 +67,11 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
 void* xnnpack_create_threadpool(int num_threads);
 void xnnpack_destroy_threadpool(void* pool);
 
+// y[i] = tanh(x[i]) for i < n (y may be x) as our f32 kernels compute it (sg:tanh_f32
+// on the best instruction set): the tanh activation of kernels outside this backend
+// (kernels/quant/'s fully_connected).
+void (*xnnpack_tanh_row())(const float* x, float* y, size_t n);
+
 // parallelize(ctx, task, context, n) (interface/kernel.h) is defined here, over the
 // context's team or pool.
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emit/emit.h"
+#include "emit/quantize.h"
 #include "frontend/diagnostics.h"
 #include "frontend/parser.h"
 #include "ir/ir.h"
@@ -108,7 +109,12 @@ CompileResult compile_source(const std::string& path, std::string text, const st
       return r;
     }
     std::string error;
-    if (!sc::emit_graph(*ir, &bytes, &error)) {
+    // sg.weight(name, quantize=...) requests (SPEC §13), as graph-compile without
+    // --quantize; its notes (weights left f32) come back with the warnings' text.
+    std::vector<std::string> notes;
+    const std::vector<sc::QuantizedConstant> quantized = sc::quantize_constants(*ir, sc::QuantizeOptions{}, &notes);
+    for (const std::string& note : notes) r.text += "graph-compile: note: " + note + "\n";
+    if (!sc::emit_graph(*ir, &bytes, &error, quantized.empty() ? nullptr : &quantized)) {
       r.error = error;
       return r;
     }

@@ -198,9 +198,10 @@ struct PyProgram {
   nb::object keep;  // the bytes a Program loaded from memory may use in place
 };
 
-PyProgram load_file(const std::string& path, bool verify_data) {
+PyProgram load_file(const std::string& path, bool verify_data, bool dynamic_quantization) {
   sg::LoadOptions o;
   o.verify_data = verify_data;
+  o.dynamic_quantization = dynamic_quantization;
   sg::Result<ProgramPtr> p = [&] {
     nb::gil_scoped_release release;
     return sg::Program::load_file(path, o);
@@ -209,9 +210,10 @@ PyProgram load_file(const std::string& path, bool verify_data) {
   return {std::move(*p), nb::none()};
 }
 
-PyProgram load_bytes(nb::bytes data, bool verify_data) {
+PyProgram load_bytes(nb::bytes data, bool verify_data, bool dynamic_quantization) {
   sg::LoadOptions o;
   o.verify_data = verify_data;
+  o.dynamic_quantization = dynamic_quantization;
   const auto* bytes = reinterpret_cast<const uint8_t*>(data.c_str());
   const size_t size = data.size();
   sg::Result<ProgramPtr> p = [&] {
@@ -722,7 +724,9 @@ NB_MODULE(_runtime, m) {
            [](EntryCall& c, nb::args args, nb::kwargs kwargs) { return c.session->call(c.entry, std::move(args), std::move(kwargs)); })
       .def_prop_ro("entry", [](const EntryCall& c) { return c.session->program()->entries()[c.entry].name; });
 
-  m.def("load_file", &load_file, nb::arg("path"), nb::arg("verify_data") = true);
-  m.def("load_bytes", &load_bytes, nb::arg("data"), nb::arg("verify_data") = true);
+  m.def("load_file", &load_file, nb::arg("path"), nb::arg("verify_data") = true,
+        nb::arg("dynamic_quantization") = true);
+  m.def("load_bytes", &load_bytes, nb::arg("data"), nb::arg("verify_data") = true,
+        nb::arg("dynamic_quantization") = true);
   register_op_graph(m);
 }

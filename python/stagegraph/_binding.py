@@ -27,14 +27,17 @@ __all__ = ["load", "compile", "jit", "Program", "Session", "TensorSpec", "Entry"
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def load(path_or_bytes: Union[PathLike, bytes, bytearray, memoryview], *, verify_data: bool = True) -> Program:
+def load(path_or_bytes: Union[PathLike, bytes, bytearray, memoryview], *, verify_data: bool = True,
+         dynamic_quantization: bool = True) -> Program:
     """Loads a graph (.sgraph) from a file (memory-mapped) or from bytes. Every check
     graph-run makes on load is made; a bad file is a ValueError saying what is wrong,
-    a missing one FileNotFoundError."""
+    a missing one FileNotFoundError. dynamic_quantization=False: int8/int4 dense
+    layers compute in f32 over the dequantized weights instead of quantizing their
+    activations per run (SPEC §13; graph-run --weight-only-quant)."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        return _runtime.load_bytes(bytes(path_or_bytes), verify_data)
+        return _runtime.load_bytes(bytes(path_or_bytes), verify_data, dynamic_quantization)
     if isinstance(path_or_bytes, (str, os.PathLike)):
-        return _runtime.load_file(os.fspath(path_or_bytes), verify_data)
+        return _runtime.load_file(os.fspath(path_or_bytes), verify_data, dynamic_quantization)
     raise TypeError(f"sg.load takes a path or bytes, not {type(path_or_bytes).__name__}")
 
 

@@ -20,6 +20,9 @@ DevicePlacement::DevicePlacement(const ProgramImpl& program, DeviceContext& devi
         infos[k].rank = int(std::min(v.dims.size(), size_t(kernels::kMaxRank)));
         for (int d = 0; d < infos[k].rank; ++d) infos[k].shape[d] = v.dims[size_t(d)];
         infos[k].constant = v.is_constant ? v.constant.data() : nullptr;
+        // A quantized constant kept only in its stored form runs on the host's
+        // quantized kernel (a device reads f32 values).
+        fits = fits && (v.quant == nullptr || v.quant->widened());
       }
       for (uint32_t v : node.outputs) fits = fits && fn.values[v].dims.size() <= size_t(kernels::kMaxRank);
       if (!fits) continue;

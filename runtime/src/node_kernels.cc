@@ -94,7 +94,7 @@ NodeKernels::NodeKernels(const ProgramImpl& program, int num_threads, void* shar
       scalar_kernel(fn, node, k);
       std::vector<const QuantizedConstant*> quant;
       for (uint32_t v : node.inputs) quant.push_back(fn.values[v].quant.get());
-      if (std::unique_ptr<kernels::PreparedKernel> q = quantized_kernel(node.op, node.attrs, quant)) {
+      if (std::unique_ptr<kernels::PreparedKernel> q = quantized_kernel(node.op, node.attrs, quant, program.dynamic_quantization)) {
         // A constant read in place, quantized (SPEC §13).
         k.prepared = q.get();
         prepared_.push_back(std::move(q));

@@ -74,8 +74,8 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
       info.is_constant = true;
       // Kernels only read their inputs, so the read-only mapping is safe to wrap.
       info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(data.data() + k->offset()));
-      if ((info.quant = quantized.get(uint32_t(value.constant()), info.dims)))
-        info.constant = Tensor::wrap(info.dtype, info.dims, static_cast<const void*>(info.quant->values.data()));
+      // A quantized constant: `constant` is bound once widen_constants has decided.
+      info.quant = quantized.get(uint32_t(value.constant()), info.dims);
     }
     fn.values.push_back(std::move(info));
   }
@@ -105,6 +105,36 @@ FunctionImpl decode_function(const fb::Function& f, std::span<const uint8_t> dat
   return fn;
 }
 
+// Quantized constants (SPEC §13): widened to f32 when some use of some value of
+// theirs has no kernel reading the stored bytes (another op, control flow, a
+// result); then every value of the constant is bound to the f32 copy, else to the
+// stored bytes, which only the quantized kernels read.
+void widen_constants(ProgramImpl& impl) {
+  std::vector<QuantizedConstant*> needs;
+  for (const FunctionImpl& fn : impl.functions) {
+    for (uint32_t r : fn.results)
+      if (fn.values[r].quant != nullptr) needs.push_back(fn.values[r].quant.get());
+    for (const NodeInfo& node : fn.nodes)
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ValueInfo& v = fn.values[node.inputs[i]];
+        if (v.quant == nullptr) continue;
+        if (node.kind != NodeKind::kOp || node.op == ops::OpId::Custom ||
+            !has_quantized_kernel(node.op, node.attrs, i, *v.quant))
+          needs.push_back(v.quant.get());
+      }
+  }
+  for (QuantizedConstant* q : needs) widen_quantized(*q);
+  for (FunctionImpl& fn : impl.functions)
+    for (ValueInfo& v : fn.values) {
+      if (v.quant == nullptr) continue;
+      const void* bytes = v.quant->widened() ? static_cast<const void*>(v.quant->values.data()) : v.quant->data;
+      v.constant = Tensor::wrap(v.dtype, v.dims, bytes);
+      if (v.quant->widened() && std::find(impl.widened_constants.begin(), impl.widened_constants.end(), v.quant) ==
+                                    impl.widened_constants.end())
+        impl.widened_constants.push_back(v.quant);
+    }
+}
+
 TensorSpec decode_sig(const fb::TensorSig& sig, const std::vector<std::string>& symbols) {
   TensorSpec spec;
   spec.name = str(sig.name());
@@ -125,17 +155,14 @@ Result<std::shared_ptr<const Program>> build_program(MappedBytes bytes, const Lo
   auto impl = std::make_unique<ProgramImpl>();
   impl->major = file.header.major;
   impl->minor = file.header.minor;
+  impl->dynamic_quantization = options.dynamic_quantization;
   const std::vector<std::string> symbols = strings(g.symbols());
   const std::vector<std::string> files = strings(g.source_files());
   QuantizedConstants quantized(g, file.data_segment);
   for (size_t f = 0; f < len(g.functions()); ++f)
     impl->functions.push_back(
         decode_function(*g.functions()->Get(uint32_t(f)), file.data_segment, g, files, quantized));
-  for (const runtime::FunctionImpl& fn : impl->functions)
-    for (const runtime::ValueInfo& v : fn.values)
-      if (v.quant != nullptr && std::find(impl->widened_constants.begin(), impl->widened_constants.end(), v.quant) ==
-                                    impl->widened_constants.end())
-        impl->widened_constants.push_back(v.quant);
+  widen_constants(*impl);
   for (size_t e = 0; e < len(g.entries()); ++e) {
     const fb::Entry& entry = *g.entries()->Get(uint32_t(e));
     EntryInfo info;

@@ -32,7 +32,7 @@ struct ValueInfo {
   Tensor constant;  // a wrapped view of the mapped data segment when is_constant
   // A constant stored quantized: its layout and stored bytes; `constant` then wraps
   // its widened f32 values (SPEC.md §13).
-  std::shared_ptr<const QuantizedConstant> quant;
+  std::shared_ptr<QuantizedConstant> quant;
   // What a loop keeps per iteration for a gradient (the compiler names it
   // "gradient tape"): profile() reports its bytes.
   bool tape = false;
@@ -104,8 +104,11 @@ class ProgramImpl {
         return true;
     return false;
   }
-  // The f32 values of quantized constants, widened at load (SPEC.md §13).
-  std::vector<std::shared_ptr<const runtime::QuantizedConstant>> widened_constants;
+  // The quantized constants widened to f32 at load (SPEC.md §13): those with a use
+  // that no quantized kernel serves.
+  std::vector<std::shared_ptr<runtime::QuantizedConstant>> widened_constants;
+  // LoadOptions::dynamic_quantization.
+  bool dynamic_quantization = true;
 };
 
 namespace runtime {

@@ -3,10 +3,13 @@
 #ifndef SG_SELECTED_OPS_INC
 #include "quant/quantized_kernels.h"
 #endif
+#if defined(SG_HAVE_XNNPACK) && !defined(SG_SELECTED_OPS_INC)
+#include "xnnpack/xnnpack_backend.h"
+#endif
 
 namespace sg::runtime {
 
-std::shared_ptr<const QuantizedConstant> QuantizedConstants::get(uint32_t c, const std::vector<int64_t>& dims) {
+std::shared_ptr<QuantizedConstant> QuantizedConstants::get(uint32_t c, const std::vector<int64_t>& dims) {
   const auto* table = g_.quantized();
   if (table == nullptr) return nullptr;
   const fb::QuantizedConstant* record = nullptr;
@@ -23,27 +26,66 @@ std::shared_ptr<const QuantizedConstant> QuantizedConstants::get(uint32_t c, con
   q->layout.dims = dims;
   q->data = data_.data() + g_.constants()->Get(c)->offset();
   if (record->scales() >= 0) q->scales = data_.data() + g_.constants()->Get(uint32_t(record->scales()))->offset();
-  const uint64_t n = kernels::quant::element_count(q->layout);
-  q->values.assign(n + 16, 0.0f);
-  kernels::quant::dequantize(kernels::quant::WeightView{&q->layout, q->data, q->scales}, 0, n, q->values.data());
   decoded_.emplace(std::move(key), q);
   return q;
 }
 
+void widen_quantized(QuantizedConstant& q) {
+  if (q.widened()) return;
+  const uint64_t n = kernels::quant::element_count(q.layout);
+  q.values.assign(n + 16, 0.0f);
+  kernels::quant::dequantize(kernels::quant::WeightView{&q.layout, q.data, q.scales}, 0, n, q.values.data());
+}
+
+bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q) {
+#ifdef SG_SELECTED_OPS_INC
+  (void)op;
+  (void)attrs;
+  (void)input;
+  (void)q;
+  return false;
+#else
+  return kernels::quant::reads_quantized(op, attrs, input, q.layout);
+#endif
+}
+
+std::shared_ptr<const kernels::quant::PackedWeights> QuantizedConstant::packed() const {
+#ifdef SG_SELECTED_OPS_INC
+  return nullptr;
+#else
+  std::call_once(pack_once_, [this] {
+    const kernels::quant::DynIsa isa = kernels::quant::best_dyn_isa(layout);
+    if (isa != kernels::quant::DynIsa::kReference)
+      packed_ = kernels::quant::pack_weights(kernels::quant::WeightView{&layout, data, scales}, isa);
+  });
+  return packed_;
+#endif
+}
+
 std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
-    ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant) {
+    ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant, bool dynamic) {
 #ifdef SG_SELECTED_OPS_INC
   // The mobile core (every source compiled with an op selection): quantized weights
   // run through their widened f32 values, and no quantized kernel is linked.
   (void)op;
   (void)attrs;
   (void)quant;
+  (void)dynamic;
   return nullptr;
 #else
   for (size_t i = 0; i < quant.size(); ++i) {
     const QuantizedConstant* q = quant[i];
-    if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout))
-      return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales);
+    if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout)) {
+      std::shared_ptr<const kernels::quant::PackedWeights> packed;
+      if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(q->layout)) packed = q->packed();
+      void (*tanh_row)(const float*, float*, size_t) = nullptr;
+#ifdef SG_HAVE_XNNPACK
+      // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).
+      tanh_row = kernels::xnnpack_tanh_row();
+#endif
+      return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales,
+                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row);
+    }
   }
   return nullptr;
 #endif

@@ -1,16 +1,20 @@
 // Constants stored quantized or in half precision (SPEC.md §13) at run time. Each
 // value of such a constant keeps its layout and stored bytes (read in place by the
-// kernels of kernels/quant/) and its f32 values, widened once at load, for every
-// other use (any op, control flow, a result).
+// kernels of kernels/quant/), int8 and int4 dense weights their column panels for
+// the kernels over quantized activations (packed once, on first use, shared by the
+// Sessions), and, only when some use has no quantized kernel (another op, control
+// flow, a result), its f32 values widened once at load.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "interface/kernel.h"
+#include "quant/dynamic_gemm.h"
 #include "quant/weight_format.h"
 #include "stagegraph_generated.h"
 
@@ -20,25 +24,44 @@ struct QuantizedConstant {
   kernels::quant::Layout layout;
   const uint8_t* data = nullptr;    // in the data segment
   const uint8_t* scales = nullptr;  // in the data segment, or null
-  std::vector<float> values;        // the widened f32 tensor (and 16 bytes of slack)
+  // The widened f32 tensor (and 16 bytes of slack); empty when every use of the
+  // constant has a quantized kernel (widen_quantized decides, at load).
+  std::vector<float> values;
+  bool widened() const { return !values.empty(); }
+  // The weights packed for kernels::quant::dynamic_gemm_columns, made on first call
+  // (thread-safe); null where the layout or the CPU has no such kernel.
+  std::shared_ptr<const kernels::quant::PackedWeights> packed() const;
+
+ private:
+  mutable std::once_flag pack_once_;
+  mutable std::shared_ptr<const kernels::quant::PackedWeights> packed_;
 };
+
+// Fills q.values with the constant's f32 values.
+void widen_quantized(QuantizedConstant& q);
+// Whether input `input` of an op node (op, attrs) reading quantized constant `q` has
+// a kernel that reads the stored bytes (so needs no f32 copy).
+bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q);
 
 // The quantized constants of a graph, decoded once per (constant, shape).
 class QuantizedConstants {
  public:
   QuantizedConstants(const fb::Graph& g, std::span<const uint8_t> data) : g_(g), data_(data) {}
   // Null when constant `c` is stored as plain bytes of its dtype.
-  std::shared_ptr<const QuantizedConstant> get(uint32_t c, const std::vector<int64_t>& dims);
+  // Not yet widened: see widen_quantized.
+  std::shared_ptr<QuantizedConstant> get(uint32_t c, const std::vector<int64_t>& dims);
 
  private:
   const fb::Graph& g_;
   std::span<const uint8_t> data_;
-  std::map<std::pair<uint32_t, std::vector<int64_t>>, std::shared_ptr<const QuantizedConstant>> decoded_;
+  std::map<std::pair<uint32_t, std::vector<int64_t>>, std::shared_ptr<QuantizedConstant>> decoded_;
 };
 
 // The kernel of an op node one of whose inputs is a quantized constant it reads in
 // place (kernels::quant::reads_quantized), else null. `quant[i]` is input i's.
+// `dynamic`: int8 and int4 dense layers quantize their activations per run (the
+// default); false: weight-only, f32 products over the widened weights.
 std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
-    ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant);
+    ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant, bool dynamic = true);
 
 }  // namespace sg::runtime

@@ -180,3 +180,34 @@ def test_type_stubs_ship_with_the_package():
     files = importlib.resources.files("stagegraph")
     for name in ("_runtime.pyi", "_compiler.pyi", "py.typed"):
         assert files.joinpath(name).is_file(), name
+
+
+def test_quantized_dense_dynamic_and_weight_only(tmp_program, tmp_path):
+    """int8 dense weights (SPEC §13): by default the activations are quantized per run,
+    as eager mode computes them; dynamic_quantization=False multiplies in f32 with the
+    dequantized weights."""
+    from stagegraph import _quantize
+    src = tmp_program("""
+        import stagegraph as sg
+
+        @sg.function
+        def dense(x: sg.f32["N", 40]):
+            return x @ sg.weight("w", quantize="int8")
+    """)
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((40, 24)).astype(np.float32)
+    x = rng.standard_normal((3, 40)).astype(np.float32)
+    x[1, 7] = np.nan
+    weights = tmp_path / "w.safetensors"
+    header = b'{"w":{"dtype":"F32","shape":[40,24],"data_offsets":[0,%d]}}' % w.nbytes
+    weights.write_bytes(len(header).to_bytes(8, "little") + header + w.tobytes())
+    import stagegraph._compiler as c
+    r = c.compile_source(str(src), src.read_text(), [], str(weights), 2, False, False)
+    assert r.ok, r.text
+    wide, q, scale = _quantize.quantized(w, "int8")
+    dynamic = sg.load(r.graph).session().dense(x)
+    np.testing.assert_array_equal(dynamic[[0, 2]], _quantize.dynamic_matmul(x, "int8", q, scale, wide)[[0, 2]])
+    assert np.all(np.isnan(dynamic[1]))  # a row with NaN is computed in f32: NaN propagates
+    weight_only = sg.load(r.graph, dynamic_quantization=False).session().dense(x)
+    np.testing.assert_allclose(weight_only[[0, 2]], (x[[0, 2]].astype(np.float64) @ wide), rtol=1e-5, atol=1e-5)
+    assert not np.array_equal(weight_only[[0, 2]], dynamic[[0, 2]])

@@ -39,6 +39,12 @@ def matmul(a, b):
     if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
         raise ValueError(f"matmul: inner dims differ: {dt.describe(x.dtype, x.shape)} @ "
                          f"{dt.describe(y.dtype, y.shape)}")
+    if y.ndim == 2 and x.dtype is dt.f32:
+        from ._staging import quantized_weight
+        qw = quantized_weight(b)
+        if qw is not None:
+            from ._quantize import dynamic_matmul
+            return Tensor(dynamic_matmul(x._a, qw[0], qw[1], qw[2], y._a))
     r = _kernels.run("matmul", (x._a, y._a))
     if r is not None:
         return Tensor(r)

@@ -6,6 +6,12 @@ sg.weight(name, quantize=...) computes with, the very values graph-compile store
     int4  symmetric, a scale max|w|/7 rounded to f16 per block along the axis before
           the last (axis 0 at rank 1), of the largest size <= 32 dividing it
     bf16  round to nearest even;  f16  IEEE half, round to nearest even
+
+A dense layer x @ W with W int8 or int4 (sg.weight(name, quantize=...) as the right
+operand of matmul, [K, N]) computes as the runtime does (kernels/quant/dynamic_gemm.h,
+SPEC §13): each row of x quantized to int8 with a scale of its own, integer dot
+products, the scales applied at the end (int8) or per K block (int4). Rows with a
+non-finite value use the dequantized weights in f32.
 """
 
 import numpy as np
@@ -31,17 +37,24 @@ def _int4_block(length, block=DEFAULT_INT4_BLOCK):
 
 def dequantized(w, storage):
     """The f32 values of `w` (f32) after storing it as `storage` and widening it back."""
+    return quantized(w, storage)[0]
+
+
+def quantized(w, storage):
+    """(dequantized values, integers, scales): the integers and scales are None for
+    bf16 and f16; for int8 the scales are [1, N] (rank 2), for int4 [K/B, 1, N]
+    against integers [K/B, B, N] (the blocks along K)."""
     if storage not in STORAGES:
         raise ValueError(f"quantize={storage!r}: use one of {', '.join(STORAGES)}")
     w = np.ascontiguousarray(w, np.float32)
     if not np.all(np.isfinite(w)):
         raise ValueError("a weight with non-finite values cannot be quantized")
     if storage == "f16":
-        return w.astype(np.float16).astype(np.float32)
+        return w.astype(np.float16).astype(np.float32), None, None
     if storage == "bf16":
-        return _bf16_round(w)
+        return _bf16_round(w), None, None
     if w.ndim == 0 or w.size == 0:
-        return w.copy()
+        return w.copy(), None, None
     if storage == "int8":
         amax = np.max(np.abs(w), axis=tuple(range(w.ndim - 1)), keepdims=True)
         scale = (amax / np.float32(127.0)).astype(np.float32)
@@ -57,4 +70,46 @@ def dequantized(w, storage):
         lo, hi = -8.0, 7.0
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(scale == 0, np.float32(0), np.clip(np.rint(groups / scale), lo, hi)).astype(np.float32)
-    return (q * scale).astype(np.float32).reshape(w.shape)
+    return (q * scale).astype(np.float32).reshape(w.shape), q, scale
+
+
+def quantize_rows(x):
+    """Each row of x [M, K] (f32) as int8: (q int64 [M, K], scale f32 [M], finite [M])."""
+    with np.errstate(all="ignore"):
+        absx = np.abs(x)
+        finite = np.all(np.isfinite(x), axis=1)
+        amax = np.where(finite, np.max(absx, axis=1, initial=np.float32(0)), np.float32(1)).astype(np.float32)
+        inv = (np.float32(127.0) / amax).astype(np.float32)
+        finite &= (amax == 0) | np.isfinite(inv)
+        zero = amax == 0
+        inv = np.where(zero, np.float32(0), inv).astype(np.float32)
+        scale = np.where(zero, np.float32(0), (amax / np.float32(127.0)).astype(np.float32)).astype(np.float32)
+        prod = (x * inv[:, None]).astype(np.float32)
+        q = np.clip(np.rint(np.where(finite[:, None], prod, 0)), -127, 127).astype(np.int64)
+    return q, scale, finite
+
+
+def dynamic_matmul(x, storage, wq, scale, wide):
+    """x [..., K] (f32) @ a [K, N] int8 or int4 weight quantized as `quantized` gave
+    it (wq, scale; `wide` its dequantized values): SPEC §13's dynamic quantization."""
+    k, n = wide.shape
+    rows = np.ascontiguousarray(x, np.float32).reshape(-1, k)
+    q, sa, finite = quantize_rows(rows)
+    if storage == "int8":
+        isum = q @ wq.astype(np.int64)
+        out = ((isum.astype(np.float32) * sa[:, None]).astype(np.float32) * scale.reshape(1, n)).astype(np.float32)
+    else:
+        blocks, block = wq.shape[0], wq.shape[1]
+        acc = np.zeros((rows.shape[0], n), np.float32)
+        qb = q.reshape(rows.shape[0], blocks, block)
+        for b in range(blocks):
+            isum = qb[:, b, :] @ wq[b].astype(np.int64)
+            # fma(f32(isum), s, acc), rounded once (float64 holds the product exactly)
+            acc = (isum.astype(np.float32).astype(np.float64) * scale[b].astype(np.float64) +
+                   acc.astype(np.float64)).astype(np.float32)
+        out = (acc * sa[:, None]).astype(np.float32)
+    if not np.all(finite):
+        with np.errstate(all="ignore"):
+            f32 = (rows[~finite].astype(np.float64) @ wide.astype(np.float64)).astype(np.float32)
+        out[~finite] = f32
+    return out.reshape(tuple(x.shape[:-1]) + (n,))

@@ -247,6 +247,22 @@ def load_weights(path):
     return dict(_weights.tensors)
 
 
+class _QuantizedWeight(Tensor):
+    """An int8 or int4 weight from sg.weight(quantize=): its dequantized values, and
+    the integers and scales matmul uses when it is the right operand (SPEC §13).
+    Every other op sees the dequantized values (and returns a plain Tensor)."""
+    __slots__ = ("_quant",)
+
+    def __init__(self, array, quant):
+        super().__init__(array)
+        self._quant = quant
+
+
+def quantized_weight(t):
+    """(storage, integers, scales) when `t` is an int8 or int4 weight, else None."""
+    return t._quant if isinstance(t, _QuantizedWeight) else None
+
+
 def weight(name, quantize=None):
     """The tensor `name` of the weights file (sg.load_weights or STAGEGRAPH_WEIGHTS).
     With quantize='int8'|'int4'|'bf16'|'f16': its values stored that way and widened
@@ -261,9 +277,15 @@ def weight(name, quantize=None):
         known = ", ".join(sorted(_weights.tensors)) or "none"
         raise KeyError(f"sg.weight({name!r}): no such tensor in {_weights.path} (it has: {known})")
     if quantize is not None:
-        from ._quantize import dequantized
+        from ._quantize import quantized, STORAGES
         values = _weights.tensors[name]
         if values.dtype != np.float32:
             raise TypeError(f"sg.weight({name!r}, quantize=...) needs an f32 weight, not {values.dtype}")
-        return Tensor(dequantized(values, quantize))
+        if quantize not in STORAGES:
+            raise ValueError(f"quantize={quantize!r}: use one of {', '.join(STORAGES)}")
+        wide, q, scale = quantized(values, quantize)
+        if quantize in ("int8", "int4") and wide.ndim == 2 and q is not None:
+            # matmul with it as the right operand quantizes its activations (SPEC §13)
+            return _QuantizedWeight(wide, (quantize, q, scale))
+        return Tensor(wide)
     return Tensor(_weights.tensors[name])

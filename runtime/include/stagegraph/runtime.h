@@ -72,6 +72,11 @@ struct LoadOptions {
   // SG_LOAD_NO_VERIFY_DATA, Java's Program.LoadOptions and graph-run's
   // --no-verify-data all come here.
   bool verify_data = true;
+  // int8 and int4 weights of dense layers (SPEC.md §13): true quantizes each row of
+  // the activations to int8 per run and multiplies in integers (the fast path);
+  // false computes in f32 with the widened weights (weight-only quantization, the
+  // values eager mode's sg.weight(quantize=) gives). graph-run --weight-only-quant.
+  bool dynamic_quantization = true;
 };
 
 class ProgramImpl;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "quant/dynamic_gemm.h"
 #include "quant/quantized_gemm.h"
 #include "quant/quantized_kernels.h"
 #include "quant/weight_format.h"
@@ -184,6 +186,178 @@ TEST(QuantizedKernels, TakeWidensTheRowsItReadsAndChecksIndices) {
   const Status s = kernel->run(KernelContext{}, in, o);
   EXPECT_EQ(s.code(), StatusCode::kRuntimeError);
   EXPECT_EQ(s.message(), "take: index 4 is out of bounds for axis 0 with size 4");
+}
+
+// Dynamic quantization of the activations: every SIMD kernel this CPU runs equals
+// the reference bit for bit (integer sums are exact, the f32 steps the same), over
+// odd shapes: M = 1..7, N off the panel width, K off the block and off 4.
+TEST(DynamicGemm, SimdEqualsTheReferenceBitForBit) {
+  struct Shape {
+    size_t k, n;
+    int64_t block;  // int4's (0: the default layout's)
+  };
+  const Shape shapes[] = {{1, 1, 1}, {3, 5, 3}, {7, 9, 7}, {32, 24, 0}, {50, 13, 25}, {64, 70, 32},
+                          {96, 136, 0}, {84, 200, 28}, {130, 17, 26}, {256, 256, 0}};
+  for (Storage s : {Storage::kInt8, Storage::kInt4})
+    for (const Shape& sh : shapes) {
+      Layout l = default_layout(s, {int64_t(sh.k), int64_t(sh.n)});
+      if (s == Storage::kInt4 && sh.block > 0) l.block = sh.block;
+      ASSERT_EQ(check_layout(l), "");
+      ASSERT_TRUE(dynamic_layout(l));
+      const std::vector<float> w = random_weights(sh.k * sh.n, uint32_t(sh.k * 7 + sh.n));
+      const Quantized q = quantize(l, w.data());
+      const WeightView view{&l, q.data.data(), q.scales.data()};
+      for (size_t m = 1; m <= 7; ++m) {
+        std::vector<float> a = random_weights(m * sh.k, uint32_t(m + sh.k));
+        if (m == 5) std::fill(a.begin() + 2 * long(sh.k), a.begin() + 3 * long(sh.k), 0.0f);  // a zero row
+        std::vector<float> want(m * sh.n, -1.0f);
+        dynamic_gemm_reference(view, a.data(), want.data(), m);
+        const DynIsa isa = best_dyn_isa(l);
+        if (isa == DynIsa::kReference) continue;
+        const auto packed = pack_weights(view, isa);
+        QuantizedRows rows;
+        quantize_rows(*packed, a.data(), m, &rows);
+        std::vector<float> c(m * sh.n, -1.0f);
+        const size_t tile = dynamic_column_tile(isa);
+        for (size_t begin = 0; begin < sh.n; begin += tile)
+          dynamic_gemm_columns(*packed, rows, m, c.data(), begin, std::min(sh.n, begin + tile));
+        for (size_t i = 0; i < m * sh.n; ++i)
+          ASSERT_EQ(c[i], want[i]) << storage_name(s) << " " << dyn_isa_name(isa) << " m=" << m << " k=" << sh.k
+                                   << " n=" << sh.n << " block=" << l.block << " at " << i;
+      }
+    }
+}
+
+// The reference computes what dynamic_gemm.h says, from first principles here.
+TEST(DynamicGemm, ReferenceQuantizesEachRowSymmetrically) {
+  const Layout l = default_layout(Storage::kInt8, {4, 2});
+  const float w[8] = {1, -1, 0.5f, 2, -0.25f, 1, 0, -2};
+  const Quantized q = quantize(l, w);
+  const float a[8] = {0.3f, -1.27f, 0.0f, 0.5f, 2, 2, 2, 2};
+  float c[4];
+  dynamic_gemm_reference(WeightView{&l, q.data.data(), q.scales.data()}, a, c, 2);
+  for (size_t r = 0; r < 2; ++r) {
+    float amax = 0;
+    for (size_t k = 0; k < 4; ++k) amax = std::max(amax, std::fabs(a[r * 4 + k]));
+    const float inv = 127.0f / amax, sa = amax / 127.0f;
+    for (size_t n = 0; n < 2; ++n) {
+      int32_t sum = 0;
+      for (size_t k = 0; k < 4; ++k)
+        sum += int32_t(std::nearbyint(a[r * 4 + k] * inv)) * int32_t(int8_t(q.data[k * 2 + n]));
+      const float sw = reinterpret_cast<const float*>(q.scales.data())[n];
+      EXPECT_EQ(c[r * 2 + n], (float(sum) * sa) * sw) << r << " " << n;
+    }
+  }
+  // Within the two roundings of the exact product.
+  EXPECT_NEAR(c[0], 0.3 * 1 - 1.27 * 0.5 + 0.5 * 0, 0.02);
+}
+
+TEST(DynamicGemm, NonFiniteRowsRunInF32) {
+  const Layout l = default_layout(Storage::kInt8, {3, 2});
+  const float w[6] = {1, 2, 3, 4, 5, 6};
+  const Quantized q = quantize(l, w);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float a[6] = {1, std::nanf(""), 0, inf, 0, 0};
+  float c[4];
+  dynamic_gemm_reference(WeightView{&l, q.data.data(), q.scales.data()}, a, c, 2);
+  EXPECT_TRUE(std::isnan(c[0]) && std::isnan(c[1]));
+  EXPECT_EQ(c[2], inf);
+  EXPECT_EQ(c[3], inf);
+  // The kernel a Session runs does the same.
+  ops::Attrs attrs;
+  auto kernel = prepare_quantized(ops::OpId::MatMul, attrs, l, q.data.data(), q.scales.data(), best_gemm_isa(l),
+                                  best_dyn_isa(l) == DynIsa::kReference
+                                      ? nullptr
+                                      : pack_weights(WeightView{&l, q.data.data(), q.scales.data()}, best_dyn_isa(l)));
+  float out[4];
+  TensorRef in[2], o[1];
+  in[0] = TensorRef{DType::kF32, 2, {2, 3}, const_cast<float*>(a)};
+  in[1] = TensorRef{DType::kF32, 2, {3, 2}, nullptr};
+  o[0] = TensorRef{DType::kF32, 2, {2, 2}, out};
+  ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]));
+  EXPECT_EQ(out[2], inf);
+}
+
+// The Session's kernel (column tiles, non-finite rows) equals the reference.
+TEST(DynamicGemm, DenseKernelEqualsTheReference) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4}) {
+    const Layout l = default_layout(s, {84, 75});
+    const std::vector<float> w = random_weights(84 * 75, 3);
+    const Quantized q = quantize(l, w.data());
+    const WeightView view{&l, q.data.data(), q.scales.data()};
+    if (best_dyn_isa(l) == DynIsa::kReference) GTEST_SKIP() << "no dynamic SIMD kernel on this CPU";
+    ops::Attrs attrs;
+    auto kernel = prepare_quantized(ops::OpId::MatMul, attrs, l, q.data.data(), q.scales.data(), best_gemm_isa(l),
+                                    pack_weights(view, best_dyn_isa(l)));
+    EXPECT_NE(std::string(kernel->name()).find("dynamic"), std::string::npos) << kernel->name();
+    std::vector<float> a = random_weights(6 * 84, 9), want(6 * 75), out(6 * 75);
+    a[3 * 84 + 5] = std::nanf("");
+    dynamic_gemm_reference(view, a.data(), want.data(), 6);
+    TensorRef in[2], o[1];
+    in[0] = TensorRef{DType::kF32, 2, {6, 84}, a.data()};
+    in[1] = TensorRef{DType::kF32, 2, {84, 75}, nullptr};
+    o[0] = TensorRef{DType::kF32, 2, {6, 75}, out.data()};
+    ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (i / 75 == 3) {
+        EXPECT_TRUE(std::isnan(out[i]) && std::isnan(want[i])) << i;
+      } else {
+        ASSERT_EQ(out[i], want[i]) << storage_name(s) << " at " << i;
+      }
+    }
+  }
+}
+
+// The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
+// uint8 activations and the weight sums that take the +128 back out are checked by
+// emulating vpdpbusd element by element here, against the reference's results.
+TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4})
+    for (size_t k : {7, 50, 84})
+      for (size_t n : {5, 16, 40}) {
+        Layout l = default_layout(s, {int64_t(k), int64_t(n)});
+        const std::vector<float> w = random_weights(k * n, uint32_t(k + 3 * n));
+        const Quantized q = quantize(l, w.data());
+        const WeightView view{&l, q.data.data(), q.scales.data()};
+        const size_t m = 3;
+        const std::vector<float> a = random_weights(m * k, uint32_t(k));
+        std::vector<float> want(m * n);
+        dynamic_gemm_reference(view, a.data(), want.data(), m);
+        const auto p = pack_weights(view, DynIsa::kAvx512Vnni);
+        QuantizedRows rows;
+        quantize_rows(*p, a.data(), m, &rows);
+        const size_t steps = p->block_pad / 4, stride = p->blocks * p->block_pad, npad = p->panels * 16;
+        const bool i4 = s == Storage::kInt4;
+        const size_t step_bytes = i4 ? 32 : 64;
+        for (size_t r = 0; r < m; ++r)
+          for (size_t col = 0; col < n; ++col) {
+            const size_t pan = col / 16, c = col % 16;
+            float acc = 0.0f;
+            int32_t isum = 0;
+            for (size_t b = 0; b < p->blocks; ++b) {
+              uint32_t sum = 0;  // wraps as vpdpbusd does
+              for (size_t t = 0; t < steps; ++t)
+                for (size_t kk = 0; kk < 4; ++kk) {
+                  const uint8_t* step = p->data.data() + pan * p->panel_bytes + (b * steps + t) * step_bytes;
+                  const size_t j = c * 4 + kk;
+                  int wv;
+                  if (i4) {
+                    const int nib = j < 32 ? step[j] & 0xF : step[j - 32] >> 4;
+                    wv = (nib ^ 8) - 8;
+                  } else {
+                    wv = int8_t(step[j]);
+                  }
+                  sum += uint32_t(int(rows.a8[r * stride + b * p->block_pad + 4 * t + kk]) * wv);
+                }
+              isum = int32_t(sum - uint32_t(p->colsum[b * npad + col]));
+              if (i4) acc = std::fma(float(isum), p->scales[b * npad + col], acc);
+            }
+            const float got = i4 ? acc * rows.scale[r] : (float(isum) * rows.scale[r]) * p->scales[col];
+            ASSERT_EQ(got, want[r * n + col]) << storage_name(s) << " k=" << k << " n=" << n << " r=" << r
+                                              << " col=" << col;
+          }
+      }
 }
 
 }  // namespace

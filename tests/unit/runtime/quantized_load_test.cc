@@ -1,12 +1,14 @@
 // Quantized constants in the file (SPEC.md §13): a dense layer with int8 weights
-// loads and runs on the widened values; every field the verifier checks is refused,
-// with a message, when wrong.
+// loads and runs with its activations quantized per run (or, weight-only, on the
+// widened values); the f32 copy exists only where some use needs it; every field
+// the verifier checks is refused, with a message, when wrong.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
 #include "program_impl.h"
+#include "quant/dynamic_gemm.h"
 #include "quant/weight_format.h"
 #include "test_util.h"
 
@@ -47,13 +49,31 @@ std::string load_error(const GraphSpec& g) {
   return ::testing::AssertionFailure() << "message '" << message << "' lacks '" << part << "'";
 }
 
-TEST(QuantizedLoad, DenseRunsOnTheWidenedWeights) {
+std::vector<float> run_dense(const std::shared_ptr<const Program>& program) {
+  auto s = Session::create(program, "dense").value();
+  EXPECT_TRUE(s->set_input("x", make_tensor<float>(DType::kF32, {1, 4}, {1, 2, 3, 4})).ok());
+  EXPECT_TRUE(s->run().ok());
+  return values_of<float>(s->output(0));
+}
+
+TEST(QuantizedLoad, DenseQuantizesItsActivations) {
   auto program = load_ok(dense_int8());
   ASSERT_NE(program, nullptr);
-  auto s = Session::create(program, "dense").value();
-  ASSERT_TRUE(s->set_input("x", make_tensor<float>(DType::kF32, {1, 4}, {1, 2, 3, 4})).ok());
-  ASSERT_TRUE(s->run().ok());
-  const std::vector<float> y = values_of<float>(s->output(0));
+  const std::vector<float> y = run_dense(program);
+  const kernels::quant::Layout l = kernels::quant::default_layout(kernels::quant::Storage::kInt8, {4, 3});
+  const kernels::quant::Quantized q = kernels::quant::quantize(l, kW);
+  const float x[4] = {1, 2, 3, 4};
+  float want[3];
+  kernels::quant::dynamic_gemm_reference(kernels::quant::WeightView{&l, q.data.data(), q.scales.data()}, x, want, 1);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(y[size_t(c)], want[c]) << c;
+}
+
+TEST(QuantizedLoad, WeightOnlyRunsOnTheWidenedWeights) {
+  LoadOptions options;
+  options.dynamic_quantization = false;
+  auto loaded = load_owned(build_sgraph(dense_int8()), options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::vector<float> y = run_dense(*loaded);
   // The same weights widened by the format's own code; the int8 grid moves them off kW.
   const kernels::quant::Layout l = kernels::quant::default_layout(kernels::quant::Storage::kInt8, {4, 3});
   const kernels::quant::Quantized q = kernels::quant::quantize(l, kW);
@@ -63,6 +83,39 @@ TEST(QuantizedLoad, DenseRunsOnTheWidenedWeights) {
     const float want = 1 * wide[c] + 2 * wide[3 + c] + 3 * wide[6 + c] + 4 * wide[9 + c];
     EXPECT_NEAR(y[size_t(c)], want, 1e-5f) << c;
   }
+}
+
+// A constant every use of which has a quantized kernel keeps no f32 copy; one that
+// is also a result (or any other use) is widened once.
+TEST(QuantizedLoad, WidensOnlyWhereAUseNeedsF32) {
+  auto dense = load_ok(dense_int8());
+  ASSERT_NE(dense, nullptr);
+  const ProgramImpl& impl = runtime::program_impl(*dense);
+  EXPECT_TRUE(impl.widened_constants.empty());
+  const runtime::ValueInfo& w = impl.functions[0].values[1];
+  ASSERT_NE(w.quant, nullptr);
+  EXPECT_FALSE(w.quant->widened());
+  EXPECT_TRUE(w.quant->values.empty());
+
+  GraphSpec g = dense_int8();
+  g.functions[0].results.push_back(1);  // w itself: a result needs its f32 values
+  g.entries[0].outputs.push_back({"w", DType::kF32, shape({4, 3})});
+  auto both = load_ok(g);
+  ASSERT_NE(both, nullptr);
+  const ProgramImpl& impl2 = runtime::program_impl(*both);
+  ASSERT_EQ(impl2.widened_constants.size(), 1u);
+  EXPECT_EQ(impl2.widened_constants[0]->values.size(), 12u + 16u);
+  auto s = Session::create(both, "dense").value();
+  ASSERT_TRUE(s->set_input("x", make_tensor<float>(DType::kF32, {1, 4}, {1, 2, 3, 4})).ok());
+  ASSERT_TRUE(s->run().ok());
+  const kernels::quant::Layout l = kernels::quant::default_layout(kernels::quant::Storage::kInt8, {4, 3});
+  const kernels::quant::Quantized q = kernels::quant::quantize(l, kW);
+  float wide[12];
+  kernels::quant::dequantize(kernels::quant::WeightView{&l, q.data.data(), q.scales.data()}, 0, 12, wide);
+  const std::vector<float> wout = values_of<float>(s->output(1));
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(wout[size_t(i)], wide[i]) << i;
+  // The dense use still reads the stored bytes.
+  EXPECT_EQ(values_of<float>(s->output(0)), run_dense(dense));
 }
 
 TEST(QuantizedLoad, RefusesEachBadField) {

@@ -1,0 +1,252 @@
+#include "quant/dynamic_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "quant/quantized_gemm.h"
+
+namespace sg::kernels::quant {
+namespace detail {
+#if defined(__x86_64__) && defined(__GNUC__)
+bool quantize_row_avx2(const float* a, size_t k, int8_t* q, float* scale);
+#endif
+}  // namespace detail
+
+namespace {
+
+bool cpu_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+// Element (k, col) of the stored weights as an integer (-127..127 or -8..7).
+int stored_int(const WeightView& w, size_t k, size_t col) {
+  const size_t n = size_t(w.layout->dims[1]), i = k * n + col;
+  if (w.layout->storage == Storage::kInt8) return int(int8_t(w.data[i]));
+  const int nib = (w.data[i / 2] >> (4 * (i & 1))) & 0xF;
+  return (nib ^ 8) - 8;
+}
+
+// A row in f32 over the widened weights (weight-only), for rows with a non-finite value.
+void f32_row(const WeightView& w, const float* a, float* c) {
+  const size_t k = size_t(w.layout->dims[0]), n = size_t(w.layout->dims[1]);
+  const GemmIsa isa = best_gemm_isa(*w.layout);
+  std::vector<float> row(isa == GemmIsa::kReference ? n : 0);
+  const GemmProblem p{a, w, c, 1, k, n};
+  gemm_columns(isa, p, 0, n, row.data());
+}
+
+}  // namespace
+
+const char* dyn_isa_name(DynIsa isa) {
+  switch (isa) {
+    case DynIsa::kReference: return "reference";
+    case DynIsa::kAvx2: return "avx2";
+    case DynIsa::kAvx512Vnni: return "avx512vnni";
+  }
+  return "?";
+}
+
+bool dynamic_layout(const Layout& l) {
+  if (l.dims.size() != 2 || l.dims[0] <= 0 || l.dims[1] <= 0 || uint64_t(l.dims[0]) > kMaxDynamicK) return false;
+  if (l.storage == Storage::kInt8) return l.axis == 1;
+  if (l.storage == Storage::kInt4) return l.axis == 0 && l.block > 0 && l.dims[0] % l.block == 0;
+  return false;
+}
+
+DynIsa best_dyn_isa(const Layout& l) {
+  if (!dynamic_layout(l)) return DynIsa::kReference;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+    return DynIsa::kAvx512Vnni;
+  if (cpu_avx2()) return DynIsa::kAvx2;
+#endif
+  return DynIsa::kReference;
+}
+
+bool quantize_row(const float* a, size_t k, int8_t* q, float* scale) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cpu_avx2()) return detail::quantize_row_avx2(a, k, q, scale);
+#endif
+  float amax = 0.0f;
+  for (size_t i = 0; i < k; ++i) {
+    const float v = std::fabs(a[i]);
+    if (!(v <= amax)) amax = v;  // NaN sticks
+  }
+  const float inv = 127.0f / amax;
+  if (!std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv))) {
+    std::memset(q, 0, k);
+    *scale = 0.0f;
+    return false;
+  }
+  if (amax == 0.0f) {
+    std::memset(q, 0, k);
+    *scale = 0.0f;
+    return true;
+  }
+  *scale = amax / 127.0f;
+  for (size_t i = 0; i < k; ++i) q[i] = int8_t(std::clamp(std::nearbyint(a[i] * inv), -127.0f, 127.0f));
+  return true;
+}
+
+size_t dynamic_column_tile(DynIsa) { return 64; }  // whole panels of 8 and 16 columns
+
+std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa isa) {
+  auto out = std::make_shared<PackedWeights>();
+  PackedWeights& p = *out;
+  const Layout& l = *w.layout;
+  p.isa = isa;
+  p.storage = l.storage;
+  p.k = size_t(l.dims[0]);
+  p.n = size_t(l.dims[1]);
+  p.block = l.storage == Storage::kInt4 ? size_t(l.block) : p.k;
+  const bool i4 = l.storage == Storage::kInt4;
+  // AVX2 int4 multiplies unsigned nibbles (w + 8) by the signed activations with
+  // vpmaddubsw, quadruples of K per column as VNNI does, two steps per 32 bytes.
+  const bool u4 = isa == DynIsa::kAvx2 && i4, quad = isa == DynIsa::kAvx512Vnni || u4;
+  p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
+  p.blocks = p.k / p.block;
+  p.nr = isa == DynIsa::kAvx512Vnni ? 16 : 8;
+  p.panels = (p.n + p.nr - 1) / p.nr;
+  const size_t npad = p.panels * p.nr;
+  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (VNNI:
+  // element j in the low nibble of byte j, element j + 2 nr in its high nibble;
+  // AVX2: element j of step t low, of step t + 1 high).
+  const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
+  p.panel_bytes = p.blocks * steps * step_bytes;
+  p.data.assign(p.panels * p.panel_bytes + 64, 0);
+  std::vector<int8_t> e(elems), e2(elems);
+  const auto step_elements = [&](size_t pan, size_t b, size_t t, int8_t* dst) {
+    for (size_t j = 0; j < elems; ++j) {
+      size_t c, kk;
+      if (quad) {
+        c = j / 4;
+        kk = j % 4;
+      } else {  // AVX2 int8: j = h*(2 nr) + c*2 + e, K offset 2h + e
+        const size_t h = j / (2 * p.nr), r = j % (2 * p.nr);
+        c = r / 2;
+        kk = 2 * h + r % 2;
+      }
+      const size_t col = pan * p.nr + c, kb = 4 * t + kk;
+      dst[j] = col < p.n && kb < p.block ? int8_t(stored_int(w, b * p.block + kb, col)) : int8_t(0);
+    }
+  };
+  for (size_t pan = 0; pan < p.panels; ++pan)
+    for (size_t b = 0; b < p.blocks; ++b)
+      for (size_t t = 0; t < steps; t += (u4 ? 2 : 1)) {
+        step_elements(pan, b, t, e.data());
+        uint8_t* dst = p.data.data() + pan * p.panel_bytes + (b * steps + t) * step_bytes;
+        if (u4) {
+          step_elements(pan, b, t + 1, e2.data());
+          for (size_t j = 0; j < elems; ++j) dst[j] = uint8_t((e[j] + 8) | ((e2[j] + 8) << 4));
+        } else if (i4) {
+          for (size_t j = 0; j < elems / 2; ++j)
+            dst[j] = uint8_t((uint8_t(e[j]) & 0xF) | ((uint8_t(e[j + elems / 2]) & 0xF) << 4));
+        } else {
+          std::memcpy(dst, e.data(), elems);
+        }
+      }
+  p.scales.assign(i4 ? p.blocks * npad : npad, 0.0f);
+  for (size_t b = 0; b < (i4 ? p.blocks : 1); ++b)
+    for (size_t col = 0; col < p.n; ++col) p.scales[b * npad + col] = scale_at(l.scale_type, w.scales, b * p.n + col);
+  if (isa == DynIsa::kAvx512Vnni) {
+    p.colsum.assign(p.blocks * npad, 0);
+    for (size_t b = 0; b < p.blocks; ++b)
+      for (size_t col = 0; col < p.n; ++col) {
+        int64_t s = 0;
+        for (size_t kb = 0; kb < p.block; ++kb) s += stored_int(w, b * p.block + kb, col);
+        // Wraps as the kernel's int32 sums do: the difference is exact.
+        p.colsum[b * npad + col] = int32_t(uint32_t(uint64_t(s * 128)));
+      }
+  }
+  return out;
+}
+
+void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
+  const size_t stride = p.blocks * p.block_pad;
+  out->scale.resize(m);
+  out->finite.resize(m);
+  const bool vnni = p.isa == DynIsa::kAvx512Vnni;
+  const bool u4 = p.isa == DynIsa::kAvx2 && p.storage == Storage::kInt4;
+  if (vnni || u4) out->a8.resize(m * stride + 16);
+  else out->a16.resize(m * stride + 16);
+  if (u4) out->offset.resize(m * p.blocks);
+  thread_local std::vector<int8_t> q;
+  q.resize(p.k);
+  for (size_t r = 0; r < m; ++r) {
+    out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
+    for (size_t b = 0; b < p.blocks; ++b) {
+      const int8_t* src = q.data() + b * p.block;
+      if (u4) {
+        uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
+        int32_t sum = 0;
+        for (size_t i = 0; i < p.block; ++i) {
+          dst[i] = uint8_t(src[i]);
+          sum += src[i];
+        }
+        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
+        out->offset[r * p.blocks + b] = 8 * sum;
+      } else if (vnni) {
+        uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
+        for (size_t i = 0; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
+        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 128;
+      } else {
+        int16_t* dst = out->a16.data() + r * stride + b * p.block_pad;
+        for (size_t i = 0; i < p.block; ++i) dst[i] = src[i];
+        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
+      }
+    }
+  }
+}
+
+void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t col_begin,
+                          size_t col_end) {
+  const size_t pb = col_begin / p.nr, pe = (col_end + p.nr - 1) / p.nr;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe);
+  if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe);
+#endif
+  (void)pb;
+  (void)pe;
+  (void)rows;
+  (void)m;
+  (void)c;
+}
+
+void dynamic_gemm_reference(const WeightView& w, const float* a, float* c, size_t m) {
+  const Layout& l = *w.layout;
+  const size_t k = size_t(l.dims[0]), n = size_t(l.dims[1]);
+  const bool i4 = l.storage == Storage::kInt4;
+  const size_t block = i4 ? size_t(l.block) : k;
+  std::vector<int8_t> q(k);
+  std::vector<int32_t> isum(n);
+  std::vector<float> acc(n);
+  for (size_t r = 0; r < m; ++r) {
+    float sa = 0.0f;
+    if (!quantize_row(a + r * k, k, q.data(), &sa)) {
+      f32_row(w, a + r * k, c + r * n);
+      continue;
+    }
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (size_t b = 0; b < k / block; ++b) {
+      std::fill(isum.begin(), isum.end(), 0);
+      for (size_t kk = b * block; kk < (b + 1) * block; ++kk)
+        for (size_t col = 0; col < n; ++col) isum[col] += int32_t(q[kk]) * stored_int(w, kk, col);
+      if (i4)
+        for (size_t col = 0; col < n; ++col)
+          acc[col] = std::fma(float(isum[col]), scale_at(l.scale_type, w.scales, b * n + col), acc[col]);
+    }
+    for (size_t col = 0; col < n; ++col) {
+      const float sw = scale_at(l.scale_type, w.scales, col);
+      c[r * n + col] = i4 ? acc[col] * sa : (float(isum[col]) * sa) * sw;
+    }
+  }
+}
+
+}  // namespace sg::kernels::quant

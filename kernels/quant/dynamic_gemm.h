@@ -1,0 +1,108 @@
+// C[M][N] = A[M][K] · W[K][N] for int8 and int4 weights with the activations
+// quantized per run (SPEC.md §13, "dynamic quantization"): each row of A gets a
+// symmetric int8 scale of its own, the products are integer dot products summed
+// exactly in int32, and the scales are applied once at the end (int8) or once per
+// K block (int4). What is computed, exactly:
+//
+//   row r of A:  amax = max_k |a[k]|;  sa = amax / 127;  inv = 127 / amax (f32 each)
+//                q[k] = clamp(rint(a[k] * inv), -127, 127)   (round half to even)
+//                (amax == 0: sa = 0, q = 0;  amax not finite: the row is computed
+//                 with the widened weights in f32 instead, so NaN and inf propagate)
+//   int8 (scale sw[n] per column):  C[r][n] = (f32(sum_k q[k] w[k][n]) * sa) * sw[n]
+//   int4 (scale s[b][n] per block b of K):
+//                acc = 0;  for each block b in order:
+//                acc = fma(f32(sum_{k in b} q[k] w[k][n]), s[b][n], acc)
+//                C[r][n] = acc * sa
+//
+// The integer sums are exact, so the reference kernel (the stored layout, element by
+// element) and the SIMD kernels (weights packed into column panels once, at load)
+// agree bit for bit. int8 needs K <= kMaxDynamicK (127 * 127 * K must fit int32);
+// longer rows use the weight-only kernels of quantized_gemm.h.
+//
+// Kernels: AVX2 (vpmovsxbw + vpmaddwd on pairs of K: exact, no vpmaddubsw
+// saturation), AVX-512 VNNI (vpdpbusd on quadruples of K, activations offset to
+// uint8 and the offset taken back with per-column weight sums), the reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "quant/weight_format.h"
+
+namespace sg::kernels::quant {
+
+inline constexpr size_t kMaxDynamicK = 133000;  // 133000 * 127 * 127 < 2^31
+
+enum class DynIsa { kReference, kAvx2, kAvx512Vnni };
+const char* dyn_isa_name(DynIsa isa);
+
+// Whether `l` ([K][N] weights) has dynamic kernels: int8 per column (axis 1) with
+// K <= kMaxDynamicK, int4 in blocks along K (axis 0).
+bool dynamic_layout(const Layout& l);
+// The best kernel this CPU runs for such a layout (kReference off x86-64).
+DynIsa best_dyn_isa(const Layout& l);
+
+// One row of A quantized as above; false (q all 0, *scale 0) when amax is not finite.
+bool quantize_row(const float* a, size_t k, int8_t* q, float* scale);
+
+// W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI), each
+// K block padded to a multiple of 4 (AVX2 int4: 8) with zero weights, steps of 4 K
+// contiguous; the scales widened to f32 and padded to whole panels. int4 stays 4
+// bits a weight: AVX2 stores w + 8 and multiplies the unsigned nibbles by the signed
+// activations (vpmaddubsw: pairs of at most 2 x 15 x 127, 4 pairs summed in int16
+// stay below 2^15), less 8 x the block's activation sum.
+struct PackedWeights {
+  DynIsa isa = DynIsa::kReference;
+  Storage storage = Storage::kInt8;
+  size_t k = 0, n = 0;
+  size_t block = 0;        // K per block (int8: K)
+  size_t block_pad = 0;    // block rounded up to a multiple of 4
+  size_t blocks = 0;       // K / block
+  size_t nr = 0;           // columns per panel
+  size_t panels = 0;       // ceil(n / nr)
+  size_t panel_bytes = 0;  // bytes of one panel (all blocks)
+  std::vector<uint8_t> data;
+  std::vector<float> scales;    // int8: [panels*nr]; int4: [blocks][panels*nr]
+  std::vector<int32_t> colsum;  // VNNI: 128 * sum of each block's weights, [blocks][panels*nr]
+  size_t memory_bytes() const {
+    return data.size() + scales.size() * sizeof(float) + colsum.size() * sizeof(int32_t);
+  }
+};
+
+std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa isa);
+
+// The activations of one call, quantized as the kernel reads them: int16 (AVX2
+// int8), int8 (AVX2 int4, in a8) or uint8 offset by 128 (VNNI), [M][blocks][block_pad],
+// padded with q = 0.
+struct QuantizedRows {
+  std::vector<int16_t> a16;
+  std::vector<uint8_t> a8;
+  std::vector<float> scale;       // sa per row
+  std::vector<uint8_t> finite;    // 0: the row is computed in f32 (weight-only)
+  std::vector<int32_t> offset;    // AVX2 int4: 8 x the sum of each block's q, [M][blocks]
+};
+void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out);
+
+// Columns [col_begin, col_end) of C, all M rows (col_begin a multiple of the panel
+// width). Rows whose `finite` is 0 are left for the caller.
+void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t col_begin,
+                          size_t col_end);
+// The columns per unit of work (whole panels).
+size_t dynamic_column_tile(DynIsa isa);
+
+// The reference: the same arithmetic from the stored layout, rows with a non-finite
+// value in f32 over the widened weights. C is [m][n].
+void dynamic_gemm_reference(const WeightView& w, const float* a, float* c, size_t m);
+
+namespace detail {
+#if defined(__x86_64__) && defined(__GNUC__)
+void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+              size_t panel_end);
+void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+                    size_t panel_end);
+#endif
+}  // namespace detail
+
+}  // namespace sg::kernels::quant

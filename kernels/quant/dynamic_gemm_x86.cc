@@ -1,0 +1,412 @@
+// The SIMD kernels of dynamic_gemm.h (x86-64): AVX2 and AVX-512 VNNI, each in a
+// target region of its own and picked at run time by what the CPU reports.
+//
+// A tile is MR rows x NP panels; its int32 sums live in registers for a K block
+// (int8: all of K), then are scaled. AVX2 multiplies pairs of K: 16 weights of a
+// step (8 columns x 2 K) sign-extended to int16 (vpmovsxbw) against the row's two
+// int16 activations broadcast (vpmaddwd: exact, unlike vpmaddubsw's saturating int16
+// sums). VNNI multiplies quadruples: the activations as uint8 (q + 128) against the
+// int8 weights (vpdpbusd), less 128 x the block's weight sum per column.
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "quant/dynamic_gemm.h"
+
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#define SG_DQ_INLINE inline __attribute__((always_inline))
+
+namespace sg::kernels::quant::detail {
+namespace {
+
+SG_DQ_INLINE int32_t load32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+}  // namespace
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace avx2 {
+namespace {
+
+// Weights of one step for one panel: 16 int16 for K pair (0, 1) and for (2, 3).
+template <bool I4>
+SG_DQ_INLINE void weights(const uint8_t* w, __m256i* w0, __m256i* w1) {
+  if constexpr (I4) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+    const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+    const __m128i lo = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(x, mask), eight), eight);
+    const __m128i hi = _mm_sub_epi8(_mm_xor_si128(_mm_and_si128(_mm_srli_epi16(x, 4), mask), eight), eight);
+    *w0 = _mm256_cvtepi8_epi16(lo);
+    *w1 = _mm256_cvtepi8_epi16(hi);
+  } else {
+    *w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    *w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16)));
+  }
+}
+
+SG_DQ_INLINE void store(float* c, size_t col, size_t n, __m256 v) {
+  if (col + 8 <= n) {
+    _mm256_storeu_ps(c + col, v);
+  } else {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    for (size_t i = 0; col + i < n; ++i) c[col + i] = t[i];
+  }
+}
+
+template <int MR, int NP, bool I4>
+__attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                    size_t panel) {
+  constexpr size_t kStep = I4 ? 16 : 32;
+  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 8;
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const int16_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a16.data() + (row + size_t(r)) * stride;
+  __m256 accf[MR][NP];
+  __m256i acc[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) accf[r][j] = _mm256_setzero_ps();
+  for (size_t b = 0; b < p.blocks; ++b) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_setzero_si256();
+    const size_t a0 = b * p.block_pad;
+    for (size_t t = 0; t < steps; ++t) {
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) {
+        __m256i w0, w1;
+        weights<I4>(wp[j], &w0, &w1);
+        wp[j] += kStep;
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          const __m256i x0 = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t));
+          const __m256i x1 = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t + 2));
+          acc[r][j] = _mm256_add_epi32(acc[r][j],
+                                       _mm256_add_epi32(_mm256_madd_epi16(w0, x0), _mm256_madd_epi16(w1, x1)));
+        }
+      }
+    }
+    if constexpr (I4) {
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) {
+        const __m256 s = _mm256_loadu_ps(p.scales.data() + b * npad + (panel + size_t(j)) * 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) accf[r][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][j]), s, accf[r][j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 8;
+    const __m256 sw = _mm256_loadu_ps(p.scales.data() + col);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256 sa = _mm256_set1_ps(q.scale[row + size_t(r)]);
+      const __m256 v = I4 ? _mm256_mul_ps(accf[r][j], sa)
+                          : _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][j]), sa), sw);
+      store(c + (row + size_t(r)) * p.n, col, p.n, v);
+    }
+  }
+}
+
+// int4: two steps (8 K x 8 columns) per 32 bytes of unsigned nibbles, vpmaddubsw
+// against the int8 activations, up to 4 such products summed in int16, then
+// vpmaddwd by 1 into int32 (the 4 K of each column side by side).
+template <int MR, int NP>
+__attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                       size_t panel) {
+  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 8;
+  const __m256i mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const uint8_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a8.data() + (row + size_t(r)) * stride;
+  __m256 accf[MR][NP];
+  __m256i acc[MR][NP], acc16[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) accf[r][j] = _mm256_setzero_ps();
+  for (size_t b = 0; b < p.blocks; ++b) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_setzero_si256();
+    const size_t a0 = b * p.block_pad;
+    for (size_t t0 = 0; t0 < steps; t0 += 8) {
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) acc16[r][j] = _mm256_setzero_si256();
+      const size_t t1 = t0 + 8 < steps ? t0 + 8 : steps;
+      for (size_t t = t0; t < t1; t += 2) {
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp[j]));
+          wp[j] += 32;
+          const __m256i lo = _mm256_and_si256(x, mask), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), mask);
+#pragma GCC unroll 8
+          for (int r = 0; r < MR; ++r) {
+            const __m256i xa = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t));
+            const __m256i xb = _mm256_set1_epi32(load32(ar[r] + a0 + 4 * t + 4));
+            acc16[r][j] = _mm256_add_epi16(
+                acc16[r][j], _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(acc16[r][j], ones));
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      const __m256 s = _mm256_loadu_ps(p.scales.data() + b * npad + (panel + size_t(j)) * 8);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const __m256i off = _mm256_set1_epi32(q.offset[(row + size_t(r)) * p.blocks + b]);
+        accf[r][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc[r][j], off)), s, accf[r][j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 8;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      store(c + (row + size_t(r)) * p.n, col, p.n, _mm256_mul_ps(accf[r][j], _mm256_set1_ps(q.scale[row + size_t(r)])));
+  }
+}
+
+template <int MR, int NP, bool I4>
+void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe) {
+  size_t pan = pb;
+  if constexpr (I4) {
+    for (; pan + NP <= pe; pan += NP) tile_u4<MR, NP>(p, q, c, row, pan);
+    for (; pan < pe; ++pan) tile_u4<MR, 1>(p, q, c, row, pan);
+  } else {
+    for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
+    for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+  }
+}
+
+template <bool I4>
+void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe) {
+  size_t row = 0;
+  for (; row + 4 <= m; row += 4) panels<4, 2, I4>(p, q, c, row, pb, pe);
+  switch (m - row) {
+    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe); break;
+    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe); break;
+    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe); break;
+    default: break;
+  }
+}
+
+}  // namespace
+}  // namespace avx2
+
+bool quantize_row_avx2(const float* a, size_t k, int8_t* q, float* scale) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  __m256 vmax = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= k; i += 8) {
+    const __m256 x = _mm256_loadu_ps(a + i);
+    vmax = _mm256_max_ps(vmax, _mm256_and_ps(x, abs_mask));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vmax);
+  float amax = 0.0f;
+  for (float v : lanes) amax = v > amax ? v : amax;
+  bool bad = _mm256_movemask_ps(nan) != 0;
+  for (; i < k; ++i) {
+    const float v = std::fabs(a[i]);
+    bad = bad || std::isnan(v);
+    amax = v > amax ? v : amax;
+  }
+  const float inv = 127.0f / amax;
+  if (bad || !std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv))) {
+    std::memset(q, 0, k);
+    *scale = 0.0f;
+    return false;
+  }
+  if (amax == 0.0f) {
+    std::memset(q, 0, k);
+    *scale = 0.0f;
+    return true;
+  }
+  *scale = amax / 127.0f;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+  i = 0;
+  for (; i + 8 <= k; i += 8) {
+    // cvtps rounds to nearest even under the default rounding mode (as nearbyint).
+    __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(a + i), vinv));
+    v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(w, w));
+  }
+  for (; i < k; ++i) {
+    float v = std::nearbyint(a[i] * inv);
+    v = v < -127.0f ? -127.0f : (v > 127.0f ? 127.0f : v);
+    q[i] = int8_t(v);
+  }
+  return true;
+}
+
+void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+              size_t panel_end) {
+  if (p.storage == Storage::kInt4) avx2::run<true>(p, rows, m, c, panel_begin, panel_end);
+  else avx2::run<false>(p, rows, m, c, panel_begin, panel_end);
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+#endif
+namespace vnni {
+namespace {
+
+template <bool I4>
+SG_DQ_INLINE __m512i weights(const uint8_t* w) {
+  if constexpr (I4) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+    const __m256i lo = _mm256_sub_epi8(_mm256_xor_si256(_mm256_and_si256(x, mask), eight), eight);
+    const __m256i hi =
+        _mm256_sub_epi8(_mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), mask), eight), eight);
+    return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
+  } else {
+    return _mm512_loadu_si512(w);
+  }
+}
+
+template <int MR, int NP, bool I4>
+__attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                    size_t panel) {
+  constexpr size_t kStep = I4 ? 32 : 64;
+  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 16;
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const uint8_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a8.data() + (row + size_t(r)) * stride;
+  __m512 accf[MR][NP];
+  __m512i acc[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) accf[r][j] = _mm512_setzero_ps();
+  for (size_t b = 0; b < p.blocks; ++b) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_setzero_si512();
+    const size_t a0 = b * p.block_pad;
+    for (size_t t = 0; t < steps; ++t) {
+#pragma GCC unroll 8
+      for (int j = 0; j < NP; ++j) {
+        const __m512i w = weights<I4>(wp[j]);
+        wp[j] += kStep;
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r)
+          acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], _mm512_set1_epi32(load32(ar[r] + a0 + 4 * t)), w);
+      }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      const size_t col = (panel + size_t(j)) * 16;
+      const __m512i off = _mm512_loadu_si512(p.colsum.data() + b * npad + col);
+      const __m512 s = _mm512_loadu_ps(p.scales.data() + (I4 ? b * npad : 0) + col);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        acc[r][j] = _mm512_sub_epi32(acc[r][j], off);
+        if constexpr (I4) accf[r][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][j]), s, accf[r][j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 16;
+    const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
+    const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 sa = _mm512_set1_ps(q.scale[row + size_t(r)]);
+      const __m512 v = I4 ? _mm512_mul_ps(accf[r][j], sa)
+                          : _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][j]), sa), sw);
+      _mm512_mask_storeu_ps(c + (row + size_t(r)) * p.n + col, keep, v);
+    }
+  }
+}
+
+template <int MR, int NP, bool I4>
+void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe) {
+  size_t pan = pb;
+  for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
+  for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+}
+
+template <bool I4>
+void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe) {
+  size_t row = 0;
+  for (; row + 4 <= m; row += 4) panels<4, I4 ? 2 : 3, I4>(p, q, c, row, pb, pe);
+  switch (m - row) {
+    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe); break;
+    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe); break;
+    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe); break;
+    default: break;
+  }
+}
+
+}  // namespace
+}  // namespace vnni
+
+void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+                    size_t panel_end) {
+  if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end);
+  else vnni::run<false>(p, rows, m, c, panel_begin, panel_end);
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+}  // namespace sg::kernels::quant::detail
+
+#endif
