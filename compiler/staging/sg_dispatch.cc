@@ -558,6 +558,9 @@ const Entry kTable[] = {
     {"stop_gradient", grad_family}, {"logsumexp", grad_family}, {"nn", grad_family},
     {"nn.cross_entropy", grad_family}, {"nn.binary_cross_entropy_with_logits", grad_family}, {"nn.mse", grad_family},
     {"nn.l1", grad_family}, {"variables", variables}, {"tree_map", sg_tree},
+    {"linalg", sg_linalg}, {"linalg.inv", sg_linalg}, {"linalg.solve", sg_linalg}, {"linalg.det", sg_linalg},
+    {"linalg.slogdet", sg_linalg}, {"linalg.cholesky", sg_linalg}, {"linalg.triangular_solve", sg_linalg},
+    {"linalg.qr", sg_linalg}, {"linalg.eigh", sg_linalg}, {"linalg.norm", sg_linalg},
 };
 
 const Entry* find_entry(const std::string& name) {

@@ -51,6 +51,7 @@ inline constexpr AttrSpec kCustom[] = {{"shape", AttrKind::kInts},
                                       {"dtype", AttrKind::kInt},
                                       {"name", AttrKind::kString},
                                       {"operands", AttrKind::kInt}};
+inline constexpr AttrSpec kTriangularSolve[] = {{"lower", AttrKind::kInt}};
 inline constexpr AttrSpec kRandom[] = {{"shape", AttrKind::kInts}, {"distribution", AttrKind::kInt}};
 }  // namespace attr_specs
 

@@ -139,7 +139,17 @@ enum OpFlags : uint32_t {
   X(Custom, "custom", 1, 0, -1, 1, kCustom, kValueDependentShape | kSideEffect)         \
   /* scatter_add(x, idx, updates): zeros of x's type with updates added at idx along */ \
   /* the axis, repeated indices accumulating (take's gradient) */                        \
-  X(ScatterAdd, "scatter_add", 1, 3, 3, 1, kAxis, 0)
+  X(ScatterAdd, "scatter_add", 1, 3, 3, 1, kAxis, 0)                                     \
+  /* sg.linalg (f32, over the last two axes, batched over the leading ones; the     */  \
+  /* operands of solve/triangular_solve have equal batch dims): kernels/reference/  */  \
+  /* linalg.cc. slogdet -> (sign, logabsdet); qr -> (q, r) reduced; eigh -> (w, v)  */  \
+  X(Inv, "inv", 1, 1, 1, 1, kNone, 0)                                                   \
+  X(Solve, "solve", 1, 2, 2, 1, kNone, 0)                                               \
+  X(Slogdet, "slogdet", 1, 1, 1, 2, kNone, 0)                                           \
+  X(Cholesky, "cholesky", 1, 1, 1, 1, kNone, 0)                                         \
+  X(TriangularSolve, "triangular_solve", 1, 2, 2, 1, kTriangularSolve, 0)               \
+  X(Qr, "qr", 1, 1, 1, 2, kNone, 0)                                                     \
+  X(Eigh, "eigh", 1, 1, 1, 2, kNone, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -242,6 +252,8 @@ inline constexpr int64_t kNumRandomDistributions = 5;
 // and shape (kShape's entries, no -1) the compiler worked out from the program's
 // declared rule. Never folded or merged: the kernel is the application's.
 enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperands = 3 };
+// triangular_solve(a, b): a's lower (lower = 1) or upper (0) triangle solves a x = b
+enum TriangularSolve { kTriangularLower = 0 };
 // The ops a chain may hold: those whose f32 kernels are loops over one element at a
 // time, the same in a chain as alone.
 constexpr bool chain_step_op(OpId op) {

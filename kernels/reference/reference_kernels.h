@@ -24,6 +24,7 @@ KernelFn layer_norm_kernel(ops::OpId op);
 KernelFn effect_kernel(ops::OpId op);             // print, assert
 KernelFn fused_kernel(ops::OpId op);              // fully_connected, conv2d_bias, elementwise_chain
 KernelFn random_kernel_of(ops::OpId op);          // random (random.h)
+KernelFn linalg_kernel(ops::OpId op);             // inv ... eigh (linalg.cc)
 
 // The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
 // each of `rows` rows of `channels` floats, then applies `activation` (an
@@ -33,5 +34,7 @@ void bias_activation_f32(float* data, int64_t rows, int64_t channels, const floa
 // Scratch bytes of sort, argsort and topk (one index per element of the axis);
 // 0 for every other op.
 size_t ordering_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
+// Scratch bytes of the linalg kernels (one matrix's work in double); 0 for other ops.
+size_t linalg_scratch_size(ops::OpId op, std::span<const TensorRef> inputs);
 
 }  // namespace sg::kernels

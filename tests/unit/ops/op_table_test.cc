@@ -49,7 +49,9 @@ TEST(OpTable, IdsAreStable) {
   EXPECT_EQ(int(OpId::Random), 80);
   EXPECT_EQ(int(OpId::Custom), 81);
   EXPECT_EQ(int(OpId::ScatterAdd), 82);  // appended: every earlier id keeps its value
-  EXPECT_EQ(kNumOps, 83);
+  EXPECT_EQ(int(OpId::Inv), 83);  // sg.linalg, appended
+  EXPECT_EQ(int(OpId::Eigh), 89);
+  EXPECT_EQ(kNumOps, 90);
   EXPECT_TRUE(has_flag(OpId::Custom, kSideEffect));  // never folded, merged or removed
   EXPECT_TRUE(has_flag(OpId::Print, kSideEffect));
   EXPECT_TRUE(has_flag(OpId::Assert, kSideEffect));
