@@ -130,6 +130,8 @@ def _np_triangular(a, b, lower):
 
 def _sign_vectors(v):
     """Each column's largest-magnitude entry (the first such) made positive."""
+    if v.shape[-2] == 0:
+        return v
     big = np.argmax(np.abs(v), axis=-2)[..., None, :]
     flip = np.where(np.take_along_axis(v, big, axis=-2) < 0, -1.0, 1.0)
     return v * flip

@@ -129,7 +129,7 @@ TEST(Linalg, CholeskyReadsTheLowerTriangle) {
     for (int64_t i = 0; i < 3; ++i) {
       EXPECT_GT(el(l, b, i, i), 0);
       for (int64_t j = 0; j < 3; ++j) {
-        if (j > i) EXPECT_EQ(el(l, b, i, j), 0);
+        if (j > i) { EXPECT_EQ(el(l, b, i, j), 0); }
         double s = 0;
         for (int64_t k = 0; k < 3; ++k) s += el(l, b, i, k) * el(l, b, j, k);
         EXPECT_NEAR(s, el(full, b, i, j), 1e-5);
@@ -178,7 +178,7 @@ void check_qr(const Shape& shape, uint32_t seed) {
         double s = 0;
         for (int64_t p = 0; p < k; ++p) s += el(q, b, i, p) * el(r, b, p, j);
         EXPECT_NEAR(s, el(a, b, i, j), 1e-5);
-        if (i < k && j < i) EXPECT_EQ(el(r, b, i, j), 0);
+        if (i < k && j < i) { EXPECT_EQ(el(r, b, i, j), 0); }
       }
   }
 }
@@ -214,7 +214,7 @@ TEST(Linalg, EighAscendingOrthonormalSigned) {
   const HostTensor &w = t.output(), &v = t.extra_output(0);
   for (int64_t b = 0; b < 2; ++b)
     for (int64_t c = 0; c < n; ++c) {
-      if (c > 0) EXPECT_LE(w.at(b * n + c - 1), w.at(b * n + c));
+      if (c > 0) { EXPECT_LE(w.at(b * n + c - 1), w.at(b * n + c)); }
       int64_t big = 0;
       for (int64_t i = 0; i < n; ++i) {
         double av = 0;
