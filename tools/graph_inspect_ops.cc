@@ -108,6 +108,9 @@ Probe probe_for(OpId op, DType t) {
     case OpId::Take: p.in = {x, type(DType::kI64, {2})}; break;
     case OpId::ScatterAdd: case OpId::Scatter: p.in = {x, type(DType::kI64, {2}), type(t, {2, 3})}; break;
     case OpId::FlatNonzero: p.in = {x}; break;
+    case OpId::Inv: case OpId::Cholesky: case OpId::Slogdet: case OpId::Eigh: p.in = {type(t, {3, 3})}; break;
+    case OpId::Solve: case OpId::TriangularSolve: p.in = {type(t, {3, 3}), type(t, {3, 2})}; break;
+    case OpId::Qr: p.in = {x}; break;
     case OpId::ShapeDim: p.in = {x}; break;
     case OpId::Softmax: case OpId::LogSoftmax: p.in = {x}; a[kAxisValue] = AttrValue::Int(1); break;
     case OpId::Conv2D: case OpId::Conv2DBias:

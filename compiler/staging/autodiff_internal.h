@@ -122,6 +122,9 @@ class Vjp {
   Grads shape_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
   Grads nn_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
   Grads scatter_rule(const ir::Node& node, const std::vector<Value>& in, const Value& g);
+  // sg.linalg's ops (autodiff_linalg.cc); qr and eigh are refused.
+  Grads linalg_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
+  Value triangle_weights(const Value& like, double diagonal, bool lower);
 
   // A function with `types` as parameters (and nothing else yet).
   int32_t new_function(const std::string& name, const std::vector<ir::Type>& types);

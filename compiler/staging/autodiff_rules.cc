@@ -597,6 +597,9 @@ Grads Vjp::op_rule(const ir::Node& node) {
       return shape_rule(node, in, out, g);
     case OpId::Custom: case OpId::Conv2D: case OpId::MaxPool2D: case OpId::AvgPool2D:
       return nn_rule(node, in, out, g);
+    case OpId::Inv: case OpId::Solve: case OpId::Slogdet: case OpId::Cholesky: case OpId::TriangularSolve:
+    case OpId::Qr: case OpId::Eigh:
+      return linalg_rule(node, in, out, g);
     default:
       return Grads(in.size());  // no gradient: comparisons, integer and index ops, creation, random
   }

@@ -565,6 +565,9 @@ const Entry kTable[] = {
     {"searchsorted", sg_searchsorted}, {"cumprod", sg_cumprod}, {"logaddexp", sg_logaddexp}, {"diff", sg_diff},
     {"flip", sg_flip}, {"roll", sg_roll}, {"meshgrid", sg_meshgrid}, {"outer", sg_outer}, {"einsum", sg_einsum},
     {"isclose", sg_isclose}, {"allclose", sg_isclose},
+    {"linalg", sg_linalg}, {"linalg.inv", sg_linalg}, {"linalg.solve", sg_linalg}, {"linalg.det", sg_linalg},
+    {"linalg.slogdet", sg_linalg}, {"linalg.cholesky", sg_linalg}, {"linalg.triangular_solve", sg_linalg},
+    {"linalg.qr", sg_linalg}, {"linalg.eigh", sg_linalg}, {"linalg.norm", sg_linalg},
 };
 
 const Entry* find_entry(const std::string& name) {

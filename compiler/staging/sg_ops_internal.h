@@ -41,6 +41,9 @@ bool is_custom_op(const BoundMethod& m);
 Value call_custom_op(Stager& s, const BoundMethod& m, Args& a);
 // sg.tree_map(fn, tree, *rest): fn over the leaves of same-shaped structures (sg_tree.cc).
 Value sg_tree(Stager& s, const Args& a, const std::string& name);
+// sg.linalg and its functions ("linalg.inv", ...), sg_linalg.cc; sg.linalg.NAME.
+Value sg_linalg(Stager& s, const Args& a, const std::string& name);
+Value sg_linalg_attribute(Stager& s, const std::string& name, SourceSpan span);
 // sg.MEMBER.NAME: a function of a submodule of the library (sg.random.uniform).
 Value sg_member_attribute(Stager& s, const std::string& member, const std::string& name, SourceSpan span);
 

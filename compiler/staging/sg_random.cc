@@ -138,6 +138,7 @@ Value sg_member_attribute(Stager& s, const std::string& member, const std::strin
       if (name == f) return Value(SgMember{name});
     s.fail(span, "module 'stagegraph.nn' has no attribute '" + name + "'");
   }
+  if (member == "linalg") return sg_linalg_attribute(s, name, span);
   s.fail(span, "'function' object has no attribute '" + name + "'");
 }
 

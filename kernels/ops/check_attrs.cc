@@ -318,6 +318,8 @@ Status check_values(OpId op, const AttrChecker& c, const Attrs& attrs, std::span
         SG_RETURN_IF_ERROR(c.pair(attr::kPoolStride, "stride"));
         return c.padding(attr::kPoolPadding);
       }
+    case OpId::TriangularSolve:
+      SG_CHECK(OpId::TriangularSolve) return c.flag(attr::kTriangularLower, "lower");
     default:
       return Status::Ok();  // no attributes
   }

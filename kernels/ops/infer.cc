@@ -240,6 +240,11 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
     case OpId::ElementwiseChain: SG_RULE(infer_elementwise_chain, OpId::ElementwiseChain);
     case OpId::Random: SG_RULE(infer_random, OpId::Random);
     case OpId::Custom: SG_RULE(infer_custom, OpId::Custom);
+    case OpId::Inv: case OpId::Cholesky: SG_RULE(infer_square, OpId::Inv, OpId::Cholesky);
+    case OpId::Solve: case OpId::TriangularSolve: SG_RULE(infer_solve, OpId::Solve, OpId::TriangularSolve);
+    case OpId::Slogdet: SG_RULE(infer_slogdet, OpId::Slogdet);
+    case OpId::Qr: SG_RULE(infer_qr, OpId::Qr);
+    case OpId::Eigh: SG_RULE(infer_eigh, OpId::Eigh);
     case OpId::Print: return Status::Ok();  // no outputs; any inputs
     case OpId::Assert:
       if (in[0].dtype != DType::kBool || !in[0].shape.empty())

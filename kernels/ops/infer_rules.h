@@ -207,6 +207,12 @@ template <class D> Status infer_one_hot(const Rule<D>& r);
 template <class D> Status infer_fully_connected(const Rule<D>& r);
 template <class D> Status infer_conv2d_bias(const Rule<D>& r);
 template <class D> Status infer_elementwise_chain(const Rule<D>& r);
+// sg.linalg (infer_linalg.cc): inv and cholesky, solve and triangular_solve.
+template <class D> Status infer_square(const Rule<D>& r);
+template <class D> Status infer_solve(const Rule<D>& r);
+template <class D> Status infer_slogdet(const Rule<D>& r);
+template <class D> Status infer_qr(const Rule<D>& r);
+template <class D> Status infer_eigh(const Rule<D>& r);
 
 // Dtype validity (the result dtypes themselves are the public *_result_dtype).
 Status check_binary_dtype(OpId op, DType t);

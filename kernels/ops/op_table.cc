@@ -52,6 +52,7 @@ inline constexpr AttrSpec kCustom[] = {{"shape", AttrKind::kInts},
                                       {"name", AttrKind::kString},
                                       {"operands", AttrKind::kInt}};
 inline constexpr AttrSpec kSearchSorted[] = {{"right", AttrKind::kInt}};
+inline constexpr AttrSpec kTriangularSolve[] = {{"lower", AttrKind::kInt}};
 inline constexpr AttrSpec kRandom[] = {{"shape", AttrKind::kInts}, {"distribution", AttrKind::kInt}};
 }  // namespace attr_specs
 

@@ -153,7 +153,17 @@ enum OpFlags : uint32_t {
   X(Scatter, "scatter", 1, 3, 3, 1, kAxis, 0)                                            \
   /* flat_nonzero(x): i64[count], the C-order positions of x's nonzero elements; count */ \
   /* is known only when it runs (kDataDependentShape) */                                 \
-  X(FlatNonzero, "flat_nonzero", 1, 1, 1, 1, kNone, kDataDependentShape)
+  X(FlatNonzero, "flat_nonzero", 1, 1, 1, 1, kNone, kDataDependentShape)                \
+  /* sg.linalg (f32, over the last two axes, batched over the leading ones; the     */  \
+  /* operands of solve/triangular_solve have equal batch dims): kernels/reference/  */  \
+  /* linalg.cc. slogdet -> (sign, logabsdet); qr -> (q, r) reduced; eigh -> (w, v)  */  \
+  X(Inv, "inv", 1, 1, 1, 1, kNone, 0)                                                   \
+  X(Solve, "solve", 1, 2, 2, 1, kNone, 0)                                               \
+  X(Slogdet, "slogdet", 1, 1, 1, 2, kNone, 0)                                           \
+  X(Cholesky, "cholesky", 1, 1, 1, 1, kNone, 0)                                         \
+  X(TriangularSolve, "triangular_solve", 1, 2, 2, 1, kTriangularSolve, 0)               \
+  X(Qr, "qr", 1, 1, 1, 2, kNone, 0)                                                     \
+  X(Eigh, "eigh", 1, 1, 1, 2, kNone, 0)
 
 enum class OpId : uint16_t {
 #define SG_OP_ENUM(e, name, ver, mn, mx, nout, attrs, flags) e,
@@ -259,6 +269,8 @@ enum Custom { kCustomShape = 0, kCustomDType = 1, kCustomName = 2, kCustomOperan
 // searchsorted: right = 0 gives the first index i with v <= a[i] (NumPy's
 // side='left'), 1 the first with v < a[i] ('right'); NaN sorts last, as sort does
 enum SearchSorted { kSearchSortedRight = 0 };
+// triangular_solve(a, b): a's lower (lower = 1) or upper (0) triangle solves a x = b
+enum TriangularSolve { kTriangularLower = 0 };
 // The ops a chain may hold: those whose f32 kernels are loops over one element at a
 // time, the same in a chain as alone.
 constexpr bool chain_step_op(OpId op) {

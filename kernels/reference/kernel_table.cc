@@ -8,7 +8,7 @@
 namespace sg::kernels {
 namespace {
 
-static_assert(ops::kNumOps == 87, "an op was added or removed: route it in family_kernel()");
+static_assert(ops::kNumOps == 94, "an op was added or removed: route it in family_kernel()");
 
 Status unknown_op(const KernelContext&, const ops::Attrs&, std::span<const TensorRef>,
                   std::span<TensorRef>) {
@@ -89,6 +89,10 @@ KernelFn family_kernel(ops::OpId op) {
       SG_ROUTE(scan_search_kernel, OpId::CumProd, OpId::SearchSorted);
     case OpId::Scatter: case OpId::FlatNonzero:
       SG_ROUTE(scatter_nonzero_kernel, OpId::Scatter, OpId::FlatNonzero);
+    case OpId::Inv: case OpId::Solve: case OpId::Slogdet: case OpId::Cholesky:
+    case OpId::TriangularSolve: case OpId::Qr: case OpId::Eigh:
+      SG_ROUTE(linalg_kernel, OpId::Inv, OpId::Solve, OpId::Slogdet, OpId::Cholesky, OpId::TriangularSolve,
+               OpId::Qr, OpId::Eigh);
   }
   return nullptr;
 }
@@ -123,8 +127,6 @@ FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
   }
 }
 
-// Only the ordering kernels need scratch (their index buffers); every other
-// reference kernel works in its outputs and on the stack.
 Status reported_dims(ops::OpId op, const ops::Attrs&, std::span<const TensorRef> inputs, std::vector<int64_t>& dims) {
   dims.clear();
   if constexpr (selection::any_of<ops::OpId::FlatNonzero>()) {
@@ -133,8 +135,14 @@ Status reported_dims(ops::OpId op, const ops::Attrs&, std::span<const TensorRef>
   return internal_error(std::string("op '") + ops::op_def(op).name + "' reports no dims");
 }
 
+// Only the ordering kernels (their index buffers) and the linalg ones (a matrix in
+// double) need scratch; every other reference kernel works in its outputs and on the stack.
 size_t reference_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs) {
   using ops::OpId;
+  if constexpr (selection::any_of<OpId::Inv, OpId::Solve, OpId::Slogdet, OpId::Cholesky, OpId::TriangularSolve,
+                                  OpId::Qr, OpId::Eigh>()) {
+    if (const size_t n = linalg_scratch_size(op, inputs)) return n;
+  }
   if constexpr (selection::any_of<OpId::CumSum, OpId::Sort, OpId::ArgSort, OpId::TopK>()) {
     return ordering_scratch_size(op, attrs, inputs);
   } else {

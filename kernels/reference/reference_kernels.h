@@ -28,6 +28,7 @@ KernelFn scan_search_kernel(ops::OpId op);        // cumprod, searchsorted
 KernelFn scatter_nonzero_kernel(ops::OpId op);    // scatter, flat_nonzero
 // flat_nonzero's count (kernel_table.cc's reported_dims routes here).
 Status scatter_nonzero_reported_dims(ops::OpId op, std::span<const TensorRef> in, std::vector<int64_t>& dims);
+KernelFn linalg_kernel(ops::OpId op);             // inv ... eigh (linalg.cc)
 
 // The epilogue of the fused ops, shared with the XNNPACK backend: adds bias[c] to
 // each of `rows` rows of `channels` floats, then applies `activation` (an
@@ -37,5 +38,7 @@ void bias_activation_f32(float* data, int64_t rows, int64_t channels, const floa
 // Scratch bytes of sort, argsort and topk (one index per element of the axis);
 // 0 for every other op.
 size_t ordering_scratch_size(ops::OpId op, const ops::Attrs& attrs, std::span<const TensorRef> inputs);
+// Scratch bytes of the linalg kernels (one matrix's work in double); 0 for other ops.
+size_t linalg_scratch_size(ops::OpId op, std::span<const TensorRef> inputs);
 
 }  // namespace sg::kernels

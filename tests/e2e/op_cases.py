@@ -11,11 +11,13 @@ matmul, ordering) and op_cases_shape.py (shape ops, creation, NN ops, fused ops)
 """
 
 import op_cases_indexing
+import op_cases_linalg
 import op_cases_math
 import op_cases_shape
 from op_cases_base import EXEMPT, FOLDED, KNOWN_ISSUES  # noqa: F401 - the test reads them here
 
-GENERATORS = {**op_cases_math.GENERATORS, **op_cases_shape.GENERATORS, **op_cases_indexing.GENERATORS}
+GENERATORS = {**op_cases_math.GENERATORS, **op_cases_shape.GENERATORS, **op_cases_indexing.GENERATORS,
+              **op_cases_linalg.GENERATORS}
 
 
 def program_for(op, dtype):

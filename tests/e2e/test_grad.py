@@ -112,6 +112,19 @@ OP_CASES = [
     ("einsum_matmul", {"x": P(3, 4), "y": P(4, 2)}, "sg.einsum('ij,jk->ki', x, y)"),
     ("einsum_trace_diag", {"x": P(3, 3)}, "sg.einsum('ii->i', x) * sg.einsum('ii', x * x)"),
     ("einsum_batch_dots", {"x": P(2, 3, 4), "y": P(4, 2)}, "sg.einsum('bij,jk,bik->bi', x, y, x[:, :, :2]) * sg.einsum('...j,jk->...k', x, y)[..., 0]"),
+    # sg.linalg (made well conditioned by a multiple of the identity)
+    ("linalg_inv", {"x": P(3, 3)}, "sg.linalg.inv(x + 4.0 * sg.eye(3))"),
+    ("linalg_solve", {"x": P(3, 3), "y": P(3, 2)}, "sg.linalg.solve(x + 4.0 * sg.eye(3), y)"),
+    ("linalg_solve_vec_batch", {"x": P(2, 3, 3), "y": P(3)}, "sg.linalg.solve(x + 4.0 * sg.eye(3), y)"),
+    ("linalg_det", {"x": P(3, 3)}, "sg.linalg.det(x + 2.0 * sg.eye(3)) * 0.1"),
+    ("linalg_slogdet", {"x": P(2, 3, 3)}, "sg.linalg.slogdet(x + 4.0 * sg.eye(3))[1]"),
+    ("linalg_triangular_lower", {"x": P(3, 3), "y": P(3, 2)},
+     "sg.linalg.triangular_solve(x + 4.0 * sg.eye(3), y, lower=True)"),
+    ("linalg_triangular_upper", {"x": P(2, 3, 3), "y": P(2, 3, 1)},
+     "sg.linalg.triangular_solve(x + 4.0 * sg.eye(3), y)"),
+    ("linalg_cholesky", {"x": P(3, 3)}, "sg.linalg.cholesky(x @ x.T + 3.0 * sg.eye(3))"),
+    ("linalg_norm", {"x": P(3, 4)}, "sg.linalg.norm(x, axis=1)"),
+    ("linalg_norm_fro", {"x": P(3, 4)}, "sg.linalg.norm(x) + sg.linalg.norm(x, ord=1, axis=0)"),
 ]
 
 # x * stop_gradient(x): the second factor is a constant to the gradient, which

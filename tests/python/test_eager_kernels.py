@@ -62,7 +62,7 @@ def test_eager_runs_on_the_kernels():
 
 
 @pytest.mark.parametrize("name", ["random_sampling", "elementwise_chains", "everyday_patterns", "mlp",
-                                  "loops_newton", "reductions", "compare_cast", "staged_loops"])
+                                  "loops_newton", "reductions", "compare_cast", "staged_loops", "linalg_ops"])
 def test_programs_bit_identical_at_O0(name):
     path = os.path.join(PROGRAMS, name + ".py")
     module, program = load_module(path), compile_o0(path)

@@ -33,6 +33,7 @@ from ._staging import Function, function, load_weights, range, read_safetensors,
 from ._tensor import Tensor, astype
 from . import random  # noqa: E402 - sg.random, after the modules it uses
 from . import nn  # noqa: E402 - sg.nn, after the modules it uses
+from . import linalg  # noqa: E402 - sg.linalg, after the modules it uses
 from ._tree import map_leaves as tree_map  # noqa: E402
 from ._variables import variables  # noqa: E402
 from . import optim  # noqa: E402 - sg.optim (SPEC §12), written in the staged language
@@ -50,7 +51,7 @@ __all__ = [
     "zeros", "ones", "full", "eye", "zeros_like", "ones_like", "full_like", "arange", "astype",
     "softmax", "log_softmax", "layer_norm", "conv2d", "max_pool2d", "avg_pool2d", "one_hot",
     "range", "relax", "function", "weight", "load_weights", "read_safetensors", "write_safetensors", "random",
-    "custom_op", "CustomOp", "nn",
+    "custom_op", "CustomOp", "nn", "linalg",
     "grad", "value_and_grad", "vjp", "stop_gradient", "checkpoint", "tree_map", "optim", "variables",
     "searchsorted", "logaddexp", "cumprod", "diff", "flip", "roll", "meshgrid", "outer", "einsum", "isclose",
     "allclose",
