@@ -15,14 +15,12 @@ bool quantize_row_avx2(const float* a, size_t k, int8_t* q, float* scale);
 
 namespace {
 
-bool cpu_avx2() {
 #if defined(__x86_64__) && defined(__GNUC__)
+bool cpu_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return yes;
-#else
-  return false;
-#endif
 }
+#endif
 
 // Element (k, col) of the stored weights as an integer (-127..127 or -8..7).
 int stored_int(const WeightView& w, size_t k, size_t col) {
