@@ -39,8 +39,10 @@ all: build
 
 # Idempotent: installs only the packages that are missing (nothing when all are present).
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	@native=$$(dpkg --print-architecture); missing=""; for p in $(APT_PACKAGES); do \
+	  case $$p in *:*) want=$${p##*:};; *) want=$$native;; esac; \
+	  dpkg-query -W -f='$${Status} $${Architecture}\n' $$p 2>/dev/null \
+	    | grep -Eq "^install ok installed ($$want|all)$$" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
