@@ -2,7 +2,9 @@
 // output and '...' included), lowered at staging time; there is no einsum kernel.
 // Each operand first takes its diagonals (a repeated subscript: a where over an
 // arange == arange mask, then a sum) and sums the subscripts no one else needs;
-// then the operands are contracted left to right, each pair by one batched
+// then the operands are contracted left to right (or in the pairs `optimize` names:
+// an explicit np.einsum_path path, or one chosen from the subscripts alone, as eager
+// mode's _greedy_path does), each pair by one batched
 // matmul ([batch..., M, K] @ [batch..., K, N], groups merged by reshapes) or, with
 // nothing to contract, by a broadcasting multiply; a last transpose gives the
 // output order. Ints keep their dtype (sums are cast back), bools compute as i64
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "staging/sg_ops_everyday.h"
 #include "staging/sg_ops_internal.h"
@@ -28,6 +31,42 @@ struct Term {
   SourceSpan span;
 };
 
+// einsum's optimize=: left to right (False), pairs from the subscripts (True,
+// 'greedy', 'optimal'), or the pairs of an explicit path.
+struct Optimize {
+  enum class Kind { kLeft, kGreedy, kExplicit } kind = Kind::kLeft;
+  std::vector<std::pair<size_t, size_t>> pairs;
+};
+
+// Pairs that share a subscript first, then the smallest rank of the product, then
+// the leftmost pair; each pair leaves the list and its product joins the end.
+std::vector<std::pair<size_t, size_t>> greedy_path(std::vector<std::set<Label>> ls, const std::set<Label>& out) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  while (ls.size() > 1) {
+    std::tuple<int, size_t, size_t, size_t> best{2, 0, 0, 0};
+    std::set<Label> best_res;
+    for (size_t i = 0; i < ls.size(); ++i)
+      for (size_t j = i + 1; j < ls.size(); ++j) {
+        std::set<Label> others = out, res;
+        for (size_t k = 0; k < ls.size(); ++k)
+          if (k != i && k != j) others.insert(ls[k].begin(), ls[k].end());
+        bool share = false;
+        for (Label l : ls[i]) share = share || ls[j].count(l);
+        for (const auto* side : {&ls[i], &ls[j]})
+          for (Label l : *side)
+            if (others.count(l)) res.insert(l);
+        const std::tuple<int, size_t, size_t, size_t> cost{share ? 0 : 1, res.size(), i, j};
+        if (cost < best) best = cost, best_res = std::move(res);
+      }
+    const size_t i = std::get<2>(best), j = std::get<3>(best);
+    pairs.emplace_back(i, j);
+    ls.erase(ls.begin() + long(j));
+    ls.erase(ls.begin() + long(i));
+    ls.push_back(std::move(best_res));
+  }
+  return pairs;
+}
+
 std::string label_text(Label l) {
   return l >= kEllipsis ? "'...' dim " + std::to_string(l - kEllipsis) : std::string("'") + char(l) + "'";
 }
@@ -36,7 +75,7 @@ class Einsum {
  public:
   Einsum(Stager& s, SourceSpan span) : s_(s), span_(span) {}
 
-  Value run(const std::string& subscripts, std::vector<Term> terms, SourceSpan sub_span) {
+  Value run(const std::string& subscripts, std::vector<Term> terms, SourceSpan sub_span, const Optimize& opt) {
     parse(subscripts, terms, sub_span);
     check_sizes(terms);
     DType dtype = s_.tensor_dtype(terms[0].t);
@@ -54,12 +93,7 @@ class Einsum {
         if (j != k) keep.insert(terms[j].labels.begin(), terms[j].labels.end());
       sum_out(terms[k], keep);
     }
-    Term acc = terms[0];
-    for (size_t k = 1; k < terms.size(); ++k) {
-      std::set<Label> keep(output_.begin(), output_.end());
-      for (size_t j = k + 1; j < terms.size(); ++j) keep.insert(terms[j].labels.begin(), terms[j].labels.end());
-      acc = contract(acc, terms[k], keep);
-    }
+    Term acc = contract_all(std::move(terms), opt);
     sum_out(acc, std::set<Label>(output_.begin(), output_.end()));
     std::vector<int64_t> perm;
     for (Label l : output_) perm.push_back(int64_t(std::find(acc.labels.begin(), acc.labels.end(), l) - acc.labels.begin()));
@@ -71,6 +105,36 @@ class Einsum {
   }
 
  private:
+  Term contract_all(std::vector<Term> terms, const Optimize& opt) {
+    if (opt.kind == Optimize::Kind::kLeft) {
+      Term acc = terms[0];
+      for (size_t k = 1; k < terms.size(); ++k) {
+        std::set<Label> keep(output_.begin(), output_.end());
+        for (size_t j = k + 1; j < terms.size(); ++j) keep.insert(terms[j].labels.begin(), terms[j].labels.end());
+        acc = contract(acc, terms[k], keep);
+      }
+      return acc;
+    }
+    std::vector<std::pair<size_t, size_t>> path = opt.pairs;
+    if (opt.kind == Optimize::Kind::kGreedy) {
+      std::vector<std::set<Label>> ls;
+      for (const Term& t : terms) ls.emplace_back(t.labels.begin(), t.labels.end());
+      path = greedy_path(std::move(ls), std::set<Label>(output_.begin(), output_.end()));
+    }
+    for (const auto& [i, j] : path) {
+      std::vector<Term> rest;
+      std::set<Label> keep(output_.begin(), output_.end());
+      for (size_t k = 0; k < terms.size(); ++k)
+        if (k != i && k != j) {
+          keep.insert(terms[k].labels.begin(), terms[k].labels.end());
+          rest.push_back(terms[k]);
+        }
+      rest.push_back(contract(terms[i], terms[j], keep));
+      terms = std::move(rest);
+    }
+    return terms[0];
+  }
+
   // Fills each term's labels and output_, checking the subscripts against the ranks.
   void parse(const std::string& text, std::vector<Term>& terms, SourceSpan sub_span) {
     std::string spec;
@@ -324,8 +388,49 @@ class Einsum {
 
 }  // namespace
 
+namespace {
+
+// optimize=: False/None, True, 'greedy', 'optimal', or ['einsum_path', (i, j), ...]
+// over `count` operands (as np.einsum_path gives it).
+Optimize parse_optimize(Stager& s, const Value& v, size_t count, SourceSpan span) {
+  Optimize o;
+  if (v.is<NoneV>() || (v.is<bool>() && !v.as<bool>())) return o;
+  if ((v.is<bool>() && v.as<bool>()) ||
+      (v.is<std::string>() && (v.as<std::string>() == "greedy" || v.as<std::string>() == "optimal"))) {
+    o.kind = Optimize::Kind::kGreedy;
+    return o;
+  }
+  if (!v.is<ListPtr>() && !v.is<TuplePtr>())
+    s.fail(span, "einsum: optimize must be False, True, 'greedy', 'optimal' or a path from einsum_path");
+  const std::vector<Value> items = s.to_list(v, span);
+  if (items.empty() || !items[0].is<std::string>() || items[0].as<std::string>() != "einsum_path")
+    s.fail(span, "einsum: an explicit optimize path is a list that starts with 'einsum_path'");
+  o.kind = Optimize::Kind::kExplicit;
+  size_t left = count;
+  for (size_t k = 1; k < items.size(); ++k) {
+    std::vector<int64_t> p;
+    for (const Value& i : s.to_list(items[k], span)) p.push_back(s.to_int(i, span, "an einsum path index"));
+    std::sort(p.begin(), p.end());
+    if (p.size() == 1 && left == 1 && p[0] == 0) continue;
+    if (p.size() != 2 || p[0] == p[1] || p[0] < 0 || size_t(p[1]) >= left)
+      s.fail(span, "einsum: path step " + std::to_string(k) + " must name two operands of the " +
+                       std::to_string(left) + " left");
+    o.pairs.emplace_back(size_t(p[0]), size_t(p[1]));
+    --left;
+  }
+  if (left != 1)
+    s.fail(span, "einsum: the optimize path leaves " + std::to_string(left) + " operands; it must contract them to one");
+  return o;
+}
+
+}  // namespace
+
 Value sg_einsum(Stager& s, const Args& a, const std::string&) {
-  if (!a.kw.empty()) s.fail(a.span, "einsum() got an unexpected keyword argument '" + a.kw[0].first + "'");
+  Value optimize = Value(false);
+  for (const auto& [k, v] : a.kw) {
+    if (k != "optimize") s.fail(a.span, "einsum() got an unexpected keyword argument '" + k + "'");
+    optimize = v;
+  }
   if (a.pos.empty() || !a.pos[0].is<std::string>())
     s.fail(a.span, "einsum: the first argument must be the subscripts, a string known at compile time");
   if (a.pos.size() < 2) s.fail(a.span, "einsum: needs at least one operand");
@@ -334,8 +439,9 @@ Value sg_einsum(Stager& s, const Args& a, const std::string&) {
     const SourceSpan sp = i < a.pos_spans.size() ? a.pos_spans[i] : a.span;
     terms.push_back(Term{a.pos[i].is_tensor() ? a.pos[i] : s.to_tensor(a.pos[i], std::nullopt, sp), {}, sp});
   }
+  const Optimize opt = parse_optimize(s, optimize, terms.size(), a.span);
   const SourceSpan sub_span = a.pos_spans.empty() ? a.span : a.pos_spans[0];
-  return Einsum(s, a.span).run(a.pos[0].as<std::string>(), std::move(terms), sub_span);
+  return Einsum(s, a.span).run(a.pos[0].as<std::string>(), std::move(terms), sub_span, opt);
 }
 
 }  // namespace sg::compiler::staging

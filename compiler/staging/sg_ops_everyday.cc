@@ -102,13 +102,47 @@ Value sg_logaddexp(Stager& s, const Args& a, const std::string& name) {
   return call(s, "where", {s.tensor_binary(ops::OpId::Equal, x, y, sp), equal, general}, sp);
 }
 
+namespace {
+
+// diff's prepend/append: a tensor as given, a number or a 0-d value broadcast to x's
+// shape with size 1 along the axis (NumPy's rule); numbers take x's dtype.
+Value diff_edge(Stager& s, const Value& x, const Value& v, int64_t axis, SourceSpan span) {
+  const DType xd = s.tensor_dtype(x);
+  // A number beside a tensor (SPEC §3): a bool or an int takes x's dtype (i64 beside
+  // bool), a float x's dtype when x is a float, else f32.
+  std::optional<DType> d;
+  if (v.is<bool>()) d = xd;
+  if (v.is<int64_t>()) d = xd == DType::kBool ? DType::kI64 : xd;
+  if (v.is<double>()) d = is_float(xd) ? xd : DType::kF32;
+  const Value t = v.is_tensor() ? v : s.to_tensor(v, d, span);
+  if (s.tensor_rank(t) != 0) return t;
+  std::vector<Value> shape = s.to_list(s.shape_tuple(x, span), span);
+  shape[size_t(axis)] = Value(int64_t(1));
+  return call(s, "broadcast_to", {t, make_tuple(shape)}, span);
+}
+
+}  // namespace
+
 Value sg_diff(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"x", "n", "axis"}, 1);
+  BoundArgs b(s, a, name, {"x", "n", "axis", "prepend", "append"}, 1);
   Value x = tensor(s, b[0], a.span);
   const int64_t n = b.has(1) ? static_int(s, b[1], b.span(1), "diff's n") : 1;
   if (n < 0) s.fail(b.span(1), "diff: order must be non-negative but got " + std::to_string(n));
   if (s.tensor_rank(x) == 0) s.fail(a.span, "diff: needs a tensor of rank 1 or more");
   const int64_t axis = normalize_axis(s, b.get(2, Value(int64_t(-1))), s.tensor_rank(x), a.span);
+  if (n == 0) return x;
+  const bool pre = b.has(3) && !b[3].is<NoneV>(), post = b.has(4) && !b[4].is<NoneV>();
+  if (pre || post) {
+    std::vector<Value> parts;
+    if (pre) parts.push_back(diff_edge(s, x, b[3], axis, b.span(3)));
+    parts.push_back(x);
+    if (post) parts.push_back(diff_edge(s, x, b[4], axis, b.span(4)));
+    Args c;
+    c.pos = {make_tuple(parts)};
+    c.kw = {{"axis", Value(axis)}};
+    c.span = a.span;
+    x = s.call_sg("concatenate", c);
+  }
   const bool boolean = s.tensor_dtype(x) == DType::kBool;
   for (int64_t k = 0; k < n; ++k) {
     const Value hi = slice_along(s, x, axis, int64_t(1), std::nullopt, 1, a.span);
@@ -135,10 +169,10 @@ Value sg_flip(Stager& s, const Args& a, const std::string& name) {
 }
 
 // x rolled by `shift` along `axis`: two slices and a concatenation where the size
-// is static; where it is symbolic, x twice along the axis sliced at
-// [n - k, 2n - k) with k = shift mod max(n, 1), reshaped to x's shape so the dim
-// keeps its name. Slices, concatenation and reshape all differentiate.
-Value roll_axis(Stager& s, const Value& x, int64_t shift, int64_t axis, SourceSpan span) {
+// and the shift are known; otherwise x twice along the axis sliced at [n - k, 2n - k)
+// with k = shift mod max(n, 1), reshaped to x's shape so the dim keeps its name.
+// Slices, concatenation and reshape all differentiate, and move the same bits.
+Value roll_axis(Stager& s, const Value& x, const Value& shift, int64_t axis, SourceSpan span) {
   auto concat = [&](const Value& a, const Value& b) {
     Args c;
     c.pos = {make_tuple({a, b})};
@@ -147,16 +181,17 @@ Value roll_axis(Stager& s, const Value& x, int64_t shift, int64_t axis, SourceSp
     return s.call_sg("concatenate", c);
   };
   const std::optional<int64_t> n = s.tensor_type(x).shape[size_t(axis)].as_static();
-  if (n) {
-    if (*n == 0) return x;
-    const int64_t k = ((shift % *n) + *n) % *n;
+  if (n && *n == 0) return x;
+  if (n && shift.is<int64_t>()) {
+    const int64_t k = ((shift.as<int64_t>() % *n) + *n) % *n;
     if (k == 0) return x;
     return concat(slice_along(s, x, axis, *n - k, std::nullopt, 1, span),
                   slice_along(s, x, axis, std::nullopt, *n - k, 1, span));
   }
   const Value size = s.shape_item(x, axis, span);
-  const Value k = s.binary(BinOp::kMod, Value(shift), s.tensor_binary(ops::OpId::Maximum, size, Value(int64_t(1)), span),
-                           span);
+  const Value k = n ? s.binary(BinOp::kMod, shift, size, span)
+                    : s.binary(BinOp::kMod, shift,
+                               s.tensor_binary(ops::OpId::Maximum, size, Value(int64_t(1)), span), span);
   const Value start = s.binary(BinOp::kSub, size, k, span);
   const Value stop = s.binary(BinOp::kAdd, start, size, span);
   const size_t rank = s.tensor_rank(x);
@@ -169,36 +204,47 @@ Value roll_axis(Stager& s, const Value& x, int64_t shift, int64_t axis, SourceSp
   return reshape(s, window, s.shape_tuple(x, span), span);
 }
 
+namespace {
+
+// roll's shift: an int, or an integer scalar known only at run time (as i64).
+Value roll_shift(Stager& s, const Value& v, SourceSpan span) {
+  if (!v.is<Staged>()) return Value(s.to_int(v, span, "roll's shift"));
+  if (s.tensor_rank(v) != 0 || !is_int(s.tensor_dtype(v)))
+    s.fail(span, std::string("roll's shift must be an int or an integer scalar, not a ") + dtype_name(s.tensor_dtype(v)) +
+                     " tensor of rank " + std::to_string(s.tensor_rank(v)));
+  return s.tensor_dtype(v) == DType::kI64 ? v : s.cast(v, DType::kI64, span);
+}
+
+std::vector<Value> items_of(Stager& s, const Value& v, SourceSpan span) {
+  if (v.is<TuplePtr>() || v.is<ListPtr>()) return s.to_list(v, span);
+  return {v};
+}
+
+}  // namespace
+
 Value sg_roll(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "shift", "axis"}, 2);
   Value x = tensor(s, b[0], a.span);
-  auto ints = [&](const Value& v, SourceSpan span, const std::string& what) {
-    std::vector<int64_t> out;
-    if (v.is<TuplePtr>() || v.is<ListPtr>()) {
-      for (const Value& item : s.to_list(v, span)) out.push_back(static_int(s, item, span, what));
-    } else {
-      out.push_back(static_int(s, v, span, what));
-    }
-    return out;
-  };
-  const std::vector<int64_t> shifts = ints(b[1], b.span(1), "roll's shift");
+  std::vector<Value> shifts;
+  for (const Value& item : items_of(s, b[1], b.span(1))) shifts.push_back(roll_shift(s, item, b.span(1)));
   if (!b.has(2)) {
     if (shifts.size() != 1) s.fail(b.span(1), "roll: shift must be one int when axis is None");
     const Value shape = s.shape_tuple(x, a.span);
     return reshape(s, roll_axis(s, flatten(s, x, a.span), shifts[0], 0, a.span), shape, a.span);
   }
-  const std::vector<int64_t> raw_axes = ints(b[2], b.span(2), "roll's axis");
+  std::vector<int64_t> raw_axes;
+  for (const Value& item : items_of(s, b[2], b.span(2))) raw_axes.push_back(static_int(s, item, b.span(2), "roll's axis"));
   const size_t count = std::max(shifts.size(), raw_axes.size());
   if ((shifts.size() != 1 && shifts.size() != count) || (raw_axes.size() != 1 && raw_axes.size() != count))
     s.fail(a.span, "roll: shift and axis must have the same length (or one of them one item)");
   const size_t rank = s.tensor_rank(x);
-  std::vector<int64_t> total(rank, 0);
+  std::vector<Value> total(rank, Value(int64_t(0)));
   for (size_t i = 0; i < count; ++i) {
     const int64_t ax = normalize_axis(s, Value(raw_axes[raw_axes.size() == 1 ? 0 : i]), rank, b.span(2));
-    total[size_t(ax)] += shifts[shifts.size() == 1 ? 0 : i];
+    total[size_t(ax)] = s.binary(BinOp::kAdd, total[size_t(ax)], shifts[shifts.size() == 1 ? 0 : i], a.span);
   }
   for (size_t ax = 0; ax < rank; ++ax)
-    if (total[ax] != 0) x = roll_axis(s, x, total[ax], int64_t(ax), a.span);
+    if (!(total[ax].is<int64_t>() && total[ax].as<int64_t>() == 0)) x = roll_axis(s, x, total[ax], int64_t(ax), a.span);
   return x;
 }
 

@@ -25,6 +25,10 @@ class BufferCache final : public Allocator {
   void* allocate(size_t bytes, size_t alignment) override;
   void deallocate(void* p, size_t bytes, size_t alignment) override;
 
+  // Where the blocks come from and go: a block of this cache may be freed there
+  // directly, and one of the host's handed here.
+  Allocator* host() const { return host_; }
+
   // Bytes held in free blocks right now.
   size_t cached_bytes() const { return cached_bytes_; }
 

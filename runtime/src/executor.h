@@ -98,6 +98,10 @@ class Executor {
   }
   size_t frame_stack_bytes() const { return frame_stack_.reserved_bytes(); }
   size_t cached_bytes() const { return cache_.cached_bytes(); }
+  // Where the executor's owned values are allocated (a cache over the allocator it
+  // was given): Session::output hands a result over by moving its storage from here
+  // to that allocator, and takes it back here once the caller let go.
+  Allocator* value_allocator() { return &cache_; }
 
   // Interruption (Session::cancel, SessionOptions::run_timeout): one flag, raised
   // by another thread (the caller's, or the Session's RunTimer at the deadline). A

@@ -44,6 +44,7 @@ class SessionImpl {
     results.reserve(m);
     outputs.resize(m);
     copied.assign(m, false);
+    handed.assign(m, false);
     bound_data.assign(m, nullptr);
     bound_capacity.assign(m, 0);
     bound.assign(n, false);
@@ -51,6 +52,7 @@ class SessionImpl {
     executor.set_timeout(uint64_t(o.run_timeout.count()) * 1000);
     if (options.text_callback) executor.set_print(&SessionImpl::print_line, this);
     if (device != nullptr) executor.set_device(device.get(), placement.get(), options.device->name());
+    values = executor.value_allocator();
   }
 
   const EntryInfo& info() const { return impl.entries[entry_index]; }
@@ -126,10 +128,13 @@ class SessionImpl {
   // (output_view reads them in place).
   std::vector<Tensor> results;
   bool has_results = false;  // the last run succeeded
-  // Copies of `results` in the caller's allocator, made on request (output()); a
-  // copy's buffer is reused by the next run's when the caller let go of it.
+  // What output() handed out: a result itself, moved from the executor's memory
+  // (`values`) to the caller's allocator (handed), or a copy there, whose buffer
+  // the next run's copy reuses when the caller let go of it.
   mutable std::vector<Tensor> outputs;
   mutable std::vector<bool> copied;
+  mutable std::vector<bool> handed;
+  Allocator* values = nullptr;
   mutable uint64_t tensor_copies = 0;
   std::vector<void*> bound_data;  // bind_output, per output
   std::vector<size_t> bound_capacity;
@@ -334,6 +339,14 @@ Status SessionImpl::run() {
   has_results = false;
   results.clear();  // the last run's values go back to the executor's cache
   std::fill(copied.begin(), copied.end(), false);
+  // So do the results output() handed over, once the caller let go of them: a loop
+  // of runs that drops each output before the next allocates nothing.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!handed[i]) continue;
+    handed[i] = false;
+    if (outputs[i].unique()) outputs[i].move_storage(allocator, values);
+    outputs[i] = Tensor();
+  }
   const std::vector<TensorSpec>& specs = info().inputs;
   for (size_t k = 0; k < specs.size(); ++k)
     if (!bound[k]) return invalid_input("missing input '" + specs[k].name + "'");
@@ -424,13 +437,26 @@ Result<Tensor> Session::output_view(size_t i) const {
 }
 
 // The caller may keep an output past the Session and the Program, and release it
-// on any thread: outputs get buffers of the caller's allocator (the last copy's,
-// when nobody else holds it and the type matches), never the executor's memory.
+// on any thread: outputs live in the caller's allocator, never in the executor's
+// cache. A result the Session holds alone, in the executor's memory, is handed over
+// as it is: its storage moves to the caller's allocator, which the cache allocates
+// from (not under a memory limit, whose accounting ends with the Session). Other
+// results (an input or a constant passed through, a value that is also a variable)
+// are copied into a buffer of that allocator (the last copy's, when nobody else
+// holds it and the type matches).
 Result<Tensor> Session::output(size_t i) const {
   const SessionImpl& s = *impl_;
   SG_RETURN_IF_ERROR(s.check_output(i));
   const Tensor& r = s.results[i];
   if (s.bound_data[i] != nullptr) return r;  // wraps the caller's own buffer
+  if (!s.copied[i] && s.limit == nullptr && r.unique()) {
+    Tensor out = r;
+    if (out.move_storage(s.values, s.allocator)) {
+      s.outputs[i] = std::move(out);
+      s.handed[i] = true;
+      s.copied[i] = true;
+    }
+  }
   if (!s.copied[i]) {
     Tensor& out = s.outputs[i];
     if (!(out.unique() && out.dtype() == r.dtype() &&

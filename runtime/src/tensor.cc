@@ -187,6 +187,14 @@ size_t Tensor::capacity_bytes() const {
   return storage_->alloc_bytes - kTensorAlignment - kTensorPadding;
 }
 
+bool Tensor::move_storage(Allocator* from, Allocator* to) {
+  if (storage_ == nullptr) return false;
+  if (storage_->allocator == to) return true;
+  if (storage_->allocator != from) return false;
+  storage_->allocator = to;
+  return true;
+}
+
 bool Tensor::reshape_within_capacity(Span<const int64_t> shape) {
   int64_t n = 0;
   if (!unique() || !checked_numel(shape, &n).ok() || size_t(n) > capacity_bytes() / dtype_size(dtype_)) return false;

@@ -57,12 +57,16 @@ def eager_cases():
         ("diff n=2 axis=0", sg.diff(x, n=2, axis=0), np.diff(x, n=2, axis=0)),
         ("diff n=0", sg.diff(x, n=0), x),
         ("diff bool", sg.diff(b), np.diff(b)),
+        ("diff prepend number", sg.diff(x, prepend=0.0), np.diff(x, prepend=0.0)),
+        ("diff append rows", sg.diff(x, n=2, axis=0, append=x[:2]), np.diff(x, n=2, axis=0, append=x[:2])),
+        ("diff prepend and append ints", sg.diff(k, prepend=k[:2], append=7), np.diff(k, prepend=k[:2], append=7)),
         ("flip all", sg.flip(x), np.flip(x)),
         ("flip tuple", sg.flip(t, (0, 2)), np.flip(t, (0, 2))),
         ("flip negative", sg.flip(t, -2), np.flip(t, -2)),
         ("roll flat", sg.roll(x, 7), np.roll(x, 7)),
         ("roll axes", sg.roll(t, (1, -5), (0, 2)), np.roll(t, (1, -5), (0, 2))),
         ("roll repeated axis", sg.roll(t, (1, 1), (1, 1)), np.roll(t, (1, 1), (1, 1))),
+        ("roll by a tensor", sg.roll(t, sg.sum(sg.arange(3)), 2), np.roll(t, 3, 2)),
         ("meshgrid xy", sg.meshgrid(y, k, x[0]), np.meshgrid(y, k, x[0])),
         ("meshgrid ij", sg.meshgrid(y, k, indexing="ij"), np.meshgrid(y, k, indexing="ij")),
         ("meshgrid flattens", sg.meshgrid(x, y), np.meshgrid(x, y)),
@@ -82,6 +86,10 @@ def eager_cases():
              ("bii->b", (np.stack([m, m]),)), ("iij->j", (np.stack([m[:2, :2]] * 4, axis=-1),)), ("ij,ij->ij", (x[:, :1], x))]
     for spec, ops in specs:
         cases.append((f"einsum {spec}", sg.einsum(spec, *ops), np.einsum(spec, *ops)))
+    chain = (x[:, :4], m, m, y[:4])
+    for opt in (True, "greedy", "optimal", np.einsum_path("ij,jk,kl,l->i", *chain, optimize="greedy")[0]):
+        cases.append((f"einsum optimize={opt!r}", sg.einsum("ij,jk,kl,l->i", *chain, optimize=opt),
+                      np.einsum("ij,jk,kl,l->i", *chain, optimize=opt)))
     cases.append(("einsum ints", sg.einsum("ij,kj->ik", c, c), np.einsum("ij,kj->ik", c, c)))
     cases.append(("einsum bool", sg.einsum("i,j->ij", b, b), np.einsum("i,j->ij", b, b)))
     return cases
@@ -97,7 +105,10 @@ BAD_CALLS = [
     ("searchsorted 2-D", "sg.searchsorted(a, v)", "searchsorted: the sorted sequence must be 1-D", None),
     ("searchsorted dtype", "sg.searchsorted(v, i)", "cast with astype", None),
     ("searchsorted side", "sg.searchsorted(v, v, side='middle')", "side must be 'left' or 'right'", None),
-    ("roll staged shift", "sg.roll(v, i[0])", "roll's shift must be an int known at compile time", None),
+    ("roll float shift", "sg.roll(v, v[0])", "roll's shift must be an int or an integer scalar, not a f32", None),
+    ("einsum optimize", "sg.einsum('ij->ji', a, optimize='fast')", "optimize must be False, True", None),
+    ("einsum path", "sg.einsum('i,i', v, v, optimize=['einsum_path', (0, 2)])",
+     "path step 1 must name two operands of the 2 left", None),
     ("diff negative n", "sg.diff(v, n=-1)", "order must be non-negative", None),
     ("flip axis", "sg.flip(a, 2)", "out of bounds", None),
     ("meshgrid indexing", "sg.meshgrid(v, v, indexing='yx')", "indexing must be 'xy' or 'ij'", None),

@@ -1,8 +1,8 @@
 """Everyday NumPy ops (issue 36): searchsorted (both sides, NaN-free sorted
 sequences made by sort), logaddexp, cumprod (axis, flattened, ints widen to i64),
-diff (n, axis, bool), flip, roll (static and symbolic axes), meshgrid (xy, ij),
-outer, einsum (matmul, batch, trace, diagonal, implicit output, '...', three
-operands, ints) and isclose/allclose (rtol, atol, equal_nan)."""
+diff (n, axis, bool, prepend/append), flip, roll (static and symbolic axes, shifts
+known at run time), meshgrid (xy, ij), outer, einsum (matmul, batch, trace, diagonal,
+implicit output, '...', three operands, ints, optimize= greedy and explicit paths) and isclose/allclose (rtol, atol, equal_nan)."""
 import stagegraph as sg
 
 # e2e: N=1,3 range.k=-3,3 range.c=1,3 runs=2
@@ -32,9 +32,12 @@ def rearrange(x: sg.f32["N", 5], b: sg.bool[6], k: sg.i64[6]):
     return {
         "d1": sg.diff(x), "d2": sg.diff(x, n=2, axis=1), "d0": sg.diff(x, axis=0), "db": sg.diff(b),
         "dk": sg.diff(k, 3),
+        "dp": sg.diff(x, prepend=0.0), "da": sg.diff(x, axis=0, append=x[:1]), "dpa": sg.diff(k, prepend=k[:2], append=7),
         "f": sg.flip(x), "f1": sg.flip(x, 1), "f0": sg.flip(x, axis=(0,)),
         "r": sg.roll(x, 2), "r1": sg.roll(x, -7, axis=1), "r0": sg.roll(x, 1, axis=0),
         "r01": sg.roll(x, (1, 2), (0, 1)), "rk": sg.roll(k, 4),
+        "rt": sg.roll(x, k[0], axis=1), "rt0": sg.roll(x, k[1]), "rts": sg.roll(x, (k[2], 1), (0, 1)),
+        "rtk": sg.roll(k, k[3] * 5),
         "xs": xs, "ys": ys, "xi": xi, "yi": yi,
         "o": sg.outer(x[0], k.astype(sg.f32)), "ob": sg.outer(b, b),
     }
@@ -54,6 +57,9 @@ def contractions(a: sg.f32["N", 4], w: sg.f32[4, 3], t: sg.f32[2, "N", 4], m: sg
         "total": sg.einsum("ij->", a),
         "outer": sg.einsum("i,j->ij", w[:, 0], w[0]),
         "chain": sg.einsum("ij,jk,kl->il", a, w, m),
+        "chain_opt": sg.einsum("ij,jk,kl->il", a, w, m, optimize=True),
+        "vec": sg.einsum("ij,jk,k->i", a, w, m[0], optimize="greedy"),
+        "path": sg.einsum("ij,jk,kl->il", a, w, m, optimize=["einsum_path", (1, 2), (0, 1)]),
         "ints": sg.einsum("ij,kj->ik", c, c),
     }
 

@@ -103,8 +103,17 @@ def _axis(axis, ndim, op):
     return a % ndim
 
 
-def diff(x, n=1, axis=-1):
-    """The n-th differences along `axis` (NumPy's); bools give x[1:] != x[:-1]."""
+def _diff_edge(t, v, axis):
+    e = to_tensor(v, t, what="diff")  # a number takes t's dtype as beside it (§3)
+    if e.ndim != 0:
+        return e
+    return broadcast_to(e, tuple(1 if d == axis else n for d, n in enumerate(t.shape)))
+
+
+def diff(x, n=1, axis=-1, prepend=None, append=None):
+    """The n-th differences along `axis` (NumPy's); bools give x[1:] != x[:-1].
+    `prepend`/`append` are joined to x along the axis first (a number or 0-d value
+    broadcast to size 1 there)."""
     t = to_tensor(x, what="diff")
     n = operator.index(n)
     if n < 0:
@@ -112,6 +121,12 @@ def diff(x, n=1, axis=-1):
     if t.ndim == 0:
         raise ValueError("diff: needs a tensor of rank 1 or more")
     a = _axis(axis, t.ndim, "diff")
+    if n == 0:
+        return t
+    if prepend is not None or append is not None:
+        parts = ([_diff_edge(t, prepend, a)] if prepend is not None else []) + [t]
+        parts += [_diff_edge(t, append, a)] if append is not None else []
+        t = concatenate(parts, axis=a)
     for _ in range(n):
         hi, lo = _slice(t, a, 1, None), _slice(t, a, None, -1)
         t = (hi != lo) if t.dtype is dt.bool_ else hi - lo
@@ -337,10 +352,12 @@ def _contract(a, la, b, lb, keep):
     return prod, labels
 
 
-def einsum(subscripts, *operands):
+def einsum(subscripts, *operands, optimize=False):
     """NumPy's einsum with static subscripts (implicit output and '...' included),
     computed by transposes, reshapes, matmuls, products and sums. The operands share
-    one dtype, which the result keeps."""
+    one dtype, which the result keeps. optimize=False contracts left to right;
+    True, 'greedy' or 'optimal' pick pairs from the subscripts alone (see _greedy_path);
+    a path from np.einsum_path gives the pairs."""
     if not isinstance(subscripts, str):
         raise TypeError("einsum: the first argument must be the subscripts, a string")
     if not operands:
@@ -358,15 +375,69 @@ def einsum(subscripts, *operands):
         ts[k], labels[k] = _diagonals(ts[k], labels[k])
         keep = set(output).union(*(labels[j] for j in range(len(ts)) if j != k))
         ts[k], labels[k] = _sum_out(ts[k], labels[k], keep)
-    acc, la = ts[0], labels[0]
-    for k in range(1, len(ts)):
-        keep = set(output).union(*labels[k + 1:])
-        acc, la = _contract(acc, la, ts[k], labels[k], keep)
+    path = _einsum_path(optimize, labels, output)
+    if path is None:
+        acc, la = ts[0], labels[0]
+        for k in range(1, len(ts)):
+            keep = set(output).union(*labels[k + 1:])
+            acc, la = _contract(acc, la, ts[k], labels[k], keep)
+    else:
+        items = list(zip(ts, labels))
+        for i, j in path:
+            rest = [items[k] for k in range(len(items)) if k not in (i, j)]
+            keep = set(output).union(*(l for _, l in rest))
+            items = rest + [_contract(*items[i], *items[j], keep)]
+        acc, la = items[0]
     acc, la = _sum_out(acc, la, set(output))
     r = _arrange(acc, la, output)
     if dtype is dt.bool_:
         return r != 0
     return r if r.dtype is dtype else astype(r, dtype)
+
+
+def _einsum_path(optimize, labels, output):
+    """The pairs (i, j), i < j, to contract in turn, NumPy's way: both leave the list
+    and their product joins its end; None for left to right."""
+    if optimize is False or optimize is None:
+        return None
+    if isinstance(optimize, (list, tuple)):
+        if not optimize or optimize[0] != "einsum_path":
+            raise ValueError("einsum: an explicit optimize path is a list that starts with 'einsum_path'")
+        count, pairs = len(labels), []
+        for k, p in enumerate(optimize[1:], 1):
+            p = tuple(sorted(operator.index(i) for i in p))
+            if len(p) == 1 and count == 1 and p[0] == 0:
+                continue
+            if len(p) != 2 or p[0] == p[1] or p[0] < 0 or p[1] >= count:
+                raise ValueError(f"einsum: path step {k} must name two operands of the {count} left")
+            pairs.append(p)
+            count -= 1
+        if count != 1:
+            raise ValueError(f"einsum: the optimize path leaves {count} operands; it must contract them to one")
+        return pairs
+    if optimize is True or optimize in ("greedy", "optimal"):
+        return _greedy_path([set(l) for l in labels], set(output))
+    raise ValueError("einsum: optimize must be False, True, 'greedy', 'optimal' or a path from einsum_path")
+
+
+def _greedy_path(ls, out):
+    """Pairs chosen from the subscripts alone, so eager and compiled programs agree
+    whatever the sizes: first pairs that share a subscript, then the smallest rank of
+    the product, then the leftmost pair."""
+    pairs = []
+    while len(ls) > 1:
+        best = None
+        for i in range(len(ls)):
+            for j in range(i + 1, len(ls)):
+                others = out.union(*(ls[k] for k in range(len(ls)) if k not in (i, j)))
+                res = (ls[i] | ls[j]) & others
+                cost = (0 if ls[i] & ls[j] else 1, len(res), i, j)
+                if best is None or cost < best[0]:
+                    best = (cost, res)
+        (_, _, i, j), res = best
+        pairs.append((i, j))
+        ls = [ls[k] for k in range(len(ls)) if k not in (i, j)] + [res]
+    return pairs
 
 
 def _check_sizes(ts, labels):

@@ -316,8 +316,10 @@ class SG_API Session {
 
   size_t num_outputs() const;
   // Output `i` of the last successful run, as a Tensor the caller may keep past the
-  // Session (a copy in the Session's allocator, made on the first request after a
-  // run, or the bound buffer). kInvalidArgument for `i` out of range, or before a
+  // Session, in the Session's allocator: the result itself, without a copy, when the
+  // run left it in a buffer of its own (the usual case: no memory limit, not an
+  // input, constant or variable passed through), else a copy made on the first
+  // request after a run; or the bound buffer. A later run never writes into it. kInvalidArgument for `i` out of range, or before a
   // successful run (none yet, or the last one failed).
   Result<Tensor> output(size_t i) const;
   Result<Tensor> output(std::string_view name) const;
@@ -355,8 +357,9 @@ class SG_API Session {
   size_t memory_bytes() const;
   MemoryReport memory_report() const;
   // Tensor data copies made since creation. Values move between frames by
-  // reference, so the only copies are the entry's results handed to the caller
-  // (one per output() after a run, or per bound output per run; none by output_view).
+  // reference, and output() hands a result over without one, so the only copies are
+  // results output() cannot hand over (see there), bound outputs (one per run), and
+  // assigned variables that borrow memory the Session does not own; none by output_view.
   uint64_t tensor_copies() const;
   ScheduleStats schedule_stats() const;
 

@@ -103,6 +103,12 @@ class SG_API Tensor {
   // capacity, keeping the data; returns false, changing nothing, otherwise.
   bool reshape_within_capacity(Span<const int64_t> shape);
 
+  // For the runtime: the storage of this tensor, allocated from `from`, is freed to
+  // `to` from now on (`from` must be a cache that allocates from `to`, or the
+  // reverse); true also when it is `to`'s already, false (nothing changes) for other
+  // or wrapped memory. Nobody may free the storage meanwhile.
+  bool move_storage(Allocator* from, Allocator* to);
+
   // Host copy; kInvalidArgument for a tensor in device memory (device_memory()).
   Result<Tensor> clone(Allocator* allocator = nullptr) const;
 

@@ -179,8 +179,9 @@ TEST(Allocation, CarriedValuesMoveWithoutCopiesOrAllocations) {
   const Counts warm = counted_run(**s, counter);
   EXPECT_EQ(warm.allocations, 0u);
   EXPECT_EQ(warm.news, 0u);
-  // 10,000 iterations, one copy: the result handed to the caller.
-  EXPECT_EQ((*s)->tensor_copies() - copies, 1u);
+  // 10,000 iterations and no copy: the result is handed to the caller as it is,
+  // and its buffer comes back to the Session once the caller let go of it.
+  EXPECT_EQ((*s)->tensor_copies() - copies, 0u);
   const std::vector<float> v = values_of<float>((*s)->output(0));
   EXPECT_EQ(v.front(), 10000.5f);
   EXPECT_EQ(v.back(), 10000.5f);

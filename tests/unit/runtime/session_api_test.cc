@@ -128,9 +128,40 @@ TEST(SessionApi, OutputViewReadsInPlaceWithoutACopy) {
   EXPECT_EQ(values_of<float>(*view), (std::vector<float>{3, 4, 5, 3, 4, 5}));
   EXPECT_EQ(s->tensor_copies(), copies);
   EXPECT_EQ(view->capacity_bytes(), 0u);  // borrowed, not owned
-  // output() copies once per run, then hands out that copy.
+  // output() hands the result itself over (the run left it in a buffer of its own),
+  // the same one on every request.
+  EXPECT_EQ(s->output(0)->data(), view->data());
   EXPECT_EQ(s->output(0)->data(), s->output(0)->data());
-  EXPECT_EQ(s->tensor_copies(), copies + 1);
+  EXPECT_EQ(s->tensor_copies(), copies);
+}
+
+TEST(SessionApi, HandedOverOutputsOutliveTheSessionAndLaterRuns) {
+  auto s = session_on(load_ok(affine_graph()), "affine");
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->set_input("x", rows_of_ones(2)).ok());
+  ASSERT_TRUE(s->run().ok());
+  Result<Tensor> kept = s->output(0);
+  ASSERT_TRUE(kept.ok());
+  const std::vector<float> before = values_of<float>(*kept);
+  // The next run may not write into what the caller keeps.
+  ASSERT_TRUE(s->set_input("x", rows_of_ones(3)).ok());
+  ASSERT_TRUE(s->run().ok());
+  EXPECT_NE(s->output(0)->data(), kept->data());
+  EXPECT_EQ(values_of<float>(*kept), before);
+  s.reset();  // the caller's allocator frees it, not the Session's cache
+  EXPECT_EQ(values_of<float>(*kept), before);
+}
+
+TEST(SessionApi, UnderAMemoryLimitOutputsAreCopies) {
+  SessionOptions options;
+  options.memory_limit_bytes = size_t(64) << 20;
+  auto s = Session::create(load_ok(affine_graph()), "affine", options);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", rows_of_ones(2)).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  const uint64_t copies = (*s)->tensor_copies();
+  EXPECT_NE((*s)->output(0)->data(), (*s)->output_view(0)->data());
+  EXPECT_EQ((*s)->tensor_copies(), copies + 1);
 }
 
 TEST(SessionApi, MisuseIsAnErrorNotAnEmptyValue) {
