@@ -72,13 +72,19 @@ bool quantize_row(const float* a, size_t k, int8_t* q, float* scale) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (cpu_avx2()) return detail::quantize_row_avx2(a, k, q, scale);
 #endif
+  return quantize_row_portable(a, k, q, scale);
+}
+
+bool quantize_row_portable(const float* a, size_t k, int8_t* q, float* scale) {
   float amax = 0.0f;
+  bool nan = false;
   for (size_t i = 0; i < k; ++i) {
     const float v = std::fabs(a[i]);
-    if (!(v <= amax)) amax = v;  // NaN sticks
+    nan = nan || std::isnan(v);
+    amax = v > amax ? v : amax;
   }
   const float inv = 127.0f / amax;
-  if (!std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv))) {
+  if (nan || !std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv))) {
     std::memset(q, 0, k);
     *scale = 0.0f;
     return false;

@@ -46,6 +46,8 @@ DynIsa best_dyn_isa(const Layout& l);
 
 // One row of A quantized as above; false (q all 0, *scale 0) when amax is not finite.
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale);
+// The same without SIMD (what quantize_row runs off AVX2), for the tests.
+bool quantize_row_portable(const float* a, size_t k, int8_t* q, float* scale);
 
 // W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI), each
 // K block padded to a multiple of 4 (AVX2 int4: 8) with zero weights, steps of 4 K

@@ -252,6 +252,30 @@ TEST(DynamicGemm, ReferenceQuantizesEachRowSymmetrically) {
   EXPECT_NEAR(c[0], 0.3 * 1 - 1.27 * 0.5 + 0.5 * 0, 0.02);
 }
 
+// A NaN anywhere in a row refuses it, whatever follows it (a NaN first met, then a
+// smaller finite value, once slipped through the portable loop as amax = 0).
+TEST(DynamicGemm, PortableRowQuantizationRefusesEveryNonFiniteRow) {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> refused = {{1, nan, 0}, {nan, 0, 0}, {0, 0, nan}, {2, -inf, 1}, {inf, 0, 0}};
+  for (const auto& row : refused) {
+    int8_t q[3] = {1, 1, 1};
+    float scale = 1;
+    EXPECT_FALSE(quantize_row_portable(row.data(), row.size(), q, &scale)) << row[0] << " " << row[1] << " " << row[2];
+    EXPECT_EQ(scale, 0.0f);
+    EXPECT_EQ(q[0] | q[1] | q[2], 0);
+    // The dispatched routine agrees.
+    EXPECT_FALSE(quantize_row(row.data(), row.size(), q, &scale));
+  }
+  const float ok[3] = {0.5f, -1.0f, 0.25f};
+  int8_t q[3];
+  float scale = 0;
+  ASSERT_TRUE(quantize_row_portable(ok, 3, q, &scale));
+  EXPECT_EQ(scale, 1.0f / 127.0f);
+  EXPECT_EQ(q[0], 64);
+  EXPECT_EQ(q[1], -127);
+  EXPECT_EQ(q[2], 32);
+}
+
 TEST(DynamicGemm, NonFiniteRowsRunInF32) {
   const Layout l = default_layout(Storage::kInt8, {3, 2});
   const float w[6] = {1, 2, 3, 4, 5, 6};
