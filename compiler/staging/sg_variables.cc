@@ -1,10 +1,11 @@
 // sg.variables: program-level state (SPEC §12). Every tensor or number in the
 // structures given becomes a module variable named by its path ("params.0.w",
-// "step"), with its value as the initial one. In an entry, reading an attribute gives
-// the structure with each leaf a parameter of the entry bound to the variable (its
-// value at the start of the run, whatever the entry assigned since); assigning one
-// records the new leaves, which become results after the outputs. The runtime stores
-// them when the run succeeds.
+// "step"), with its value as the initial one. In an entry a variable is like a
+// local that starts at the variable's value at the start of the run (a parameter
+// of the entry bound to it): an assignment rebinds it, a read sees the latest
+// value, a staged if joins it and a staged loop carries it (variable_current_).
+// The values it has when the entry ends become results after the outputs; the
+// runtime stores them when the run succeeds.
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -93,30 +94,50 @@ Value Stager::make_variables(const Args& args) {
   return Value(vars);
 }
 
+Value Stager::variable_start(int32_t var, SourceSpan span) {
+  auto it = variable_params_.find(var);
+  if (it == variable_params_.end()) {
+    ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
+    const ir::Variable& v = module_->variables[size_t(var)];
+    const int32_t id = entry.add_value(v.type, v.name, span);
+    entry.params.push_back(id);
+    it = variable_params_.emplace(var, id).first;
+  }
+  return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
+}
+
+bool Stager::in_entry_run() const {
+  for (const FnBuilder* b = cur_; b != nullptr; b = b->parent)
+    if (b == entry_builder_) return true;
+  return false;
+}
+
 Value Stager::variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span) {
   const Value* initial = nullptr;
   for (const auto& [n, v] : vars->attrs)
     if (n == name) initial = v.get();
   if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'");
   if (entry_builder_ == nullptr) return *initial;  // at module level: the initial values
+  const bool in_run = in_entry_run();
   return map_leaves(*initial, name, [&](const std::string& path) {
     const int32_t var = vars->leaves.at(path);
-    auto it = variable_params_.find(var);
-    if (it == variable_params_.end()) {
-      ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
-      const int32_t id = entry.add_value(module_->variables[size_t(var)].type, path, span);
-      entry.params.push_back(id);
-      it = variable_params_.emplace(var, id).first;
-    }
-    return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
+    auto now = variable_current_.find(var);
+    if (now == variable_current_.end()) return variable_start(var, span);
+    if (!in_run)
+      fail(span, "variable '" + path + "' is read inside a staged call after the entry assigned it; pass its "
+                                       "value as an argument instead");
+    return now->second;
   });
 }
 
 void Stager::assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {
   if (entry_builder_ == nullptr) fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
-  if (cur_ != entry_builder_)
-    fail(span, "variable '" + name + "' is assigned inside a staged if, loop or function; compute the new value "
-                                     "there and assign it at the entry's top level");
+  if (variable_assign_barred > 0)
+    fail(span, "variable '" + name + "' is assigned inside a function that sg.grad or another transform stages; "
+                                     "return the new value and assign it outside");
+  if (!in_entry_run())
+    fail(span, "variable '" + name + "' is assigned inside a staged call (a recursive function, or an @sg.function "
+                                     "called from the entry); return the new value and assign it in the caller");
   const Value* initial = nullptr;
   for (const auto& [n, init] : vars->attrs)
     if (n == name) initial = init.get();
@@ -138,7 +159,7 @@ void Stager::assign_variables(const VariablesPtr& vars, const std::string& name,
     if (!(given.shape == type.shape))
       fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
                      module_->format_type(given));
-    variable_writes_[var] = t;
+    variable_current_[var] = t;
   }
 }
 
@@ -149,7 +170,7 @@ void Stager::finish_entry_variables(ir::Entry& entry, SourceSpan span) {
   std::sort(by_param.begin(), by_param.end());
   entry.reads.clear();
   for (const auto& [param, var] : by_param) entry.reads.push_back(var);
-  for (const auto& [var, value] : variable_writes_) {
+  for (const auto& [var, value] : variable_current_) {
     fn().results.push_back(materialize(value, span));
     entry.writes.push_back(var);
   }
