@@ -24,8 +24,8 @@
    of S Adam steps in one run gives the variables of S runs of one step, bit for
    bit; a run whose loop fails an assert after some updates saves nothing.
 6. Refusals at compile time: assigning a variable inside a staged call (a recursive
-   function) or inside a function sg.grad differentiates, another structure or
-   another shape, also inside a staged loop, is a located error.
+   function) or inside a function sg.grad differentiates, another structure, shape or
+   dtype kind, also inside a staged loop or branch, is a located error.
 """
 
 import os
@@ -405,6 +405,18 @@ def f(x: sg.f32["N"], n: sg.i64):
         v.w = x
     return x
 """, "variable 'w' is f32[2]; the value assigned is f32[N]"),
+    "kind_in_branch": ("""
+import stagegraph as sg
+
+v = sg.variables(step=0)
+
+
+@sg.function
+def f(x: sg.f32[2], t: sg.f32):
+    if t > 0:
+        v.step = sg.sum(x)
+    return x
+""", "variable 'step' is i64[]; the value assigned is f32[]: cast it with astype"),
     "structure": ("""
 import stagegraph as sg
 

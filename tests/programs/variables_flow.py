@@ -5,7 +5,7 @@ its outputs do not depend on what earlier runs committed (eager mode keeps its
 variables across the checks, graph-run starts each run from the file's values)."""
 import stagegraph as sg
 
-# e2e: range.n=0,6 range.limit=-1,7 runs=3
+# e2e: range.n=0,6 range.m=0,4 range.limit=-1,7 runs=3
 
 state = sg.variables(w=sg.zeros((3,)), step=0, pair=(sg.zeros((2,)), sg.ones((2,))), scale=2.0)
 
@@ -19,6 +19,19 @@ def bump(x):
 def swap_pair():
     a, b = state.pair
     state.pair = (b, a + 1.0)
+
+
+class Decay:
+    def __init__(self, k):
+        self.k = k
+
+    def advance(self, x, n):
+        """A method with a staged loop that assigns, and returns from inside it."""
+        for j in range(n):
+            state.w = state.w * self.k + x
+            if sg.sum(state.w) > 20.0:
+                return j
+        return n
 
 
 @sg.function
@@ -73,6 +86,24 @@ def early(x: sg.f32[3], t: sg.f32):
     return {"s": sg.sum(state.w), "step": state.step}
 
 
+@sg.function
+def nested(x: sg.f32[3], n: sg.i64, m: sg.i64):
+    state.w = x
+    state.step = 0
+    for i in range(n):
+        for j in range(m):
+            state.step += 1  # carried by both loops
+        state.w = state.w + x * state.step.astype(sg.f32)
+    return {"w": state.w, "step": state.step}
+
+
+@sg.function
+def method(x: sg.f32[3], n: sg.i64):
+    state.w = sg.abs(x)
+    r = Decay(0.5).advance(sg.abs(x) + 1.0, n)
+    return {"r": r, "w": state.w}
+
+
 if __name__ == "__main__":
     import numpy as np
 
@@ -81,3 +112,5 @@ if __name__ == "__main__":
     print(looped(x, np.int64(4)))
     print(counted(x, np.int64(3)))
     print(early(x, np.float32(-1.0)))
+    print(nested(x, np.int64(3), np.int64(2)))
+    print(method(x, np.int64(5)))

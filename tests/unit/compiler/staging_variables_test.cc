@@ -169,5 +169,21 @@ def g(x: sg.f32[2], t: sg.f32):
   EXPECT_NE(e.find("8:9: error: variable 'pair' holds 2 tensors; the value assigned has 1"), std::string::npos) << e;
 }
 
+TEST(StagingVariablesErrors, AnotherDtypeKindInsideABranch) {
+  const std::string e = errors_of(R"(import stagegraph as sg
+
+v = sg.variables(step=0)
+
+@sg.function
+def g(x: sg.f32[2], t: sg.f32):
+    if t > 0:
+        v.step = sg.sum(x)
+    return x
+)");
+  EXPECT_NE(e.find("8:9: error: variable 'step' is i64[]; the value assigned is f32[]: cast it with astype"),
+            std::string::npos)
+      << e;
+}
+
 }  // namespace
 }  // namespace sg::compiler::testing
