@@ -153,13 +153,15 @@ void Stager::assign_variables(const VariablesPtr& vars, const std::string& name,
       fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
     const int32_t var = vars->leaves.at(want[k].first);
     const ir::Type& type = module_->variables[size_t(var)].type;
-    Value t = to_tensor(got[k].second, type.dtype, span);
-    const DType dt = tensor_dtype(t);
     // A tensor of another kind (an f32 loss into an i64 counter) is a mistake, not a cast.
-    if (!got[k].second.is_number() && (is_float(dt) != is_float(type.dtype) || is_int(dt) != is_int(type.dtype)))
-      fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
-                     module_->format_type(tensor_type(t)) + ": cast it with astype");
-    if (dt != type.dtype) t = cast(t, type.dtype, span);
+    if (got[k].second.is_tensor()) {
+      const DType dt = tensor_dtype(got[k].second);
+      if (is_float(dt) != is_float(type.dtype) || is_int(dt) != is_int(type.dtype))
+        fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
+                       module_->format_type(tensor_type(got[k].second)) + ": cast it with astype");
+    }
+    Value t = to_tensor(got[k].second, type.dtype, span);
+    if (tensor_dtype(t) != type.dtype) t = cast(t, type.dtype, span);
     const ir::Type given = tensor_type(t);
     if (!(given.shape == type.shape))
       fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
