@@ -782,11 +782,11 @@ void BranchStaging::join_variables() {
       // Assigned on one path only: defined after the `if` where that path ran.
       if (!jump) unbound_on(gone, name);
     }
-    const std::string shown = name == kReturnValue            ? std::string("the return value")
-                              : name.rfind("$var.", 0) == 0 ? "variable '" + name.substr(5) + "'"
-                              : name[0] == '$'                ? "the value of `" + (label_ == "ifexp" ? std::string("x if c else y")
-                                                                                           : "a " + label_ + " b") + "`"
-                                                   : "variable '" + name + "'";
+    std::string shown = "variable '" + name + "'";
+    if (name == kReturnValue) shown = "the return value";
+    else if (name.rfind("$var.", 0) == 0) shown = "variable '" + name.substr(5) + "'";  // sg.variables
+    else if (name[0] == '$')
+      shown = "the value of `" + (label_ == "ifexp" ? std::string("x if c else y") : "a " + label_ + " b") + "`";
     makes_.emplace_back(name, join(name, shown, then_b_.vars[name], else_b_.vars[name]));
   }
   for (const std::string& flag : new_flags_)
