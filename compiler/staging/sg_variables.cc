@@ -1,11 +1,11 @@
 // sg.variables: program-level state (SPEC §12). Every tensor or number in the
 // structures given becomes a module variable named by its path ("params.0.w",
-// "step"), with its value as the initial one. In an entry a variable is like a
-// local that starts at the variable's value at the start of the run (a parameter
-// of the entry bound to it): an assignment rebinds it, a read sees the latest
-// value, a staged if joins it and a staged loop carries it (variable_current_).
-// The values it has when the entry ends become results after the outputs; the
-// runtime stores them when the run succeeds.
+// "step"), with its value as the initial one. In an entry a read gives the value at
+// the start of the run (a parameter of the entry bound to the variable), whatever
+// the run assigned since. The value to store is like a local of the entry: an
+// assignment rebinds it, a staged if joins it and a staged loop carries it
+// (variable_current_), and what it holds when the entry ends becomes results after
+// the outputs; the runtime stores them together when the run succeeds.
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -118,16 +118,10 @@ Value Stager::variables_attribute(const VariablesPtr& vars, const std::string& n
     if (n == name) initial = v.get();
   if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'");
   if (entry_builder_ == nullptr) return *initial;  // at module level: the initial values
-  const bool in_run = in_entry_run();
-  return map_leaves(*initial, name, [&](const std::string& path) {
-    const int32_t var = vars->leaves.at(path);
-    auto now = variable_current_.find(var);
-    if (now == variable_current_.end()) return variable_start(var, span);
-    if (!in_run)
-      fail(span, "variable '" + path + "' is read inside a staged call after the entry assigned it; pass its "
-                                       "value as an argument instead");
-    return now->second;
-  });
+  // Every read sees the value at the start of the run, whatever the run assigned
+  // since (SPEC §12): the assignments take effect together when it succeeds.
+  return map_leaves(*initial, name,
+                    [&](const std::string& path) { return variable_start(vars->leaves.at(path), span); });
 }
 
 void Stager::assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {

@@ -1,8 +1,7 @@
 """sg.variables in eager mode (SPEC §12): program-level state that entries read and
-assign. As in the compiled program, a variable behaves like a local of the entry's
-run that starts at the committed value: a read sees the value the run last assigned
-(the committed one before any assignment); the assignments take effect together
-when the run returns, and a run that raises changes nothing."""
+assign. As in the compiled program, every read in an entry's run sees the values
+the run started with; the assignments (the last one of each variable) take effect
+together when the run returns, and a run that raises changes nothing."""
 
 import numpy as np
 
@@ -45,8 +44,7 @@ class Variables:
         values = object.__getattribute__(self, "_values")
         if name not in values:
             raise AttributeError(f"the variables have no attribute '{name}'")
-        pending = object.__getattribute__(self, "_pending")
-        return pending[name] if name in pending else values[name]
+        return values[name]
 
     def __setattr__(self, name, value):
         values = object.__getattribute__(self, "_values")
