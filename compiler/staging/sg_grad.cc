@@ -133,15 +133,19 @@ StagedFn stage_apart(Stager& s, const Value& callee, const Args& args, const std
       inner.pos[k] = rebuild(args.pos[k], mine, at, true);
       next += leaves[k].size();
     }
+  // A variable assigned in the function would leave a value of this function behind.
+  ++s.variable_assign_barred;
   try {
     out.result = s.call_value(callee, inner);
     std::vector<int32_t> ids;
     for (const Value& r : results(out.result)) ids.push_back(s.materialize(r, args.span));
     s.fn().results = ids;
   } catch (...) {
+    --s.variable_assign_barred;
     s.set_builder(parent);
     throw;
   }
+  --s.variable_assign_barred;
   s.set_builder(parent);
   for (const auto& [param, outer] : builder->captures) out.inputs.push_back(Value(outer));
   return out;

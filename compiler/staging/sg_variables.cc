@@ -1,10 +1,11 @@
 // sg.variables: program-level state (SPEC §12). Every tensor or number in the
 // structures given becomes a module variable named by its path ("params.0.w",
-// "step"), with its value as the initial one. In an entry, reading an attribute gives
-// the structure with each leaf a parameter of the entry bound to the variable (its
-// value at the start of the run, whatever the entry assigned since); assigning one
-// records the new leaves, which become results after the outputs. The runtime stores
-// them when the run succeeds.
+// "step"), with its value as the initial one. In an entry a read gives the value at
+// the start of the run (a parameter of the entry bound to the variable), whatever
+// the run assigned since. The value to store is like a local of the entry: an
+// assignment rebinds it, a staged if joins it and a staged loop carries it
+// (variable_current_), and what it holds when the entry ends becomes results after
+// the outputs; the runtime stores them together when the run succeeds.
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -93,30 +94,44 @@ Value Stager::make_variables(const Args& args) {
   return Value(vars);
 }
 
+Value Stager::variable_start(int32_t var, SourceSpan span) {
+  auto it = variable_params_.find(var);
+  if (it == variable_params_.end()) {
+    ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
+    const ir::Variable& v = module_->variables[size_t(var)];
+    const int32_t id = entry.add_value(v.type, v.name, span);
+    entry.params.push_back(id);
+    it = variable_params_.emplace(var, id).first;
+  }
+  return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
+}
+
+bool Stager::in_entry_run() const {
+  for (const FnBuilder* b = cur_; b != nullptr; b = b->parent)
+    if (b == entry_builder_) return true;
+  return false;
+}
+
 Value Stager::variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span) {
   const Value* initial = nullptr;
   for (const auto& [n, v] : vars->attrs)
     if (n == name) initial = v.get();
   if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'");
   if (entry_builder_ == nullptr) return *initial;  // at module level: the initial values
-  return map_leaves(*initial, name, [&](const std::string& path) {
-    const int32_t var = vars->leaves.at(path);
-    auto it = variable_params_.find(var);
-    if (it == variable_params_.end()) {
-      ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
-      const int32_t id = entry.add_value(module_->variables[size_t(var)].type, path, span);
-      entry.params.push_back(id);
-      it = variable_params_.emplace(var, id).first;
-    }
-    return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
-  });
+  // Every read sees the value at the start of the run, whatever the run assigned
+  // since (SPEC §12): the assignments take effect together when it succeeds.
+  return map_leaves(*initial, name,
+                    [&](const std::string& path) { return variable_start(vars->leaves.at(path), span); });
 }
 
 void Stager::assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {
   if (entry_builder_ == nullptr) fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
-  if (cur_ != entry_builder_)
-    fail(span, "variable '" + name + "' is assigned inside a staged if, loop or function; compute the new value "
-                                     "there and assign it at the entry's top level");
+  if (variable_assign_barred > 0)
+    fail(span, "variable '" + name + "' is assigned inside a function that sg.grad or another transform stages; "
+                                     "return the new value and assign it outside");
+  if (!in_entry_run())
+    fail(span, "variable '" + name + "' is assigned inside a staged call (a recursive function, or an @sg.function "
+                                     "called from the entry); return the new value and assign it in the caller");
   const Value* initial = nullptr;
   for (const auto& [n, init] : vars->attrs)
     if (n == name) initial = init.get();
@@ -132,13 +147,20 @@ void Stager::assign_variables(const VariablesPtr& vars, const std::string& name,
       fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
     const int32_t var = vars->leaves.at(want[k].first);
     const ir::Type& type = module_->variables[size_t(var)].type;
+    // A tensor of another kind (an f32 loss into an i64 counter) is a mistake, not a cast.
+    if (got[k].second.is_tensor()) {
+      const DType dt = tensor_dtype(got[k].second);
+      if (is_float(dt) != is_float(type.dtype) || is_int(dt) != is_int(type.dtype))
+        fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
+                       module_->format_type(tensor_type(got[k].second)) + ": cast it with astype");
+    }
     Value t = to_tensor(got[k].second, type.dtype, span);
     if (tensor_dtype(t) != type.dtype) t = cast(t, type.dtype, span);
     const ir::Type given = tensor_type(t);
     if (!(given.shape == type.shape))
       fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
                      module_->format_type(given));
-    variable_writes_[var] = t;
+    variable_current_[var] = t;
   }
 }
 
@@ -149,7 +171,7 @@ void Stager::finish_entry_variables(ir::Entry& entry, SourceSpan span) {
   std::sort(by_param.begin(), by_param.end());
   entry.reads.clear();
   for (const auto& [param, var] : by_param) entry.reads.push_back(var);
-  for (const auto& [var, value] : variable_writes_) {
+  for (const auto& [var, value] : variable_current_) {
     fn().results.push_back(materialize(value, span));
     entry.writes.push_back(var);
   }

@@ -220,7 +220,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   call_depth_ = 1;
   entry_builder_ = &builder;
   variable_params_.clear();
-  variable_writes_.clear();
+  variable_current_.clear();
   exec_block(def.body);
 
   // A return inside a staged `if` or loop leaves its value in the frame's flags.
@@ -249,7 +249,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     }
   };
   flatten_result("", r);
-  if (outputs.empty() && variable_writes_.empty())
+  if (outputs.empty() && variable_current_.empty())
     fail(def.name_span, "entry point '" + def.name + "' must return a tensor, a tuple of tensors or a dict of them");
   for (auto& [name, v] : outputs) {
     if (!v.is_tensor() && !v.is_number())

@@ -164,6 +164,7 @@ Stager::Checkpoint Stager::checkpoint() {
   c.pending_branches = pending_branches_;
   c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
+  c.variable_current = variable_current_;
   c.builder = cur_;
   if (cur_) {
     const ir::Function& f = fn();
@@ -184,6 +185,7 @@ void Stager::rollback(const Checkpoint& c) {
   pending_branches_ = c.pending_branches;
   *control_ = *c.control;
   scope().vars() = c.vars;
+  variable_current_ = c.variable_current;
   cur_ = c.builder;
   if (cur_ && c.builder_state) {
     // What was added to the current function since: its values, the nodes
@@ -201,6 +203,9 @@ void Stager::rollback(const Checkpoint& c) {
     std::erase_if(origins_, [&](const auto& kv) { return added(kv.first); });
     std::erase_if(reduced_, [&](const auto& kv) { return added(kv.first); });
     std::erase_if(weak_, [&](const auto& kv) { return added(kv.first); });
+    // A variable first read since has lost its parameter with the entry's values.
+    if (cur_ == entry_builder_)
+      std::erase_if(variable_params_, [&](const auto& kv) { return size_t(kv.second) >= c.values; });
   }
 }
 

@@ -7,6 +7,10 @@
 // never read, since the return flag says which side holds the value.
 // Lists and dicts that exist before the `if` may change inside a branch: each
 // branch's items are recorded and undone, and the items join like variables.
+// So do the program's variables (sg.variables) a branch assigns, under hidden names:
+// a branch that does not assign one keeps its value from before the `if`.
+#include <utility>
+
 #include "staging/classes.h"
 #include "staging/control_state.h"
 #include "staging/staged_loop.h"  // unset_tensor_of_type
@@ -52,6 +56,7 @@ struct Branch {
   std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
   std::vector<std::vector<std::pair<Value, Value>>> dict_items;
   std::vector<std::optional<SourceSpan>> size_changed;  // per Container: the statement that first changed its length
+  std::map<int32_t, Value> variables;  // the program's variables as the branch left them (Stager::variable_current)
 };
 
 // A list or dict reachable from the scope before a staged `if`, and its items then.
@@ -214,6 +219,8 @@ class BranchStaging {
   void join_containers();
   void bind_captures();
   void emit_node();
+  void add_program_variables();
+  void take_program_variables();
 
   Stager& st_;
   Scope& sc_;
@@ -223,6 +230,8 @@ class BranchStaging {
   const bool rest_;
   int32_t cond_id_ = -1;
   std::map<std::string, Value> before_;
+  std::map<int32_t, Value> variables_before_;
+  std::vector<int32_t> joined_variables_;  // the program's variables a branch assigns
   std::vector<Container> containers_;
   size_t my_watch_ = 0;
   FnBuilder* parent_ = nullptr;
@@ -272,6 +281,7 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
   // A return inside a branch sets the flag; the other branch must have it too.
   if (!sc_.find_local(kReturnFlag)) sc_.set(kReturnFlag, Value(false));
   before_ = sc_.vars();
+  variables_before_ = st_.variable_current();
   std::vector<std::vector<ControlState::SizeWatch>>& watches = st_.control().size_watches;
   watch_containers();
   struct Unwatch {
@@ -287,6 +297,7 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
   if (pending_side_ >= 0) restage_pending();
   restage_raising();
   sc_.vars() = before_;
+  add_program_variables();
 
   describe_sides();
   collect_names();
@@ -299,6 +310,7 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
   join_containers();
   bind_captures();
   emit_node();
+  take_program_variables();
   // Both branches raise: so does the `if`, for an enclosing staged branch or loop.
   if (both_raise_ && st_.raise_catchers > 0) {
     RaiseSignal r = *else_b_.raised;
@@ -328,6 +340,7 @@ Branch BranchStaging::run_branch(const std::function<void()>& body, const std::s
   br.builder->fn = int32_t(m.functions.size() - 1);
   br.builder->parent = parent_;
   sc_.vars() = before_;
+  st_.variable_current() = variables_before_;
   st_.set_builder(br.builder.get());
   for (ControlState::SizeWatch& w : st_.control().size_watches[my_watch_]) w.changed.reset();
   ++st_.raise_catchers;
@@ -339,12 +352,14 @@ Branch BranchStaging::run_branch(const std::function<void()>& body, const std::s
     --st_.raise_catchers;
     st_.set_builder(parent_);
     sc_.vars() = before_;
+    st_.variable_current() = variables_before_;
     restore(containers_);
     throw;
   }
   --st_.raise_catchers;
   st_.set_builder(parent_);
   br.vars = sc_.vars();
+  br.variables = std::exchange(st_.variable_current(), variables_before_);
   for (const Container& c : containers_) {
     br.list_items.push_back(c.list ? c.list->items : std::vector<Value>{});
     br.dict_items.push_back(c.dict ? c.dict->items : std::vector<std::pair<Value, Value>>{});
@@ -767,10 +782,11 @@ void BranchStaging::join_variables() {
       // Assigned on one path only: defined after the `if` where that path ran.
       if (!jump) unbound_on(gone, name);
     }
-    const std::string shown = name == kReturnValue ? std::string("the return value")
-                              : name[0] == '$'     ? "the value of `" + (label_ == "ifexp" ? std::string("x if c else y")
-                                                                                           : "a " + label_ + " b") + "`"
-                                                   : "variable '" + name + "'";
+    std::string shown = "variable '" + name + "'";
+    if (name == kReturnValue) shown = "the return value";
+    else if (name.rfind("$var.", 0) == 0) shown = "variable '" + name.substr(5) + "'";  // sg.variables
+    else if (name[0] == '$')
+      shown = "the value of `" + (label_ == "ifexp" ? std::string("x if c else y") : "a " + label_ + " b") + "`";
     makes_.emplace_back(name, join(name, shown, then_b_.vars[name], else_b_.vars[name]));
   }
   for (const std::string& flag : new_flags_)
@@ -927,6 +943,38 @@ void BranchStaging::emit_node() {
     }
   }
   st_.fn().nodes.push_back(std::move(node));
+}
+
+// The program's variables either branch assigns join as hidden variables: the
+// side that does not assign one has its value from before the `if` (the start of
+// the run where the run has not assigned it yet).
+void BranchStaging::add_program_variables() {
+  for (const Branch* b : branches_)
+    for (const auto& [var, v] : b->variables) {
+      auto old = variables_before_.find(var);
+      if ((old == variables_before_.end() || !same_binding(old->second, v)) &&
+          std::find(joined_variables_.begin(), joined_variables_.end(), var) == joined_variables_.end())
+        joined_variables_.push_back(var);
+    }
+  for (int32_t var : joined_variables_) {
+    auto old = variables_before_.find(var);
+    const Value start = old != variables_before_.end() ? old->second : st_.variable_start(var, span_);
+    const std::string name = st_.variable_carry_name(var);
+    before_[name] = start;
+    sc_.set(name, start);
+    for (Branch* b : branches_) {
+      auto it = b->variables.find(var);
+      b->vars[name] = it != b->variables.end() ? it->second : start;
+    }
+  }
+}
+
+void BranchStaging::take_program_variables() {
+  for (int32_t var : joined_variables_) {
+    const std::string name = st_.variable_carry_name(var);
+    if (const Value* v = sc_.find_local(name)) st_.variable_current()[var] = *v;
+    sc_.erase(name);
+  }
 }
 
 }  // namespace sg::compiler::staging

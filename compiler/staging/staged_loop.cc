@@ -20,7 +20,8 @@ LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t t
     : st(st_in), spec(spec_in), token(token_in), hints(hints_in), attr_carries(attr_carries_in),
       retry(retry_in), s(spec.stmt),
       sc(st.scope()), cs(st.control()), m(st.module()),
-      where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)) {
+      where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)),
+      variables_before(st.variable_current()) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
     for (const auto& [name, v] : sp->vars())
       if (name[0] != '$') watch_instances(name, v, watches, 0);
@@ -42,6 +43,7 @@ Flow LoopStaging::run() {
   } restore{st, outer};
   stage_body();
   carry_rebound_attrs();
+  carry_assigned_variables();
   structure_results();
   body_results();
   stage_cond();
@@ -119,6 +121,7 @@ void LoopStaging::stage_body() {
   bind_body_params();
   bind_structures();
   attrs_from_scope();
+  variables_from_scope();
   sc.set(kBreakFlag, Value(false));
   sc.set(kContinueFlag, Value(false));
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
@@ -379,6 +382,7 @@ void LoopStaging::stage_cond() {
   }
   bind_structures();
   attrs_from_scope();
+  variables_from_scope();
   Value go_on;
   if (flags.empty()) {
     go_on = eval_test();
@@ -394,6 +398,7 @@ void LoopStaging::stage_cond() {
   const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);
   st.fn().results = {cond_result};
   attr_restore.restore();
+  st.variable_current() = variables_before;
 }
 
 Value LoopStaging::eval_test() {
@@ -480,7 +485,8 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
     const int32_t id = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
     node.outputs.push_back(id);
     st.set_origin(outer->fn, id, Origin{s.span, "the staged " + std::string(spec.what) + " loop produced"});
-    if (c.name[0] == '$' && c.kind == CarryKind::kTensor) continue;  // a hidden counter
+    const bool program_variable = c.name.rfind("$var.", 0) == 0;
+    if (c.name[0] == '$' && c.kind == CarryKind::kTensor && !program_variable) continue;  // a hidden counter
     if (c.name == kBreakFlag) continue;                             // consumed by the loop
     // A loop that provably runs has assigned a variable first assigned on every path.
     if (c.kind == CarryKind::kDefined && !c.created && c.init.is<bool>() && !spec.may_run_zero_times) continue;
@@ -518,6 +524,8 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
   attrs_from_scope();
   attr_restore.active = false;
   for (const AttrCarry& a : attr_carries) sc.erase(a.name);
+  variables_from_scope();
+  for (int32_t var : retry.variables) sc.erase(st.variable_carry_name(var));
   // `while True:` without a break leaves only by a return: the function has returned.
   if (jumps.has_return && !jumps.has_break && s.test && s.test->kind == ExprKind::kBool && s.test->bool_value)
     sc.set(kReturnFlag, Value(true));
@@ -633,6 +641,11 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
       if (r.loop != token) throw;
       st.rollback(start);
       attrs = std::move(r.carries);
+    } catch (loop_detail::VariableRetry& r) {
+      // Each attempt carries more program variables; there are finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      retry.variables = std::move(r.variables);
     }
   }
 }

@@ -18,6 +18,7 @@ void LoopStaging::discover_carries() {
     carries.push_back(std::move(c));
   }
   attribute_carries();
+  program_variable_carries();
   block_appends(s.body, appended);
   target_carries();
   variable_carries();
@@ -68,6 +69,39 @@ void LoopStaging::attribute_carries() {
                           "change in a staged loop");
     carries.push_back(tensor_carry(a.name, *v));
   }
+}
+
+// The program's variables the body assigns (an earlier attempt found them) are
+// carried like variables, from their values before the loop.
+void LoopStaging::program_variable_carries() {
+  for (int32_t var : retry.variables) {
+    auto before = variables_before.find(var);
+    const Value init = before != variables_before.end() ? before->second : st.variable_start(var, s.span);
+    carries.push_back(tensor_carry(st.variable_carry_name(var), init));
+  }
+}
+
+// The hidden names of carried program variables, bound in the scope, are the
+// variables' values from there on.
+void LoopStaging::variables_from_scope() {
+  for (int32_t var : retry.variables)
+    if (const Value* v = sc.find_local(st.variable_carry_name(var))) st.variable_current()[var] = *v;
+}
+
+// After the body: the carried variables' values as its results; a variable it
+// assigns that this attempt does not carry makes another attempt that does.
+void LoopStaging::carry_assigned_variables() {
+  std::vector<int32_t> more = retry.variables;
+  for (const auto& [var, v] : st.variable_current()) {
+    if (std::find(more.begin(), more.end(), var) != more.end()) {
+      sc.set(st.variable_carry_name(var), v);
+      continue;
+    }
+    auto before = variables_before.find(var);
+    if (before == variables_before.end() || !same_value(before->second, v)) more.push_back(var);
+  }
+  st.variable_current() = variables_before;
+  if (more.size() != retry.variables.size()) throw VariableRetry{token, std::move(more)};
 }
 
 // The hidden names of carried attributes, bound in the scope, mirror the attributes.

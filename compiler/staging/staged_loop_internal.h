@@ -85,11 +85,19 @@ struct CreatedRetry {
   std::string name;
   ir::Type type;
 };
-// What earlier attempts found: per carried name, the axes that change, and the types
-// of variables first assigned inside the loop on some paths only.
+// What earlier attempts found: per carried name, the axes that change, the types
+// of variables first assigned inside the loop on some paths only, and the program's
+// variables (sg.variables) the body assigns, also inside a function it calls.
 struct RetryHints {
   std::map<std::string, std::set<size_t>> relax;
   std::map<std::string, ir::Type> created;
+  std::vector<int32_t> variables;
+};
+
+// Thrown when staging the body found program variables to carry that this attempt did not.
+struct VariableRetry {
+  int64_t loop;
+  std::vector<int32_t> variables;
 };
 
 // Thrown when staging the body found attributes to carry that this attempt did not.
@@ -169,6 +177,9 @@ class LoopStaging {
   void discover_carries();
   Carry tensor_carry(const std::string& name, const Value& init);
   void attribute_carries();
+  void program_variable_carries();
+  void variables_from_scope();
+  void carry_assigned_variables();
   void target_carries();
   void variable_carries();
   Carry list_carry(const std::string& name, const Value* before);
@@ -214,6 +225,8 @@ class LoopStaging {
   ControlState& cs;
   ir::Module& m;
   const std::string where;
+  // The program's variables as the loop starts (Stager::variable_current).
+  std::map<int32_t, Value> variables_before;
   NameSet after, entry, read_in_body, assigned, appended;
   LoopJumps jumps;
   std::vector<Carry> carries;

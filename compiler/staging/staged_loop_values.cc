@@ -5,6 +5,7 @@
 namespace sg::compiler::staging::loop_detail {
 
 std::string shown_name(const std::string& name) {
+  if (name.rfind("$var.", 0) == 0) return "variable '" + name.substr(5) + "'";
   return name[0] == '$' ? "the loop counter" : "variable '" + name + "'";
 }
 

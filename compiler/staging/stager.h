@@ -309,6 +309,7 @@ class Stager {
     // The current graph function as it was, and its builder's caches.
     size_t values = 0, params = 0, results = 0, nodes = 0;
     std::optional<FnBuilder> builder_state;
+    std::map<int32_t, Value> variable_current;  // sg.variables' values now
   };
   Checkpoint checkpoint();
   void rollback(const Checkpoint& c);
@@ -431,9 +432,22 @@ class Stager {
   // At the end of an entry: its variable parameters' list and the assigned values as
   // results after the outputs.
   void finish_entry_variables(ir::Entry& entry, SourceSpan span);
+  // In a run a variable is like a local of the entry that starts at its value at the
+  // start of the run (SPEC §12): per variable the run assigned so far, its value now.
+  // A staged if joins these and a staged loop carries them like locals, under the
+  // hidden name variable_carry_name (staged_if.cc, staged_loop*.cc).
+  std::map<int32_t, Value>& variable_current() { return variable_current_; }
+  // The value at the start of the run: the entry's parameter bound to the variable.
+  Value variable_start(int32_t var, SourceSpan span);
+  std::string variable_carry_name(int32_t var) const { return "$var." + module_->variables[size_t(var)].name; }
+  // Whether the current graph function is the entry or a branch or loop body staged
+  // inside it (not a staged Call's callee, which has no way back to the entry).
+  bool in_entry_run() const;
+  // > 0 while staging a function apart to transform it (sg.grad): no assignments there.
+  int variable_assign_barred = 0;
   FnBuilder* entry_builder_ = nullptr;  // the entry being staged, for variable reads
   std::map<int32_t, int32_t> variable_params_;  // variable -> its parameter in the entry
-  std::map<int32_t, Value> variable_writes_;    // variable -> the value assigned
+  std::map<int32_t, Value> variable_current_;   // variable -> its value now (assigned in this run)
   // The try statements running, innermost last, and the raise catchers open when each began.
   std::vector<std::pair<const Stmt*, int>> try_stack;
   // The files of stagegraph's staged modules, and the program's calls into them that

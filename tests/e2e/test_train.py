@@ -16,11 +16,17 @@
    nats/char and under the held-out text's cross-entropy under the training text's
    character frequencies (2.97).
 4. Variables: a step's assignments are all read back by the next step (a counter
-   and a running sum over --steps), a failing step stops graph-run before any save;
-   a variables file that does not match (a missing name, another shape) is refused,
-   naming the variable.
-5. Refusals at compile time: assigning a variable inside a staged loop, or another
-   structure, is a located error.
+   and a running sum over --steps), and not by the step itself; a failing step stops
+   graph-run before any save; a variables file that does not match (a missing name,
+   another shape) is refused, naming the variable.
+5. Variables assigned inside staged control flow: an update under a staged `if`
+   keeps the params on a NaN loss and equals one plain step otherwise; a staged loop
+   of S Adam steps on locals, assigning the variables in each iteration, gives the
+   variables of S runs of one step, bit for bit; a run whose loop fails an assert
+   after some updates saves nothing.
+6. Refusals at compile time: assigning a variable inside a staged call (a recursive
+   function) or inside a function sg.grad differentiates, another structure, shape or
+   dtype kind, also inside a staged loop or branch, is a located error.
 """
 
 import os
@@ -245,19 +251,188 @@ def check_state(report, work):
                  and int(np.asarray(third["count"])) == 2, f"{first} {second} {third}")
 
 
+FLOW = """
+import stagegraph as sg
+from stagegraph import optim
+
+opt = optim.adam(lr=0.05)
+params = {"w": sg.zeros((4,)), "b": sg.zeros(())}
+state = sg.variables(params=params, opt=opt.init(params), step=0)
+
+
+def loss_fn(p, x, y):
+    return sg.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+
+def update(x, y):
+    loss, g = sg.value_and_grad(loss_fn)(state.params, x, y)
+    state.params, state.opt = opt.update(state.params, g, state.opt)
+    state.step += 1
+    return loss
+
+
+@sg.function
+def train_step(x: sg.f32["N", 4], y: sg.f32["N"]):
+    return update(x, y)
+
+
+@sg.function
+def guarded_step(x: sg.f32["N", 4], y: sg.f32["N"]):
+    loss, g = sg.value_and_grad(loss_fn)(state.params, x, y)
+    if sg.logical_not(sg.isnan(loss)):
+        state.params, state.opt = opt.update(state.params, g, state.opt)
+        state.step += 1
+    return loss
+
+
+def local_step(p, o, x, y):
+    loss, g = sg.value_and_grad(loss_fn)(p, x, y)
+    p, o = opt.update(p, g, o)
+    return loss, p, o
+
+
+# Reads see the start of the run (SPEC §12), so a loop of steps works on locals and
+# assigns the variables in each iteration: the last iteration's values are stored.
+@sg.function
+def train_epoch(xs: sg.f32["S", "N", 4], ys: sg.f32["S", "N"]):
+    total = 0.0
+    p, o = state.params, state.opt
+    for i in range(xs.shape[0]):
+        loss, p, o = local_step(p, o, xs[i], ys[i])
+        state.params, state.opt = p, o
+        state.step = state.step + (i + 1)
+        total += loss
+    return total / xs.shape[0]
+
+
+@sg.function
+def checked_epoch(xs: sg.f32["S", "N", 4], ys: sg.f32["S", "N"]):
+    p, o = state.params, state.opt
+    for i in range(xs.shape[0]):
+        loss, p, o = local_step(p, o, xs[i], ys[i])
+        state.params, state.opt = p, o
+        state.step = state.step + (i + 1)
+        assert sg.logical_not(sg.isnan(loss)), "loss is NaN"
+    return state.step
+"""
+
+
+def same_variables(a, b):
+    """Whether two saved variable files hold the same names and bits."""
+    return sorted(a) == sorted(b) and all(np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes() for k in a)
+
+
+def check_flow(report, work):
+    from stagegraph import read_safetensors
+    py = os.path.join(work, "flow.py")
+    with open(py, "w") as f:
+        f.write(FLOW)
+    graph = os.path.join(work, "flow.sgraph")
+    lib.compile_program(py, graph)
+    rng = np.random.default_rng(7)
+    steps = 6
+    xs = rng.standard_normal((steps, 8, 4)).astype(np.float32)
+    ys = (xs @ np.array([1.0, -2.0, 0.5, 3.0], np.float32) + 0.25).astype(np.float32)
+
+    def run(entry, inputs, name, extra=()):
+        saved = os.path.join(work, name + ".safetensors")
+        proc, _ = lib.run_graph(graph, entry, inputs, os.path.join(work, name), ["--save-variables", saved, *extra])
+        report.check(f"flow: {name} runs", proc.returncode == 0, lib.describe_result(proc))
+        return read_safetensors(saved) if proc.returncode == 0 else {}
+
+    stepped = run("train_step", {"x": xs, "y": ys}, "stepped", ["--steps", str(steps)])
+    epoch = run("train_epoch", {"xs": xs, "ys": ys}, "epoch")
+    report.check(f"flow: a staged loop of {steps} Adam steps equals {steps} runs of one, bit for bit",
+                 stepped and same_variables(stepped, epoch) and int(epoch["step"]) == steps
+                 and int(epoch["opt.count"]) == steps,
+                 f"step {epoch.get('step')}, w {epoch.get('params.w')} vs {stepped.get('params.w')}")
+    one = run("train_step", {"x": xs[0], "y": ys[0]}, "one")
+    guarded = run("guarded_step", {"x": xs[0], "y": ys[0]}, "guarded")
+    report.check("flow: the staged if updates on a finite loss", one and same_variables(one, guarded),
+                 f"{guarded.get('params.w')} vs {one.get('params.w')}")
+    bad_y = ys[1].copy()
+    bad_y[3] = np.nan
+    first = os.path.join(work, "stepped.safetensors")
+    skipped = run("guarded_step", {"x": xs[1], "y": bad_y}, "skipped", ["--load-variables", first])
+    report.check("flow: the staged if keeps the variables on a NaN loss", stepped and same_variables(stepped, skipped),
+                 f"{skipped.get('params.w')} vs {stepped.get('params.w')}, step {skipped.get('step')}")
+    bad_xs = xs.copy()
+    bad_xs[3, 0, 0] = np.nan
+    failed = os.path.join(work, "failed.safetensors")
+    proc, _ = lib.run_graph(graph, "checked_epoch", {"xs": bad_xs, "ys": ys}, os.path.join(work, "failed"),
+                            ["--save-variables", failed])
+    report.check("flow: an assert failing in the loop after three updates fails the run and saves nothing",
+                 proc.returncode == 3 and "loss is NaN" in proc.stderr and not os.path.exists(failed),
+                 lib.describe_result(proc))
+    good = run("checked_epoch", {"xs": xs, "ys": ys}, "checked")
+    report.check("flow: the loop with the assert gives the same variables when it passes",
+                 stepped and same_variables(stepped, good), f"{good.get('params.w')} vs {stepped.get('params.w')}")
+    # Eager mode: the loop of steps agrees with the runs of one step.
+    module = lib.load_eager_module(py)
+    module.train_epoch(xs, ys)
+    w = np.asarray(module.state.params["w"])
+    report.check("flow: eager mode's loop of steps reaches the compiled values",
+                 stepped and np.allclose(w, stepped["params.w"], rtol=1e-4, atol=1e-5),
+                 f"eager {w}, compiled {stepped.get('params.w')}")
+
+
 REFUSALS = {
-    "in_loop": ("""
+    "in_recursion": ("""
+import stagegraph as sg
+
+v = sg.variables(w=sg.zeros((2,)))
+
+
+def down(x, n):
+    if n > 0:
+        v.w = x
+        return down(x, n - 1)
+    return x
+
+
+@sg.function
+def f(x: sg.f32[2], n: sg.i64):
+    return down(x, n)
+""", "variable 'w' is assigned inside a staged call"),
+    "in_grad": ("""
+import stagegraph as sg
+
+v = sg.variables(w=sg.zeros((2,)))
+
+
+def loss(w, x):
+    v.w = w
+    return sg.sum(w * x)
+
+
+@sg.function
+def f(x: sg.f32[2]):
+    return sg.grad(loss)(v.w, x)
+""", "variable 'w' is assigned inside a function that sg.grad or another transform stages"),
+    "shape_in_loop": ("""
 import stagegraph as sg
 
 v = sg.variables(w=sg.zeros((2,)))
 
 
 @sg.function
-def f(x: sg.f32[2], n: sg.i64):
+def f(x: sg.f32["N"], n: sg.i64):
     for i in range(n):
-        v.w = v.w + x
+        v.w = x
     return x
-""", "is assigned inside a staged if, loop or function"),
+""", "variable 'w' is f32[2]; the value assigned is f32[N]"),
+    "kind_in_branch": ("""
+import stagegraph as sg
+
+v = sg.variables(step=0)
+
+
+@sg.function
+def f(x: sg.f32[2], t: sg.f32):
+    if t > 0:
+        v.step = sg.sum(x)
+    return x
+""", "variable 'step' is i64[]; the value assigned is f32[]: cast it with astype"),
     "structure": ("""
 import stagegraph as sg
 
@@ -300,6 +475,7 @@ def main():
         check_tree_lstm(report, work)
         check_char_rnn(report, work)
         check_state(report, work)
+        check_flow(report, work)
         check_refusals(report, work)
     return report.finish()
 

@@ -53,6 +53,39 @@ def test_variables_save_and_load(tmp_path):
         fresh.load_variables(str(tmp_path / "missing.safetensors"))
 
 
+LOOP_STATE = """
+import stagegraph as sg
+
+acc = sg.variables(count=0, total=sg.zeros((2,)))
+
+@sg.function
+def add_all(xs: sg.f32["S", 2]):
+    total, count = acc.total, acc.count
+    for i in range(xs.shape[0]):
+        total = total + xs[i]
+        count += 1
+        acc.total = total  # assigned in the staged loop: the last iteration's value is stored
+        acc.count = count
+        assert sg.all(total < 100.0), "total out of range"
+    return acc.count  # a read sees the value at the start of the run
+"""
+
+
+def test_variables_assigned_in_a_staged_loop_commit_when_the_run_succeeds():
+    s = compile_text(LOOP_STATE).session()
+    assert int(s.add_all(np.ones((3, 2), np.float32))) == 0
+    np.testing.assert_array_equal(s.variables["total"], [3, 3])
+    # The assert fails in the second iteration, after two of its assignments: the
+    # run changes nothing.
+    with pytest.raises(sg.RunError, match="total out of range"):
+        s.add_all(np.array([[1, 1], [200, 1], [1, 1]], np.float32))
+    assert int(s.variables["count"]) == 3
+    np.testing.assert_array_equal(s.variables["total"], [3, 3])
+    assert int(s.add_all(np.ones((2, 2), np.float32))) == 3
+    assert int(s.variables["count"]) == 5
+    np.testing.assert_array_equal(s.variables["total"], [5, 5])
+
+
 JIT_SOURCE = """
 import stagegraph as sg
 

@@ -1,7 +1,7 @@
 """sg.variables in eager mode (SPEC §12): program-level state that entries read and
 assign. As in the compiled program, every read in an entry's run sees the values
-the run started with; the assignments take effect together when the run returns, and
-a run that raises changes nothing."""
+the run started with; the assignments (the last one of each variable) take effect
+together when the run returns, and a run that raises changes nothing."""
 
 import numpy as np
 
@@ -54,15 +54,19 @@ class Variables:
             raise RuntimeError("variables are assigned in an entry (the initial values are given to sg.variables)")
         old = _tree.leaves(values[name])
         new = _tree.leaves(_tensors(value, name))
+        numbers = [isinstance(x, (bool, int, float, np.generic)) for x in _tree.leaves(value) if _is_state_leaf(x)]
         old = [x for x in old if isinstance(x, Tensor)]
         new = [x for x in new if isinstance(x, Tensor)]
         if len(old) != len(new):
             raise ValueError(f"variable '{name}' holds {len(old)} tensors; the value assigned has {len(new)}")
         cast = []
-        for o, n in zip(old, new):
+        for o, n, number in zip(old, new, numbers):
             if tuple(o.shape) != tuple(n.shape):
                 raise ValueError(f"variable '{name}' holds a tensor of shape {tuple(o.shape)}; "
                                  f"the value assigned has shape {tuple(n.shape)}")
+            if not number and (o.dtype.is_float != n.dtype.is_float or o.dtype.is_int != n.dtype.is_int):
+                raise TypeError(f"variable '{name}' holds {o.dtype.name}; the value assigned is {n.dtype.name}: "
+                                "cast it with astype")
             cast.append(n if n.dtype == o.dtype else n.astype(o.dtype))
         it = iter(cast)
         self._pending[name] = _tree.tree_map(
