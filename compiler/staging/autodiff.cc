@@ -406,12 +406,10 @@ void Vjp::backward_if(size_t index, const ir::Node& node) {
       grads_for.push_back(node.inputs[k + 1]);
     }
   if (grads_for.empty()) return;
-  std::vector<int32_t> outs;
-  if (!backward_taped(index, node, inputs, types, outs)) {
-    const int32_t then_vjp = nested(node.functions[0], params, results);
-    const int32_t else_vjp = nested(node.functions[1], params, results);
-    outs = emit(ir::NodeKind::kIf, {then_vjp, else_vjp}, inputs, types);
-  }
+  if (backward_taped(index, node, inputs, types, grads_for)) return;
+  const int32_t then_vjp = nested(node.functions[0], params, results);
+  const int32_t else_vjp = nested(node.functions[1], params, results);
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kIf, {then_vjp, else_vjp}, inputs, types);
   for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 
@@ -430,9 +428,8 @@ void Vjp::backward_call(size_t index, const ir::Node& node) {
       grads_for.push_back(node.inputs[k]);
     }
   if (grads_for.empty()) return;
-  std::vector<int32_t> outs;
-  if (!backward_taped(index, node, inputs, types, outs))
-    outs = emit(ir::NodeKind::kCall, {nested(node.functions[0], params, results)}, inputs, types);
+  if (backward_taped(index, node, inputs, types, grads_for)) return;
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {nested(node.functions[0], params, results)}, inputs, types);
   for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 
@@ -585,6 +582,9 @@ int32_t Vjp::build(const VjpRequest& r) {
   for (int32_t p : src.params) param_types.push_back(src.values[size_t(p)].type);
   for (size_t k = 0; k < src.results.size(); ++k)
     if (r.ct_results[k]) param_types.push_back(src.values[size_t(src.results[k])].type);
+  if (work.closure != nullptr)  // a closure member: the gradients so far, which it adds to
+    for (size_t k = 0; k < src.params.size(); ++k)
+      if (r.diff_params[k]) param_types.push_back(src.values[size_t(src.params[k])].type);
   const int32_t g = new_function(src.name + ".vjp", param_types);
   if (!r.keep_primal && work.closure == nullptr) memo_[std::make_tuple(r.fn, r.diff_params, r.ct_results)] = g;
 
@@ -621,6 +621,13 @@ int32_t Vjp::build(const VjpRequest& r) {
 
   // Backward.
   size_t next_ct = src.params.size();
+  // A closure member starts from the gradients it was handed (before the results'
+  // cotangents, as a result may be a parameter).
+  if (work.closure != nullptr) {
+    size_t next_acc = next_ct + size_t(std::count(r.ct_results.begin(), r.ct_results.end(), true));
+    for (size_t k = 0; k < src.params.size(); ++k)
+      if (r.diff_params[k]) w_->ct.insert_or_assign(src.params[k], s_.staged(params[next_acc++]));
+  }
   for (size_t k = 0; k < src.results.size(); ++k) {
     if (!r.ct_results[k]) continue;
     const int32_t res = src.results[k];

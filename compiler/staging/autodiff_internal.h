@@ -161,9 +161,11 @@ class Vjp {
   void taped_backward(const Closure& c, size_t k);
   // In a function outside the closure: runs the closure's forward from empty tapes.
   bool taped_call(size_t index, const ir::Node& node);
-  // The backward of a Call or If whose forward kept its residuals; false if it did not.
+  // The backward of a Call or If whose forward kept its residuals, false if it did
+  // not: it hands the callee the gradients of `grads_for` so far, which come back
+  // with the callee's added (no zeros where a callee does not use a parameter).
   bool backward_taped(size_t index, const ir::Node& node, const std::vector<int32_t>& inputs,
-                      const std::vector<ir::Type>& types, std::vector<int32_t>& outs);
+                      const std::vector<ir::Type>& types, const std::vector<int32_t>& grads_for);
   // Values a differentiated parameter reaches, and values a cotangent reaches.
   void activity(int32_t f, const ir::Function& src, const std::vector<bool>& params,
                 const std::vector<bool>& results, std::vector<bool>& active, std::vector<bool>& useful) const;

@@ -272,8 +272,15 @@ const Closure* Vjp::tape_closure(const Variant& root) {
     building_member_ = k;
     const int32_t adj = build(r);
     if (!split_core(*c, k, adj)) {
+      // The functions made so far are unreachable (dead code removes them); emptied,
+      // as their Calls lack the tapes, they stay valid until then.
+      for (const Closure::Member& m : c->members)
+        if (m.core >= 0) {
+          mod.functions[size_t(m.core)].nodes.clear();
+          mod.functions[size_t(m.core)].results.clear();
+        }
       span_ = saved_span;
-      return nullptr;  // the functions made so far are unreachable: dead code removes them
+      return nullptr;
     }
   }
   for (Closure::Member& m : c->members) {
@@ -333,25 +340,38 @@ bool Vjp::taped_call(size_t index, const ir::Node& node) {
 }
 
 bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<int32_t>& inputs,
-                         const std::vector<ir::Type>& types, std::vector<int32_t>& outs) {
+                         const std::vector<ir::Type>& types, const std::vector<int32_t>& grads_for) {
+  const Work::TapedCall* root = nullptr;
+  if (auto it = w_->taped_calls.find(index); it != w_->taped_calls.end()) root = &it->second;
+  const Closure::Member* m = w_->closure != nullptr ? &w_->closure->members[w_->member] : nullptr;
+  auto child = m != nullptr ? m->children.find(index) : std::map<size_t, size_t>::const_iterator{};
+  if (root == nullptr && (m == nullptr || child == m->children.end())) return false;
   std::vector<int32_t> in = inputs;
-  if (auto it = w_->taped_calls.find(index); it != w_->taped_calls.end()) {
-    in.push_back(it->second.row);
-    in.insert(in.end(), it->second.tapes.begin(), it->second.tapes.end());
-    outs = emit(ir::NodeKind::kCall, {it->second.closure->members[0].backward}, in, types);
-    return true;
+  std::vector<bool> handed;  // per gradient: the callee adds to what this value had
+  std::set<int32_t> seen;
+  for (int32_t v : grads_for) {
+    const std::optional<Value> so_far = ct_of(v);
+    handed.push_back(so_far && seen.insert(v).second);
+    in.push_back(s_.materialize(handed.back() ? *so_far : zeros_like(fwd(v)), span_));
   }
-  if (w_->closure == nullptr) return false;
-  const Closure::Member& m = w_->closure->members[w_->member];
-  auto child = m.children.find(index);
-  if (child == m.children.end()) return false;
-  // The row the callee wrote: a residual of this member, bound when it is split.
-  const int32_t row = s_.fn().add_value(kRowType, "", span_);
-  rows_[s_.builder()->fn][row] = index;
-  in.push_back(row);  // the tapes follow when the backward is assembled
-  std::vector<int32_t> fns{w_->closure->members[child->second].backward};
-  if (node.kind == ir::NodeKind::kIf) fns.push_back(w_->closure->members[m.else_children.at(index)].backward);
-  outs = emit(node.kind, fns, in, types);
+  std::vector<int32_t> outs;
+  if (root != nullptr) {
+    in.push_back(root->row);
+    in.insert(in.end(), root->tapes.begin(), root->tapes.end());
+    outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, types);
+  } else {
+    // The row the callee wrote: a residual of this member, bound when it is split.
+    const int32_t row = s_.fn().add_value(kRowType, "", span_);
+    rows_[s_.builder()->fn][row] = index;
+    in.push_back(row);  // the tapes follow when the backward is assembled
+    std::vector<int32_t> fns{w_->closure->members[child->second].backward};
+    if (node.kind == ir::NodeKind::kIf) fns.push_back(w_->closure->members[m->else_children.at(index)].backward);
+    outs = emit(node.kind, fns, in, types);
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (handed[k]) w_->ct.insert_or_assign(grads_for[k], s_.staged(outs[k]));
+    else accumulate(grads_for[k], s_.staged(outs[k]));
+  }
   return true;
 }
 
