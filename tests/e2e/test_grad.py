@@ -896,6 +896,7 @@ def check_recursion_tape(report, work):
                 why = close(outs.get(f"output_{j}"), fd)
                 report.check(f"{name} variant {k} d/d{first}", why is None, why)
     graph = os.path.join(work, "tree_0.sgraph")
+    kept = []
     for m in (7, 15):
         inputs = {n: v.astype(np.float32) if v.dtype.kind == "f" else v for n, v in trees[m].items()}
         proc, _ = lib.run_graph(graph, "g", inputs, os.path.join(work, f"tree_profile_{m}"), ["--profile"])
@@ -904,6 +905,10 @@ def check_recursion_tape(report, work):
         report.check(f"tree M={m}: one forward per node ({found.group(1) if found else '?'} calls)",
                      proc.returncode == 0 and found and int(found.group(1)) == 2 * m + 1,
                      proc.stdout[-800:] + proc.stderr[-300:])
+        tapes = re.search(r"gradient tapes.*\n\s+\S+\s+(\d+) bytes", proc.stdout)
+        kept.append(int(tapes.group(1)) if tapes else 0)
+    report.check("--profile reports the tapes of the recursion, growing with the tree",
+                 0 < kept[0] < kept[1], f"bytes kept {kept}")
 
 
 def check_example(report, work):
