@@ -429,7 +429,8 @@ void Vjp::backward_call(size_t index, const ir::Node& node) {
     }
   if (grads_for.empty()) return;
   if (backward_taped(index, node, inputs, types, grads_for)) return;
-  const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {nested(node.functions[0], params, results)}, inputs, types);
+  const int32_t adj = nested(node.functions[0], params, results);
+  const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {adj}, inputs, types);
   for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 

@@ -46,9 +46,10 @@ bool appends(const FunctionImpl& fn, const NodeInfo& node) {
   // recursive function's forward threads through its calls): values the frame
   // holds by themselves, never in its arena.
   bool held = std::find(fn.params.begin(), fn.params.end(), base) != fn.params.end();
-  for (const NodeInfo& other : fn.nodes)
-    if (other.kind != NodeKind::kOp && std::find(other.outputs.begin(), other.outputs.end(), base) != other.outputs.end())
-      held = true;
+  for (const NodeInfo& other : fn.nodes) {
+    const auto& out = other.outputs;
+    if (other.kind != NodeKind::kOp && std::find(out.begin(), out.end(), base) != out.end()) held = true;
+  }
   return held &&
          std::find(node.release_after.begin(), node.release_after.end(), base) != node.release_after.end() &&
          std::find(in.begin() + 1, in.end(), base) == in.end();
