@@ -12,7 +12,10 @@
 // row a callee wrote is a residual of its caller, so a member's backward reads its
 // residuals at the row it is given and hands each callee the row that callee
 // wrote: a Call's adjoint is a Call of the callee's backward, an If's an If on the
-// kept predicate over the branches' backwards, and no forward runs twice.
+// kept predicate over the branches' backwards, and no forward runs twice. A
+// member's backward takes the gradients its caller has so far for the values it
+// differentiates and returns them with its own added, so a branch that does not
+// use a weight hands its gradient on instead of returning zeros to be added.
 // sg.checkpoint functions keep recomputing; a member with a differentiated While,
 // or a residual whose shape is not static, leaves the root Call to the
 // recomputing adjoint.
