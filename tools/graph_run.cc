@@ -491,7 +491,7 @@ void print_profile(const Session& session) {
   bool tapes = false;
   for (const NodeProfile& p : nodes) {
     if (p.tape_bytes == 0) continue;
-    if (!tapes) std::printf("profile: gradient tapes (what a loop keeps per run for its backward)\n");
+    if (!tapes) std::printf("profile: gradient tapes (what a loop or a recursion keeps per run for its backward)\n");
     tapes = true;
     std::printf("  %-28s %12llu bytes\n", p.location.c_str(), static_cast<unsigned long long>(p.tape_bytes));
   }

@@ -389,7 +389,7 @@ std::vector<bool> Vjp::active_inputs(const ir::Node& node, size_t first) {
 // The adjoint of a control node: a node of the same kind over the adjoints of its
 // functions, taking the node's inputs and the cotangents of `results`, giving the
 // gradients of the inputs `params` marks (inputs from `first` on).
-void Vjp::backward_if(const ir::Node& node) {
+void Vjp::backward_if(size_t index, const ir::Node& node) {
   const std::vector<bool> params = active_inputs(node, 1);
   std::vector<bool> results = active_results(node.functions[0], params);
   const std::vector<bool> other = active_results(node.functions[1], params);
@@ -406,13 +406,14 @@ void Vjp::backward_if(const ir::Node& node) {
       grads_for.push_back(node.inputs[k + 1]);
     }
   if (grads_for.empty()) return;
+  if (backward_taped(index, node, inputs, types, grads_for)) return;
   const int32_t then_vjp = nested(node.functions[0], params, results);
   const int32_t else_vjp = nested(node.functions[1], params, results);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kIf, {then_vjp, else_vjp}, inputs, types);
   for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
 }
 
-void Vjp::backward_call(const ir::Node& node) {
+void Vjp::backward_call(size_t index, const ir::Node& node) {
   const std::vector<bool> params = active_inputs(node, 0);
   const std::vector<bool> results = active_results(node.functions[0], params);
   std::vector<int32_t> inputs;
@@ -427,6 +428,7 @@ void Vjp::backward_call(const ir::Node& node) {
       grads_for.push_back(node.inputs[k]);
     }
   if (grads_for.empty()) return;
+  if (backward_taped(index, node, inputs, types, grads_for)) return;
   const int32_t adj = nested(node.functions[0], params, results);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {adj}, inputs, types);
   for (size_t k = 0; k < outs.size(); ++k) accumulate(grads_for[k], s_.staged(outs[k]));
@@ -541,8 +543,8 @@ void Vjp::backward(size_t index, const ir::Node& node) {
   for (int32_t o : node.outputs) has_ct = has_ct || w_->ct.count(o);
   if (!has_ct) return;
   switch (node.kind) {
-    case ir::NodeKind::kIf: return backward_if(node);
-    case ir::NodeKind::kCall: return backward_call(node);
+    case ir::NodeKind::kIf: return backward_if(index, node);
+    case ir::NodeKind::kCall: return backward_call(index, node);
     case ir::NodeKind::kWhile:
       if (w_->tapes.count(index)) backward_while(index, node);
       return;
@@ -572,14 +574,20 @@ int32_t Vjp::build(const VjpRequest& r) {
   Work work;
   work.src = s_.module().functions[size_t(r.fn)];
   work.src_id = r.fn;
+  work.closure = building_;  // a closure member's adjoint; nested ones are not
+  work.member = building_member_;
+  building_ = nullptr;
   segment_loops(work.src);
   const ir::Function& src = work.src;
   std::vector<ir::Type> param_types;
   for (int32_t p : src.params) param_types.push_back(src.values[size_t(p)].type);
   for (size_t k = 0; k < src.results.size(); ++k)
     if (r.ct_results[k]) param_types.push_back(src.values[size_t(src.results[k])].type);
+  if (work.closure != nullptr)  // a closure member: the gradients so far, which it adds to
+    for (size_t k = 0; k < src.params.size(); ++k)
+      if (r.diff_params[k]) param_types.push_back(src.values[size_t(src.params[k])].type);
   const int32_t g = new_function(src.name + ".vjp", param_types);
-  if (!r.keep_primal) memo_[std::make_tuple(r.fn, r.diff_params, r.ct_results)] = g;
+  if (!r.keep_primal && work.closure == nullptr) memo_[std::make_tuple(r.fn, r.diff_params, r.ct_results)] = g;
 
   Work* saved_work = w_;
   FnBuilder* saved_builder = s_.builder();
@@ -594,29 +602,9 @@ int32_t Vjp::build(const VjpRequest& r) {
   for (size_t k = 0; k < src.params.size(); ++k) work.map[size_t(src.params[k])] = params[k];
 
   // Activity: values that depend on a differentiated parameter, through nodes
-  // other than stop_gradient's.
-  work.active.assign(src.values.size(), false);
-  for (size_t k = 0; k < src.params.size(); ++k)
-    if (r.diff_params[k] && is_float(src.values[size_t(src.params[k])].type.dtype))
-      work.active[size_t(src.params[k])] = true;
-  for (const ir::Node& node : src.nodes) {
-    bool any = false;
-    for (int32_t i : node.inputs) any = any || work.active[size_t(i)];
-    if (!any) continue;
-    for (int32_t o : node.outputs)
-      work.active[size_t(o)] = is_float(src.values[size_t(o)].type.dtype) && !s_.stopped_gradients.count({r.fn, o});
-  }
-  // Usefulness: values a cotangent reaches.
-  std::vector<bool> useful(src.values.size(), false);
-  for (size_t k = 0; k < src.results.size(); ++k)
-    if (r.ct_results[k]) useful[size_t(src.results[k])] = true;
-  for (size_t n = src.nodes.size(); n > 0; --n) {
-    const ir::Node& node = src.nodes[n - 1];
-    bool any = false;
-    for (int32_t o : node.outputs) any = any || useful[size_t(o)];
-    if (any)
-      for (int32_t i : node.inputs) useful[size_t(i)] = true;
-  }
+  // other than stop_gradient's; usefulness: values a cotangent reaches.
+  std::vector<bool> useful;
+  activity(r.fn, src, r.diff_params, r.ct_results, work.active, useful);
 
   // Forward.
   for (size_t n = 0; n < src.nodes.size(); ++n) {
@@ -626,13 +614,21 @@ int32_t Vjp::build(const VjpRequest& r) {
     bool differentiated = false;
     for (int32_t o : node.outputs) differentiated = differentiated || (work.active[size_t(o)] && useful[size_t(o)]);
     if (node.kind == ir::NodeKind::kWhile && differentiated) widen_while(n, node);
-    else copy_forward(n, node);
+    else if (!(node.kind == ir::NodeKind::kCall && differentiated && !work.closure && taped_call(n, node)))
+      copy_forward(n, node);
   }
 
   built_[g] = Built{s_.fn().nodes.size(), src.params.size(), work.map};
 
   // Backward.
   size_t next_ct = src.params.size();
+  // A closure member starts from the gradients it was handed (before the results'
+  // cotangents, as a result may be a parameter).
+  if (work.closure != nullptr) {
+    size_t next_acc = next_ct + size_t(std::count(r.ct_results.begin(), r.ct_results.end(), true));
+    for (size_t k = 0; k < src.params.size(); ++k)
+      if (r.diff_params[k]) w_->ct.insert_or_assign(src.params[k], s_.staged(params[next_acc++]));
+  }
   for (size_t k = 0; k < src.results.size(); ++k) {
     if (!r.ct_results[k]) continue;
     const int32_t res = src.results[k];

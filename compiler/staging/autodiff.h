@@ -13,8 +13,13 @@
 //     the carried values each iteration starts from (only the ones that change)
 //     to tapes; the backward is a While that runs as many iterations in reverse,
 //     each reading its state from the tapes and calling the body's adjoint.
-//   - Call: a Call of the callee's adjoint, which recomputes the callee's forward
-//     in its own frame; the adjoint of a recursive function is recursive.
+//   - Call: where the callee calls other functions (recursion included), the
+//     forward calls a taped variant of it that appends, per activation, the
+//     values its backward reads to tapes threaded through its Calls and Ifs, and
+//     the backward is a Call of the callee's backward, which reads them back at
+//     the row that activation wrote (autodiff_tape.cc): each forward runs once.
+//     Otherwise (and for sg.checkpoint functions) a Call of the callee's adjoint,
+//     which recomputes the callee's forward in its own frame.
 #pragma once
 
 #include <cstdint>

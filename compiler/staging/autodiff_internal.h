@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -68,6 +69,22 @@ inline bool appends_to(const ir::Function& body, size_t j) {
   return false;
 }
 
+// A set of graph functions differentiated together through tapes (autodiff_tape.cc).
+struct Closure {
+  struct Member {
+    std::tuple<int32_t, std::vector<bool>, std::vector<bool>> key;  // fn, params, results
+    std::map<size_t, size_t> children;  // taped node -> member (its then member for an If)
+    std::map<size_t, size_t> else_children;
+    std::vector<int32_t> residuals;     // fn's values kept, or -1 - n: the row node n wrote
+    std::vector<ir::Type> types;        // one per residual
+    int32_t core = -1;                  // the backward over (params, cotangents, residuals)
+    int32_t forward = -1, backward = -1;
+    size_t first_tape = 0;
+  };
+  std::vector<Member> members;
+  std::vector<ir::Type> tapes;  // every member's, in order: [T, residual shape...]
+};
+
 class Vjp {
  public:
   Vjp(Stager& s, SourceSpan span) : s_(s), call_span_(span) {}
@@ -95,6 +112,17 @@ class Vjp {
     std::map<int32_t, Value> ct;            // src value -> cotangent
     std::vector<bool> active;               // depends on a differentiated parameter
     std::map<size_t, Tape> tapes;           // node index -> its widened While
+    // Recursion through a tape (autodiff_tape.cc): the closure whose member this
+    // adjoint is (its Calls and Ifs then read the callee's residuals off the tapes),
+    // and in other functions, the Calls that run a closure's taped forward.
+    const Closure* closure = nullptr;
+    size_t member = 0;
+    struct TapedCall {
+      const Closure* closure = nullptr;
+      std::vector<int32_t> tapes;  // after the forward, in the new function
+      int32_t row = -1;
+    };
+    std::map<size_t, TapedCall> taped_calls;  // node index -> its taped forward
   };
   Work* w_ = nullptr;
 
@@ -113,9 +141,34 @@ class Vjp {
   void copy_forward(size_t index, const ir::Node& node);
   void widen_while(size_t index, const ir::Node& node);
   void backward(size_t index, const ir::Node& node);
-  void backward_if(const ir::Node& node);
-  void backward_call(const ir::Node& node);
+  void backward_if(size_t index, const ir::Node& node);
+  void backward_call(size_t index, const ir::Node& node);
   void backward_while(size_t index, const ir::Node& node);
+  // ---- recursion through a tape (autodiff_tape.cc) ------------------------------
+  // The closure of a differentiated Call of a function that calls others (recursion
+  // included): every (function, params, results) variant its Calls and Ifs reach.
+  // Each gets a taped forward (its results, and each tape with its own residuals
+  // appended after its callees', and the row it wrote) and a backward that reads its
+  // residuals at that row instead of recomputing its forward. Callee rows are
+  // residuals of their caller, so no position is threaded through the backward.
+  using Variant = std::tuple<int32_t, std::vector<bool>, std::vector<bool>>;
+  // Null where the closure cannot be taped (a differentiated While inside, a
+  // residual without a static shape): the Call keeps its recomputing adjoint.
+  const Closure* tape_closure(const Variant& root);
+  std::optional<Closure> discover(const Variant& root);
+  bool split_core(Closure& c, size_t k, int32_t adj);
+  void taped_forward(const Closure& c, size_t k);
+  void taped_backward(const Closure& c, size_t k);
+  // In a function outside the closure: runs the closure's forward from empty tapes.
+  bool taped_call(size_t index, const ir::Node& node);
+  // The backward of a Call or If whose forward kept its residuals, false if it did
+  // not: it hands the callee the gradients of `grads_for` so far, which come back
+  // with the callee's added (no zeros where a callee does not use a parameter).
+  bool backward_taped(size_t index, const ir::Node& node, const std::vector<int32_t>& inputs,
+                      const std::vector<ir::Type>& types, const std::vector<int32_t>& grads_for);
+  // Values a differentiated parameter reaches, and values a cotangent reaches.
+  void activity(int32_t f, const ir::Function& src, const std::vector<bool>& params,
+                const std::vector<bool>& results, std::vector<bool>& active, std::vector<bool>& useful) const;
   Grads op_rule(const ir::Node& node);
   Grads elementwise_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
   Grads reduction_rule(const ir::Node& node, const std::vector<Value>& in, const Value& out, const Value& g);
@@ -248,6 +301,10 @@ class Vjp {
     std::vector<int32_t> map;
   };
   std::map<int32_t, Built> built_;
+  std::map<Variant, std::shared_ptr<Closure>> closures_;  // by root Call; null: not taped
+  Closure* building_ = nullptr;  // the closure the next build() is a member of
+  size_t building_member_ = 0;
+  std::map<int32_t, std::map<int32_t, size_t>> rows_;  // member adjoint -> row placeholder -> node
   // The backward of loop body `body`'s adjoint `adj` as a function of its own, over
   // the forward values it reads (the residuals), when the forward part has no loop
   // or call and every residual has the same shape each iteration.

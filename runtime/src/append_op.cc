@@ -5,7 +5,7 @@
 //   - appends in place when the frame holds the list's buffer alone and it has
 //     room: value semantics hold, as nobody else can see the buffer;
 //   - else copies the list into a new buffer with room to spare (twice its size
-//     inside loops and branches), so the next appends are in place.
+//     inside loops, branches and calls), so the next appends are in place.
 // On axis 0 a C-order concatenation is the inputs' bytes one after another.
 #include <cstring>
 
@@ -47,7 +47,7 @@ Status Executor::run_append(Frame& frame, const FunctionImpl& fn, const NodeInfo
   if (base.reshape_within_capacity(shape)) {
     out = std::move(base);
   } else {
-    const bool grows = frame.role == Role::kWhileBody || frame.role == Role::kIfBranch;
+    const bool grows = frame.role != Role::kEntry;  // loops, branches and recursive calls append again
     Result<Tensor> t = Tensor::empty_with_capacity(base.dtype(), shape, grows ? 2 * old_bytes : 0, &cache_);
     if (!t.ok()) return at_alloc(node, t.status());
     out = std::move(t).value();

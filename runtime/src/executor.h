@@ -60,7 +60,7 @@ namespace sg::runtime {
 struct NodeStats {
   uint64_t calls = 0;
   uint64_t total_ns = 0;
-  uint64_t tape_bytes = 0;  // a While: the most bytes of gradient tapes a run of it left
+  uint64_t tape_bytes = 0;  // a While or Call: the most bytes of gradient tapes a run of it left
 };
 
 // Arena use of a run: the most bytes the active frames' arenas held at once, beside

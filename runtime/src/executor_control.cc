@@ -255,6 +255,14 @@ Status Executor::deliver(Role role) {
   switch (role) {
     case Role::kCall:
       --active_calls_;
+      if (profile_) {  // a gradient's forward of a recursion hands its tapes back here
+        const FunctionImpl& fn = program_.functions[frame.fn];
+        uint64_t bytes = 0;
+        for (size_t k = 0; k < node.outputs.size() && k < returned_.size(); ++k)
+          if (fn.values[node.outputs[k]].tape) bytes += returned_[k].nbytes();
+        NodeStats& st = stats_[frame.fn][frame.pc];
+        st.tape_bytes = std::max(st.tape_bytes, bytes);
+      }
       [[fallthrough]];
     case Role::kIfBranch:
       SG_RETURN_IF_ERROR(finish_node(frame, node, returned_));

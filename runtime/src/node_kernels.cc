@@ -42,7 +42,15 @@ bool appends(const FunctionImpl& fn, const NodeInfo& node) {
     return false;
   const uint32_t base = node.inputs[0];
   const auto& in = node.inputs;
-  return std::find(fn.params.begin(), fn.params.end(), base) != fn.params.end() &&
+  // The list is a parameter, or what a Call, If or While handed back (a tape a
+  // recursive function's forward threads through its calls): values the frame
+  // holds by themselves, never in its arena.
+  bool held = std::find(fn.params.begin(), fn.params.end(), base) != fn.params.end();
+  for (const NodeInfo& other : fn.nodes) {
+    const auto& out = other.outputs;
+    if (other.kind != NodeKind::kOp && std::find(out.begin(), out.end(), base) != out.end()) held = true;
+  }
+  return held &&
          std::find(node.release_after.begin(), node.release_after.end(), base) != node.release_after.end() &&
          std::find(in.begin() + 1, in.end(), base) == in.end();
 }

@@ -230,8 +230,9 @@ struct NodeProfile {
   std::string location; // "FILE:LINE:COL"
   uint64_t calls = 0;
   uint64_t total_ns = 0;
-  // A While a gradient widened: the most bytes its tapes (what the backward reads
-  // per iteration) held at the loop's end, in any run so far.
+  // A While a gradient widened, or a Call of a recursion's taped forward: the most
+  // bytes its tapes (what the backward reads per iteration or per call) held at its
+  // end, in any run so far.
   uint64_t tape_bytes = 0;
 };
 

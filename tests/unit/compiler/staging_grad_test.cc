@@ -3,6 +3,7 @@
 // numbers are checked end to end against finite differences (tests/e2e/test_grad.py).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "staging_test_util.h"
@@ -83,7 +84,7 @@ def g(w: sg.f32[3, 4], xs: sg.f32["T", 3], n: sg.i64):
   EXPECT_EQ(r.result_type("g"), "f32[3, 4]");
 }
 
-TEST(StagingGrad, TheGradientOfARecursiveFunctionCallsItself) {
+TEST(StagingGrad, TheGradientOfARecursiveFunctionReadsItsTapeAndCallsItself) {
   auto r = stage_source(R"(import stagegraph as sg
 
 def depth(x, w, n):
@@ -97,17 +98,30 @@ def g(w: sg.f32[3, 3], x: sg.f32[3], n: sg.i64):
 )");
   ASSERT_TRUE(r.ir) << r.locations();
   EXPECT_EQ(ir::verify(*r.ir), "");
-  // depth's adjoint: a function whose Call nodes (in its branches) reach itself.
-  int32_t adjoint = -1;
-  for (size_t i = 0; i < r.ir->functions.size(); ++i)
-    if (r.ir->functions[i].name.rfind("depth.vjp#", 0) == 0) adjoint = int32_t(i);
-  ASSERT_GE(adjoint, 0) << ir::print(*r.ir);
-  bool recursive = false;
-  for (const ir::Function& f : r.ir->functions)
-    for (const ir::Node& n : f.nodes)
-      recursive = recursive || (n.kind == ir::NodeKind::kCall && n.functions[0] == adjoint &&
-                                f.name.find("vjp") != std::string::npos);
-  EXPECT_TRUE(recursive);
+  // The forward calls depth's taped copy, which keeps what the backward reads; depth's
+  // backward is a function whose Calls (in its branches' backwards) reach itself, and
+  // no backward calls anything else: no forward runs twice.
+  std::set<int32_t> backwards;
+  int32_t taped = -1;
+  for (size_t i = 0; i < r.ir->functions.size(); ++i) {
+    if (r.ir->functions[i].name.find(".backward#") != std::string::npos) backwards.insert(int32_t(i));
+    if (r.ir->functions[i].name.rfind("depth.taped#", 0) == 0) taped = int32_t(i);
+  }
+  ASSERT_GE(taped, 0) << ir::print(*r.ir);
+  bool recursive = false, recomputes = false, taped_forward = false;
+  for (const ir::Function& f : r.ir->functions) {
+    const bool in_backward = f.name.find(".backward#") != std::string::npos;
+    for (const ir::Node& n : f.nodes) {
+      if (n.kind != ir::NodeKind::kCall) continue;
+      const bool to_backward = backwards.count(n.functions[0]) > 0;
+      recursive = recursive || (in_backward && to_backward);
+      recomputes = recomputes || (in_backward && !to_backward);
+      taped_forward = taped_forward || (n.functions[0] == taped && f.name.find("taped") != std::string::npos);
+    }
+  }
+  EXPECT_TRUE(recursive) << ir::print(*r.ir);
+  EXPECT_FALSE(recomputes) << ir::print(*r.ir);
+  EXPECT_TRUE(taped_forward) << ir::print(*r.ir);
 }
 
 TEST(StagingGrad, RefusalsAreLocatedAndSayWhatToDo) {
