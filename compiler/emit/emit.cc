@@ -166,12 +166,13 @@ class Emitter {
         const ops::OpDef& def = ops::op_def(n.op);
         op = def.name;
         version = def.version;
-        if (n.attrs.values.size() != def.attrs.size()) {
+        if (n.attrs.values.size() < ops::required_attrs(def) || n.attrs.values.size() > def.attrs.size()) {
           *error = std::string("node '") + def.name + "' has " + std::to_string(n.attrs.values.size()) +
                    " attributes, its op declares " + std::to_string(def.attrs.size());
           return 0;
         }
-        for (size_t k = 0; k < def.attrs.size(); ++k) attrs.push_back(attr(def.attrs[k].name, n.attrs.values[k]));
+        // Optional attributes left out stay out of the file.
+        for (size_t k = 0; k < n.attrs.values.size(); ++k) attrs.push_back(attr(def.attrs[k].name, n.attrs.values[k]));
         break;
       }
       case ir::NodeKind::kIf: kind = fb::NodeKind::If; op = "if"; break;

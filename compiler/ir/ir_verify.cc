@@ -102,16 +102,18 @@ class Verifier {
     const int ni = int(node.inputs.size());
     if (ni < def.min_inputs || (def.max_inputs >= 0 && ni > def.max_inputs))
       return fail(ctx + " (" + def.name + "): " + std::to_string(ni) + " inputs");
-    if (int(node.outputs.size()) != def.num_outputs)
-      return fail(ctx + " (" + def.name + "): " + std::to_string(node.outputs.size()) + " outputs, expected " +
-                  std::to_string(def.num_outputs));
     if (!node.functions.empty()) return fail(ctx + " (" + def.name + "): an op node refers to functions");
-    if (node.attrs.values.size() != def.attrs.size())
+    if (node.attrs.values.size() < ops::required_attrs(def) || node.attrs.values.size() > def.attrs.size())
       return fail(ctx + " (" + def.name + "): " + std::to_string(node.attrs.values.size()) + " attributes, expected " +
                   std::to_string(def.attrs.size()));
-    for (size_t k = 0; k < def.attrs.size(); ++k)
+    for (size_t k = 0; k < node.attrs.values.size(); ++k)
       if (node.attrs.values[k].kind != def.attrs[k].kind)
         return fail(ctx + " (" + def.name + "): attribute '" + def.attrs[k].name + "' has the wrong kind");
+    // After the kinds: output_count reads the attributes.
+    const size_t outputs = ops::output_count(node.op, node.attrs);
+    if (node.outputs.size() != outputs)
+      return fail(ctx + " (" + def.name + "): " + std::to_string(node.outputs.size()) + " outputs, expected " +
+                  std::to_string(outputs));
     return true;
   }
 

@@ -66,7 +66,8 @@ const char* covered(OpId op, const ops::Attrs& attrs, std::span<const InputInfo>
   switch (op) {
     case OpId::Where:
       return in.size() == 3 && in[0].dtype == DType::kBool && in[1].dtype == in[2].dtype ? "cuda:where" : nullptr;
-    case OpId::ElementwiseChain: return all_f32(in) ? "cuda:elementwise_chain" : nullptr;
+    case OpId::ElementwiseChain:  // one output: a chain with several runs on the CPU
+      return all_f32(in) && ops::output_count(op, attrs) == 1 ? "cuda:elementwise_chain" : nullptr;
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min:
       return in[0].dtype == DType::kF32 ? "cuda:reduce" : nullptr;
     case OpId::ArgMax: case OpId::ArgMin: return in[0].dtype == DType::kF32 ? "cuda:arg_reduce" : nullptr;

@@ -15,6 +15,9 @@ enum class AttrKind : uint8_t { kInt = 0, kInts = 1, kFloat = 2, kFloats = 3, kS
 struct AttrSpec {
   const char* name;
   AttrKind kind;
+  // An optional attribute may be left out (a node then has fewer values); only
+  // the last ones of a list are optional, so positions stay the same.
+  bool optional = false;
 };
 
 struct AttrValue {

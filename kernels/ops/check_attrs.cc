@@ -62,6 +62,19 @@ class AttrChecker {
         return fail(step + ": second operand " + std::to_string(b) + " is not " +
                     (has_flag(OpId(op), kElementwiseUnary) ? "-1 (a unary op)" : "an input or an earlier step"));
     }
+    return chain_outputs(steps.size() / 3);
+  }
+
+  // elementwise_chain's `outputs`, where given: increasing steps ending with the last.
+  Status chain_outputs(size_t n_steps) const {
+    if (attrs_.values.size() <= attr::kChainOutputs) return Status::Ok();
+    const std::vector<int64_t>& outputs = attrs_.ints(attr::kChainOutputs);
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (outputs[k] < 0 || uint64_t(outputs[k]) >= n_steps || (k > 0 && outputs[k] <= outputs[k - 1]))
+        return fail("outputs must be increasing steps below " + std::to_string(n_steps) + ", got " +
+                    std::to_string(outputs[k]) + " at " + std::to_string(k));
+    if (!outputs.empty() && uint64_t(outputs.back()) != n_steps - 1)
+      return fail("the last output must be the last step's result");
     return Status::Ok();
   }
 
@@ -344,11 +357,13 @@ Status check_attrs(OpId op, const Attrs& attrs, std::span<const size_t> input_ra
     else if (def.max_inputs != def.min_inputs) expected += " to " + std::to_string(def.max_inputs);
     return invalid_graph(name + ": expects " + expected + " inputs, got " + std::to_string(n));
   }
-  if (attrs.values.size() != def.attrs.size()) {
-    return invalid_graph(name + ": expects " + std::to_string(def.attrs.size()) + " attributes, got " +
-                         std::to_string(attrs.values.size()));
+  if (attrs.values.size() < required_attrs(def) || attrs.values.size() > def.attrs.size()) {
+    const std::string expected = required_attrs(def) == def.attrs.size()
+                                     ? std::to_string(def.attrs.size())
+                                     : std::to_string(required_attrs(def)) + " to " + std::to_string(def.attrs.size());
+    return invalid_graph(name + ": expects " + expected + " attributes, got " + std::to_string(attrs.values.size()));
   }
-  for (size_t k = 0; k < def.attrs.size(); ++k) {
+  for (size_t k = 0; k < attrs.values.size(); ++k) {
     if (attrs.values[k].kind != def.attrs[k].kind) {
       return invalid_graph(name + ": attribute '" + def.attrs[k].name + "' must be " +
                            kind_name(def.attrs[k].kind) + ", got " + kind_name(attrs.values[k].kind));

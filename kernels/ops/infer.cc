@@ -175,7 +175,7 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
   ranks.reserve(in.size());
   for (const TensorType<D>& t : in) ranks.push_back(t.rank());
   SG_RETURN_IF_ERROR(check_attrs(op, attrs, ranks));
-  out.assign(size_t(op_def(op).num_outputs), TensorType<D>{});
+  out.assign(output_count(op, attrs), TensorType<D>{});
   const rules::Rule<D> r{op, attrs, in, scalars, out, ctx};
   using namespace rules;
   // A rule is named only where one of its ops is selected (selected_ops.h): a

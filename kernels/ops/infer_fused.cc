@@ -79,7 +79,7 @@ Status infer_elementwise_chain(const Rule<D>& r) {
                    r.fmt(values[v].shape) + ", neither the result's shape " + r.fmt(result.shape) +
                    (input ? " nor one element" : ""));
   }
-  r.set_output(result.dtype, result.shape);
+  for (TensorType<D>& o : r.out) o = result;  // every output has the last step's type
   return Status::Ok();
 }
 

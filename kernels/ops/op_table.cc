@@ -46,7 +46,7 @@ inline constexpr AttrSpec kConvBias[] = {{"stride", AttrKind::kInts},
                                          {"padding", AttrKind::kString},
                                          {"groups", AttrKind::kInt},
                                          {"activation", AttrKind::kInt}};
-inline constexpr AttrSpec kChain[] = {{"steps", AttrKind::kInts}};
+inline constexpr AttrSpec kChain[] = {{"steps", AttrKind::kInts}, {"outputs", AttrKind::kInts, true}};
 inline constexpr AttrSpec kCustom[] = {{"shape", AttrKind::kInts},
                                       {"dtype", AttrKind::kInt},
                                       {"name", AttrKind::kString},
@@ -84,6 +84,7 @@ static_assert(attr_specs::kConv[attr::kConvGroups].kind == AttrKind::kInt);
 static_assert(attr_specs::kPool[attr::kPoolPadding].kind == AttrKind::kString);
 static_assert(attr_specs::kTopK[attr::kTopKAxis].kind == AttrKind::kInt);
 static_assert(attr_specs::kPad[attr::kPadValue].kind == AttrKind::kFloat);
+static_assert(attr_specs::kChain[attr::kChainOutputs].optional, "a chain without `outputs` has one");
 static_assert(attr_specs::kPad[attr::kPadMode].kind == AttrKind::kString);
 static_assert(attr_specs::kEye[attr::kEyeDType].kind == AttrKind::kInt);
 static_assert(attr_specs::kOneHot[attr::kOneHotDType].kind == AttrKind::kInt);
@@ -101,6 +102,20 @@ static_assert(attr_specs::kRandom[attr::kRandomDistribution].kind == AttrKind::k
 const OpDef& op_def(OpId id) {
   assert(size_t(id) < std::size(kOpDefs));
   return kOpDefs[size_t(id)];
+}
+
+size_t output_count(OpId op, const Attrs& attrs) {
+  const OpDef& def = op_def(op);
+  if (def.num_outputs >= 0) return size_t(def.num_outputs);
+  // elementwise_chain, the one op whose outputs its attributes give
+  if (attrs.values.size() <= attr::kChainOutputs || attrs.ints(attr::kChainOutputs).empty()) return 1;
+  return attrs.ints(attr::kChainOutputs).size();
+}
+
+size_t required_attrs(const OpDef& def) {
+  size_t n = 0;
+  while (n < def.attrs.size() && !def.attrs[n].optional) ++n;
+  return n;
 }
 
 std::optional<OpId> find_op(std::string_view name) {

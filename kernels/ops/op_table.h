@@ -34,7 +34,8 @@ enum OpFlags : uint32_t {
   kDataDependentShape = 1u << 6,
 };
 
-// X(Enum, "name", version, min_inputs, max_inputs (-1: variadic), num_outputs, attrs, flags)
+// X(Enum, "name", version, min_inputs, max_inputs (-1: variadic), num_outputs (-1: given by
+// the attributes, see output_count), attrs, flags)
 // `attrs` names an array in namespace attr_specs (kNone for none).
 #define SG_OPS(X)                                                                        \
   /* elementwise binary, NumPy broadcasting, dtypes per SPEC §3 */                       \
@@ -136,7 +137,7 @@ enum OpFlags : uint32_t {
   /* activation(conv2d(x, w) + b), b [w.shape[3]]; conv2d's attributes + activation */   \
   X(Conv2DBias, "conv2d_bias", 1, 3, 3, 1, kConvBias, 0)                                \
   /* fused by the -O2 compiler (f32): elementwise steps in one pass; see attr::Chain */  \
-  X(ElementwiseChain, "elementwise_chain", 1, 1, -1, 1, kChain, 0)                      \
+  X(ElementwiseChain, "elementwise_chain", 1, 1, -1, -1, kChain, 0)                     \
   /* random(key: i64[2], dynamic dims...): counter-based draws; see attr::Random */     \
   X(Random, "random", 1, 1, -1, 1, kRandom, kValueDependentShape)                       \
   /* custom(operands..., dynamic dims...): an op the application adds; attr::Custom */  \
@@ -242,9 +243,12 @@ enum Activation : int64_t { kActNone = 0, kActRelu = 1, kActTanh = 2 };
 inline constexpr int64_t kNumActivations = 3;
 // elementwise_chain: `steps` holds (op, a, b) triples, run in order. An operand
 // below the input count names an input, input count + j the result of step j; b is
-// -1 for a unary op. The result is the last step's. Every input is f32 and has the
-// result's shape or one element; every step's result has the result's shape.
-enum Chain { kChainSteps = 0 };
+// -1 for a unary op. Every input is f32 and has the result's shape or one element;
+// every step's result has the result's shape. `outputs` (optional) lists the steps
+// whose results are the node's outputs, in increasing order and ending with the
+// last step (an optimizer's update writes the parameter and its moments in one
+// pass); without it the one output is the last step's result.
+enum Chain { kChainSteps = 0, kChainOutputs = 1 };
 inline constexpr size_t kMaxChainSteps = 16;
 // random(key, dynamic dims...): `shape` as kShape's (no -1), `distribution` one of
 // RandomDistribution. The key is an i64[2] holding two 32-bit words (the low 32 bits
@@ -296,6 +300,11 @@ struct OpDef {
 };
 
 const OpDef& op_def(OpId id);
+// The number of outputs a node of `op` with these (checked) attributes has:
+// num_outputs, or for elementwise_chain the length of its `outputs`.
+size_t output_count(OpId op, const Attrs& attrs);
+// The attributes a node of `op` must give (the optional ones follow them).
+size_t required_attrs(const OpDef& def);
 std::optional<OpId> find_op(std::string_view name);
 inline bool has_flag(OpId id, uint32_t f) { return (op_def(id).flags & f) != 0; }
 

@@ -3,8 +3,8 @@
 // applies the activation in place. The result is bit-identical to the unfused
 // nodes' reference kernels (same accumulation, then add, then relu).
 // elementwise_chain runs its steps' reference kernels block by block, each block's
-// intermediate results on the stack: the unfused nodes' results, without their
-// buffers.
+// intermediate results on the stack (or in the output a step writes): the unfused
+// nodes' results, without their buffers.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -77,7 +77,8 @@ constexpr int64_t kChainBlock = 256;
 
 Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std::span<const TensorRef> in,
                                 std::span<TensorRef> out) {
-  if (attrs.values.size() != 1 || out.size() != 1) return internal_error("elementwise_chain: missing attributes");
+  if (attrs.values.empty() || out.size() != ops::output_count(ops::OpId::ElementwiseChain, attrs))
+    return internal_error("elementwise_chain: missing attributes");
   const std::vector<int64_t>& steps = attrs.ints(ops::attr::kChainSteps);
   const size_t n_steps = steps.size() / 3;
   if (n_steps == 0 || n_steps > ops::attr::kMaxChainSteps)
@@ -87,7 +88,13 @@ Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attr
   for (const TensorRef& t : in)
     if (t.dtype != DType::kF32 || (t.numel() != n && t.numel() != 1))
       return internal_error("elementwise_chain: input " + describe(t) + " for output " + describe(o));
-  if (o.dtype != DType::kF32) return internal_error("elementwise_chain: output " + describe(o));
+  // The output each step writes (-1: a temporary): `outputs`, else the last step.
+  int64_t output_of[ops::attr::kMaxChainSteps];
+  std::fill(output_of, output_of + n_steps, -1);
+  output_of[n_steps - 1] = int64_t(out.size()) - 1;
+  for (size_t k = 0; k + 1 < out.size(); ++k) output_of[attrs.ints(ops::attr::kChainOutputs)[k]] = int64_t(k);
+  for (const TensorRef& t : out)
+    if (t.dtype != DType::kF32 || t.numel() != n) return internal_error("elementwise_chain: output " + describe(t));
   float temps[ops::attr::kMaxChainSteps - 1][kChainBlock];
   for (int64_t start = 0; start < n; start += kChainBlock) {
     const int64_t len = std::min(kChainBlock, n - start);
@@ -105,7 +112,7 @@ Status elementwise_chain_kernel(const KernelContext& ctx, const ops::Attrs& attr
         const size_t j = size_t(v) - in.size();
         b.rank = 1;
         b.shape[0] = len;
-        b.data = j + 1 == n_steps ? o.as<float>() + start : temps[j];
+        b.data = output_of[j] >= 0 ? out[size_t(output_of[j])].as<float>() + start : temps[j];
       }
       return b;
     };

@@ -1,7 +1,8 @@
 // elementwise_chain (the -O2 compiler's fusion of elementwise steps) on the row
 // functions our own f32 kernels run: each block of kBlock elements goes through
-// every step, its intermediates in L1, and only the inputs and the result touch
-// memory. Each step is the op's own row function, called alone on its block (no
+// every step, its intermediates in L1, and only the inputs and the results touch
+// memory (a step whose result is an output writes it there, and later steps read
+// it back from the block just written). Each step is the op's own row function, called alone on its block (no
 // expression across steps for the compiler to contract into an FMA), and each
 // element of a row is the same whichever block it lies in, so the result has the
 // unfused nodes' bytes on the same CPU.
@@ -28,6 +29,7 @@ struct Step {
   BinaryRowFn binary = nullptr;  // one of the two
   UnaryRowFn unary = nullptr;
   uint32_t a = 0, b = 0;  // operands: inputs, then steps
+  int32_t output = -1;    // the output it writes, or -1 (a temporary)
 };
 
 struct ChainTask {
@@ -35,7 +37,7 @@ struct ChainTask {
   size_t inputs;
   const float* in[kMaxInputs];
   bool step[kMaxInputs];  // false: the input is one element
-  float* out;
+  float* out[kMaxChainSteps];
 };
 
 void run_range(void* context, size_t begin, size_t count) {
@@ -51,11 +53,12 @@ void run_range(void* context, size_t begin, size_t count) {
         return step ? t.in[v] + start : t.in[v];
       }
       step = true;
-      return temps[v - t.inputs];
+      const int32_t output = steps[v - t.inputs].output;
+      return output >= 0 ? t.out[output] + start : temps[v - t.inputs];
     };
     for (size_t j = 0; j < steps.size(); ++j) {
       const Step& s = steps[j];
-      float* const o = j + 1 == steps.size() ? t.out + start : temps[j];
+      float* const o = s.output >= 0 ? t.out[s.output] + start : temps[j];
       bool step_a = true, step_b = true;
       const float* a = at(s.a, step_a);
       if (s.unary != nullptr) {
@@ -70,16 +73,25 @@ void run_range(void* context, size_t begin, size_t count) {
 
 class ChainKernel final : public PreparedKernel {
  public:
-  ChainKernel(ops::Attrs attrs, size_t inputs, std::vector<Step> steps, std::string name)
-      : attrs_(std::move(attrs)), inputs_(inputs), steps_(std::move(steps)), name_(std::move(name)) {}
+  ChainKernel(ops::Attrs attrs, size_t inputs, size_t outputs, std::vector<Step> steps, std::string name)
+      : attrs_(std::move(attrs)),
+        inputs_(inputs),
+        outputs_(outputs),
+        steps_(std::move(steps)),
+        name_(std::move(name)) {}
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> in, std::span<TensorRef> out) override {
     // What this kernel does not take goes to the reference kernel, whose checks
     // give the error message.
-    if (in.size() != inputs_ || out.size() != 1 || !is_f32(out[0]))
+    if (in.size() != inputs_ || out.size() != outputs_)
       return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
     const size_t n = size_t(out[0].numel());
-    ChainTask task{&steps_, inputs_, {}, {}, out[0].as<float>()};
+    ChainTask task{&steps_, inputs_, {}, {}, {}};
+    for (size_t k = 0; k < outputs_; ++k) {
+      if (!is_f32(out[k]) || size_t(out[k].numel()) != n)
+        return run_reference(ops::OpId::ElementwiseChain, attrs_, ctx, in, out);
+      task.out[k] = out[k].as<float>();
+    }
     for (size_t i = 0; i < inputs_; ++i) {
       const size_t numel = size_t(in[i].numel());
       if (!is_f32(in[i]) || (numel != n && numel != 1))
@@ -95,7 +107,7 @@ class ChainKernel final : public PreparedKernel {
 
  private:
   ops::Attrs attrs_;  // for the reference kernel
-  size_t inputs_;
+  size_t inputs_, outputs_;
   std::vector<Step> steps_;
   std::string name_;
 };
@@ -103,7 +115,7 @@ class ChainKernel final : public PreparedKernel {
 }  // namespace
 
 std::unique_ptr<PreparedKernel> make_elementwise_chain(const ops::Attrs& attrs, std::span<const InputInfo> in) {
-  if (attrs.values.size() != 1 || in.size() > kMaxInputs) return nullptr;
+  if (attrs.values.empty() || in.size() > kMaxInputs) return nullptr;
   for (const InputInfo& i : in)
     if (!is_f32(i)) return nullptr;
   const std::vector<int64_t>& triples = attrs.ints(ops::attr::kChainSteps);  // checked on load
@@ -120,7 +132,13 @@ std::unique_ptr<PreparedKernel> make_elementwise_chain(const ops::Attrs& attrs, 
     s.b = s.binary != nullptr ? uint32_t(triples[3 * j + 2]) : 0;
     name += std::string(j > 0 ? "," : "") + ops::op_def(op).name;
   }
-  return std::make_unique<ChainKernel>(attrs, in.size(), std::move(steps), name + ")");
+  // The steps that write an output: `outputs` (checked on load), else the last.
+  const size_t outputs = ops::output_count(ops::OpId::ElementwiseChain, attrs);
+  if (outputs == 1) steps.back().output = 0;
+  else
+    for (size_t k = 0; k < outputs; ++k) steps[size_t(attrs.ints(ops::attr::kChainOutputs)[k])].output = int32_t(k);
+  if (outputs > 1) name += " -> " + std::to_string(outputs) + " outputs";
+  return std::make_unique<ChainKernel>(attrs, in.size(), outputs, std::move(steps), name + ")");
 }
 
 }  // namespace sg::kernels::xnn

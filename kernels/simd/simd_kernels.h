@@ -175,6 +175,11 @@ std::unique_ptr<PreparedKernel> make_max_pool(const Window2D& w);
 std::unique_ptr<PreparedKernel> make_pool(ops::OpId op, const ops::Attrs& attrs, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_unary(ops::OpId op, std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_binary(ops::OpId op, std::span<const InputInfo> in);
+// f32 greater, greater_equal, less, less_equal, equal, not_equal, and where with a
+// bool condition and f32 values, where each operand has the output's elements or
+// one (simd/select.cc).
+std::unique_ptr<PreparedKernel> make_compare(ops::OpId op, std::span<const InputInfo> in);
+std::unique_ptr<PreparedKernel> make_where(std::span<const InputInfo> in);
 std::unique_ptr<PreparedKernel> make_softmax(const ops::Attrs& attrs, std::span<const InputInfo> in);
 // Our own vectorized kernels where XNNPACK lacks the op (f32 tanh, gelu) or
 // differs from NumPy on NaN (relu, binary arithmetic, maximum, minimum).

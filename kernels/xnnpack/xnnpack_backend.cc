@@ -183,6 +183,19 @@ std::unique_ptr<PreparedKernel> xnnpack_prepare(ops::OpId op, const ops::Attrs& 
     case OpId::Relu:
       if constexpr (sel::any_of<OpId::Tanh, OpId::Gelu, OpId::Relu>()) return xnn::make_activation(op, inputs);
       return nullptr;
+    case OpId::Greater:
+    case OpId::GreaterEqual:
+    case OpId::Less:
+    case OpId::LessEqual:
+    case OpId::Equal:
+    case OpId::NotEqual:
+      if constexpr (sel::any_of<OpId::Greater, OpId::GreaterEqual, OpId::Less, OpId::LessEqual, OpId::Equal,
+                                OpId::NotEqual>())
+        return xnn::make_compare(op, inputs);
+      return nullptr;
+    case OpId::Where:
+      if constexpr (sel::any_of<OpId::Where>()) return xnn::make_where(inputs);
+      return nullptr;
     case OpId::Max:
     case OpId::Min:
     case OpId::ArgMax:
@@ -213,6 +226,8 @@ bool xnnpack_covers(ops::OpId op) {
     case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::Maximum: case OpId::Minimum:
     case OpId::Tanh: case OpId::Gelu: case OpId::Relu: case OpId::Max: case OpId::Min: case OpId::ArgMax:
     case OpId::ArgMin: case OpId::LayerNorm: case OpId::Transpose: case OpId::Concatenate:
+    case OpId::Greater: case OpId::GreaterEqual: case OpId::Less: case OpId::LessEqual: case OpId::Equal:
+    case OpId::NotEqual: case OpId::Where:
     // make_unary's
     case OpId::Abs: case OpId::Neg: case OpId::Square: case OpId::Sqrt: case OpId::Floor: case OpId::Ceil:
     case OpId::Round: case OpId::Sigmoid:

@@ -54,13 +54,14 @@ nb::bytes op_graph(const std::string& op, const std::vector<std::pair<std::strin
   node.op = op;
   node.version = def.version;
   for (const ops::AttrSpec& spec : def.attrs) {
+    if (spec.optional && !attrs.contains(spec.name)) break;  // the optional ones come last
     if (!attrs.contains(spec.name))
       throw nb::value_error(("op_graph: " + op + " needs the attribute '" + spec.name + "'").c_str());
     ops::AttrValue v = attr_value(spec, attrs[spec.name], op);
     node.attrs.emplace_back(spec.name, v);
     decoded.values.push_back(std::move(v));
   }
-  if (attrs.size() != def.attrs.size())
+  if (attrs.size() != decoded.values.size())
     throw nb::value_error(("op_graph: " + op + " has " + std::to_string(def.attrs.size()) + " attributes").c_str());
 
   std::vector<ops::TensorType<int64_t>> in;

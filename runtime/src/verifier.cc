@@ -273,15 +273,16 @@ class FunctionChecker {
                                      (def.max_inputs == def.min_inputs ? std::to_string(def.min_inputs)
                                       : def.max_inputs < 0 ? "at least " + std::to_string(def.min_inputs)
                                       : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs)));
-    if (len(node.outputs()) != size_t(def.num_outputs))
-      return node_error(i, node, "has " + std::to_string(len(node.outputs())) + " outputs, expected " +
-                                     std::to_string(def.num_outputs));
     ops::Attrs attrs;
     if (Status s = decode_attrs(node, def, &attrs); !s.ok()) return node_error(i, node, s.message());
     std::vector<size_t> ranks;
     for (uint32_t v : index_list(node.inputs())) ranks.push_back(len(value(v).shape()));
     const Status s = ops::check_attrs(*id, attrs, ranks);
     if (!s.ok()) return node_error(i, node, s.message());
+    const size_t outputs = ops::output_count(*id, attrs);  // the attributes are checked
+    if (len(node.outputs()) != outputs)
+      return node_error(i, node, "has " + std::to_string(len(node.outputs())) + " outputs, expected " +
+                                     std::to_string(outputs));
     const Status typed = check_declared_outputs(g_, fn_, node, *id, attrs);
     if (!typed.ok()) return node_error(i, node, typed.message(), /*located=*/true);
     return Status::Ok();
@@ -614,7 +615,11 @@ Status decode_attrs(const fb::Node& node, const ops::OpDef& def, ops::Attrs* out
         break;
     }
   }
-  for (size_t k = 0; k < n; ++k)
+  // Optional attributes left out at the end: the node has fewer values.
+  size_t given = n;
+  while (given > ops::required_attrs(def) && !seen[given - 1]) --given;
+  out->values.resize(given);
+  for (size_t k = 0; k < given; ++k)
     if (!seen[k])
       return invalid_graph("op '" + std::string(def.name) + "' is missing attribute '" + def.attrs[k].name + "'");
   return Status::Ok();

@@ -1,7 +1,9 @@
 """Elementwise chains, which -O2 joins into elementwise_chain nodes: an activation
 written out by hand, a tree of two products, scalars from Python numbers and from
-0-d inputs, a chain inside a staged loop, a chain cut where an inner result is
-used twice, and one too small to join (16 elements).
+0-d inputs, a chain inside a staged loop, an inner result used twice (after
+the chain too: one more output of it), an optimizer-like update whose inner
+results are returned (a chain with three outputs), and one too small to join
+(16 elements).
 """
 import stagegraph as sg
 
@@ -39,6 +41,13 @@ def in_a_loop(x: sg.f32["N", 40], steps: sg.i64):
 def shared_inner(x: sg.f32["N", 36]):
     y = sg.tanh(x * 2.0 - 1.0)
     return y * y + y, sg.relu(y)
+
+
+@sg.function
+def adam_like(p: sg.f32["N", 24], g: sg.f32["N", 24], m: sg.f32["N", 24], v: sg.f32["N", 24], lr: sg.f32):
+    m1 = 0.9 * m + 0.1 * g
+    v1 = 0.999 * (v * v) + 0.001 * (g * g)
+    return p - lr * m1 / (sg.sqrt(v1) + 1e-8), m1, v1
 
 
 @sg.function

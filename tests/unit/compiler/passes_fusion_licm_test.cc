@@ -249,7 +249,7 @@ TEST(ElementwiseChains, ATreeOfOneTypeBecomesOneNode) {
             "entry f = @f (x, y, s) -> (output_0)\n");
 }
 
-TEST(ElementwiseChains, StopAtSharedResultsOtherTypesAndSmallTensors) {
+TEST(ElementwiseChains, StopAtOtherTypesAndSmallTensors) {
   ir::Dim n;
   auto tm = make_with_n(n);
   ir::Module& m = tm->module;
@@ -257,19 +257,105 @@ TEST(ElementwiseChains, StopAtSharedResultsOtherTypesAndSmallTensors) {
   const int32_t x = add_param(m, "x", t(DType::kF32, {n, 64})), c = add_param(m, "c", t(DType::kF32, {n, 1}));
   const int32_t v = add_param(m, "v", t(DType::kF32, {16})), i = add_param(m, "i", t(DType::kI32, {n, 64}));
   const ir::Type big = t(DType::kF32, {n, 64});
-  const int32_t th = f.add_value(big, "th"), sq = f.add_value(big, "sq");        // th used twice
   const int32_t bc = f.add_value(big, "bc"), bt = f.add_value(big, "bt");        // c broadcasts: [N, 1] is no scalar
   const int32_t v2 = f.add_value(t(DType::kF32, {16}), "v2"), vr = f.add_value(t(DType::kF32, {16}), "vr");
   const int32_t i2 = f.add_value(t(DType::kI32, {n, 64}), "i2"), ir_ = f.add_value(t(DType::kI32, {n, 64}), "ir");
-  f.nodes.push_back(op_node(OpId::Tanh, {x}, {th}));
-  f.nodes.push_back(op_node(OpId::Mul, {th, th}, {sq}));
   f.nodes.push_back(op_node(OpId::Add, {x, c}, {bc}));
   f.nodes.push_back(op_node(OpId::Tanh, {bc}, {bt}));
   f.nodes.push_back(op_node(OpId::Mul, {v, v}, {v2}));
   f.nodes.push_back(op_node(OpId::Relu, {v2}, {vr}));
   f.nodes.push_back(op_node(OpId::Mul, {i, i}, {i2}));
   f.nodes.push_back(op_node(OpId::Relu, {i2}, {ir_}));
-  set_results(m, {sq, bt, vr, ir_});
+  set_results(m, {bt, vr, ir_});
+  run_pass(passes::fuse_elementwise_chains, m, false);
+}
+
+TEST(ElementwiseChains, AnOperandReadTwiceByOneStepJoinsOnce) {
+  ir::Dim n;
+  auto tm = make_with_n(n);
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t x = add_param(m, "x", t(DType::kF32, {n, 64}));
+  const int32_t th = f.add_value(t(DType::kF32, {n, 64}), "th"), sq = f.add_value(t(DType::kF32, {n, 64}), "sq");
+  f.nodes.push_back(op_node(OpId::Tanh, {x}, {th}));
+  f.nodes.push_back(op_node(OpId::Mul, {th, th}, {sq}));
+  set_results(m, {sq});
+  run_pass(passes::fuse_elementwise_chains, m);
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "symbols N\n"
+            "\n"
+            "func f(%x: f32[N, 64]) -> (%sq: f32[N, 64]) {\n"
+            "  %sq: f32[N, 64] = elementwise_chain(%x) {steps=[25, 0, -1, 2, 1, 1]}\n"
+            "  return %sq\n"
+            "}\n"
+            "\n"
+            "entry f = @f (x) -> (output_0)\n");
+}
+
+// Adam's update of one parameter: m1 = b1 m + c1 g, v1 = b2 v + c2 g g,
+// p1 = p - s m1 / (sqrt(v1) + e). m1 and v1 are results too (the moments are
+// variables): one chain with three outputs.
+TEST(ElementwiseChains, ResultsReadOutsideBecomeOutputs) {
+  ir::Dim n;
+  auto tm = make_with_n(n);
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const ir::Type big = t(DType::kF32, {n, 64});
+  const int32_t p = add_param(m, "p", big), g = add_param(m, "g", big), mo = add_param(m, "m", big),
+                v = add_param(m, "v", big), c = add_param(m, "c", t(DType::kF32, {}));
+  const auto value = [&](const char* name) { return f.add_value(big, name); };
+  const int32_t bm = value("bm"), cg = value("cg"), m1 = value("m1"), bv = value("bv"), gg = value("gg"),
+                cgg = value("cgg"), v1 = value("v1"), sm = value("sm"), rt = value("rt"), den = value("den"),
+                q = value("q"), p1 = value("p1"), after = value("after");
+  f.nodes.push_back(op_node(OpId::Mul, {c, mo}, {bm}));
+  f.nodes.push_back(op_node(OpId::Mul, {c, g}, {cg}));
+  f.nodes.push_back(op_node(OpId::Add, {bm, cg}, {m1}));
+  f.nodes.push_back(op_node(OpId::Mul, {c, v}, {bv}));
+  f.nodes.push_back(op_node(OpId::Mul, {g, g}, {gg}));
+  f.nodes.push_back(op_node(OpId::Mul, {c, gg}, {cgg}));
+  f.nodes.push_back(op_node(OpId::Add, {bv, cgg}, {v1}));
+  f.nodes.push_back(op_node(OpId::Mul, {c, m1}, {sm}));
+  f.nodes.push_back(op_node(OpId::Sqrt, {v1}, {rt}));
+  f.nodes.push_back(op_node(OpId::Add, {rt, c}, {den}));
+  f.nodes.push_back(op_node(OpId::Div, {sm, den}, {q}));
+  f.nodes.push_back(op_node(OpId::Sub, {p, q}, {p1}));
+  f.nodes.push_back(op_node(OpId::Tanh, {m1}, {after}));  // after the chain: reads m1 from its output
+  set_results(m, {p1, m1, v1, after});
+  run_pass(passes::fuse_elementwise_chains, m);
+  // Steps: m1 = 2, the product s * m1 = 3, v1 = 7, p1 = 11.
+  EXPECT_EQ(run_pass(passes::eliminate_dead_code, m),
+            "symbols N\n"
+            "\n"
+            "func f(%p: f32[N, 64], %g: f32[N, 64], %m: f32[N, 64], %v: f32[N, 64], %c: f32[]) -> (%p1: f32[N, 64], "
+            "%m1: f32[N, 64], %v1: f32[N, 64], %after: f32[N, 64]) {\n"
+            "  %m1: f32[N, 64], %v1: f32[N, 64], %p1: f32[N, 64] = elementwise_chain(%c, %m, %g, %v, %p) "
+            "{steps=[2, 0, 1, 2, 0, 2, 0, 5, 6, 2, 0, 7, 2, 0, 3, 2, 2, 2, 2, 0, 10, 0, 9, 11, 21, 12, -1, 0, 13, "
+            "0, 3, 8, 14, 1, 4, 15], outputs=[2, 7, 11]}\n"
+            "  %after: f32[N, 64] = tanh(%m1)\n"
+            "  return %p1, %m1, %v1, %after\n"
+            "}\n"
+            "\n"
+            "entry f = @f (p, g, m, v, c) -> (output_0, output_1, output_2, output_3)\n");
+}
+
+TEST(ElementwiseChains, AResultReadBeforeTheRootStaysOutside) {
+  ir::Dim n;
+  auto tm = make_with_n(n);
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const ir::Type big = t(DType::kF32, {n, 64});
+  const int32_t x = add_param(m, "x", big), i = add_param(m, "i", t(DType::kI32, {n, 64}));
+  const int32_t th = f.add_value(big, "th"), r = f.add_value(big, "r"), c = f.add_value(t(DType::kI32, {n, 64}), "c");
+  const int32_t ci = f.add_value(t(DType::kI32, {n, 64}), "ci");
+  // th feeds a node that is no step (a cast) before the relu: the relu cannot
+  // take the tanh in, as the cast would then read a value made after it.
+  f.nodes.push_back(op_node(OpId::Tanh, {x}, {th}));
+  ops::Attrs to_i32;
+  to_i32.values = {ops::AttrValue::Int(int64_t(DType::kI32))};
+  f.nodes.push_back(op_node(OpId::Cast, {th}, {c}, {}, to_i32));
+  f.nodes.push_back(op_node(OpId::Relu, {th}, {r}));
+  f.nodes.push_back(op_node(OpId::Add, {c, i}, {ci}));
+  set_results(m, {r, ci});
   run_pass(passes::fuse_elementwise_chains, m, false);
 }
 

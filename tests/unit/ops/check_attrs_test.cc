@@ -145,5 +145,26 @@ TEST(CheckAttrs, ElementwiseChainSteps) {
   expect_rejected(chain({add, 0, -1}, 1), "second operand -1 is not an input");
 }
 
+TEST(CheckAttrs, ElementwiseChainOutputs) {
+  const int64_t add = int64_t(OpId::Add), relu = int64_t(OpId::Relu);
+  const auto chain = [](std::vector<int64_t> outputs) {
+    return check(OpId::ElementwiseChain, attrs({Is({add, 0, 1, relu, 2, -1, add, 3, 0}), Is(std::move(outputs))}),
+                 std::vector<size_t>(2, 2));
+  };
+  EXPECT_TRUE(chain({0, 2}).ok());
+  EXPECT_TRUE(chain({0, 1, 2}).ok());
+  EXPECT_TRUE(chain({}).ok());  // as without the attribute: the last step's result
+  EXPECT_EQ(output_count(OpId::ElementwiseChain, attrs({Is({add, 0, 1}), Is({0})})), 1u);
+  EXPECT_EQ(output_count(OpId::ElementwiseChain, attrs({Is({add, 0, 1})})), 1u);
+  EXPECT_EQ(output_count(OpId::ElementwiseChain, attrs({Is({add, 0, 1, relu, 2, -1}), Is({0, 1})})), 2u);
+  expect_rejected(chain({0, 1}), "the last output must be the last step's result");
+  expect_rejected(chain({1, 0, 2}), "outputs must be increasing steps below 3, got 0 at 1");
+  expect_rejected(chain({2, 2}), "got 2 at 1");
+  expect_rejected(chain({-1, 2}), "got -1 at 0");
+  expect_rejected(chain({0, 3}), "got 3 at 1");
+  expect_rejected(check(OpId::ElementwiseChain, attrs({Is({add, 0, 1}), Is({0}), Is({0})}), std::vector<size_t>(2, 2)),
+                  "expects 1 to 2 attributes, got 3");
+}
+
 }  // namespace
 }  // namespace sg::ops

@@ -63,5 +63,14 @@ TEST(ElementwiseChain, TheStepsShapeWithScalarOperands) {
                    "elementwise_chain: input 0 must be f32, got i32");
 }
 
+TEST(ElementwiseChain, EveryOutputHasTheResultsType) {
+  // x * s, then tanh of it plus y: both results are outputs
+  const Attrs a = attrs({Is({kMul, 0, 1, kAdd, 3, 2, kTanh, 4, -1}), Is({0, 2})});
+  const auto r = run_both(OpId::ElementwiseChain, a, {F32({4, 8}), F32({}), F32({4, 8})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.shapes, (std::vector<std::string>{"[4, 8]", "[4, 8]"}));
+  for (const auto& o : r.outputs) EXPECT_EQ(o.dtype, DType::kF32);
+}
+
 }  // namespace
 }  // namespace sg::ops

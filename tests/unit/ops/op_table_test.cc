@@ -21,7 +21,11 @@ TEST(OpTable, EveryOpIsFoundByItsName) {
     EXPECT_TRUE(def.max_inputs == -1 || def.max_inputs >= def.min_inputs) << def.name;
     const bool effect = OpId(i) == OpId::Print || OpId(i) == OpId::Assert;
     const bool pair = OpId(i) == OpId::TopK || OpId(i) == OpId::Slogdet || OpId(i) == OpId::Qr || OpId(i) == OpId::Eigh;
-    EXPECT_EQ(def.num_outputs, pair ? 2 : effect ? 0 : 1) << def.name;  // custom: one result
+    // custom: one result; elementwise_chain: as many as its `outputs` attribute names
+    const bool variadic = OpId(i) == OpId::ElementwiseChain;
+    EXPECT_EQ(def.num_outputs, variadic ? -1 : pair ? 2 : effect ? 0 : 1) << def.name;
+    // Optional attributes come last.
+    for (size_t k = required_attrs(def); k < def.attrs.size(); ++k) EXPECT_TRUE(def.attrs[k].optional) << def.name;
   }
   EXPECT_FALSE(find_op("no_such_op"));
   EXPECT_FALSE(find_op(""));

@@ -137,6 +137,46 @@ TEST(Verify, ElementwiseChainStepsAreCheckedOnLoad) {
   EXPECT_NEAR(z[2], std::tanh(2.0f), 1e-6f);
 }
 
+// A chain with several outputs (`outputs`): the node must have one per listed step.
+TEST(Verify, ElementwiseChainOutputsAreCheckedOnLoad) {
+  const auto chain_graph = [](std::vector<int64_t> outputs, size_t n_out) {
+    GraphSpec g;
+    FunctionSpec f;
+    f.name = "chain";
+    const uint32_t x = f.param(DType::kF32, shape({2, 3}));
+    const uint32_t y = f.param(DType::kF32, shape({2, 3}));
+    f.op("elementwise_chain", {x, y}, DType::kF32, shape({2, 3}), 4, 9);
+    for (size_t k = 1; k < n_out; ++k) f.nodes.back().outputs.push_back(f.value(DType::kF32, shape({2, 3})));
+    const int64_t add = int64_t(ops::OpId::Add), tanh = int64_t(ops::OpId::Tanh);
+    f.nodes.back().attrs = {{"steps", ops::AttrValue::Ints({add, 0, 1, tanh, 2, -1})},
+                            {"outputs", ops::AttrValue::Ints(std::move(outputs))}};
+    f.results = f.nodes.back().outputs;
+    g.add_function(std::move(f));
+    std::vector<std::string> names;
+    for (size_t k = 0; k < n_out; ++k) names.push_back("z" + std::to_string(k));
+    g.add_entry("chain", 0, {"x", "y"}, names);
+    return g;
+  };
+  EXPECT_EQ(error_of(chain_graph({0, 1}, 2)), "(loaded)");
+  EXPECT_EQ(error_of(chain_graph({}, 1)), "(loaded)");  // as without the attribute
+  EXPECT_REFUSED(chain_graph({0, 1}, 1), "has 1 outputs, expected 2");
+  EXPECT_REFUSED(chain_graph({1}, 2), "has 2 outputs, expected 1");
+  EXPECT_REFUSED(chain_graph({1, 0}, 2), "outputs must be increasing steps");
+  EXPECT_REFUSED(chain_graph({0}, 1), "the last output must be the last step's result");
+
+  auto program = load_ok(chain_graph({0, 1}, 2));
+  ASSERT_NE(program, nullptr);
+  auto s = Session::create(program, "chain");
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->set_input("x", make_tensor<float>(DType::kF32, {2, 3}, {0, 1, 2, 3, 4, 5})).ok());
+  ASSERT_TRUE((*s)->set_input("y", make_tensor<float>(DType::kF32, {2, 3}, {0, -1, 0, 0, 0, 0})).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  const std::vector<float> sum = values_of<float>((*s)->output(0)), z = values_of<float>((*s)->output(1));
+  EXPECT_EQ(sum, (std::vector<float>{0, 0, 2, 3, 4, 5}));
+  EXPECT_EQ(z[1], 0.0f);
+  EXPECT_NEAR(z[2], std::tanh(2.0f), 1e-6f);
+}
+
 TEST(Verify, DTypesShapesAndSymbols) {
   GraphSpec g = affine_graph();
   g.functions[0].values[3].dtype = DType(9);

@@ -18,17 +18,20 @@ struct Step {
   int64_t a, b;  // operands: inputs, then steps; b = -1 for a unary op
 };
 
-ops::Attrs chain_attrs(const std::vector<Step>& steps) {
+// `outputs` empty: the one output is the last step's (no `outputs` attribute).
+ops::Attrs chain_attrs(const std::vector<Step>& steps, std::vector<int64_t> outputs = {}) {
   std::vector<int64_t> v;
   for (const Step& s : steps) v.insert(v.end(), {int64_t(s.op), s.a, s.b});
   ops::Attrs a;
   a.values = {ops::AttrValue::Ints(std::move(v))};
+  if (!outputs.empty()) a.values.push_back(ops::AttrValue::Ints(std::move(outputs)));
   return a;
 }
 
 // Runs the steps one node at a time (prepared kernels when `backend`, else the
-// reference kernels) and returns the last step's result.
-HostTensor unfused(const std::vector<Step>& steps, std::vector<HostTensor>& inputs, bool backend, void* pool) {
+// reference kernels) and returns the inputs, then every step's result.
+std::vector<HostTensor> unfused_values(const std::vector<Step>& steps, std::vector<HostTensor>& inputs, bool backend,
+                                       void* pool) {
   std::vector<HostTensor> values = inputs;
   for (const Step& s : steps) {
     std::vector<HostTensor> operands = {values[size_t(s.a)]};
@@ -50,7 +53,11 @@ HostTensor unfused(const std::vector<Step>& steps, std::vector<HostTensor>& inpu
     EXPECT_TRUE(st.ok()) << st.message();
     values.push_back(std::move(out));
   }
-  return values.back();
+  return values;
+}
+
+HostTensor unfused(const std::vector<Step>& steps, std::vector<HostTensor>& inputs, bool backend, void* pool) {
+  return unfused_values(steps, inputs, backend, pool).back();
 }
 
 void expect_same_bytes(const HostTensor& got, const HostTensor& want, const std::string& what) {
@@ -127,6 +134,84 @@ TEST(XnnpackElementwiseChain, HasTheUnfusedNodesBytes) {
       check_chain(kAdam, shape, scalar);
     }
   }
+}
+
+// Adam's whole update of one parameter, the compiler's chain with three outputs.
+// Inputs: p, g, m, v, then the scalars b1, 1 - b1, b2, 1 - b2, step, c2, eps (0..10);
+// step j is value 11 + j. Outputs: m' (step 2), v' (step 6), p' (step 12).
+const std::vector<Step> kAdamUpdate = {
+    {OpId::Mul, 4, 2},  {OpId::Mul, 5, 1},   {OpId::Add, 11, 12},                      // m'
+    {OpId::Mul, 6, 3},  {OpId::Mul, 1, 1},   {OpId::Mul, 7, 15},  {OpId::Add, 14, 16},  // v'
+    {OpId::Mul, 8, 13}, {OpId::Sqrt, 17, -1}, {OpId::Div, 19, 9}, {OpId::Add, 20, 10},
+    {OpId::Div, 18, 21}, {OpId::Sub, 0, 22}};                                           // p'
+const std::vector<int64_t> kAdamOutputs = {2, 6, 12};
+
+void check_adam_update(const std::vector<int64_t>& shape) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  std::vector<HostTensor> in = {HostTensor::random(DType::kF32, shape, 1, -4, 4),
+                                HostTensor::random(DType::kF32, shape, 2, -4, 4),
+                                HostTensor::random(DType::kF32, shape, 3, -1, 1),
+                                HostTensor::random(DType::kF32, shape, 4, 0, 2)};
+  for (double c : {0.9, 0.1, 0.999, 0.001, 0.0003, 0.03, 1e-8}) in.push_back(HostTensor::scalar(DType::kF32, c));
+  if (in[0].numel() > 300) {
+    in[1].set(5, std::numeric_limits<double>::quiet_NaN());
+    in[1].set(260, std::numeric_limits<double>::infinity());
+    in[3].set(299, -1.0);  // NaN from sqrt, as the unfused node gives
+  }
+  std::vector<InputInfo> infos;
+  std::vector<TensorRef> refs;
+  for (HostTensor& t : in) {
+    infos.push_back(info_of(t, false));
+    refs.push_back(t.ref());
+  }
+  const ops::Attrs attrs = chain_attrs(kAdamUpdate, kAdamOutputs);
+  std::unique_ptr<PreparedKernel> chain = xnnpack_prepare(OpId::ElementwiseChain, attrs, infos);
+  ASSERT_NE(chain, nullptr);
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    KernelContext ctx;
+    ctx.threadpool = pool.get();
+    const std::string what = shape_string(shape) + " on " + std::to_string(threads) + " threads";
+    for (bool backend : {true, false}) {
+      std::vector<HostTensor> got(3, HostTensor(DType::kF32, shape));
+      std::vector<TensorRef> outs;
+      for (HostTensor& g : got) {
+        g.poison();
+        outs.push_back(g.ref());
+      }
+      const Status st = backend ? chain->run(ctx, refs, outs)
+                                : reference_kernel(OpId::ElementwiseChain)(ctx, attrs, refs, outs);
+      ASSERT_TRUE(st.ok()) << st.message();
+      const std::vector<HostTensor> want = unfused_values(kAdamUpdate, in, backend, pool.get());
+      for (size_t k = 0; k < 3; ++k) {
+        EXPECT_TRUE(got[k].guard_intact()) << what;
+        expect_same_bytes(got[k], want[in.size() + size_t(kAdamOutputs[k])],
+                          (backend ? "backend " : "reference ") + what + " output " + std::to_string(k));
+      }
+    }
+  }
+}
+
+TEST(XnnpackElementwiseChain, SeveralOutputsHaveTheUnfusedNodesBytes) {
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{1}, {255}, {257}, {3, 333}, {17, 1031}, {0, 4}}) {
+    SCOPED_TRACE(shape_string(shape));
+    check_adam_update(shape);
+  }
+}
+
+TEST(XnnpackElementwiseChain, SeveralOutputsNeedTheirCount) {
+  ASSERT_TRUE(xnnpack_init().ok());
+  HostTensor x = HostTensor::random(DType::kF32, {8}, 1);
+  const std::vector<InputInfo> infos = {info_of(x, false)};
+  const ops::Attrs attrs = chain_attrs({{OpId::Relu, 0, -1}, {OpId::Tanh, 1, -1}}, {0, 1});
+  std::unique_ptr<PreparedKernel> chain = xnnpack_prepare(OpId::ElementwiseChain, attrs, infos);
+  ASSERT_NE(chain, nullptr);
+  HostTensor a(DType::kF32, {8});
+  TensorRef in = x.ref(), out = a.ref();
+  KernelContext ctx;
+  // One output for a chain of two: the reference kernel's error, not a write past it.
+  EXPECT_FALSE(chain->run(ctx, std::span(&in, 1), std::span(&out, 1)).ok());
 }
 
 TEST(XnnpackElementwiseChain, TakesOnlyF32) {

@@ -275,7 +275,9 @@ TEST(XnnpackSoftmax, OtherAxesAndDtypesAreLeftToTheReference) {
   EXPECT_EQ(xnnpack_prepare(OpId::Abs, {}, std::vector<InputInfo>{info_of(i, false)}), nullptr);
   // Ops this backend does not cover.
   EXPECT_EQ(xnnpack_prepare(OpId::Exp, {}, std::vector<InputInfo>{info_of(x, false)}), nullptr);
-  EXPECT_EQ(xnnpack_prepare(OpId::Less, {}, std::vector<InputInfo>{info_of(x, false), info_of(x, false)}), nullptr);
+  EXPECT_EQ(xnnpack_prepare(OpId::Pow, {}, std::vector<InputInfo>{info_of(x, false), info_of(x, false)}), nullptr);
+  // f32 comparisons are covered (simd/select.cc); integer ones are not.
+  EXPECT_EQ(xnnpack_prepare(OpId::Less, {}, std::vector<InputInfo>{info_of(i, false), info_of(i, false)}), nullptr);
 }
 
 TEST(XnnpackBackend, InitIsIdempotentAndPoolsOfOneThreadAreNull) {
