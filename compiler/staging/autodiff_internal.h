@@ -304,7 +304,10 @@ class Vjp {
   std::map<Variant, std::shared_ptr<Closure>> closures_;  // by root Call; null: not taped
   Closure* building_ = nullptr;  // the closure the next build() is a member of
   size_t building_member_ = 0;
-  std::map<int32_t, std::map<int32_t, size_t>> rows_;  // member adjoint -> row placeholder -> node
+  // Per member adjoint: the value that stands for the tape row a child Call wrote
+  // (an input of the child's backward), and that Call's node index; split_core binds
+  // each to the row the member's forward saved.
+  std::map<int32_t, std::map<int32_t, size_t>> rows_;
   // The backward of loop body `body`'s adjoint `adj` as a function of its own, over
   // the forward values it reads (the residuals), when the forward part has no loop
   // or call and every residual has the same shape each iteration.

@@ -107,13 +107,8 @@ namespace {
 // diff's prepend/append: a tensor as given, a number or a 0-d value broadcast to x's
 // shape with size 1 along the axis (NumPy's rule); numbers take x's dtype.
 Value diff_edge(Stager& s, const Value& x, const Value& v, int64_t axis, SourceSpan span) {
-  const DType xd = s.tensor_dtype(x);
-  // A number beside a tensor (SPEC §3): a bool or an int takes x's dtype (i64 beside
-  // bool), a float x's dtype when x is a float, else f32.
-  std::optional<DType> d;
-  if (v.is<bool>()) d = xd;
-  if (v.is<int64_t>()) d = xd == DType::kBool ? DType::kI64 : xd;
-  if (v.is<double>()) d = is_float(xd) ? xd : DType::kF32;
+  // A number takes the dtype it would have beside x (SPEC §3).
+  const std::optional<DType> d = v.is_number() ? std::optional<DType>(dtype_beside(s.tensor_dtype(x), v)) : std::nullopt;
   const Value t = v.is_tensor() ? v : s.to_tensor(v, d, span);
   if (s.tensor_rank(t) != 0) return t;
   std::vector<Value> shape = s.to_list(s.shape_tuple(x, span), span);

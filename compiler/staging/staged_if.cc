@@ -6,17 +6,17 @@
 // other variable; a return value missing on one side gets an unset value there,
 // never read, since the return flag says which side holds the value.
 // Lists and dicts that exist before the `if` may change inside a branch: each
-// branch's items are recorded and undone, and the items join like variables.
+// branch's items are recorded and undone, and the items join like variables
+// (staged_if_containers.cc).
 // So do the program's variables (sg.variables) a branch assigns, under hidden names:
 // a branch that does not assign one keeps its value from before the `if`.
 #include <utility>
 
-#include "staging/classes.h"
-#include "staging/control_state.h"
+#include "staging/staged_if_internal.h"
 #include "staging/staged_loop.h"  // unset_tensor_of_type
 
 namespace sg::compiler::staging {
-namespace {
+namespace if_detail {
 
 // The same binding: a variable the branch did not rebind.
 bool same_binding(const Value& a, const Value& b) {
@@ -49,50 +49,16 @@ bool same_binding(const Value& a, const Value& b) {
   return static_equal(a, b).value_or(false);
 }
 
-struct Branch {
-  std::unique_ptr<FnBuilder> builder;
-  std::optional<RaiseSignal> raised;  // the branch raises (classes.h): it never completes
-  std::map<std::string, Value> vars;
-  std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
-  std::vector<std::vector<std::pair<Value, Value>>> dict_items;
-  std::vector<std::optional<SourceSpan>> size_changed;  // per Container: the statement that first changed its length
-  std::map<int32_t, Value> variables;  // the program's variables as the branch left them (Stager::variable_current)
-};
-
-// A list or dict reachable from the scope before a staged `if`, and its items then.
-struct Container {
-  std::string name;  // as messages show it: outs, state['h'] (py_repr of each key)
-  ListPtr list;
-  DictPtr dict;
-  std::vector<Value> list_items;
-  std::vector<std::pair<Value, Value>> dict_items;
-};
-
-void collect_containers(const std::string& name, const Value& v, std::vector<Container>& out) {
-  auto seen = [&](const void* p) {
-    for (const Container& c : out)
-      if (c.list.get() == p || c.dict.get() == p) return true;
-    return false;
-  };
-  if (v.is<ListPtr>() && !seen(v.as<ListPtr>().get())) {
-    const ListPtr& l = v.as<ListPtr>();
-    out.push_back(Container{name, l, nullptr, l->items, {}});
-    for (size_t i = 0; i < l->items.size(); ++i)
-      collect_containers(name + "[" + std::to_string(i) + "]", l->items[i], out);
-  } else if (v.is<DictPtr>() && !seen(v.as<DictPtr>().get())) {
-    const DictPtr& d = v.as<DictPtr>();
-    out.push_back(Container{name, nullptr, d, {}, d->items});
-    for (const auto& [key, item] : d->items) collect_containers(name + "[" + py_repr(key) + "]", item, out);
-  } else if (v.is<TuplePtr>()) {
-    const auto& items = *v.as<TuplePtr>();
-    for (size_t i = 0; i < items.size(); ++i) collect_containers(name + "[" + std::to_string(i) + "]", items[i], out);
-  } else if (v.is<InstancePtr>() && !seen(v.as<InstancePtr>()->attrs.get())) {
-    // An instance's attributes change in a branch as a dict's items do.
-    const DictPtr& d = v.as<InstancePtr>()->attrs;
-    out.push_back(Container{name, nullptr, d, {}, d->items});
-    for (const auto& [key, item] : d->items) collect_containers(name + "." + py_str(key), item, out);
-  }
+// 'outs', or `state['h']` for an item reached through another container.
+std::string quoted(const std::string& name) {
+  return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
 }
+
+}  // namespace if_detail
+
+using namespace if_detail;
+
+namespace {
 
 void restore(std::vector<Container>& containers) {
   for (Container& c : containers) {
@@ -101,21 +67,9 @@ void restore(std::vector<Container>& containers) {
   }
 }
 
-bool same_items(const std::vector<Value>& a, const std::vector<Value>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!same_binding(a[i], b[i])) return false;
-  return true;
-}
-
 bool defined(const std::map<std::string, Value>& vars, const std::string& name) {
   auto it = vars.find(name);
   return it != vars.end() && !it->second.is<UndefinedV>();
-}
-
-// 'outs', or `state['h']` for an item reached through another container.
-std::string quoted(const std::string& name) {
-  return name.find('[') == std::string::npos ? "'" + name + "'" : "`" + name + "`";
 }
 
 // Sets a container to the items another branch left, with stand-ins for the
@@ -136,32 +90,7 @@ void restand(Container& c, const std::vector<Value>& list_items, const std::vect
   }
 }
 
-size_t size_of(const void* container, bool is_list) {
-  return is_list ? static_cast<const ListObj*>(container)->items.size()
-                 : static_cast<const DictObj*>(container)->items.size();
-}
-
-bool same_dict(const std::vector<std::pair<Value, Value>>& x, const std::vector<std::pair<Value, Value>>& y) {
-  if (x.size() != y.size()) return false;
-  for (size_t k = 0; k < x.size(); ++k)
-    if (!same_binding(x[k].first, y[k].first) || !same_binding(x[k].second, y[k].second)) return false;
-  return true;
-}
-
-// A dict's keys as messages show them: ['h', 'c'].
-std::string keys_text(const std::vector<std::pair<Value, Value>>& kv) {
-  std::string out = "[";
-  for (size_t k = 0; k < kv.size(); ++k) out += (k ? ", " : "") + py_repr(kv[k].first);
-  return out + "]";
-}
-
 }  // namespace
-
-void note_size_changes(ControlState& cs, SourceSpan span) {
-  for (std::vector<ControlState::SizeWatch>& level : cs.size_watches)
-    for (ControlState::SizeWatch& w : level)
-      if (!w.changed && size_of(w.container, w.is_list) != w.size) w.changed = span;
-}
 
 Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
   const ir::Type test_type = tensor_type(test);
@@ -171,88 +100,6 @@ Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
   staged_branches(s.span, test, "if", [&] { exec_block(s.body); }, [&] { exec_block(s.orelse); });
   return Flow::kNormal;
 }
-
-// One staged `if`, phase by phase: stage each branch (again where one is pending
-// or raises), name what either rebinds, join variables and containers leaf by
-// leaf into the If node's outputs, bind the captures, and emit the node.
-class BranchStaging {
- public:
-  BranchStaging(Stager& st, SourceSpan span, const std::string& label)
-      : st_(st), sc_(st.scope()), span_(span), label_(label), rest_(label == "rest") {}
-  void run(const Value& test, const std::function<void()>& then_fn, const std::function<void()>& else_fn);
-
- private:
-  // Each variable joins leaf by leaf (tuples item by item); a leaf that differs
-  // becomes an output, and a Make rebuilds the variable from the outputs.
-  using Make = std::function<Value(const std::vector<Value>&)>;
-  // Lists and dicts a branch changed: the items that differ join like variables.
-  struct ContainerJoin {
-    size_t index;
-    std::vector<std::pair<size_t, Make>> items;  // item index -> its join
-  };
-
-  void watch_containers();
-  Branch run_branch(const std::function<void()>& body, const std::string& suffix);
-  Branch branch_or_pending(const std::function<void()>& body, const std::string& suffix, int k);
-  void leave_stand_ins(const Branch& model, const std::function<Value(const Value&)>& stand_in);
-  void restage_pending();
-  void restage_raising();
-  void describe_sides();
-  void collect_names();
-  void in_branch(int k, const std::function<void()>& f);
-  void fill_return_value();
-  Make join(const std::string& name, const std::string& shown, Value tv, Value ev);
-  Make join_leaf(const std::string& name, const std::string& shown, Value tv, Value ev);
-  std::optional<DType> leaf_dtype(const std::string& shown, const Value& tv, const Value& ev);
-  size_t add_output(const std::string& name, const std::string& shown, const Value& tv, const Value& ev,
-                    std::optional<DType> dt);
-  Make number_make(size_t index, const Value& tv, const Value& ev);
-  bool jumped(const std::map<std::string, Value>& vars) const;
-  bool find_in_staged_loop();
-  std::optional<Value> stand_in_like(const Value& model, bool sized = false);
-  void stand_in_returned_vars();
-  void join_variables();
-  void unbound_on(int gone, const std::string& name);
-  [[noreturn]] void size_mismatch(size_t i, const std::string& kind, const std::string& then_has,
-                                  const std::string& else_has);
-  void stand_in_returned_containers();
-  void join_containers();
-  void bind_captures();
-  void emit_node();
-  void add_program_variables();
-  void take_program_variables();
-
-  Stager& st_;
-  Scope& sc_;
-  const SourceSpan span_;
-  const std::string label_;
-  // The rest of a block after a staged jump is an If of its own, which the program does not spell.
-  const bool rest_;
-  int32_t cond_id_ = -1;
-  std::map<std::string, Value> before_;
-  std::map<int32_t, Value> variables_before_;
-  std::vector<int32_t> joined_variables_;  // the program's variables a branch assigns
-  std::vector<Container> containers_;
-  size_t my_watch_ = 0;
-  FnBuilder* parent_ = nullptr;
-  std::string base_;
-  // Probing a recursive function's result type: the side that met a recursive call of unknown result type.
-  int pending_side_ = -1;
-  std::optional<PendingResult> pending_;
-  Branch then_b_, else_b_;
-  Branch* branches_[2] = {&then_b_, &else_b_};
-  bool both_raise_ = false;
-  std::string construct_, then_where_, else_where_;
-  std::vector<std::string> names_;
-  std::vector<std::string> new_flags_;  // defined flags a one-sided assignment adds
-  std::vector<std::string> out_names_;
-  std::vector<ir::Type> out_types_;
-  bool in_staged_loop_ = false;
-  int returned_side_ = -1;
-  std::vector<std::pair<std::string, Make>> makes_;
-  std::vector<ContainerJoin> container_joins_;
-  std::vector<Staged> outer_;
-};
 
 namespace {
 
@@ -317,18 +164,6 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
     r.staged = true;
     throw r;
   }
-}
-
-// Lists and dicts visible before the `if`: each branch starts from their items
-// as they are now and leaves them so again; the joined items are set after.
-void BranchStaging::watch_containers() {
-  for (const Scope* sp = &sc_; sp; sp = sp->parent().get())
-    for (const auto& [name, v] : sp->vars()) collect_containers(name, v, containers_);
-  std::vector<std::vector<ControlState::SizeWatch>>& watches = st_.control().size_watches;
-  watches.emplace_back();
-  for (const Container& c : containers_)
-    watches.back().push_back(c.list ? ControlState::SizeWatch{c.list.get(), true, c.list_items.size(), {}}
-                                    : ControlState::SizeWatch{c.dict.get(), false, c.dict_items.size(), {}});
 }
 
 Branch BranchStaging::run_branch(const std::function<void()>& body, const std::string& suffix) {
@@ -808,86 +643,6 @@ void BranchStaging::unbound_on(int gone, const std::string& name) {
       rest_ ? "a staged break, continue or return before line " + std::to_string(span_.line) + " skipped its assignment"
             : "the staged `" + label_ + "` at line " + std::to_string(span_.line) + " ran its " +
                   (gone == 0 ? "then" : "else") + " branch, which does not assign it";
-}
-
-// Reported at the statement that changed the length (the then branch's first),
-// with the `if` as a note.
-void BranchStaging::size_mismatch(size_t i, const std::string& kind, const std::string& then_has,
-                                  const std::string& else_has) {
-  const std::optional<SourceSpan>& at = then_b_.size_changed[i] ? then_b_.size_changed[i] : else_b_.size_changed[i];
-  st_.fail(at.value_or(span_),
-           kind + " " + quoted(containers_[i].name) + " has " + then_has + " of " + (rest_ ? construct_ : "the staged `" + label_ + "`") + " at line " +
-               std::to_string(span_.line) + " and " + else_has + " in the else branch; both paths must leave it " +
-               (kind == "list" ? "with one length (a list appended to inside a staged loop becomes a tensor list, "
-                                 "which may grow)"
-                               : "with the same keys in the same order"),
-           {Note{span_, rest_ ? construct_ : "the staged `" + label_ + "`"}});
-}
-
-// A branch that certainly returned leaves the lists and dicts as the other one
-// does, with stand-ins for the items that one changed (never read, as above).
-void BranchStaging::stand_in_returned_containers() {
-  for (size_t i = 0; i < containers_.size(); ++i) {
-    Branch& keep = *branches_[1 - returned_side_];
-    Branch& gone = *branches_[returned_side_];
-    const Container& c = containers_[i];
-    bool ok = true;
-    in_branch(returned_side_, [&] {
-      if (c.list) {
-        std::vector<Value> kept_items;
-        for (size_t k = 0; ok && k < keep.list_items[i].size(); ++k) {
-          const Value& v = keep.list_items[i][k];
-          std::optional<Value> item =
-              k < c.list_items.size() && same_binding(v, c.list_items[k]) ? std::optional<Value>(v) : stand_in_like(v);
-          if (item) kept_items.push_back(std::move(*item));
-          else ok = false;
-        }
-        if (ok) gone.list_items[i] = std::move(kept_items);
-      } else {
-        std::vector<std::pair<Value, Value>> kept_items;
-        for (size_t k = 0; ok && k < keep.dict_items[i].size(); ++k) {
-          const auto& [key, v] = keep.dict_items[i][k];
-          std::optional<Value> item = k < c.dict_items.size() && same_binding(v, c.dict_items[k].second)
-                                          ? std::optional<Value>(v)
-                                          : stand_in_like(v);
-          if (item) kept_items.emplace_back(key, std::move(*item));
-          else ok = false;
-        }
-        if (ok) gone.dict_items[i] = std::move(kept_items);
-      }
-    });
-    if (ok) gone.size_changed[i].reset();
-  }
-}
-
-// Lists and dicts a branch changed: both sides leave the same length (the same
-// keys in the same order), and the items that differ join like variables.
-void BranchStaging::join_containers() {
-  auto items = [](size_t n) { return std::to_string(n) + (n == 1 ? " item" : " items"); };
-  for (size_t i = 0; i < containers_.size(); ++i) {
-    const Container& c = containers_[i];
-    const std::string root = c.name.substr(0, c.name.find('['));
-    ContainerJoin cj{i, {}};
-    if (c.list) {
-      const std::vector<Value>&t = then_b_.list_items[i], &e = else_b_.list_items[i];
-      if (same_items(t, c.list_items) && same_items(e, c.list_items)) continue;
-      if (t.size() != e.size()) size_mismatch(i, "list", items(t.size()) + " in the then branch", items(e.size()));
-      for (size_t k = 0; k < t.size(); ++k)
-        if (!same_binding(t[k], e[k]))
-          cj.items.emplace_back(k, join(root, "item " + std::to_string(k) + " of list " + quoted(c.name), t[k], e[k]));
-    } else {
-      const auto &t = then_b_.dict_items[i], &e = else_b_.dict_items[i];
-      if (same_dict(t, c.dict_items) && same_dict(e, c.dict_items)) continue;
-      bool same_keys = t.size() == e.size();
-      for (size_t k = 0; same_keys && k < t.size(); ++k) same_keys = static_equal(t[k].first, e[k].first).value_or(false);
-      if (!same_keys) size_mismatch(i, "dict", "keys " + keys_text(t) + " in the then branch", "keys " + keys_text(e));
-      for (size_t k = 0; k < t.size(); ++k)
-        if (!same_binding(t[k].second, e[k].second))
-          cj.items.emplace_back(k, join(root, "`" + c.name + "[" + py_repr(t[k].first) + "]`", t[k].second,
-                                        e[k].second));
-    }
-    container_joins_.push_back(std::move(cj));
-  }
 }
 
 // One capture list for both branches, in a fixed order.

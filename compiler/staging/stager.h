@@ -138,6 +138,10 @@ inline constexpr int kMaxCompileTimeDepth = 10000;
 bool is_math_constant(const std::string& name, double& value);
 bool is_math_function(const std::string& name);
 
+// The dtype of `tensor <op> number` (SPEC §3): the tensor's, except f32 for a float
+// beside an integer or bool tensor and i64 for an int beside a bool one.
+DType dtype_beside(DType tensor, const Value& number);
+
 // The name of a branch or loop-body function staged inside function `parent`:
 // "f.if6.else" inside "f". Names show the nesting while it is shallow; past a
 // few levels (an if/elif chain of N branches nests N deep) only the root

@@ -322,6 +322,12 @@ std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector
   return results;
 }
 
+DType dtype_beside(DType tensor, const Value& number) {
+  if (number.is<double>() && !is_float(tensor)) return DType::kF32;
+  if (number.is<int64_t>() && tensor == DType::kBool) return DType::kI64;
+  return tensor;
+}
+
 Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, SourceSpan span) {
   Value ta = a, tb = b;
   if (a.is_tensor() && b.is_tensor()) {
@@ -350,10 +356,7 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
     const Value& t = left ? a : b;
     const Value& n = left ? b : a;
     if (!n.is_number()) fail(span, "unsupported operand type for " + std::string(ops::op_def(op).name) + ": " + type_name(n));
-    const DType dt = tensor_dtype(t);
-    DType target = dt;
-    if (n.is<double>() && !is_float(dt)) target = DType::kF32;
-    if (n.is<int64_t>() && dt == DType::kBool) target = DType::kI64;
+    const DType target = dtype_beside(tensor_dtype(t), n);
     Value tt = cast(t, target, span);
     Value nt = to_tensor(n, target, span);
     ta = left ? tt : nt;

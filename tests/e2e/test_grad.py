@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_lib as lib  # noqa: E402
+import grad_recursion  # noqa: E402
 
 import stagegraph as sg  # noqa: E402
 
@@ -781,136 +782,6 @@ def check_checkpoint_memory(report, work):
         report.check("checkpoint T=10000: the same gradient as the plain loop", why is None, why)
 
 
-TREE = """
-def encode(i, left, right, xs, w, u):
-    if left[i] < 0:
-        h = sg.tanh(xs[i] @ w)
-    else:
-        h_left = encode(left[i], left, right, xs, w, u)
-        h_right = encode(right[i], left, right, xs, w, u)
-        h = sg.tanh(h_left @ u + h_right * 0.5 + xs[i] @ w)
-    return h
-
-
-def loss(w, u, root, left, right, xs):
-    return sg.sum(encode(root, left, right, xs, w, u) * 0.5)
-
-
-@sg.function
-def g(w: sg.f32[3, 4], u: sg.f32[4, 4], root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 3]):
-    return sg.grad(loss, argnums=(0, 1))(w, u, root, left, right, xs)
-"""
-
-MUTUAL = """
-def enc_a(i, left, right, xs, w, u):
-    if left[i] < 0:
-        return sg.tanh(xs[i] @ w)
-    return sg.tanh(enc_b(left[i], left, right, xs, w, u) @ u + enc_b(right[i], left, right, xs, w, u) * 0.5)
-
-
-def enc_b(i, left, right, xs, w, u):
-    if left[i] < 0:
-        return sg.sin(xs[i] @ w)
-    return sg.sin(enc_a(left[i], left, right, xs, w, u) @ u) * enc_a(right[i], left, right, xs, w, u) + xs[i] @ w
-
-
-def loss(w, u, root, left, right, xs):
-    return sg.sum(enc_a(root, left, right, xs, w, u))
-
-
-@sg.function
-def g(w: sg.f32[3, 4], u: sg.f32[4, 4], root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 3]):
-    return sg.grad(loss, argnums=(0, 1))(w, u, root, left, right, xs)
-"""
-
-CALL_IN_LOOP = """
-def depth(x, w, n):
-    if n <= 0:
-        return x
-    return depth(sg.tanh(x @ w), w, n - 1) * 0.9
-
-
-def loss(w, u, xs, n):
-    h = sg.zeros((3,))
-    for t in range(xs.shape[0]):
-        h = depth(h + xs[t], w, n) @ u
-    return sg.sum(h)
-
-
-@sg.function
-def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
-    return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
-"""
-
-LOOP_IN_RECURSION = """
-def rec(x, w, u, xs, n):
-    if n <= 0:
-        return x
-    h = x
-    for t in range(xs.shape[0]):
-        h = sg.tanh(h @ w + xs[t])
-    return rec(h @ u, w, u, xs, n - 1)
-
-
-def loss(w, u, xs, n):
-    return sg.sum(rec(xs[0], w, u, xs, n))
-
-
-@sg.function
-def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
-    return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
-"""
-
-
-def balanced_tree(m):
-    """Heap order: node i's children are 2i + 1 and 2i + 2; -1 marks a leaf."""
-    left = np.array([2 * i + 1 if 2 * i + 2 < m else -1 for i in range(m)], dtype=np.int64)
-    right = np.array([2 * i + 2 if 2 * i + 2 < m else -1 for i in range(m)], dtype=np.int64)
-    return left, right
-
-
-def check_recursion_tape(report, work):
-    """Recursion differentiated through a tape: a tree with an If in the recursive
-    function, mutual recursion, a recursive Call in a loop and a loop in a recursive
-    function against finite differences; and every node's forward runs once (--profile
-    counts one Call per node forward and one backward in the tree's gradient)."""
-    rng = np.random.default_rng(16)
-    trees = {}
-    for m in (1, 7, 15):
-        left, right = balanced_tree(m)
-        trees[m] = {"w": draw(rng, (3, 4), "n") * 0.5, "u": draw(rng, (4, 4), "n") * 0.5,
-                    "root": np.array(0, dtype=np.int64), "left": left, "right": right,
-                    "xs": draw(rng, (m, 3), "n")}
-    loops = {"w": draw(rng, (3, 3), "n") * 0.5, "u": draw(rng, (3, 3), "n") * 0.5, "xs": draw(rng, (4, 3), "n")}
-    cases = [("tree", TREE, [trees[1], trees[7], trees[15]]), ("mutual", MUTUAL, [trees[1], trees[7], trees[15]]),
-             ("call_in_loop", CALL_IN_LOOP, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 3)]),
-             ("loop_in_recursion", LOOP_IN_RECURSION, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 2)])]
-    for name, body, variants in cases:
-        for k, inputs in enumerate(variants):
-            inputs = {n: v.astype(np.float32) if v.dtype.kind == "f" else v for n, v in inputs.items()}
-            outs, module = compile_and_run(report, f"{name}_{k}", HEADER + body, inputs, work)
-            if outs is None:
-                continue
-            for j, first in enumerate(("w", "u")):
-                fd = finite_difference(module.loss, inputs, first)
-                why = close(outs.get(f"output_{j}"), fd)
-                report.check(f"{name} variant {k} d/d{first}", why is None, why)
-    graph = os.path.join(work, "tree_0.sgraph")
-    kept = []
-    for m in (7, 15):
-        inputs = {n: v.astype(np.float32) if v.dtype.kind == "f" else v for n, v in trees[m].items()}
-        proc, _ = lib.run_graph(graph, "g", inputs, os.path.join(work, f"tree_profile_{m}"), ["--profile"])
-        # A Call per node forward, one per node backward, and the entry's call of the gradient.
-        found = re.search(r"^\s+call\s+(\d+)\s", proc.stdout, re.M)
-        report.check(f"tree M={m}: one forward per node ({found.group(1) if found else '?'} calls)",
-                     proc.returncode == 0 and found and int(found.group(1)) == 2 * m + 1,
-                     proc.stdout[-800:] + proc.stderr[-300:])
-        tapes = re.search(r"gradient tapes.*\n\s+\S+\s+(\d+) bytes", proc.stdout)
-        kept.append(int(tapes.group(1)) if tapes else 0)
-    report.check("--profile reports the tapes of the recursion, growing with the tree",
-                 0 < kept[0] < kept[1], f"bytes kept {kept}")
-
-
 def check_example(report, work):
     """examples/grad_tree_lstm.py: the compiled gradient by recursion equals eager mode's."""
     py = os.path.join(lib.SOURCE_DIR, "examples", "grad_tree_lstm.py")
@@ -942,7 +813,7 @@ def main():
         check_refusals(report, work)
         check_stability(report, work)
         check_example(report, work)
-        check_recursion_tape(report, work)
+        grad_recursion.check_recursion_tape(report, work, sys.modules[__name__])
         check_model_structure(report, work)
         check_profile_tapes(report, work)
         check_checkpoint_memory(report, work)
