@@ -17,27 +17,6 @@
 namespace sg::compiler::passes {
 namespace {
 
-using ops::OpId;
-
-bool hoistable_op(const ir::Function& body, const ir::Node& n) {
-  if (n.kind != ir::NodeKind::kOp || n.outputs.empty()) return false;
-  for (int32_t v : n.inputs)
-    if (!static_shape(body.values[size_t(v)].type)) return false;
-  for (int32_t v : n.outputs)
-    if (!static_shape(body.values[size_t(v)].type)) return false;
-  const DType t = n.inputs.empty() ? DType::kF32 : body.values[size_t(n.inputs[0])].type.dtype;
-  switch (n.op) {
-    case OpId::FloorDiv: case OpId::Mod: case OpId::Pow:
-      return is_float(t);
-    case OpId::Where: case OpId::Clip: case OpId::Cast: case OpId::MatMul: case OpId::Transpose:
-    case OpId::ExpandDims: case OpId::Squeeze: case OpId::Softmax: case OpId::LogSoftmax:
-    case OpId::Sum: case OpId::Mean: case OpId::FullyConnected:
-      return true;
-    default:
-      return ops::has_flag(n.op, ops::kElementwiseUnary | ops::kElementwiseBinary);
-  }
-}
-
 // Hoists what it can out of the While node at index `w` of function `fi`.
 bool hoist_from(ir::Module& m, size_t fi, size_t w) {
   const ir::Node loop = m.functions[fi].nodes[w];

@@ -101,6 +101,26 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Type& t) {
   return s;
 }
 
+bool hoistable_op(const ir::Function& f, const ir::Node& n) {
+  using ops::OpId;
+  if (n.kind != ir::NodeKind::kOp || n.outputs.empty()) return false;
+  for (int32_t v : n.inputs)
+    if (!static_shape(f.values[size_t(v)].type)) return false;
+  for (int32_t v : n.outputs)
+    if (!static_shape(f.values[size_t(v)].type)) return false;
+  const DType t = n.inputs.empty() ? DType::kF32 : f.values[size_t(n.inputs[0])].type.dtype;
+  switch (n.op) {
+    case OpId::FloorDiv: case OpId::Mod: case OpId::Pow:
+      return is_float(t);
+    case OpId::Where: case OpId::Clip: case OpId::Cast: case OpId::MatMul: case OpId::Transpose:
+    case OpId::ExpandDims: case OpId::Squeeze: case OpId::Softmax: case OpId::LogSoftmax:
+    case OpId::Sum: case OpId::Mean: case OpId::FullyConnected:
+      return true;
+    default:
+      return ops::has_flag(n.op, ops::kElementwiseUnary | ops::kElementwiseBinary);
+  }
+}
+
 void erase_nodes(ir::Function& f, const std::vector<bool>& erase) {
   size_t w = 0;
   for (size_t i = 0; i < f.nodes.size(); ++i) {

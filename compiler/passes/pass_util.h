@@ -40,6 +40,11 @@ bool constant_is_zero_splat(const ir::Constant& k, bool negative);
 // The shape as int64s when every dim is static.
 std::optional<std::vector<int64_t>> static_shape(const ir::Type& t);
 
+// A node that may run where it did not before (hoisted out of a loop or a
+// recursion): a pure op with static shapes that cannot fail at run time (its shape
+// checks were all done at compile time; integer floordiv, mod and pow can).
+bool hoistable_op(const ir::Function& f, const ir::Node& n);
+
 // Erases the nodes whose flag is set, keeping the order of the rest.
 void erase_nodes(ir::Function& f, const std::vector<bool>& erase);
 

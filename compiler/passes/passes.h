@@ -6,7 +6,7 @@
 //        elimination
 //   -O2  -O1, then the hoisting of a counted loop's input projection, fusion
 //        (fully_connected, conv2d_bias) and loop-invariant code motion out of
-//        While bodies, then -O1 again, then elementwise chains
+//        While bodies and recursions, then -O1 again, then elementwise chains
 //   -O1 and -O2 end by ordering nodes for a lower activation peak; -O0 keeps
 //   program order.
 // Every pass keeps the module valid for ir::verify and keeps each entry's
@@ -62,6 +62,11 @@ bool hoist_row_projections(ir::Module& m);
 // Moves pure nodes of a While body whose inputs are loop-invariant before the
 // While, passing their results in as extra carried values.
 bool hoist_loop_invariants(ir::Module& m);
+
+// Moves pure nodes of a recursive group of functions whose inputs are parameters
+// every Call and If inside the group hands on unchanged to the Calls that enter the
+// group, passing their results down as extra parameters.
+bool hoist_recursion_invariants(ir::Module& m);
 
 // Reorders each function's nodes (topologically, effects kept in place as
 // barriers) to lower the peak of live activation bytes, where that lowers

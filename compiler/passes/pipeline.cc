@@ -6,7 +6,7 @@
 // made (the hoisted product then fuses with its bias outside, and the body's
 // remaining matmul can take row(P, t) as its bias); it fuses after -O1 has
 // removed identities (so a zero bias added by the source is gone), hoists loop
-// invariants, then runs -O1 again on what hoisting exposed, and joins the
+// and recursion invariants, then runs -O1 again on what hoisting exposed, and joins the
 // elementwise nodes left into chains. Node ordering comes last, once the set of
 // nodes is final.
 #include "passes/passes.h"
@@ -39,6 +39,7 @@ void run_pipeline(ir::Module& m, int opt_level) {
     bool changed = hoist_row_projections(m);
     changed |= fuse_operations(m);
     changed |= hoist_loop_invariants(m);
+    changed |= hoist_recursion_invariants(m);
     if (changed) run_o1(m);
     // Last: a chain would hide its steps from hoisting, folding and CSE.
     if (fuse_elementwise_chains(m)) eliminate_dead_code(m);

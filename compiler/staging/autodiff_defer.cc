@@ -97,4 +97,224 @@ Value Vjp::finish_deferred(const Value& accumulated, int32_t rows_a, int32_t row
   return add(accumulated, product);
 }
 
+
+// ---- through a closure's recursion ------------------------------------------------
+// tree_rnn's backward adds h_left^T dz to dA at every internal node, 127 rank-1
+// updates of a 64 x 64 accumulator threaded through the recursion; here each
+// member's backward appends h_left and dz to two lists instead, and one GEMM after
+// the root's backward adds H_left^T DZ. A gradient is deferred only where every Call
+// and If of a member's backward hands it on unchanged but for such sums, from the
+// member's handed parameter to its result, so each list adds to one root gradient.
+
+namespace {
+
+constexpr size_t kResult = SIZE_MAX;  // a use site that is a function result
+
+// Where value v of f is read: (node, input) or (kResult, result index).
+std::vector<std::pair<size_t, size_t>> use_sites(const ir::Function& f, int32_t v) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t n = 0; n < f.nodes.size(); ++n)
+    for (size_t i = 0; i < f.nodes[n].inputs.size(); ++i)
+      if (f.nodes[n].inputs[i] == v) out.emplace_back(n, i);
+  for (size_t r = 0; r < f.results.size(); ++r)
+    if (f.results[r] == v) out.emplace_back(kResult, r);
+  return out;
+}
+
+struct Layout {
+  size_t handed = 0, count = 0;  // the first handed gradient parameter; how many
+};
+
+Layout layout_of(const ir::Module& m, const Closure::Member& member) {
+  const auto& [f, params, results] = member.key;
+  Layout l;
+  l.handed = m.functions[size_t(f)].params.size() + size_t(std::count(results.begin(), results.end(), true));
+  l.count = size_t(std::count(params.begin(), params.end(), true));
+  return l;
+}
+
+using Term = Closure::DeferredTerm;
+
+// One gradient's path through a member's backward.
+struct Chain {
+  bool ok = false;
+  std::vector<Term> terms;
+  std::vector<std::pair<size_t, size_t>> edges;  // (child member, its slot)
+};
+
+bool deferrable(const ir::Function& f, int32_t term, int32_t acc) {
+  if (uses(f, term) != 1 || !(f.values[size_t(term)].type == f.values[size_t(acc)].type)) return false;
+  const ir::Node* mm = producer(f, term);
+  if (!is_op(mm, OpId::MatMul)) return false;
+  const ir::Type& at = f.values[size_t(acc)].type;
+  return f.values[size_t(mm->inputs[0])].type.rank() == 2 && f.values[size_t(mm->inputs[1])].type.rank() == 2 &&
+         at.rank() == 2 && at.shape[0].as_static() && at.shape[1].as_static();
+}
+
+// v == w, or both made by one op from the same inputs (each product's rule expands
+// the shared cotangent on its own; CSE merges them only later).
+bool same_value(const ir::Function& f, int32_t v, int32_t w) {
+  if (v == w) return true;
+  const ir::Node* a = producer(f, v);
+  const ir::Node* b = producer(f, w);
+  return a != nullptr && b != nullptr && a->kind == ir::NodeKind::kOp && b->kind == ir::NodeKind::kOp &&
+         a->op == b->op && a->attrs == b->attrs && a->inputs == b->inputs && a->outputs.size() == 1;
+}
+
+Chain follow(const ir::Function& b, const std::map<int32_t, size_t>& member_of, const std::vector<Layout>& layouts,
+             size_t handed, size_t slot) {
+  Chain c;
+  int32_t cur = b.params[handed + slot];
+  for (size_t step = 0; step <= b.nodes.size(); ++step) {
+    const auto sites = use_sites(b, cur);
+    if (sites.size() != 1) return c;
+    const auto [n, i] = sites[0];
+    if (n == kResult) {
+      c.ok = i == slot;
+      return c;
+    }
+    const ir::Node& node = b.nodes[n];
+    if (is_op(&node, OpId::Add) && node.inputs.size() == 2 &&
+        b.values[size_t(node.outputs[0])].type == b.values[size_t(cur)].type) {
+      const int32_t other = node.inputs[1 - i];
+      if (deferrable(b, other, cur)) c.terms.push_back({n, cur, other, 0});
+      cur = node.outputs[0];
+      continue;
+    }
+    if (node.kind == ir::NodeKind::kOp || node.kind == ir::NodeKind::kWhile || !member_of.count(node.functions[0]))
+      return c;
+    const size_t first = node.kind == ir::NodeKind::kIf ? 1 : 0;
+    if (i < first) return c;
+    size_t s = 0;
+    for (int32_t fn : node.functions) {
+      const size_t child = member_of.at(fn);
+      if (i - first < layouts[child].handed || i - first >= layouts[child].handed + layouts[child].count) return c;
+      s = i - first - layouts[child].handed;
+      c.edges.emplace_back(child, s);
+    }
+    cur = node.outputs[s];
+  }
+  return c;
+}
+
+}  // namespace
+
+void Vjp::defer_closure_products(Closure& c) {
+  ir::Module& mod = s_.module();
+  std::map<int32_t, size_t> member_of;  // backward function -> member
+  std::vector<Layout> layouts;
+  for (size_t k = 0; k < c.members.size(); ++k) {
+    member_of[c.members[k].backward] = k;
+    layouts.push_back(layout_of(mod, c.members[k]));
+    if (mod.functions[size_t(c.members[k].backward)].results.size() != layouts[k].count) return;
+  }
+  // Every slot's chain, and how many Calls and Ifs hand each slot its gradient.
+  std::map<std::pair<size_t, size_t>, Chain> chains;
+  std::map<std::pair<size_t, size_t>, size_t> sites, chained;
+  for (size_t k = 0; k < c.members.size(); ++k) {
+    const ir::Function& b = mod.functions[size_t(c.members[k].backward)];
+    for (size_t s = 0; s < layouts[k].count; ++s) chains[{k, s}] = follow(b, member_of, layouts, layouts[k].handed, s);
+    for (const ir::Node& node : b.nodes)
+      if (node.kind != ir::NodeKind::kOp && node.kind != ir::NodeKind::kWhile && member_of.count(node.functions[0]))
+        for (int32_t fn : node.functions)
+          for (size_t s = 0; s < layouts[member_of.at(fn)].count; ++s) ++sites[{member_of.at(fn), s}];
+  }
+  // The root gradient each slot adds to, from the root's caller down the chains.
+  std::map<std::pair<size_t, size_t>, size_t> root;
+  std::set<size_t> bad;
+  std::vector<std::pair<size_t, size_t>> work;
+  for (size_t s = 0; s < layouts[0].count; ++s) {
+    root[{0, s}] = s;
+    work.emplace_back(0, s);
+  }
+  while (!work.empty()) {
+    const auto at = work.back();
+    work.pop_back();
+    const size_t r = root.at(at);
+    if (!chains.at(at).ok) bad.insert(r);
+    for (const auto& e : chains.at(at).edges) {
+      ++chained[e];
+      auto [it, fresh] = root.emplace(e, r);
+      if (fresh) work.push_back(e);
+      else if (it->second != r) bad.insert({r, it->second});
+    }
+  }
+  for (const auto& [at, r] : root)
+    if (sites[at] != chained[at]) bad.insert(r);  // some Call hands it another gradient
+  // Each member's deferred terms: the add bypassed, P's and Q's rows appended.
+  std::vector<std::vector<Term>> owned(c.members.size());
+  for (const auto& [at, r] : root) {
+    if (bad.count(r)) continue;
+    const ir::Function& b = mod.functions[size_t(c.members[at.first].backward)];
+    for (Term t : chains.at(at).terms) {
+      const ir::Type& acc = b.values[size_t(t.acc)].type;
+      const int32_t q = producer(b, t.term)->inputs[1];
+      auto list = [&](const ir::Dim& dim) {
+        c.row_lists.push_back(ir::Type{acc.dtype, {ir::Dim::symbol(mod.symbols.fresh("T")), dim}});
+        return c.row_lists.size() - 1;
+      };
+      Closure::DeferredRows d{r, list(acc.shape[0]), SIZE_MAX};
+      for (const Term& other : owned[at.first])
+        if (same_value(b, producer(b, other.term)->inputs[1], q)) d.rows_b = c.deferred[other.product].rows_b;
+      if (d.rows_b == SIZE_MAX) d.rows_b = list(acc.shape[1]);
+      t.product = c.deferred.size();
+      c.deferred.push_back(d);
+      owned[at.first].push_back(t);
+    }
+  }
+  if (c.deferred.empty()) return;
+  for (size_t k = 0; k < c.members.size(); ++k) thread_deferred(c, k, owned[k], member_of);
+}
+
+void Vjp::thread_deferred(const Closure& c, size_t k, const std::vector<Closure::DeferredTerm>& terms,
+                          const std::map<int32_t, size_t>& member_of) {
+  FnBuilder bb;
+  bb.fn = c.members[k].backward;
+  FnBuilder* saved = s_.builder();
+  s_.set_builder(&bb);
+  span_ = call_span_;
+  for (const Term& t : terms) {
+    const int32_t sum = s_.fn().nodes[t.add].outputs[0];
+    for (ir::Node& node : s_.fn().nodes)
+      for (int32_t& v : node.inputs)
+        if (v == sum) v = t.acc;
+    for (int32_t& v : s_.fn().results)
+      if (v == sum) v = t.acc;
+  }
+  std::vector<int32_t> lists;
+  for (const ir::Type& t : c.row_lists) {
+    lists.push_back(s_.fn().add_value(t, "", span_));
+    s_.fn().params.push_back(lists.back());
+  }
+  for (size_t n = 0; n < s_.fn().nodes.size(); ++n) {
+    ir::Node& node = s_.fn().nodes[n];
+    if (node.kind == ir::NodeKind::kOp || node.kind == ir::NodeKind::kWhile || !member_of.count(node.functions[0]))
+      continue;
+    node.inputs.insert(node.inputs.end(), lists.begin(), lists.end());
+    for (int32_t& l : lists) {
+      const ir::Value v = s_.fn().values[size_t(l)];
+      l = s_.fn().add_value(v.type, "", span_);
+      s_.fn().nodes[n].outputs.push_back(l);
+    }
+  }
+  std::set<size_t> appended;
+  for (const Term& t : terms) {
+    const ir::Node mm = *producer(s_.fn(), t.term);
+    const ir::Node* tr = producer(s_.fn(), mm.inputs[0]);
+    const bool transposed = is_op(tr, OpId::Transpose) && tr->attrs.ints(0) == std::vector<int64_t>{1, 0};
+    const int32_t a_rows = transposed ? tr->inputs[0] : s_.materialize(transpose(s_.staged(mm.inputs[0]), {1, 0}), span_);
+    const Closure::DeferredRows& d = c.deferred[t.product];
+    for (const auto& [list, rows] : {std::pair{d.rows_a, a_rows}, std::pair{d.rows_b, mm.inputs[1]}}) {
+      if (!appended.insert(list).second) continue;
+      Args a;
+      a.pos = {make_tuple({s_.staged(lists[list]), s_.staged(rows)})};
+      a.span = span_;
+      lists[list] = s_.materialize(s_.call_sg("concatenate", a), span_);
+      s_.fn().values[size_t(lists[list])].type = c.row_lists[list];
+    }
+  }
+  s_.fn().results.insert(s_.fn().results.end(), lists.begin(), lists.end());
+  s_.set_builder(saved);
+}
+
 }  // namespace sg::compiler::staging::autodiff_detail

@@ -83,6 +83,23 @@ struct Closure {
   };
   std::vector<Member> members;
   std::vector<ir::Type> tapes;  // every member's, in order: [T, residual shape...]
+  // Weight gradients deferred to one product after the root's backward
+  // (autodiff_defer.cc): row lists ([S, K] and [S, N], S a fresh symbol), which every
+  // member's backward takes and returns after its gradients, and per product the
+  // root member's gradient (index into its backward's results) that P^T Q adds to,
+  // with the lists of P's and Q's rows (terms of one member with one Q share its list).
+  std::vector<ir::Type> row_lists;
+  struct DeferredRows {
+    size_t slot = 0, rows_a = 0, rows_b = 0;
+  };
+  std::vector<DeferredRows> deferred;
+  // In a member's backward: add node `add` = acc + term, term = matmul(P^T, Q),
+  // bypassed; P's and Q's rows go to the lists of `deferred[product]`.
+  struct DeferredTerm {
+    size_t add = 0;
+    int32_t acc = -1, term = -1;
+    size_t product = 0;
+  };
 };
 
 class Vjp {
@@ -159,6 +176,8 @@ class Vjp {
   bool split_core(Closure& c, size_t k, int32_t adj);
   void taped_forward(const Closure& c, size_t k);
   void taped_backward(const Closure& c, size_t k);
+  // zeros([0, ...]) of a tape or row list's type.
+  int32_t empty_rows(const ir::Type& t);
   // In a function outside the closure: runs the closure's forward from empty tapes.
   bool taped_call(size_t index, const ir::Node& node);
   // The backward of a Call or If whose forward kept its residuals, false if it did
@@ -205,6 +224,15 @@ class Vjp {
                       std::vector<ir::Type>& types);
   // After the loop: the gradient of a deferred position, from the loop's outputs.
   Value finish_deferred(const Value& accumulated, int32_t rows_a, int32_t rows_b);
+  // The same through a closure's recursion: in each member's backward, a gradient the
+  // member receives, adds P^T Q to and hands on (to its callees' backwards, then as
+  // its result) keeps P's and Q's rows in lists instead, which the root's caller
+  // multiplies once (Closure::deferred).
+  void defer_closure_products(Closure& c);
+  // Member k's backward takes and returns every list, hands them through its Calls
+  // and Ifs of members' backwards, and appends its terms' rows.
+  void thread_deferred(const Closure& c, size_t k, const std::vector<Closure::DeferredTerm>& terms,
+                       const std::map<int32_t, size_t>& member_of);
   // ---- segmented checkpointing (autodiff_segment.cc) ------------------------------
   // Rewrites, in `src`, each While whose body calls an sg.checkpoint function into a
   // loop over segments whose body runs one segment as a Call: the outer loop keeps

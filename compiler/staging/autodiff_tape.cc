@@ -129,11 +129,30 @@ bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
   for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n)
     for (int32_t o : a.nodes[n].outputs) later.insert(o);
   Closure::Member& m = c.members[k];
+  // A forward value that cheap ops compute from parameters and constants alone (a
+  // row of an input, an element of an index list) is recomputed by the backward
+  // rather than kept: one node instead of an append and a read.
+  std::map<int32_t, size_t> defined;  // forward value -> its node
+  for (size_t n = 0; n < info.forward_nodes; ++n)
+    for (int32_t o : a.nodes[n].outputs) defined[o] = n;
+  std::set<size_t> recompute;
+  std::function<bool(int32_t)> recomputable = [&](int32_t v) {
+    if (a.values[size_t(v)].constant >= 0 || std::find(a.params.begin(), a.params.end(), v) != a.params.end())
+      return true;
+    const auto d = defined.find(v);
+    if (d == defined.end()) return false;
+    const ir::Node& node = a.nodes[d->second];
+    if (node.kind != ir::NodeKind::kOp || !cheap_to_recompute(node.op)) return false;
+    for (int32_t i : node.inputs)
+      if (!recomputable(i)) return false;
+    recompute.insert(d->second);
+    return true;
+  };
   std::vector<int32_t> residuals;  // adjoint ids
   bool ok = true;
   auto read = [&](int32_t v) {
     if (later.count(v) || a.values[size_t(v)].constant >= 0 ||
-        std::find(residuals.begin(), residuals.end(), v) != residuals.end())
+        std::find(residuals.begin(), residuals.end(), v) != residuals.end() || recomputable(v))
       return;
     const ir::Type& t = a.values[size_t(v)].type;
     for (const ir::Dim& d : t.shape) ok = ok && d.as_static().has_value();
@@ -168,7 +187,9 @@ bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
     f.values.push_back(a.values[size_t(v)]);  // a constant, or a value defined below
     return local[v] = int32_t(f.values.size() - 1);
   };
-  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n) {
+  std::vector<size_t> order(recompute.begin(), recompute.end());
+  for (size_t n = info.forward_nodes; n < a.nodes.size(); ++n) order.push_back(n);
+  for (size_t n : order) {
     ir::Node node = a.nodes[n];
     for (int32_t& i : node.inputs) i = id(i);
     for (int32_t& o : node.outputs) o = id(o);
@@ -303,9 +324,20 @@ const Closure* Vjp::tape_closure(const Variant& root) {
     taped_forward(*c, k);
     taped_backward(*c, k);
   }
+  defer_closure_products(*c);
   span_ = saved_span;
   closures_[root] = c;
   return c.get();
+}
+
+int32_t Vjp::empty_rows(const ir::Type& t) {
+  std::vector<Value> dims{Value(int64_t(0))};
+  for (size_t d = 1; d < t.shape.size(); ++d) dims.push_back(Value(*t.shape[d].as_static()));
+  Args a;
+  a.pos = {make_tuple(std::move(dims))};
+  a.kw.emplace_back("dtype", Value(DTypeV{t.dtype}));
+  a.span = span_;
+  return s_.materialize(s_.call_sg("zeros", a), span_);
 }
 
 bool Vjp::taped_call(size_t index, const ir::Node& node) {
@@ -318,15 +350,7 @@ bool Vjp::taped_call(size_t index, const ir::Node& node) {
   span_ = node.span;
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
-  for (const ir::Type& t : c->tapes) {
-    std::vector<Value> dims{Value(int64_t(0))};
-    for (size_t d = 1; d < t.shape.size(); ++d) dims.push_back(Value(*t.shape[d].as_static()));
-    Args a;
-    a.pos = {make_tuple(std::move(dims))};
-    a.kw.emplace_back("dtype", Value(DTypeV{t.dtype}));
-    a.span = span_;
-    inputs.push_back(s_.materialize(s_.call_sg("zeros", a), span_));
-  }
+  for (const ir::Type& t : c->tapes) inputs.push_back(empty_rows(t));
   std::vector<ir::Type> types;
   for (int32_t o : node.outputs) types.push_back(w_->src.values[size_t(o)].type);
   for (const ir::Type& t : c->tapes) types.push_back(t);
@@ -361,7 +385,17 @@ bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<i
   if (root != nullptr) {
     in.push_back(root->row);
     in.insert(in.end(), root->tapes.begin(), root->tapes.end());
-    outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, types);
+    std::vector<ir::Type> all = types;
+    for (const ir::Type& t : root->closure->row_lists) {
+      in.push_back(empty_rows(t));
+      all.push_back(t);
+    }
+    outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, all);
+    for (const Closure::DeferredRows& d : root->closure->deferred) {
+      const int32_t a = outs[types.size() + d.rows_a], b = outs[types.size() + d.rows_b];
+      outs[d.slot] = s_.materialize(finish_deferred(s_.staged(outs[d.slot]), a, b), span_);
+    }
+    outs.resize(types.size());
   } else {
     // The row the callee wrote: a residual of this member, bound when it is split.
     const int32_t row = s_.fn().add_value(kRowType, "", span_);

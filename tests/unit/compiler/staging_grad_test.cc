@@ -6,11 +6,13 @@
 #include <set>
 #include <string>
 
+#include "passes/passes.h"
 #include "staging_test_util.h"
 
 namespace sg::compiler {
 namespace {
 
+using ops::OpId;
 using testing::stage_source;
 
 size_t count_kind(const ir::Function& f, ir::NodeKind kind) {
@@ -122,6 +124,68 @@ def g(w: sg.f32[3, 3], x: sg.f32[3], n: sg.i64):
   EXPECT_TRUE(recursive) << ir::print(*r.ir);
   EXPECT_FALSE(recomputes) << ir::print(*r.ir);
   EXPECT_TRUE(taped_forward) << ir::print(*r.ir);
+}
+
+TEST(StagingGrad, ARecursiveBackwardKeepsOuterProductsAsRowsAndReadsHoistedTransposes) {
+  // tree_rnn's shape: h = tanh(h_left @ u + h_right @ u + xs[i] @ w) at a node.
+  auto r = stage_source(R"(import stagegraph as sg
+
+def encode(i, left, right, xs, w, u):
+    if left[i] < 0:
+        h = sg.tanh(xs[i] @ w)
+    else:
+        h = sg.tanh(encode(left[i], left, right, xs, w, u) @ u + encode(right[i], left, right, xs, w, u) @ u +
+                    xs[i] @ w)
+    return h
+
+@sg.function
+def g(w: sg.f32[3, 4], u: sg.f32[4, 4], root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 3]):
+    return sg.grad(lambda a, b: sg.sum(encode(root, left, right, xs, a, b)), argnums=(0, 1))(w, u)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  passes::eliminate_dead_code(*r.ir);  // the bypassed sums
+  auto rank2 = [](const ir::Function& f, const ir::Node& n) {  // a [3, 4] or [4, 4] result
+    const ir::Type& t = f.values[size_t(n.outputs[0])].type;
+    return n.kind == ir::NodeKind::kOp && t.rank() == 2 && t.shape[0].as_static().value_or(1) > 1 &&
+           t.shape[1].as_static() == 4;
+  };
+  // No backward adds a [3, 4] or [4, 4] product to its gradient per call: it appends
+  // the rows (x and the cotangent) to lists, which the root's caller multiplies.
+  size_t products_after = 0;
+  for (const ir::Function& f : r.ir->functions) {
+    const bool backward = f.name.find(".backward#") != std::string::npos;
+    for (const ir::Node& n : f.nodes) {
+      if (backward && rank2(f, n)) {
+        EXPECT_NE(n.op, OpId::Add) << f.name << "\n" << ir::print(*r.ir);
+        EXPECT_NE(n.op, OpId::MatMul) << f.name << "\n" << ir::print(*r.ir);
+      }
+      products_after += !backward && rank2(f, n) && n.op == OpId::MatMul;
+    }
+  }
+  EXPECT_GE(products_after, 3u) << ir::print(*r.ir);  // w (leaves, nodes), u (both children, shared rows)
+  // xs[i] is recomputed by the backward, not kept: the taped forwards append no f32[3] row.
+  for (const ir::Function& f : r.ir->functions)
+    if (f.name.find(".taped#") != std::string::npos)
+      for (const ir::Node& n : f.nodes)
+        if (n.kind == ir::NodeKind::kOp && n.op == OpId::Concatenate) {
+          const ir::Type& t = f.values[size_t(n.outputs[0])].type;
+          EXPECT_FALSE(t.rank() == 2 && t.shape[1].as_static() == 3) << f.name << "\n" << ir::print(*r.ir);
+        }
+  // -O2 moves u's transpose (the cotangent's dh @ u^T) out of the recursion: no
+  // backward transposes, the Call that enters it does, once.
+  passes::run_pipeline(*r.ir, 2);
+  EXPECT_EQ(ir::verify(*r.ir), "");
+  size_t outside = 0;
+  for (const ir::Function& f : r.ir->functions)
+    for (const ir::Node& n : f.nodes) {
+      if (n.kind != ir::NodeKind::kOp || n.op != OpId::Transpose || f.values[size_t(n.inputs[0])].type.rank() != 2 ||
+          f.values[size_t(n.inputs[0])].type.shape[0].as_static() != 4)
+        continue;
+      EXPECT_EQ(f.name.find(".backward#"), std::string::npos) << f.name << "\n" << ir::print(*r.ir);
+      ++outside;
+    }
+  EXPECT_GE(outside, 1u) << ir::print(*r.ir);
 }
 
 TEST(StagingGrad, RefusalsAreLocatedAndSayWhatToDo) {
