@@ -136,6 +136,11 @@ std::optional<Group> group_of(const ir::Module& m, const std::vector<size_t>& me
     const ir::Function& caller = m.functions[s.fn];
     const ir::Node& node = caller.nodes[s.node];
     const size_t first = node.kind == ir::NodeKind::kIf ? 1 : 0;
+    if (node.functions.size() == 2 && g.members.count(size_t(node.functions[0])) &&
+        g.members.count(size_t(node.functions[1])))  // both branches receive one value
+      for (size_t k = first; k < node.inputs.size(); ++k)
+        g.parent[g.find(g.slot.at({size_t(node.functions[0]), k - first}))] =
+            g.find(g.slot.at({size_t(node.functions[1]), k - first}));
     for (int32_t h : node.functions) {
       if (!g.members.count(size_t(h))) continue;
       for (size_t k = first; k < node.inputs.size(); ++k) {
@@ -263,6 +268,74 @@ bool hoist_group(ir::Module& m, Group& g) {
   return true;
 }
 
+// Whether the inner site `node` hands its input `k` to a member.
+bool into_member(const Group& g, const ir::Node& node, size_t k) {
+  if (node.kind == ir::NodeKind::kIf && k == 0) return false;
+  for (int32_t h : node.functions)
+    if (g.members.count(size_t(h))) return true;
+  return false;
+}
+
+// Parameters that no member reads but to hand them on to members (the recursion's
+// own arguments, kept for nothing: a weight the backward does not use, now that
+// its transpose comes in hoisted) go, with the arguments that passed them. Each
+// Call and If of a recursion then copies fewer values in and out of its frame.
+bool remove_dead_params(ir::Module& m, Group& g) {
+  std::vector<bool> live(g.parent.size(), false);
+  for (size_t f : g.members) {
+    const ir::Function& fn = m.functions[f];
+    std::vector<int32_t> uses = count_uses(fn);
+    for (const Site& s : g.inner)
+      if (s.fn == f)
+        for (size_t k = 0; k < fn.nodes[s.node].inputs.size(); ++k)
+          if (into_member(g, fn.nodes[s.node], k)) --uses[size_t(fn.nodes[s.node].inputs[k])];
+    for (size_t j = 0; j < fn.params.size(); ++j)
+      if (uses[size_t(fn.params[j])] != 0) live[g.find(g.slot.at({f, j}))] = true;
+  }
+  // The other branch of an If receives what its member branch does.
+  for (const Site& s : g.inner) {
+    const ir::Node& node = m.functions[s.fn].nodes[s.node];
+    if (node.kind != ir::NodeKind::kIf) continue;
+    for (size_t b = 0; b < 2; ++b) {
+      const size_t other = size_t(node.functions[b]), member = size_t(node.functions[1 - b]);
+      if (!g.others.count(other) || !g.members.count(member)) continue;
+      const std::vector<int32_t> uses = count_uses(m.functions[other]);
+      for (size_t j = 0; j < m.functions[other].params.size(); ++j)
+        if (uses[size_t(m.functions[other].params[j])] != 0) live[g.find(g.slot.at({member, j}))] = true;
+    }
+  }
+  // Which parameters each member and other branch keeps, then every Call and If
+  // that hands them values drops the same positions.
+  std::map<size_t, std::vector<bool>> keep;
+  for (size_t f : g.members)
+    for (size_t j = 0; j < m.functions[f].params.size(); ++j) keep[f].push_back(live[g.find(g.slot.at({f, j}))]);
+  for (const Site& s : g.inner) {
+    const ir::Node& node = m.functions[s.fn].nodes[s.node];
+    for (size_t b = 0; node.kind == ir::NodeKind::kIf && b < 2; ++b)
+      if (g.others.count(size_t(node.functions[b]))) keep[size_t(node.functions[b])] = keep.at(size_t(node.functions[1 - b]));
+  }
+  bool any = false;
+  std::vector<Site> sites = g.inner;
+  sites.insert(sites.end(), g.entries.begin(), g.entries.end());
+  for (const Site& s : sites) {
+    ir::Node& node = m.functions[s.fn].nodes[s.node];
+    const size_t first = node.kind == ir::NodeKind::kIf ? 1 : 0;
+    const std::vector<bool>& mask = keep.at(size_t(node.functions[0]));
+    std::vector<int32_t> kept(node.inputs.begin(), node.inputs.begin() + std::ptrdiff_t(first));
+    for (size_t k = first; k < node.inputs.size(); ++k)
+      if (mask[k - first]) kept.push_back(node.inputs[k]);
+    any = any || kept.size() != node.inputs.size();
+    node.inputs = std::move(kept);
+  }
+  for (const auto& [f, mask] : keep) {
+    std::vector<int32_t> params;
+    for (size_t j = 0; j < mask.size(); ++j)
+      if (mask[j]) params.push_back(m.functions[f].params[j]);
+    m.functions[f].params = std::move(params);
+  }
+  return any;
+}
+
 }  // namespace
 
 bool hoist_recursion_invariants(ir::Module& m) {
@@ -271,6 +344,8 @@ bool hoist_recursion_invariants(ir::Module& m) {
   for (const std::vector<size_t>& members : c.members) {
     std::optional<Group> g = group_of(m, members);
     if (g) changed |= hoist_group(m, *g);
+    g = group_of(m, members);  // with the hoisted parameters
+    if (g) changed |= remove_dead_params(m, *g);
   }
   return changed;
 }
