@@ -336,6 +336,110 @@ bool remove_dead_params(ir::Module& m, Group& g) {
   return any;
 }
 
+// ---- results that hand a parameter back -------------------------------------------
+// A recursive backward hands the gradients it does not add to (a weight whose
+// products went to row lists) through every Call and returns them: a result that is
+// a parameter, or a Call's result that is. Such results go; the Calls that enter the
+// group read the argument instead (and the parameter, now only handed on, goes too).
+
+constexpr int kUnknown = -2;  // not yet known (the optimistic start), or not a parameter (-1)
+
+// The parameter of function f that value v is, through the Calls and Ifs of the group,
+// given what each function's results are (`pass`).
+int trace(const ir::Module& m, const std::map<size_t, std::vector<int>>& pass, size_t f, int32_t v) {
+  const ir::Function& fn = m.functions[f];
+  for (size_t step = 0; step <= fn.nodes.size(); ++step) {
+    const auto p = std::find(fn.params.begin(), fn.params.end(), v);
+    if (p != fn.params.end()) return int(p - fn.params.begin());
+    const ir::Node* at = nullptr;
+    size_t o = 0;
+    for (const ir::Node& n : fn.nodes)
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k] == v) at = &n, o = k;
+    if (at == nullptr || at->kind == ir::NodeKind::kOp || at->kind == ir::NodeKind::kWhile) return -1;
+    int q = kUnknown;
+    for (int32_t h : at->functions) {
+      const auto it = pass.find(size_t(h));
+      const int r = it == pass.end() ? -1 : it->second[o];
+      if (r == -1 || (q >= 0 && r >= 0 && q != r)) return -1;
+      if (r >= 0) q = r;
+    }
+    if (q == kUnknown) return kUnknown;
+    v = at->inputs[size_t(q) + (at->kind == ir::NodeKind::kIf ? 1 : 0)];
+  }
+  return -1;
+}
+
+std::map<size_t, std::vector<int>> passed_results(const ir::Module& m, const Group& g) {
+  std::map<size_t, std::vector<int>> pass;
+  for (size_t f : g.others)
+    for (int32_t r : m.functions[f].results) {
+      const auto& ps = m.functions[f].params;
+      const auto p = std::find(ps.begin(), ps.end(), r);
+      pass[f].push_back(p == ps.end() ? -1 : int(p - ps.begin()));
+    }
+  for (size_t f : g.members) pass[f].assign(m.functions[f].results.size(), kUnknown);
+  // Optimistic rounds (a member's result is what its recursion makes it, by
+  // induction from the branches that end it), then unknowns are not parameters and
+  // rounds run until nothing changes.
+  for (int phase = 0; phase < 2; ++phase) {
+    for (size_t round = 0, changed = 1; changed && round <= 2 * g.members.size() + 2; ++round) {
+      changed = 0;
+      for (size_t f : g.members)
+        for (size_t r = 0; r < pass[f].size(); ++r) {
+          int t = trace(m, pass, f, m.functions[f].results[r]);
+          if (phase == 1 && t == kUnknown) t = -1;
+          if (t != pass[f][r] && (phase == 1 || t != kUnknown)) pass[f][r] = t, changed = 1;
+        }
+    }
+    if (phase == 0)
+      for (auto& [f, rs] : pass)
+        for (int& r : rs) r = r == kUnknown ? -1 : r;
+  }
+  return pass;
+}
+
+bool remove_passed_results(ir::Module& m, Group& g) {
+  std::map<size_t, std::vector<int>> pass = passed_results(m, g);
+  std::vector<Site> sites = g.inner;
+  sites.insert(sites.end(), g.entries.begin(), g.entries.end());
+  // An If's branches return one list of results: a position goes from both or neither.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Site& s : sites) {
+      const ir::Node& node = m.functions[s.fn].nodes[s.node];
+      if (node.functions.size() != 2) continue;
+      std::vector<int>& a = pass[size_t(node.functions[0])];
+      std::vector<int>& b = pass[size_t(node.functions[1])];
+      for (size_t r = 0; r < a.size(); ++r)
+        if (a[r] != b[r] && (a[r] >= 0 || b[r] >= 0)) a[r] = b[r] = -1, changed = true;
+    }
+  }
+  bool any = false;
+  for (const Site& s : sites) {
+    ir::Function& fn = m.functions[s.fn];
+    ir::Node& node = fn.nodes[s.node];
+    const std::vector<int>& rs = pass.at(size_t(node.functions[0]));
+    std::vector<int32_t> outputs;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (rs[o] < 0) {
+        outputs.push_back(node.outputs[o]);
+        continue;
+      }
+      replace_uses(fn, node.outputs[o], node.inputs[size_t(rs[o]) + (node.kind == ir::NodeKind::kIf ? 1 : 0)]);
+      any = true;
+    }
+    fn.nodes[s.node].outputs = std::move(outputs);
+  }
+  for (auto& [f, rs] : pass) {
+    std::vector<int32_t> results;
+    for (size_t r = 0; r < rs.size(); ++r)
+      if (rs[r] < 0) results.push_back(m.functions[f].results[r]);
+    m.functions[f].results = std::move(results);
+  }
+  return any;
+}
+
 }  // namespace
 
 bool hoist_recursion_invariants(ir::Module& m) {
@@ -345,6 +449,8 @@ bool hoist_recursion_invariants(ir::Module& m) {
     std::optional<Group> g = group_of(m, members);
     if (g) changed |= hoist_group(m, *g);
     g = group_of(m, members);  // with the hoisted parameters
+    if (g) changed |= remove_passed_results(m, *g);
+    g = group_of(m, members);
     if (g) changed |= remove_dead_params(m, *g);
   }
   return changed;
