@@ -1,5 +1,7 @@
-// Dead code elimination: dead nodes, unreachable functions, unused values and
+// Dead code elimination: dead nodes, results and parameters of a sole-user If or
+// Call that nothing reads, unreachable functions, unused values and
 // constants. Value, function and constant ids are renumbered densely, in order.
+#include <algorithm>
 #include <vector>
 
 #include "passes/pass_util.h"
@@ -107,11 +109,64 @@ bool remove_unused_constants(ir::Module& m) {
   return changed;
 }
 
+// An If or Call whose functions nothing else calls: the results its caller never
+// reads leave the node and those functions (a forward If's values kept for an
+// adjoint that reads them elsewhere), and the parameters no branch reads leave them
+// and the node's inputs.
+bool remove_unused_results_and_params(ir::Module& m) {
+  std::vector<int> references(m.functions.size(), 0);
+  for (const ir::Entry& e : m.entries) references[size_t(e.function)] += 2;
+  for (const ir::Function& f : m.functions)
+    for (const ir::Node& n : f.nodes)
+      for (int32_t h : n.functions) ++references[size_t(h)];
+  bool changed = false;
+  for (ir::Function& f : m.functions) {
+    std::vector<int32_t> uses = count_uses(f);
+    for (ir::Node& n : f.nodes) {
+      if (n.kind != ir::NodeKind::kIf && n.kind != ir::NodeKind::kCall) continue;
+      bool sole = true;
+      for (int32_t h : n.functions) sole = sole && references[size_t(h)] == 1 && &m.functions[size_t(h)] != &f;
+      if (!sole) continue;
+      std::vector<bool> keep_out(n.outputs.size());
+      for (size_t o = 0; o < n.outputs.size(); ++o) keep_out[o] = uses[size_t(n.outputs[o])] > 0;
+      const size_t first = n.kind == ir::NodeKind::kIf ? 1 : 0;
+      std::vector<bool> keep_in(n.inputs.size() - first, false);
+      for (int32_t h : n.functions) {
+        ir::Function& callee = m.functions[size_t(h)];
+        std::vector<int32_t> results;
+        for (size_t o = 0; o < keep_out.size(); ++o)
+          if (keep_out[o]) results.push_back(callee.results[o]);
+        callee.results = std::move(results);
+        const std::vector<int32_t> callee_uses = count_uses(callee);
+        for (size_t j = 0; j < keep_in.size(); ++j) keep_in[j] = keep_in[j] || callee_uses[size_t(callee.params[j])] > 0;
+      }
+      std::vector<int32_t> outputs, inputs(n.inputs.begin(), n.inputs.begin() + std::ptrdiff_t(first));
+      for (size_t o = 0; o < keep_out.size(); ++o)
+        if (keep_out[o]) outputs.push_back(n.outputs[o]);
+      for (size_t j = 0; j < keep_in.size(); ++j)
+        if (keep_in[j]) inputs.push_back(n.inputs[first + j]);
+      for (int32_t h : n.functions) {
+        ir::Function& callee = m.functions[size_t(h)];
+        std::vector<int32_t> params;
+        for (size_t j = 0; j < keep_in.size(); ++j)
+          if (keep_in[j]) params.push_back(callee.params[j]);
+        callee.params = std::move(params);
+      }
+      changed = changed || outputs.size() != n.outputs.size() || inputs.size() != n.inputs.size();
+      for (size_t j = first; j < n.inputs.size(); ++j)
+        if (std::find(inputs.begin(), inputs.end(), n.inputs[j]) == inputs.end()) --uses[size_t(n.inputs[j])];
+      n.outputs = std::move(outputs);
+      n.inputs = std::move(inputs);
+    }
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool eliminate_dead_code(ir::Module& m) {
   const std::vector<bool> effects = functions_with_effects(m);
-  bool changed = false;
+  bool changed = remove_unused_results_and_params(m);
   for (ir::Function& f : m.functions) changed |= remove_dead_nodes(f, effects);
   changed |= remove_unreachable_functions(m);
   for (ir::Function& f : m.functions) changed |= compact_values(f);

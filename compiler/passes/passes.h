@@ -25,8 +25,10 @@ namespace sg::compiler::passes {
 bool fold_constants(ir::Module& m);
 
 // Removes nodes whose outputs are unused and that have no effect (print, assert,
-// or an If/While/Call whose callees have one), functions no entry reaches, and
-// values and constants nothing refers to (so value ids are renumbered).
+// or an If/While/Call whose callees have one), the results and parameters of an
+// If's branches or a Call's callee (called by that node alone) that nothing reads,
+// functions no entry reaches, and values and constants nothing refers to (so value
+// ids are renumbered).
 bool eliminate_dead_code(ir::Module& m);
 
 // Merges op nodes with the same op, attributes and inputs (never effects), and

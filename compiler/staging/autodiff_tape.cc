@@ -130,7 +130,8 @@ bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
     for (int32_t o : a.nodes[n].outputs) later.insert(o);
   Closure::Member& m = c.members[k];
   // A forward value that cheap ops compute from parameters and constants alone (a
-  // row of an input, an element of an index list) is recomputed by the backward
+  // row of an input, an element of an index list, a scalar comparison of one: an
+  // If's condition) is recomputed by the backward
   // rather than kept: one node instead of an append and a read.
   std::map<int32_t, size_t> defined;  // forward value -> its node
   for (size_t n = 0; n < info.forward_nodes; ++n)
@@ -142,7 +143,10 @@ bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
     const auto d = defined.find(v);
     if (d == defined.end()) return false;
     const ir::Node& node = a.nodes[d->second];
-    if (node.kind != ir::NodeKind::kOp || !cheap_to_recompute(node.op)) return false;
+    if (node.kind != ir::NodeKind::kOp) return false;
+    const bool scalar = node.outputs.size() == 1 && a.values[size_t(node.outputs[0])].type.rank() == 0 &&
+                        ops::has_flag(node.op, ops::kElementwiseUnary | ops::kElementwiseBinary);
+    if (!cheap_to_recompute(node.op) && !scalar) return false;
     for (int32_t i : node.inputs)
       if (!recomputable(i)) return false;
     recompute.insert(d->second);

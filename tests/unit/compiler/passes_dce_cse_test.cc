@@ -58,6 +58,33 @@ TEST(DeadCode, KeepsControlNodesWhoseCalleesHaveEffectsAndDropsUnreachedFunction
   EXPECT_EQ(m.functions.size(), 2u);
 }
 
+TEST(DeadCode, AnIfDropsTheResultsItsCallerIgnoresAndTheInputsNoBranchReads) {
+  auto tm = make_control_module();
+  ir::Module& m = tm->module;
+  ir::Function& main = m.functions[0];
+  // The If hands `a` in twice and returns a second value nobody reads.
+  main.nodes[0].inputs.push_back(main.params[1]);
+  main.nodes[0].outputs.push_back(main.add_value(main.values[size_t(main.nodes[0].outputs[0])].type, "ignored"));
+  for (size_t b : {1, 2}) {
+    ir::Function& f = m.functions[b];
+    f.params.push_back(f.add_value(f.values[size_t(f.params[0])].type, "unread"));
+    const int32_t e = f.add_value(f.values[size_t(f.params[0])].type, "e");
+    f.nodes.push_back(op_node(OpId::Exp, {f.params[0]}, {e}));
+    f.results.push_back(e);
+  }
+  run_pass(passes::eliminate_dead_code, m);
+  const ir::Node& node = m.functions[0].nodes[0];
+  ASSERT_EQ(node.kind, ir::NodeKind::kIf);
+  EXPECT_EQ(node.inputs.size(), 2u);
+  EXPECT_EQ(node.outputs.size(), 1u);
+  for (int32_t b : node.functions) {
+    EXPECT_EQ(m.functions[size_t(b)].params.size(), 1u);
+    EXPECT_EQ(m.functions[size_t(b)].results.size(), 1u);
+    EXPECT_EQ(m.functions[size_t(b)].nodes.size(), 1u);  // the exp went with its result
+  }
+  EXPECT_EQ(ir::verify(m), "");
+}
+
 TEST(CommonSubexpressions, MergesEqualNodesAndConstants) {
   auto tm = make_single({{"x", t(DType::kF32, {3})}});
   ir::Module& m = tm->module;
