@@ -6,9 +6,10 @@
 // The group is a strongly connected component of the graph of Calls and If
 // branches. A parameter of a member is invariant when every Call and If inside the
 // group that reaches it passes a parameter of the caller that is itself invariant:
-// such parameters fall into classes (union-find over those edges), and within one
-// activation of the group, entered by one Call from outside, every member of a
-// class holds the value that Call passed. A pure node of a member whose inputs are
+// such parameters fall into classes (union-find over those edges), and where a class
+// holds at most one parameter of each function, within one activation of the group,
+// entered by one Call from outside, every member of the class holds the value that
+// Call passed. A pure node of a member whose inputs are
 // all invariant parameters therefore computes one value per entry. It moves to
 // every Call that enters the group, and the value travels down as an extra
 // parameter of every member (and of the other branch of an If whose one branch is
@@ -156,6 +157,11 @@ std::optional<Group> group_of(const ir::Module& m, const std::vector<size_t>& me
   }
   for (size_t x = 0; x < g.parent.size(); ++x)
     if (g.bad[x]) g.bad[g.find(x)] = true;
+  // Two parameters of one function in a class may differ (f(x, w, u) calling
+  // f(x, u, w) swaps them at every level): such a class is not invariant.
+  std::set<std::pair<size_t, size_t>> seen;  // (function, class)
+  for (const auto& [at, x] : g.slot)
+    if (!seen.insert({at.first, g.find(x)}).second) g.bad[g.find(x)] = true;
   return g;
 }
 

@@ -90,6 +90,24 @@ def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
     return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
 """
 
+# The weights swap places at every level: their transposes (g @ W^T in the backward)
+# must not be hoisted out of the recursion as if each parameter held one value.
+SWAPPED = """
+def rec(x, w, u, n):
+    if n <= 0:
+        return sg.tanh(x @ w)
+    return rec(sg.tanh(x @ u), u, w, n - 1)
+
+
+def loss(w, u, xs, n):
+    return sg.sum(rec(xs[0], w, u, n))
+
+
+@sg.function
+def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
+    return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
+"""
+
 
 def balanced_tree(m):
     """Heap order: node i's children are 2i + 1 and 2i + 2; -1 marks a leaf."""
@@ -101,7 +119,8 @@ def balanced_tree(m):
 def check_recursion_tape(report, work, grad):
     """Recursion differentiated through a tape: a tree with an If in the recursive
     function, mutual recursion, a recursive Call in a loop and a loop in a recursive
-    function against finite differences; and every node's forward runs once (--profile
+    function, weights that swap places at every level, against finite differences; and
+    every node's forward runs once (--profile
     counts one Call per node forward and one backward in the tree's gradient).
     `grad` is test_grad, whose draw, compile_and_run, finite_difference and close it uses."""
     rng = np.random.default_rng(16)
@@ -114,7 +133,8 @@ def check_recursion_tape(report, work, grad):
     loops = {"w": grad.draw(rng, (3, 3), "n") * 0.5, "u": grad.draw(rng, (3, 3), "n") * 0.5, "xs": grad.draw(rng, (4, 3), "n")}
     cases = [("tree", TREE, [trees[1], trees[7], trees[15]]), ("mutual", MUTUAL, [trees[1], trees[7], trees[15]]),
              ("call_in_loop", CALL_IN_LOOP, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 3)]),
-             ("loop_in_recursion", LOOP_IN_RECURSION, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 2)])]
+             ("loop_in_recursion", LOOP_IN_RECURSION, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 2)]),
+             ("swapped", SWAPPED, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 1, 4)])]
     for name, body, variants in cases:
         for k, inputs in enumerate(variants):
             inputs = {n: v.astype(np.float32) if v.dtype.kind == "f" else v for n, v in inputs.items()}
