@@ -30,6 +30,24 @@ inline constexpr const char* kReturnValue = "$retval";
 // Python raises UnboundLocalError only on the path that did not assign.
 inline std::string defined_flag(const std::string& name) { return "$defined." + name; }
 
+// A dict that a variable holds before a staged loop and that the body gives a new
+// key (AutoGraph's `y["a"] = ...` in a loop): thrown to the loop, which is staged
+// again with the key in the dict before it (a stand-in of the type this attempt
+// gave it) and a flag, carried, that some iteration assigned it. After the loop the
+// flag is checked at run time, as AutoGraph does: the graph's dict has the key.
+struct DictKeyRetry {
+  int64_t loop;
+  std::string name;  // the variable
+  Value key;
+  ir::Type type;
+  SourceSpan span;  // the assignment
+};
+
+// The hidden flag of key `key` added to dict variable `name` by a staged loop.
+inline std::string dict_key_flag(const std::string& name, const std::string& key_repr) {
+  return "$defined." + name + "[" + key_repr + "]";
+}
+
 struct BlockPos {
   const std::vector<StmtPtr>* body = nullptr;
   size_t index = 0;                // the statement running
@@ -66,6 +84,9 @@ struct ControlState {
     const Stmt* loop = nullptr;
     std::string where;  // "the staged for loop at line 12"
     std::set<const void*> containers;
+    int64_t token = -1;  // the loop's staging (a DictKeyRetry goes to it)
+    // The dicts the body starts from for the dict variables the loop carries.
+    std::map<const void*, std::string> carried_dicts;
   };
   std::vector<LoopContainers> loop_containers;
   // Per staged branch being staged, innermost last: the lists and dicts visible

@@ -98,6 +98,29 @@ void BranchStaging::size_mismatch(size_t i, const std::string& kind, const std::
            {Note{span_, rest_ ? construct_ : "the staged `" + label_ + "`"}});
 }
 
+// A dict an enclosing staged loop carries, given a key by one branch only: the loop
+// is staged again with the key in the dict from before it (DictKeyRetry), so both
+// branches have it and the flag of the one that assigned it says so.
+void BranchStaging::added_key_retry(size_t i, const std::vector<std::pair<Value, Value>>& t,
+                                    const std::vector<std::pair<Value, Value>>& e) {
+  const std::vector<ControlState::LoopContainers>& loops = st_.control().loop_containers;
+  for (size_t l = loops.size(); l > 0; --l) {
+    const auto carried = loops[l - 1].carried_dicts.find(containers_[i].dict.get());
+    if (carried == loops[l - 1].carried_dicts.end()) continue;
+    const auto& more = t.size() > e.size() ? t : e;
+    const auto& fewer = t.size() > e.size() ? e : t;
+    const std::optional<SourceSpan>& at = then_b_.size_changed[i] ? then_b_.size_changed[i] : else_b_.size_changed[i];
+    for (const auto& [key, v] : more) {
+      bool known = false;
+      for (const auto& kv : fewer) known = known || static_equal(kv.first, key).value_or(false);
+      if (!known && (v.is_tensor() || v.is_number()))
+        throw DictKeyRetry{loops[l - 1].token, carried->second, key,
+                           st_.tensor_type(st_.to_tensor(v, std::nullopt, span_)), at.value_or(span_)};
+    }
+    return;
+  }
+}
+
 // A branch that certainly returned leaves the lists and dicts as the other one
 // does, with stand-ins for the items that one changed (never read, as above).
 void BranchStaging::stand_in_returned_containers() {
@@ -154,7 +177,10 @@ void BranchStaging::join_containers() {
       if (same_dict(t, c.dict_items) && same_dict(e, c.dict_items)) continue;
       bool same_keys = t.size() == e.size();
       for (size_t k = 0; same_keys && k < t.size(); ++k) same_keys = static_equal(t[k].first, e[k].first).value_or(false);
-      if (!same_keys) size_mismatch(i, "dict", "keys " + keys_text(t) + " in the then branch", "keys " + keys_text(e));
+      if (!same_keys) {
+        added_key_retry(i, t, e);
+        size_mismatch(i, "dict", "keys " + keys_text(t) + " in the then branch", "keys " + keys_text(e));
+      }
       for (size_t k = 0; k < t.size(); ++k)
         if (!same_binding(t[k].second, e[k].second))
           cj.items.emplace_back(k, join(root, "`" + c.name + "[" + py_repr(t[k].first) + "]`", t[k].second,

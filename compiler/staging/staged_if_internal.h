@@ -69,6 +69,8 @@ class BranchStaging {
   };
 
   void watch_containers();
+  void added_key_retry(size_t i, const std::vector<std::pair<Value, Value>>& t,
+                       const std::vector<std::pair<Value, Value>>& e);
   Branch run_branch(const std::function<void()>& body, const std::string& suffix);
   Branch branch_or_pending(const std::function<void()>& body, const std::string& suffix, int k);
   void leave_stand_ins(const Branch& model, const std::function<Value(const Value&)>& stand_in);

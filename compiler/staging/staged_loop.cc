@@ -56,8 +56,23 @@ Flow LoopStaging::run() {
   emit_node(std::move(inputs));
   if (spec.may_run_zero_times) note_zero_trip_dims();
   undefine_after();
+  check_added_keys();
   explain_relaxed();
   return Flow::kNormal;
+}
+
+// Keys the body added to a dict (DictKeyRetry): the graph's dict has them after the
+// loop, so a run in which no iteration assigned one stops here, as AutoGraph does.
+void LoopStaging::check_added_keys() {
+  for (const auto& [name, keys] : retry.dict_keys)
+    for (const auto& [key, type] : keys) {
+      const Value* flag = sc.lookup(dict_key_flag(name, py_repr(key)));
+      if (!flag || flag_true(flag) || !flag->is<Staged>()) continue;
+      st.assert_at_run_time(*flag, "KeyError: " + py_repr(key) + ": the staged " + where + " adds the key " +
+                                       py_repr(key) + " to dict '" + name + "', and no iteration assigned it (a " +
+                                       "graph's dict has one set of keys): the loop must assign it at least once",
+                            s.span);
+    }
 }
 
 // ---- what is carried, from the program text -----------------------------------
@@ -120,6 +135,8 @@ void LoopStaging::stage_body() {
   st.set_builder(body.get());
   bind_body_params();
   bind_structures();
+  for (const Structure& x : structures)
+    if (const void* obj = container_object(*sc.find_local(x.name))) body_objects[x.name] = obj;
   attrs_from_scope();
   variables_from_scope();
   sc.set(kBreakFlag, Value(false));
@@ -127,7 +144,10 @@ void LoopStaging::stage_body() {
   if (jumps.has_return) sc.set(kReturnFlag, Value(false));
   {
     Counter loops(cs.staged_loops);
-    LoopContainersScope containers(cs, &s, "the staged " + where, outer_vars);
+    LoopContainersScope containers(cs, &s, "the staged " + where, outer_vars, token);
+    for (const Structure& x : structures)
+      if (const Value* d = sc.find_local(x.name); d && d->is<DictPtr>() && x.name[0] != '$')
+        cs.loop_containers.back().carried_dicts[d->as<DictPtr>().get()] = x.name;
     ++st.raise_catchers;
     try {
       spec.prologue();
@@ -184,6 +204,13 @@ void LoopStaging::structure_results() {
   for (const Structure& x : structures) {
     const Value* vp = sc.find_local(x.name);
     std::vector<std::pair<std::string, Value>> leaves;
+    if (vp && vp->is<DictPtr>() && x.shape.is<DictPtr>() && !x.name.empty() && x.name[0] != '$')
+      for (const auto& [key, item] : vp->as<DictPtr>()->items) {  // a key the body added: stage again with it
+        bool known = false;
+        for (const auto& kv : x.shape.as<DictPtr>()->items) known = known || static_equal(kv.first, key).value_or(false);
+        if (!known && (item.is_tensor() || item.is_number()))
+          throw DictKeyRetry{token, x.name, key, st.tensor_type(st.to_tensor(item, std::nullopt, s.span)), s.span};
+      }
     if (!vp || !same_structure(x.shape, *vp) || !leaves_of(*vp, x.name, leaves)) {
       const std::string diff = vp ? structure_difference(x.shape, *vp, x.name) : "";
       st.fail(s.span, (diff.empty() ? shown_name(x.name) + " is " + py_repr(x.shape) + " before the loop and " +
@@ -193,6 +220,8 @@ void LoopStaging::structure_results() {
                           "its length and keys, with tensors or numbers in it");
     }
     for (size_t k = 0; k < leaves.size(); ++k) sc.set(x.leaves[k], leaves[k].second);
+    const auto start = body_objects.find(x.name);
+    if (start != body_objects.end() && container_object(*vp) == start->second) in_place.insert(x.name);
   }
 }
 
@@ -510,8 +539,15 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
     sc.set(kReturnValue, rebuild(*return_shape, returned, k));
   }
   bind_structures();
-  for (const Structure& x : structures)
+  for (const Structure& x : structures) {
     for (const std::string& leaf : x.leaves) sc.erase(leaf);
+    if (!in_place.count(x.name)) continue;
+    // Changed in place: the object from before the loop takes the new items.
+    const Value now = *sc.find_local(x.name);
+    if (x.shape.is<DictPtr>()) x.shape.as<DictPtr>()->items = now.as<DictPtr>()->items;
+    else x.shape.as<ListPtr>()->items = now.as<ListPtr>()->items;
+    sc.set(x.name, x.shape);
+  }
   for (const Structure& x : created) {
     std::vector<Value> leaves;
     for (const std::string& leaf : x.leaves) {
@@ -641,6 +677,17 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
       if (r.loop != token) throw;
       st.rollback(start);
       attrs = std::move(r.carries);
+    } catch (const DictKeyRetry& r) {
+      // Each attempt adds one more key; the body names finitely many.
+      if (r.loop != token) throw;
+      st.rollback(start);
+      std::vector<std::pair<Value, ir::Type>>& keys = retry.dict_keys[r.name];
+      for (const auto& kv : keys)
+        if (static_equal(kv.first, r.key).value_or(false))  // added, and still missing: reached another way
+          st.fail(r.span, "this adds the key " + py_repr(r.key) + " to a dict that a staged loop carries, other "
+                          "than through the variable '" + r.name + "' it had before the loop; give the dict that "
+                          "key before the loop");
+      keys.emplace_back(r.key, r.type);
     } catch (loop_detail::VariableRetry& r) {
       // Each attempt carries more program variables; there are finitely many.
       if (r.loop != token) throw;

@@ -142,6 +142,7 @@ void LoopStaging::variable_carries() {
     if (spec.targets.count(name)) continue;
     const bool live = entry.count(name) || after.count(name);
     const Value* before = sc.lookup(name);
+    if (before && before->is<DictPtr>()) added_key_carries(name, *before);
     if ((!before || before->is<UndefinedV>()) && after.count(name) && !read_in_body.count(name)) {
       created_carry(name, false);
       continue;
@@ -214,6 +215,23 @@ void LoopStaging::created_carry(const std::string& name, bool target) {
   carries.push_back(std::move(flag));
   cs.unbound_why[name] = known != retry.created.end() ? "no iteration of the staged " + where + " assigned it"
                                                        : "the staged " + where + " ran zero times";
+}
+
+void LoopStaging::added_key_carries(const std::string& name, const Value& dict) {
+  const auto keys = retry.dict_keys.find(name);
+  if (keys == retry.dict_keys.end()) return;
+  for (const auto& [key, type] : keys->second) {
+    // An earlier attempt put the key in already (the dict outlives its rollback), with
+    // a stand-in of that attempt's graph: a fresh one replaces it.
+    const Value stand_in = unset_tensor_of_type(st, type, s.span);
+    bool known = false;
+    for (auto& kv : dict.as<DictPtr>()->items)
+      if (static_equal(kv.first, key).value_or(false)) kv.second = stand_in, known = true;
+    if (!known) dict.as<DictPtr>()->items.emplace_back(key, stand_in);
+    Carry flag{dict_key_flag(name, py_repr(key)), CarryKind::kDefined, Value(false)};
+    flag.created = true;  // carried from the start: an iteration that skips it keeps the flag
+    carries.push_back(std::move(flag));
+  }
 }
 
 // A variable that may be unbound before the loop (its defined flag is staged) and

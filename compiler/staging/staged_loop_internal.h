@@ -92,6 +92,7 @@ struct RetryHints {
   std::map<std::string, std::set<size_t>> relax;
   std::map<std::string, ir::Type> created;
   std::vector<int32_t> variables;
+  std::map<std::string, std::vector<std::pair<Value, ir::Type>>> dict_keys;  // DictKeyRetry's, per variable
 };
 
 // Thrown when staging the body found program variables to carry that this attempt did not.
@@ -121,6 +122,12 @@ Value rebuild(const Value& shape, const std::vector<Value>& leaves, size_t& k);
 // staged loop as one value per leaf, rebuilt around them in the body, the cond
 // and after the loop. `path` names each leaf for messages ("state[0]").
 bool leaves_of(const Value& v, const std::string& path, std::vector<std::pair<std::string, Value>>& out);
+// The list or dict object `v` holds; null for anything else.
+inline const void* container_object(const Value& v) {
+  if (v.is<DictPtr>()) return v.as<DictPtr>().get();
+  if (v.is<ListPtr>()) return v.as<ListPtr>().get();
+  return nullptr;
+}
 // Whether `v` has `shape`'s containers (kinds, lengths, keys in order).
 bool same_structure(const Value& shape, const Value& v);
 // Where `v` differs from `shape` in its containers or in a leaf that is not a tensor
@@ -153,9 +160,9 @@ struct Counter {
 struct LoopContainersScope {
   ControlState& cs;
   LoopContainersScope(ControlState& c, const Stmt* loop, const std::string& where,
-                      const std::map<std::string, Value>& vars)
+                      const std::map<std::string, Value>& vars, int64_t token)
       : cs(c) {
-    ControlState::LoopContainers lc{loop, where, {}};
+    ControlState::LoopContainers lc{loop, where, {}, token};
     for (const auto& [name, v] : vars) collect_containers(v, lc.containers);
     cs.loop_containers.push_back(std::move(lc));
   }
@@ -186,6 +193,10 @@ class LoopStaging {
   void flag_carries();
   void created_carry(const std::string& name, bool target);
   void defined_flag_carry(const std::string& name);
+  // The keys earlier attempts found the body adds to dict variable `name`: put in
+  // `dict` before the loop (stand-ins), each with a carried flag.
+  void added_key_carries(const std::string& name, const Value& dict);
+  void check_added_keys();
   void attrs_from_scope();
   void attrs_to_scope();
   void bind_structures();
@@ -231,6 +242,12 @@ class LoopStaging {
   LoopJumps jumps;
   std::vector<Carry> carries;
   std::vector<Structure> structures;
+  // Per structure that is a list or dict: the object the body starts from, and
+  // whether an iteration ends with that object (changed in place, so that after the
+  // loop the object from before it is updated, and every name for it sees the change,
+  // as in Python) rather than with another one bound to the name.
+  std::map<std::string, const void*> body_objects;
+  std::set<std::string> in_place;
   std::vector<std::pair<std::string, std::string>> undefined_after;  // name, message
   std::set<std::string> carried_targets;
   FnBuilder* outer = nullptr;

@@ -184,9 +184,16 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
                              " that holds no tensors or numbers; a staged loop may change only tensor and number "
                              "items of a dict made before it");
             kv.second = v;
+            if (target.a->kind == ExprKind::kName) {  // a key a staged loop added: assigned now
+              const std::string flag = dict_key_flag(target.a->name, py_repr(key));
+              if (scope().find_local(flag)) scope().set(flag, Value(true));
+            }
             return;
           }
-        if (const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get()))
+        const ControlState::LoopContainers* lc = made_before_loop(container.as<DictPtr>().get());
+        if (lc && target.a->kind == ExprKind::kName && (v.is_tensor() || v.is_number()))
+          throw DictKeyRetry{lc->token, target.a->name, key, tensor_type(to_tensor(v, std::nullopt, span)), span};
+        if (lc)
           fail(span, "`" + source_text(target.span) + "` adds the key " + py_repr(key) + " to a dict made before " +
                          lc->where + ", whose body is staged once: a dict a staged loop carries keeps the keys it "
                          "had before the loop; give it that key, with a value of the type the loop assigns, "

@@ -325,12 +325,13 @@ def while_imbalanced_py():
 
 
 # AutoGraph accepts b = 5 and 10 and fails at run time for 11 ("loop must iterate at
-# least once to initialize y['a']"). Here a key that a staged loop adds to a dict is
-# refused at compile time: the dict's keys must be settled before the loop.
+# least once to initialize y['a']"), as this does: the graph's dict has the key the
+# loop adds, so a run whose loop never assigned it stops after the loop.
 @sg.function
 def while_imbalanced_tf(b: sg.i32):
     return while_imbalanced(b)
-# refused: while_imbalanced_tf 'a'
+# cases: while_imbalanced_tf b=5 | b=10
+# autograph-run-error: while_imbalanced_tf b=11 ~ (?m)composite_names_in_control_flow\.py:121:5: error: assertion failed: KeyError: 'a': the staged while loop at line 121 adds the key 'a' to dict 'y', and no iteration assigned it
 
 
 # test_for_basic: n in (0, 1, 2) x (bool, tf.constant); x, a, b = 1
@@ -386,9 +387,9 @@ def for_imbalanced_py():
     return len(for_imbalanced(0, 0)), for_imbalanced(1, 0)["a"], for_imbalanced(2, 0)["a"]
 
 
-# AutoGraph accepts n = 1 and 2 and fails at run time for 0. Refused here at compile
-# time: a staged loop adds the key 'a' to a dict that did not have it.
+# AutoGraph accepts n = 1 and 2 and fails at run time for 0, as this does.
 @sg.function
 def for_imbalanced_tf(n: sg.i32):
     return for_imbalanced(n, 0)
-# refused: for_imbalanced_tf 'a'
+# cases: for_imbalanced_tf n=1 | n=2
+# autograph-run-error: for_imbalanced_tf n=0 ~ KeyError: 'a': the staged for loop at line 159 adds the key 'a' to dict 'y'

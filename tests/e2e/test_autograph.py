@@ -14,6 +14,10 @@ A program states its checks in comment lines:
                                             beside it), with a located error matching REGEX
     # run-error: ENTRY a=0 ~ REGEX          graph-run must stop with exit 3 and a message
                                             matching REGEX, where eager mode raises
+    # autograph-run-error: ENTRY a=0 ~ REGEX
+                                            the same where AutoGraph raises at run time and
+                                            Python does not (a dict key a loop adds, on a run
+                                            that never added it): eager mode must not raise
 
 An entry without parameters and without `cases` runs once. NEEDS_LANG lists the
 entries that need constructs implemented on their own (classes, named tuples,
@@ -72,12 +76,12 @@ def parse_inputs(text, where):
 
 def directives(py_path):
     """(cases: entry -> [inputs], errors: entry -> regex, refused: entry -> regex,
-    run_errors: entry -> [(inputs, regex)])."""
+    run_errors: entry -> [(inputs, regex, whether eager mode raises too)])."""
     cases, errors, refused, run_errors = {}, {}, {}, {}
     with open(py_path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             where = f"{stem(py_path)}.py:{number}"
-            m = re.match(r"\s*#\s*(cases|error|refused|run-error):\s*(\w+)\s*(.*?)\s*$", line)
+            m = re.match(r"\s*#\s*(cases|error|refused|run-error|autograph-run-error):\s*(\w+)\s*(.*?)\s*$", line)
             if not m:
                 continue
             kind, entry, rest = m.groups()
@@ -91,7 +95,8 @@ def directives(py_path):
                 inputs, sep, regex = rest.partition("~")
                 if not sep:
                     raise lib.E2EError(f"{where}: run-error needs `INPUTS ~ REGEX`")
-                run_errors.setdefault(entry, []).append((parse_inputs(inputs, where), regex.strip()))
+                eager_raises = kind == "run-error"
+                run_errors.setdefault(entry, []).append((parse_inputs(inputs, where), regex.strip(), eager_raises))
     return cases, errors, refused, run_errors
 
 
@@ -251,7 +256,7 @@ def check_program(report, py_path, work_root, totals):
             except Exception as e:
                 report.fail(label, f"{type(e).__name__}: {e}")
                 ok = False
-        for k, (given, regex) in enumerate(run_errors.get(entry, [])):
+        for k, (given, regex, eager_raises) in enumerate(run_errors.get(entry, [])):
             label = f"{case}({describe_inputs(given)}) run error"
             try:
                 inputs = as_inputs(sig, given, label)
@@ -260,8 +265,8 @@ def check_program(report, py_path, work_root, totals):
                     eager_call(fn, inputs)
                 except Exception:
                     raised = True
-                if not raised:
-                    raise lib.E2EError("eager mode does not raise on these inputs")
+                if raised != eager_raises:
+                    raise lib.E2EError(f"eager mode {'does not raise' if eager_raises else 'raises'} on these inputs")
                 proc, _ = lib.run_graph(graph, entry, inputs, os.path.join(work, f"{entry}_e{k}"))
                 if proc.returncode != 3 or not re.search(regex, proc.stderr or ""):
                     raise lib.E2EError(f"expected exit 3 matching /{regex}/, got {lib.describe_result(proc)}")
