@@ -63,6 +63,11 @@ struct TensorListSlot {
   FnBuilder* body = nullptr;
   int32_t param = -1;
   std::optional<ir::Type> type;  // [D, element dims...]
+  // Item dims known only inside the loop (a list of inner lists stacked, whose
+  // length is a run-time value): symbols of the list's own. The empty list has 0
+  // there, and each append reshapes the list to the item's dims (a no-op but on the
+  // first append; items of differing dims stop the run at the append).
+  std::set<int32_t> open_dims;
 };
 
 struct ControlState {

@@ -457,7 +457,8 @@ std::vector<int32_t> LoopStaging::node_inputs() {
       outer_slot.type = t;
       init = Value(st.resolve_tensor_list(*c.outer_list, c.name, s.span));
     }
-    if (c.kind == CarryKind::kList && !init.is_tensor()) init = empty_list_tensor(st, *c.type, c.name, s.span);
+    if (c.kind == CarryKind::kList && !init.is_tensor())
+      init = empty_list_tensor(st, *c.type, c.name, s.span, c.slot->open_dims);
     if (c.kind == CarryKind::kFlag || c.kind == CarryKind::kDefined) init = st.to_tensor(init, DType::kBool, s.span);
     inputs.push_back(st.materialize(init, s.span));
   }

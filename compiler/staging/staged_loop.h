@@ -44,7 +44,8 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec);
 Value unset_tensor_of_type(Stager& st, const ir::Type& type, SourceSpan span);
 
 // An empty tensor list of `type` ([D, element dims...]) in the current function.
-Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span);
+Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span,
+                        const std::set<int32_t>& open_dims = {});
 // `list.append(v)`: the list with v added, as a new tensor list value.
 Value tensor_list_append(Stager& st, const TensorListV& list, const std::string& name, const Value& v,
                          SourceSpan span);

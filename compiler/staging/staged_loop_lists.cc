@@ -10,7 +10,7 @@ namespace {
 
 // A staged scalar holding `dim` in the current function: a static int, or the
 // size of an axis of an entry parameter declared with that symbol.
-Value dim_value(Stager& st, const ir::Dim& dim, const std::string& name, SourceSpan span) {
+std::optional<Value> input_dim(Stager& st, const ir::Dim& dim, SourceSpan span) {
   if (auto d = dim.as_static()) return Value(*d);
   FnBuilder* root = st.builder();
   while (root->parent) root = root->parent;
@@ -20,8 +20,12 @@ Value dim_value(Stager& st, const ir::Dim& dim, const std::string& name, SourceS
     for (size_t a = 0; a < t.rank(); ++a)
       if (t.shape[a] == dim) return st.shape_item(Value(Staged{root->fn, p, {}}), int64_t(a), span);
   }
-  st.fail(span, "the items of list '" + name + "' have the dim " + st.module().format_dim(dim) +
-                    ", which is not a dim of an input; start the list with a first item before the loop");
+  return std::nullopt;
+}
+
+bool is_open(const std::set<int32_t>& open_dims, const ir::Dim& d) {
+  const std::optional<int32_t> sym = d.as_symbol();
+  return sym && open_dims.count(*sym);
 }
 
 }  // namespace
@@ -38,9 +42,20 @@ Staged Stager::resolve_tensor_list(const TensorListV& list, const std::string& n
   return Staged{slot.body->fn, slot.param, {}};
 }
 
-Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span) {
+Value empty_list_tensor(Stager& st, const ir::Type& type, const std::string& name, SourceSpan span,
+                        const std::set<int32_t>& open_dims) {
   std::vector<Value> dims{Value(int64_t(0))};
-  for (size_t a = 1; a < type.rank(); ++a) dims.push_back(dim_value(st, type.shape[a], name, span));
+  for (size_t a = 1; a < type.rank(); ++a) {
+    if (is_open(open_dims, type.shape[a])) {
+      dims.push_back(Value(int64_t(0)));
+      continue;
+    }
+    std::optional<Value> d = input_dim(st, type.shape[a], span);
+    if (!d)
+      st.fail(span, "the items of list '" + name + "' have the dim " + st.module().format_dim(type.shape[a]) +
+                        ", which is not a dim of an input; start the list with a first item before the loop");
+    dims.push_back(*d);
+  }
   Args args;
   args.pos = {make_tuple(std::move(dims))};
   args.kw.emplace_back("dtype", Value(DTypeV{type.dtype}));
@@ -57,13 +72,23 @@ Value tensor_list_append(Stager& st, const TensorListV& list, const std::string&
   const ir::Type it = st.tensor_type(item);
   if (!list.tensor && list.slot && !list.slot->type) {
     ir::Type t{it.dtype, {ir::Dim::symbol(st.module().symbols.fresh(name))}};
-    t.shape.insert(t.shape.end(), it.shape.begin(), it.shape.end());
+    for (const ir::Dim& d : it.shape) {
+      // A dim the loop makes (the length of an inner list) gets a symbol of the list's.
+      const bool inner = !d.as_static() && st.control().staged_loops > 0 && !input_dim(st, d, span);
+      t.shape.push_back(inner ? ir::Dim::symbol(st.module().symbols.fresh(name + "_item")) : d);
+      if (inner) list.slot->open_dims.insert(*t.shape.back().as_symbol());
+    }
     list.slot->type = t;
   }
-  const Staged base = st.resolve_tensor_list(list, name, span);
-  const ir::Type bt = st.tensor_type(Value(base));
-  bool same = bt.dtype == it.dtype && bt.rank() == it.rank() + 1;
-  for (size_t a = 0; same && a < it.rank(); ++a) same = bt.shape[a + 1] == it.shape[a];
+  Value base = Value(st.resolve_tensor_list(list, name, span));
+  const ir::Type bt = st.tensor_type(base);
+  const std::set<int32_t> no_open;
+  const std::set<int32_t>& open = list.slot ? list.slot->open_dims : no_open;
+  bool same = bt.dtype == it.dtype && bt.rank() == it.rank() + 1, reshape = false;
+  for (size_t a = 0; same && a < it.rank(); ++a) {
+    reshape = reshape || (is_open(open, bt.shape[a + 1]) && !(bt.shape[a + 1] == it.shape[a]));
+    same = bt.shape[a + 1] == it.shape[a] || is_open(open, bt.shape[a + 1]);
+  }
   if (!same) {
     ir::Type elem{bt.dtype, {}};
     if (bt.rank() > 0) elem.shape.assign(bt.shape.begin() + 1, bt.shape.end());
@@ -71,12 +96,20 @@ Value tensor_list_append(Stager& st, const TensorListV& list, const std::string&
                       st.module().format_type(it) + " would change it (a tensor list's items share one type)",
             st.provenance_notes({v}));
   }
+  if (reshape) {  // [L, 0...] before the first append, then [L, the items' dims]
+    std::vector<Value> dims{st.shape_item(base, 0, span)};
+    for (size_t a = 0; a < it.rank(); ++a) dims.push_back(st.shape_item(item, int64_t(a), span));
+    Args args;
+    args.pos = {base, make_tuple(std::move(dims))};
+    args.span = span;
+    base = st.call_sg("reshape", args);
+  }
   ops::Attrs expand;
   expand.values = {ops::AttrValue::Ints({0})};
   Value row = st.apply(ops::OpId::ExpandDims, std::move(expand), {item}, span);
   ops::Attrs cat;
   cat.values = {ops::AttrValue::Int(0)};
-  Value grown = st.apply(ops::OpId::Concatenate, std::move(cat), {Value(base), row}, span);
+  Value grown = st.apply(ops::OpId::Concatenate, std::move(cat), {base, row}, span);
   return Value(TensorListV{list.slot, grown.as<Staged>()});
 }
 

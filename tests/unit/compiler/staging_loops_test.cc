@@ -374,6 +374,30 @@ def f(n: sg.i64, x: sg.f32):
   EXPECT_NE(e.find("8:9: error:"), std::string::npos) << e;
 }
 
+// AutoGraph's nested_fill: the items are inner lists stacked, of a length known only
+// at run time; the list's item dim is its own (0 in the empty list before the loop),
+// and each append reshapes the list to the item's dims.
+TEST(StagingLoops, AListOfItemsWhoseLengthTheLoopMakes) {
+  auto r = stage_source(R"(import stagegraph as sg
+
+@sg.function
+def f(m: sg.i32, n: sg.i32):
+    mat = []
+    for _ in range(m):
+        row = []
+        for j in range(n):
+            row.append(j)
+        mat.append(sg.stack(row))
+    return sg.stack(mat)
+)");
+  ASSERT_TRUE(r.ir) << r.locations();
+  EXPECT_EQ(ir::verify(*r.ir), "") << ir::print(*r.ir);
+  size_t reshapes = 0;
+  for (const ir::Function& fn : r.ir->functions)
+    for (const ir::Node& node : fn.nodes) reshapes += node.kind == ir::NodeKind::kOp && node.op == ops::OpId::Reshape;
+  EXPECT_GE(reshapes, 1u) << ir::print(*r.ir);
+}
+
 TEST(StagingLoopErrors, ListPopInsideAStagedLoop) {
   // The body is staged once: a pop would run once at compile time, for every n.
   const std::string e = errors_of(R"(def f(n: sg.i64):
