@@ -133,6 +133,14 @@ constexpr bool dtype_selected(ops::OpId op, DType t) {
   return false;
 }
 
+// True when `op` is selected for some dtype of `bytes` bytes (the kernels that
+// only move elements: broadcast_to, transpose).
+constexpr bool size_selected(ops::OpId op, size_t bytes) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (dtype_size(DType(i)) == bytes && dtype_selected(op, DType(i))) return true;
+  return false;
+}
+
 template <ops::OpId... Ops>
 constexpr bool any_of() {
   return (selected(Ops) || ...);
