@@ -3,6 +3,7 @@
 #include "ops/infer.h"
 
 #include <algorithm>
+#include <iterator>
 #include <type_traits>
 
 #include "ops/infer_rules.h"
@@ -288,12 +289,11 @@ class ConcreteAsSymbolic final : public InferContext<SymDim> {
   InferContext<int64_t>& ctx_;
 };
 
-// Concrete shapes through the SymDim rules, for a selective build: its verifier
-// needs those anyway, and one instantiation of the selected ops' rules is about
-// half the size of two. Each rule then gives the concrete answer (and error) of its
-// int64_t instantiation, which the full build keeps for speed (the planner and
-// the executor's dynamic shapes).
-[[maybe_unused]] Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const TensorType<int64_t>> in,
+}  // namespace
+
+namespace rules {
+
+Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const TensorType<int64_t>> in,
                               std::span<const std::optional<int64_t>> scalars,
                               std::vector<TensorType<int64_t>>& out, InferContext<int64_t>& ctx) {
   std::vector<TensorType<SymDim>> sym_in(in.size());
@@ -313,14 +313,16 @@ class ConcreteAsSymbolic final : public InferContext<SymDim> {
   return s;
 }
 
-}  // namespace
+}  // namespace rules
 
 template <class D>
 Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
              std::span<const std::optional<D>> scalars, std::vector<TensorType<D>>& out,
              InferContext<D>& ctx) {
-  if constexpr (std::is_same_v<D, int64_t> && !selection::kAllOps) {
-    return infer_through_symbolic(op, attrs, in, scalars, out, ctx);
+  // A selective build with ops; the core (none) has no rules to share.
+  constexpr bool kThroughSymbolic = !selection::kAllOps && std::size(selection::kSelected) > 1;
+  if constexpr (std::is_same_v<D, int64_t> && kThroughSymbolic) {
+    return rules::infer_through_symbolic(op, attrs, in, scalars, out, ctx);
   } else {
     return infer_by_rule<D>(op, attrs, in, scalars, out, ctx);
   }

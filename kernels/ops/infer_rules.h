@@ -173,6 +173,17 @@ Result<D> unknown_dim(const Rule<D>& r, std::string_view why) {
   return r.ctx.fresh_dim(why);
 }
 
+// Concrete shapes through the SymDim rules, as SymDim constants: what infer<int64_t>
+// is in a selective build, whose verifier needs the SymDim rules anyway (one
+// instantiation of the selected ops' rules is about half the size of two). Each
+// rule then gives its int64_t instantiation's answer and error (concrete() above);
+// the full build keeps that instantiation, which allocates no polynomials, for the
+// planner and the executor's dynamic shapes. The rule tests (run_both) compare the
+// two on every case.
+Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const TensorType<int64_t>> in,
+                              std::span<const std::optional<int64_t>> scalars,
+                              std::vector<TensorType<int64_t>>& out, InferContext<int64_t>& ctx);
+
 // Family rules (infer.cc dispatches on the op).
 template <class D> Status infer_binary(const Rule<D>& r);
 template <class D> Status infer_unary(const Rule<D>& r);
