@@ -3,6 +3,8 @@
 #include "ops/infer.h"
 
 #include <algorithm>
+#include <iterator>
+#include <type_traits>
 
 #include "ops/infer_rules.h"
 #include "selection/selected_ops.h"
@@ -150,10 +152,8 @@ Result<std::optional<D>> dynamic_scalar(const Rule<D>& r, size_t input) {
                    dtype_name(t.dtype) + r.fmt(t.shape));
   }
   if (input < r.scalars.size() && r.scalars[input]) return std::optional<D>(*r.scalars[input]);
-  if constexpr (kConcrete<D>) {
-    if (!r.ctx.scalars_may_be_unknown())
-      return internal_error(name + ": the value of input " + std::to_string(input) + " is not known");
-  }
+  if (concrete(r) && !r.ctx.scalars_may_be_unknown())
+    return internal_error(name + ": the value of input " + std::to_string(input) + " is not known");
   return std::optional<D>();
 }
 
@@ -164,10 +164,12 @@ template Result<std::optional<SymDim>> dynamic_scalar<SymDim>(const Rule<SymDim>
 
 }  // namespace rules
 
+namespace {
+
 template <class D>
-Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
-             std::span<const std::optional<D>> scalars, std::vector<TensorType<D>>& out,
-             InferContext<D>& ctx) {
+Status infer_by_rule(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
+                     std::span<const std::optional<D>> scalars, std::vector<TensorType<D>>& out,
+                     InferContext<D>& ctx) {
   if (size_t(op) >= size_t(kNumOps)) return invalid_graph("unknown op id " + std::to_string(int(op)));
   // The rules index attributes and inputs by position: validate them first so a
   // malformed node gives an error, never an out-of-range read.
@@ -258,6 +260,72 @@ Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
       return invalid_graph(std::string(op_def(op).name) + ": not in this runtime's selected ops (SG_SELECTED_OPS)");
   }
   return internal_error("no shape rule for op " + std::string(op_def(op).name));
+}
+
+// A concrete context seen through the symbolic rules: dims are SymDim constants,
+// and every service is the concrete context's (rules::concrete() is true).
+class ConcreteAsSymbolic final : public InferContext<SymDim> {
+ public:
+  explicit ConcreteAsSymbolic(InferContext<int64_t>& ctx) : ctx_(ctx) {}
+  SymDim fresh_dim(std::string_view why) override { return SymDim(ctx_.fresh_dim(why)); }
+  void warn(std::string message) override { ctx_.warn(std::move(message)); }
+  std::string format(const std::vector<SymDim>& shape) const override { return ctx_.format(constants(shape)); }
+  bool scalars_may_be_unknown() const override { return ctx_.scalars_may_be_unknown(); }
+  std::optional<SymDim> reported_dim(size_t i) const override {
+    const std::optional<int64_t> d = ctx_.reported_dim(i);
+    if (!d) return std::nullopt;
+    return SymDim(*d);
+  }
+  bool dims_are_concrete() const override { return true; }
+
+  // Every dim of a concrete invocation is static (fresh_dim gives constants too).
+  static std::vector<int64_t> constants(const std::vector<SymDim>& shape) {
+    std::vector<int64_t> dims(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) dims[i] = shape[i].constant();
+    return dims;
+  }
+
+ private:
+  InferContext<int64_t>& ctx_;
+};
+
+}  // namespace
+
+namespace rules {
+
+Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const TensorType<int64_t>> in,
+                              std::span<const std::optional<int64_t>> scalars,
+                              std::vector<TensorType<int64_t>>& out, InferContext<int64_t>& ctx) {
+  std::vector<TensorType<SymDim>> sym_in(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    sym_in[i].dtype = in[i].dtype;
+    sym_in[i].shape.assign(in[i].shape.begin(), in[i].shape.end());
+  }
+  std::vector<std::optional<SymDim>> sym_scalars(scalars.size());
+  for (size_t i = 0; i < scalars.size(); ++i)
+    if (scalars[i]) sym_scalars[i] = SymDim(*scalars[i]);
+  std::vector<TensorType<SymDim>> sym_out;
+  ConcreteAsSymbolic sym_ctx(ctx);
+  const Status s = infer_by_rule<SymDim>(op, attrs, sym_in, sym_scalars, sym_out, sym_ctx);
+  out.resize(sym_out.size());
+  for (size_t i = 0; i < sym_out.size(); ++i)
+    out[i] = TensorType<int64_t>{sym_out[i].dtype, ConcreteAsSymbolic::constants(sym_out[i].shape)};
+  return s;
+}
+
+}  // namespace rules
+
+template <class D>
+Status infer(OpId op, const Attrs& attrs, std::span<const TensorType<D>> in,
+             std::span<const std::optional<D>> scalars, std::vector<TensorType<D>>& out,
+             InferContext<D>& ctx) {
+  // A selective build with ops; the core (none) has no rules to share.
+  constexpr bool kThroughSymbolic = !selection::kAllOps && std::size(selection::kSelected) > 1;
+  if constexpr (std::is_same_v<D, int64_t> && kThroughSymbolic) {
+    return rules::infer_through_symbolic(op, attrs, in, scalars, out, ctx);
+  } else {
+    return infer_by_rule<D>(op, attrs, in, scalars, out, ctx);
+  }
 }
 
 template Status infer<int64_t>(OpId, const Attrs&, std::span<const TensorType<int64_t>>,

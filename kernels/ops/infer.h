@@ -52,6 +52,10 @@ class InferContext {
     (void)i;
     return std::nullopt;
   }
+  // True where every dim is a number: always with D = int64_t; with D = SymDim
+  // only where a selective build runs its concrete shapes through the symbolic
+  // rules (infer.cc), which then behave as the concrete ones.
+  virtual bool dims_are_concrete() const { return false; }
 };
 
 // Infers the output types of `op` from its attributes, input types and, for ops

@@ -35,8 +35,8 @@ template <class D>
 Status infer_flat_nonzero(const Rule<D>& r) {
   std::optional<D> count = r.ctx.reported_dim(0);
   if (!count) {
-    if constexpr (kConcrete<D>) return r.error("its length is known only when it runs");
-    else count = r.ctx.fresh_dim("the number of nonzero elements, known only when it runs");
+    if (concrete(r)) return r.error("its length is known only when it runs");
+    count = r.ctx.fresh_dim("the number of nonzero elements, known only when it runs");
   }
   r.set_output(DType::kI64, {*count});
   return Status::Ok();

@@ -45,6 +45,14 @@ std::string dim_text(const Rule<D>& r, const D& d) {
 template <class D>
 inline constexpr bool kConcrete = std::is_same_v<D, int64_t>;
 
+// Whether this invocation has concrete dims: at run time (D = int64_t, or SymDim
+// constants in a selective build: InferContext::dims_are_concrete).
+template <class D>
+bool concrete(const Rule<D>& r) {
+  if constexpr (kConcrete<D>) return true;
+  else return r.ctx.dims_are_concrete();
+}
+
 // ---- SPEC §8: dims that no binding of their symbols can make agree ---------------
 // A rule checks them at run time (there they are an error naming the op); at
 // compile time, where dim_equal can only say kUnknown, it warns with these.
@@ -55,6 +63,7 @@ std::string symbols_text(const Rule<D>& r, std::initializer_list<D> dims) {
   if constexpr (kConcrete<D>) {
     return "binding";
   } else {
+    if (concrete(r)) return "binding";
     std::vector<int32_t> ids;
     for (const D& d : dims) {
       for (const SymDim::Term& t : d.terms()) {
@@ -157,13 +166,23 @@ Result<std::optional<D>> dynamic_scalar(const Rule<D>& r, size_t input);
 // this with concrete dims is a broken invariant.
 template <class D>
 Result<D> unknown_dim(const Rule<D>& r, std::string_view why) {
-  if constexpr (kConcrete<D>) {
+  if (concrete(r)) {
     return internal_error(std::string(r.name()) + ": a dim is unknown at run time (" +
                           std::string(why) + ")");
-  } else {
-    return r.ctx.fresh_dim(why);
   }
+  return r.ctx.fresh_dim(why);
 }
+
+// Concrete shapes through the SymDim rules, as SymDim constants: what infer<int64_t>
+// is in a selective build, whose verifier needs the SymDim rules anyway (one
+// instantiation of the selected ops' rules is about half the size of two). Each
+// rule then gives its int64_t instantiation's answer and error (concrete() above);
+// the full build keeps that instantiation, which allocates no polynomials, for the
+// planner and the executor's dynamic shapes. The rule tests (run_both) compare the
+// two on every case.
+Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const TensorType<int64_t>> in,
+                              std::span<const std::optional<int64_t>> scalars,
+                              std::vector<TensorType<int64_t>>& out, InferContext<int64_t>& ctx);
 
 // Family rules (infer.cc dispatches on the op).
 template <class D> Status infer_binary(const Rule<D>& r);

@@ -49,6 +49,7 @@ Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size
 template <class D>
 void warn_never_equal_non_axis([[maybe_unused]] const Rule<D>& r, [[maybe_unused]] size_t axis) {
   if constexpr (!kConcrete<D>) {  // at run time every pair was compared, and is equal
+    if (concrete(r)) return;
     for (size_t i = 0; i < r.in[0].rank(); ++i) {
       if (i == axis) continue;
       std::vector<size_t> distinct;  // inputs with a dim i unlike any before them

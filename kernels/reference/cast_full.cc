@@ -24,16 +24,21 @@ Status cast_kernel(const KernelContext&, const ops::Attrs&, std::span<const Tens
     copy_elements(o.data, x.data, n, dtype_size(x.dtype));
     return Status::Ok();
   }
-  visit_dtype(x.dtype, [&](auto ti) {
-    visit_dtype(o.dtype, [&](auto to) {
+  // The loops are built for the selected operand dtypes only (selected_ops.h).
+  return visit_dtype(x.dtype, [&](auto ti) {
+    return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      const Storage<In>* px = x.as<Storage<In>>();
-      Storage<Out>* po = o.as<Storage<Out>>();
-      for (int64_t i = 0; i < n; ++i) po[i] = store<Out>(load<In>(px[i]));
+      if constexpr (selection::dtype_selected(ops::OpId::Cast, In)) {
+        const Storage<In>* px = x.as<Storage<In>>();
+        Storage<Out>* po = o.as<Storage<Out>>();
+        for (int64_t i = 0; i < n; ++i) po[i] = store<Out>(load<In>(px[i]));
+        return Status::Ok();
+      } else {
+        return unsupported_dtypes("cast", In, Out);
+      }
     });
   });
-  return Status::Ok();
 }
 
 // full(value, dims...): the dims are only the output's shape, already applied.

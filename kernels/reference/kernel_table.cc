@@ -109,8 +109,11 @@ KernelFn reference_kernel(ops::OpId op) {
 }
 
 // Rank-0 elementwise binary kernels (elementwise_binary.cc), routed like the rest.
+// A selective build has none: its rank-0 nodes run the op's kernel (one element, the
+// same value), which saves a kernel per op and dtype pair at the cost of the
+// broadcast plan per run.
 KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
-  if constexpr (selection::any_with_flag(ops::kElementwiseBinary)) {
+  if constexpr (selection::kAllOps) {
     return selection::selected(op) ? scalar_binary_kernel_of(op, in, out) : nullptr;
   } else {
     (void)op, (void)in, (void)out;
@@ -119,7 +122,7 @@ KernelFn scalar_binary_kernel(ops::OpId op, DType in, DType out) {
 }
 
 FixedFn scalar_binary_fixed(ops::OpId op, DType in, DType out) {
-  if constexpr (selection::any_with_flag(ops::kElementwiseBinary)) {
+  if constexpr (selection::kAllOps) {
     return selection::selected(op) ? scalar_binary_fixed_of(op, in, out) : nullptr;
   } else {
     (void)op, (void)in, (void)out;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "reference/broadcast.h"
+#include "reference/dtype_dispatch.h"
 #include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
 #include "selection/selected_ops.h"
@@ -22,14 +23,25 @@ template <> struct Bytes<2> { using type = uint16_t; };
 template <> struct Bytes<4> { using type = uint32_t; };
 template <> struct Bytes<8> { using type = uint64_t; };
 
-// Calls f(tag) with tag::type an unsigned integer of the dtype's size.
-template <class F>
-void visit_size(DType t, F&& f) {
+// Calls f(tag) with tag::type an unsigned integer of the dtype's size, where `Op`
+// is selected for a dtype of that size (selected_ops.h); false where it is not.
+template <ops::OpId Op, size_t N, class F>
+bool call_if_size_selected(F& f) {
+  if constexpr (selection::size_selected(Op, N)) {
+    f(Bytes<N>{});
+    return true;
+  } else {
+    return false;
+  }
+}
+
+template <ops::OpId Op, class F>
+bool visit_size(DType t, F&& f) {
   switch (dtype_size(t)) {
-    case 1: f(Bytes<1>{}); break;
-    case 2: f(Bytes<2>{}); break;
-    case 4: f(Bytes<4>{}); break;
-    default: f(Bytes<8>{}); break;
+    case 1: return call_if_size_selected<Op, 1>(f);
+    case 2: return call_if_size_selected<Op, 2>(f);
+    case 4: return call_if_size_selected<Op, 4>(f);
+    default: return call_if_size_selected<Op, 8>(f);
   }
 }
 
@@ -63,7 +75,7 @@ Status broadcast_to_kernel(const KernelContext&, const ops::Attrs&, std::span<co
   BroadcastPlan<1> plan;
   if (x.dtype != o.dtype || !make_broadcast_plan<1>(o, {&x}, plan))
     return internal_error("broadcast_to: cannot broadcast " + describe(x) + " to " + describe(o));
-  visit_size(x.dtype, [&](auto tag) {
+  const bool built = visit_size<ops::OpId::BroadcastTo>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.as<T>();
     T* po = o.as<T>();
@@ -76,7 +88,7 @@ Status broadcast_to_kernel(const KernelContext&, const ops::Attrs&, std::span<co
       }
     });
   });
-  return Status::Ok();
+  return built ? Status::Ok() : unsupported_dtypes("broadcast_to", x.dtype, o.dtype);
 }
 
 Status transpose_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
@@ -121,7 +133,7 @@ Status transpose_kernel(const KernelContext&, const ops::Attrs& attrs, std::span
     copy_elements(o.data, x.data, total, dtype_size(x.dtype));
     return Status::Ok();
   }
-  visit_size(x.dtype, [&](auto tag) {
+  const bool built = visit_size<ops::OpId::Transpose>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.as<T>();
     T* po = o.as<T>();
@@ -139,7 +151,7 @@ Status transpose_kernel(const KernelContext&, const ops::Attrs& attrs, std::span
       }
     }
   });
-  return Status::Ok();
+  return built ? Status::Ok() : unsupported_dtypes("transpose", x.dtype, o.dtype);
 }
 
 Status concatenate_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,

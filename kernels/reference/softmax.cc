@@ -55,7 +55,8 @@ Status run_softmax(const KernelContext&, const ops::Attrs& attrs, std::span<cons
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;
       constexpr DType Out = decltype(to)::value;
-      if constexpr (is_float(Out) && (In == Out || !is_float(In))) {
+      constexpr ops::OpId kOp = kLog ? ops::OpId::LogSoftmax : ops::OpId::Softmax;
+      if constexpr (is_float(Out) && (In == Out || !is_float(In)) && selection::dtype_selected(kOp, In)) {
         softmax_lanes<kLog, In, Out>(x, o, v);
         return Status::Ok();
       } else {

@@ -12,9 +12,12 @@
 // check_attrs.cc for the attribute checks). Each names a kernel or rule only
 // where its op is selected (`if constexpr`), so what no selected op needs is never
 // referenced and the linker leaves it out; a core built with no ops has no rules
-// at all. The elementwise and reduction kernels are also built only for the
-// selected dtypes of their operands (dtype_selected). Graphs that use an op
-// outside the selection are refused on load (kernels::op_available).
+// at all. The elementwise, reduction, softmax and cast kernels are also built
+// only for the selected dtypes of their operands (dtype_selected), broadcast_to and
+// transpose for their sizes (size_selected). Graphs that use an op outside the
+// selection are refused on load (kernels::op_available). A selective build with
+// ops also runs concrete shapes through the SymDim rules (infer.cc), and its
+// binary ops through one strided loop (elementwise_binary.cc): one copy of each.
 #pragma once
 
 #include <iterator>
@@ -130,6 +133,14 @@ constexpr bool dtype_selected(ops::OpId op, DType t) {
     if (!any_word(s.dtypes, [](std::string_view w) { return w != "-"; })) return true;
     if (any_word(s.dtypes, [t](std::string_view w) { return w == dtype_name(t); })) return true;
   }
+  return false;
+}
+
+// True when `op` is selected for some dtype of `bytes` bytes (the kernels that
+// only move elements: broadcast_to, transpose).
+constexpr bool size_selected(ops::OpId op, size_t bytes) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (dtype_size(DType(i)) == bytes && dtype_selected(op, DType(i))) return true;
   return false;
 }
 

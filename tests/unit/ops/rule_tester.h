@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/infer.h"
+#include "ops/infer_rules.h"
 
 namespace sg::ops::testing {
 
@@ -118,6 +119,16 @@ inline Inferred<int64_t> run_both(OpId op, const Attrs& a, std::vector<TensorTyp
   EXPECT_EQ(c.type.dtype, s.type.dtype);
   EXPECT_EQ(c.warnings, s.warnings);
   EXPECT_EQ(s.fresh, 0);
+  // A selective build's concrete shapes: the SymDim rules on constants.
+  ConcreteTestContext via_ctx;
+  std::vector<TensorType<int64_t>> via;
+  const Status v = rules::infer_through_symbolic(op, a, in, scalars, via, via_ctx);
+  EXPECT_EQ(c.status.ok(), v.ok()) << c.status.message() << " | " << v.message();
+  EXPECT_EQ(c.status.message(), v.message());
+  if (c.status.ok() && v.ok()) {
+    EXPECT_EQ(c.outputs, via);
+  }
+  EXPECT_EQ(c.warnings, via_ctx.warnings);
   return c;
 }
 
