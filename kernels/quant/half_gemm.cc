@@ -116,13 +116,14 @@ void round_rows_bf16(const float* a, size_t m, size_t k, size_t kpad, uint16_t* 
 }
 
 void half_gemm_columns(const HalfPanels& p, const float* a, const uint16_t* a_bf16, size_t m, float* c,
-                       size_t col_begin, size_t col_end) {
+                       size_t col_begin, size_t col_end, HalfEpilogue epilogue) {
   const size_t pb = col_begin / kHalfPanel, pe = (col_end + kHalfPanel - 1) / kHalfPanel;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (p.isa == HalfIsa::kAvx512Bf16Dot) return detail::half_dot_avx512bf16(p, a_bf16, m, c, pb, pe);
-  if (p.isa == HalfIsa::kAvx512Widen) return detail::half_widen_avx512(p, a, m, c, pb, pe);
+  if (p.isa == HalfIsa::kAvx512Bf16Dot) return detail::half_dot_avx512bf16(p, a_bf16, m, c, pb, pe, epilogue);
+  if (p.isa == HalfIsa::kAvx512Widen) return detail::half_widen_avx512(p, a, m, c, pb, pe, epilogue);
 #endif
   // Packed only where a kernel runs (best_half_isa).
+  (void)epilogue;
   (void)a;
   (void)a_bf16;
   (void)m;

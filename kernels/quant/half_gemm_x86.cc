@@ -32,12 +32,13 @@ SG_HQ_INLINE int32_t load32(const void* p) {
 // The rows in tiles: 8 x 2 panels, then 4 x 4, then the last rows; one row (a
 // decoder's step, batch 1) 8 panels wide.
 template <template <int, int> class Tile, class A>
-SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float* c, size_t pb, size_t pe) {
+SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float* c, size_t pb, size_t pe,
+                           const HalfEpilogue& e) {
   const auto panels = [&](auto mr, auto np, size_t row) {
     constexpr int MR = decltype(mr)::value, NP = decltype(np)::value;
     size_t pan = pb;
-    for (; pan + NP <= pe; pan += NP) Tile<MR, NP>::run(p, a + row * lda, lda, c + row * p.n, pan);
-    for (; pan < pe; ++pan) Tile<MR, 1>::run(p, a + row * lda, lda, c + row * p.n, pan);
+    for (; pan + NP <= pe; pan += NP) Tile<MR, NP>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
+    for (; pan < pe; ++pan) Tile<MR, 1>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
   };
   using I1 = std::integral_constant<int, 1>;
   using I2 = std::integral_constant<int, 2>;
@@ -67,17 +68,24 @@ SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float
 namespace widen {
 namespace {
 
-SG_HQ_INLINE void store(float* c, size_t col, size_t n, __m512 v) {
-  const __mmask16 keep = col + 16 <= n ? __mmask16(0xFFFF) : __mmask16((1u << (n - col)) - 1);
-  _mm512_mask_storeu_ps(c + col, keep, v);
-}
+#define SG_HQ_STORE                                                                             \
+  SG_HQ_INLINE void store(float* c, size_t col, size_t n, __m512 v, const HalfEpilogue& e) {     \
+    const __mmask16 keep = col + 16 <= n ? __mmask16(0xFFFF) : __mmask16((1u << (n - col)) - 1); \
+    if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));     \
+    if (e.relu) {                                                                                \
+      const __m512 zero = _mm512_setzero_ps();                                                   \
+      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);                  \
+    }                                                                                            \
+    _mm512_mask_storeu_ps(c + col, keep, v);                                                     \
+  }
+SG_HQ_STORE
 
 template <bool F16>
 struct WidenTile {
   template <int MR, int NP>
   struct T {
     __attribute__((noinline)) static void run(const HalfPanels& p, const float* a, size_t lda, float* c,
-                                              size_t panel) {
+                                              size_t panel, const HalfEpilogue& e) {
       const size_t ph = p.panel_halves();
       const uint16_t* wp = p.data.data() + panel * ph;
       __m512 acc[MR][NP];
@@ -102,7 +110,7 @@ struct WidenTile {
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-        for (int j = 0; j < NP; ++j) store(c + size_t(r) * p.n, (panel + size_t(j)) * 16, p.n, acc[r][j]);
+        for (int j = 0; j < NP; ++j) store(c + size_t(r) * p.n, (panel + size_t(j)) * 16, p.n, acc[r][j], e);
     }
   };
 };
@@ -111,9 +119,9 @@ struct WidenTile {
 }  // namespace widen
 
 void half_widen_avx512(const HalfPanels& p, const float* a, size_t m, float* c, size_t panel_begin,
-                       size_t panel_end) {
-  if (p.storage == Storage::kF16) run_rows<widen::WidenTile<true>::T>(p, a, p.k, m, c, panel_begin, panel_end);
-  else run_rows<widen::WidenTile<false>::T>(p, a, p.k, m, c, panel_begin, panel_end);
+                       size_t panel_end, const HalfEpilogue& e) {
+  if (p.storage == Storage::kF16) run_rows<widen::WidenTile<true>::T>(p, a, p.k, m, c, panel_begin, panel_end, e);
+  else run_rows<widen::WidenTile<false>::T>(p, a, p.k, m, c, panel_begin, panel_end, e);
 }
 
 #if defined(__clang__)
@@ -132,10 +140,13 @@ void half_widen_avx512(const HalfPanels& p, const float* a, size_t m, float* c, 
 namespace dot {
 namespace {
 
+SG_HQ_STORE
+#undef SG_HQ_STORE
+
 template <int MR, int NP>
 struct DotTile {
   __attribute__((noinline)) static void run(const HalfPanels& p, const uint16_t* a, size_t lda, float* c,
-                                            size_t panel) {
+                                            size_t panel, const HalfEpilogue& e) {
     const size_t ph = p.panel_halves(), steps = p.kpad / 2;
     const uint16_t* wp = p.data.data() + panel * ph;
     __m512 acc[MR][NP];
@@ -157,11 +168,7 @@ struct DotTile {
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-      for (int j = 0; j < NP; ++j) {
-        const size_t col = (panel + size_t(j)) * 16;
-        const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
-        _mm512_mask_storeu_ps(c + size_t(r) * p.n + col, keep, acc[r][j]);
-      }
+      for (int j = 0; j < NP; ++j) store(c + size_t(r) * p.n, (panel + size_t(j)) * 16, p.n, acc[r][j], e);
   }
 };
 
@@ -169,8 +176,8 @@ struct DotTile {
 }  // namespace dot
 
 void half_dot_avx512bf16(const HalfPanels& p, const uint16_t* a, size_t m, float* c, size_t panel_begin,
-                         size_t panel_end) {
-  run_rows<dot::DotTile>(p, a, p.kpad, m, c, panel_begin, panel_end);
+                         size_t panel_end, const HalfEpilogue& e) {
+  run_rows<dot::DotTile>(p, a, p.kpad, m, c, panel_begin, panel_end, e);
 }
 
 // 32 values a step: two vectors of 16 to one of 32 bf16 (the tail masked: zeros).

@@ -43,6 +43,7 @@ class QuantizedDense final : public PreparedKernel {
         size_t(o.numel()) != size_t(x.numel()) / k * n)
       return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for weights [" +
                             std::to_string(k) + ", " + std::to_string(n) + "]");
+    bool fused = false;
     GemmProblem p;
     p.a = x.as<const float>();
     p.w = view_;
@@ -53,7 +54,11 @@ class QuantizedDense final : public PreparedKernel {
     if (p.m > 0 && n > 0 && packed_ != nullptr) {
       run_dynamic(ctx, p);
     } else if (p.m > 0 && n > 0 && half_ != nullptr) {
-      run_half(ctx, p);
+      // The bias and relu in the kernel's store, as the f32 GEMM does.
+      fused = op_ == ops::OpId::FullyConnected && activation_ != ops::attr::kActTanh;
+      HalfEpilogue e;
+      if (fused) e = HalfEpilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
+      run_half(ctx, p, e);
     } else if (p.m > 0 && n > 0) {
       if (isa_ == GemmIsa::kReference) {
         gemm_columns(isa_, p, 0, n, row_.data());
@@ -68,7 +73,9 @@ class QuantizedDense final : public PreparedKernel {
           for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
-    if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
+    if (fused) {
+      // Done in the kernel.
+    } else if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
       const float* bias = inputs[2].as<const float>();
       for (size_t r = 0; r < p.m; ++r) {
         float* row = o.as<float>() + r * n;
@@ -104,7 +111,7 @@ class QuantizedDense final : public PreparedKernel {
   }
   // bf16/f16 panels: the activations rounded to bf16 once (the dot kernel), then
   // column tiles.
-  void run_half(const KernelContext& ctx, const GemmProblem& p) {
+  void run_half(const KernelContext& ctx, const GemmProblem& p, const HalfEpilogue& e) {
     thread_local std::vector<uint16_t> a16;
     const uint16_t* rounded = nullptr;
     if (half_->isa == HalfIsa::kAvx512Bf16Dot) {
@@ -112,7 +119,7 @@ class QuantizedDense final : public PreparedKernel {
       round_rows_bf16(p.a, p.m, p.k, half_->kpad, a16.data());
       rounded = a16.data();
     }
-    HalfTask task{half_.get(), p.a, rounded, p.m, p.c, p.n};
+    HalfTask task{half_.get(), p.a, rounded, p.m, p.c, p.n, e};
     const size_t tiles = (p.n + kHalfColumnTile - 1) / kHalfColumnTile;
     if (ctx.team != nullptr && tiles > 1) ctx.team->run(&HalfTask::run, &task, tiles);
     else
@@ -125,10 +132,11 @@ class QuantizedDense final : public PreparedKernel {
     size_t m;
     float* c;
     size_t n;
+    HalfEpilogue e;
     static void run(void* context, size_t i) {
       const HalfTask& t = *static_cast<const HalfTask*>(context);
       const size_t begin = i * kHalfColumnTile, end = std::min(t.n, begin + kHalfColumnTile);
-      half_gemm_columns(*t.half, t.a, t.a16, t.m, t.c, begin, end);
+      half_gemm_columns(*t.half, t.a, t.a16, t.m, t.c, begin, end, t.e);
     }
   };
 

@@ -162,6 +162,23 @@ TEST(HalfGemm, DenseKernelRunsThePanels) {
     o[0] = TensorRef{DType::kF32, 2, {6, 40}, out.data()};
     ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
     for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want[i]) << storage_name(s) << " at " << i;
+    // fully_connected with relu: the bias and relu in the kernel's store, as
+    // `v < 0 ? 0 : v` of sum + bias (NaN stays NaN).
+    ops::Attrs relu;
+    relu.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
+    auto fc = prepare_quantized(ops::OpId::FullyConnected, relu, l, q.data.data(), nullptr, best_gemm_isa(l), nullptr,
+                                nullptr, pack_half(view, isa));
+    std::vector<float> bias = normal_values(40, 8);
+    bias[3] = std::nanf("");
+    TensorRef fin[3];
+    fin[0] = in[0];
+    fin[1] = in[1];
+    fin[2] = TensorRef{DType::kF32, 1, {40}, bias.data()};
+    ASSERT_TRUE(fc->run(KernelContext{}, fin, o).ok());
+    for (size_t i = 0; i < out.size(); ++i) {
+      const float v = want[i] + bias[i % 40];
+      ASSERT_TRUE(same(out[i], v < 0.0f ? 0.0f : v)) << storage_name(s) << " relu at " << i;
+    }
   }
 }
 
