@@ -61,16 +61,15 @@ bool cpu_has_avx512bf16() {
 #endif
 }
 
-HalfIsa best_half_isa(const Layout& l, bool dynamic) {
+HalfIsa best_half_isa(const Layout& l) {
   if (!half_layout(l)) return HalfIsa::kNone;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (dynamic && l.storage == Storage::kBF16 && cpu_has_avx512bf16()) return HalfIsa::kAvx512Bf16Dot;
   if (cpu_avx512()) return HalfIsa::kAvx512Widen;
-#else
-  (void)dynamic;
 #endif
   return HalfIsa::kNone;
 }
+
+bool bf16_dot_runs(const Layout& l) { return half_layout(l) && l.storage == Storage::kBF16 && cpu_has_avx512bf16(); }
 
 std::shared_ptr<const HalfPanels> pack_half(const WeightView& w, HalfIsa isa) {
   auto out = std::make_shared<HalfPanels>();

@@ -1,14 +1,22 @@
 // C[M][N] = A[M][K] · W[K][N] for bf16 and f16 dense weights packed once into
 // column panels of 16 for the AVX-512 kernels (SPEC.md §13). Two kernels:
 //
-//   kAvx512Bf16Dot (bf16 weights, AVX512_BF16, LoadOptions::dynamic_quantization):
-//     each row of A rounded to bf16 once per call (vcvtne2ps2bf16: nearest even,
-//     denormals to signed zero, NaN quiet), then vdpbf16ps over pairs of K. Per
-//     column, in f32 with denormal inputs and results flushed to zero:
+//   kAvx512Widen (bf16 or f16, AVX-512F): the weights widened in registers, which
+//     is exact, and acc = fma(a[k], w[k], acc) in k order: the f32 products over
+//     the widened weights that eager mode and the other kernels compute. This is
+//     the one the runtime picks.
+//   kAvx512Bf16Dot (bf16 weights, AVX512_BF16; built and tested, not picked by
+//     the runtime, since it changes the values): each row of A rounded to bf16
+//     once per call (vcvtne2ps2bf16: nearest even, denormals to signed zero, NaN
+//     quiet), then vdpbf16ps over pairs of K. Per column, in f32 with denormal
+//     inputs and results flushed to zero:
 //         acc = 0;  for each pair t:  acc = (acc + a[2t+1]·w[2t+1]) + a[2t]·w[2t]
 //     (the bf16 products are exact in f32). An odd K is padded with a zero weight.
-//   kAvx512Widen (bf16 or f16, AVX-512F): the weights widened in registers, which
-//     is exact, and acc = fma(a[k], w[k], acc) in k order: weight-only's values.
+//     Rounding the activations moves results by up to 2^-8 of each product (eager
+//     mode and CPUs without AVX512_BF16 do not round), and on Sapphire Rapids
+//     vdpbf16ps beats the widening kernel only for a few rows (M = 1: ~1.1-1.3x)
+//     and loses at batch 64 (~0.7x): picking it needs a load option and eager
+//     mode to match.
 //
 // Panels: the dot kernel's step t holds K pair (2t, 2t+1) of its 16 columns
 // interleaved (32 halves, 64 bytes: what vdpbf16ps reads); the widening kernel's
@@ -28,10 +36,11 @@ namespace sg::kernels::quant {
 enum class HalfIsa { kNone, kAvx512Widen, kAvx512Bf16Dot };
 const char* half_isa_name(HalfIsa isa);
 
-// The panel kernel this CPU runs for `l` (bf16 or f16 [K][N] weights), or kNone.
-// `dynamic`: bf16 may round the activations (the dot kernel); false keeps the
-// products exact (the widening kernel).
-HalfIsa best_half_isa(const Layout& l, bool dynamic);
+// The panel kernel the runtime runs for `l` (bf16 or f16 [K][N] weights) on this
+// CPU: kAvx512Widen where it has AVX-512F/BW/VL, else kNone.
+HalfIsa best_half_isa(const Layout& l);
+// Whether kAvx512Bf16Dot runs here for `l` (bf16 [K][N], AVX512_BF16).
+bool bf16_dot_runs(const Layout& l);
 // Whether the CPU has AVX512_BF16 (CPUID leaf 7 subleaf 1, EAX bit 5) beside AVX-512F/BW/VL.
 bool cpu_has_avx512bf16();
 

@@ -67,7 +67,6 @@ std::shared_ptr<const kernels::quant::HalfPanels> QuantizedConstant::half_panels
   (void)isa;
   return nullptr;
 #else
-  // One isa per Program (best_half_isa of its dynamic_quantization), so per constant.
   std::call_once(half_once_, [this, isa] {
     if (isa != kernels::quant::HalfIsa::kNone)
       half_ = kernels::quant::pack_half(kernels::quant::WeightView{&layout, data, scales}, isa);
@@ -93,7 +92,7 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
       std::shared_ptr<const kernels::quant::PackedWeights> packed;
       if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(q->layout)) packed = q->packed();
       std::shared_ptr<const kernels::quant::HalfPanels> half;
-      if (op != ops::OpId::Take) half = q->half_panels(kernels::quant::best_half_isa(q->layout, dynamic));
+      if (op != ops::OpId::Take) half = q->half_panels(kernels::quant::best_half_isa(q->layout));
       void (*tanh_row)(const float*, float*, size_t) = nullptr;
 #ifdef SG_HAVE_XNNPACK
       // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).

@@ -33,8 +33,8 @@ struct QuantizedConstant {
   // (thread-safe); null where the layout or the CPU has no such kernel.
   std::shared_ptr<const kernels::quant::PackedWeights> packed() const;
   // bf16 and f16 dense weights packed for kernels::quant::half_gemm_columns' kernel
-  // `isa` (one per Program: LoadOptions::dynamic_quantization picks it), made on
-  // first call (thread-safe); null for kNone.
+  // `isa` (the same for every call: best_half_isa), made on first call
+  // (thread-safe); null for kNone.
   std::shared_ptr<const kernels::quant::HalfPanels> half_panels(kernels::quant::HalfIsa isa) const;
 
  private:
@@ -65,9 +65,8 @@ class QuantizedConstants {
 
 // The kernel of an op node one of whose inputs is a quantized constant it reads in
 // place (kernels::quant::reads_quantized), else null. `quant[i]` is input i's.
-// `dynamic`: int8 and int4 dense layers quantize their activations per run, bf16
-// ones round them to bf16 where the CPU has AVX512_BF16 (the default); false:
-// weight-only, f32 products over the widened weights.
+// `dynamic`: int8 and int4 dense layers quantize their activations per run (the
+// default); false: weight-only, f32 products over the widened weights.
 std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant, bool dynamic = true);
 

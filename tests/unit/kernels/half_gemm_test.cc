@@ -37,8 +37,8 @@ float from_bits(uint32_t u) {
 std::vector<HalfIsa> kernels_for(Storage s) {
   std::vector<HalfIsa> out;
   const Layout l = default_layout(s, {4, 4});
-  if (best_half_isa(l, false) == HalfIsa::kAvx512Widen) out.push_back(HalfIsa::kAvx512Widen);
-  if (best_half_isa(l, true) == HalfIsa::kAvx512Bf16Dot) out.push_back(HalfIsa::kAvx512Bf16Dot);
+  if (best_half_isa(l) == HalfIsa::kAvx512Widen) out.push_back(HalfIsa::kAvx512Widen);
+  if (bf16_dot_runs(l)) out.push_back(HalfIsa::kAvx512Bf16Dot);
   return out;
 }
 
@@ -70,7 +70,8 @@ TEST(HalfGemm, ActivationRoundingIsTheInstructions) {
     round_rows_bf16(a.data(), m, k, kpad, got.data());
     for (size_t r = 0; r < m; ++r)
       for (size_t i = 0; i < kpad; ++i)
-        ASSERT_EQ(got[r * kpad + i], i < k ? round_activation_bf16(a[r * k + i]) : 0) << "k=" << k << " " << r << "," << i;
+        ASSERT_EQ(got[r * kpad + i], i < k ? round_activation_bf16(a[r * k + i]) : 0)
+            << "k=" << k << " " << r << "," << i;
   }
 }
 
@@ -135,51 +136,46 @@ TEST(HalfGemm, NonFiniteActivationsPropagate) {
     }
 }
 
-// A dense layer picks the panel kernel the runtime packed for it: the bf16 dot
-// kernel under dynamic quantization where the CPU has AVX512_BF16, else the
-// widening one; weight-only (dynamic false) never rounds the activations.
+// A dense layer runs the panel kernel it is given: the runtime's (best_half_isa,
+// exact: the widening one) and the bf16 dot kernel where the CPU has AVX512_BF16.
 TEST(HalfGemm, DenseKernelRunsThePanels) {
-  for (Storage s : {Storage::kBF16, Storage::kF16}) {
-    const Layout l = default_layout(s, {75, 40});
-    const HalfIsa isa = best_half_isa(l, true);
-    if (s == Storage::kBF16 && cpu_has_avx512bf16()) {
-      EXPECT_EQ(isa, HalfIsa::kAvx512Bf16Dot);
+  for (Storage s : {Storage::kBF16, Storage::kF16})
+    for (HalfIsa isa : kernels_for(s)) {
+      const Layout l = default_layout(s, {75, 40});
+      EXPECT_NE(best_half_isa(l), HalfIsa::kAvx512Bf16Dot);
+      const std::vector<float> w = normal_values(75 * 40, 5), a = normal_values(6 * 75, 6);
+      const Quantized q = quantize(l, w.data());
+      const WeightView view{&l, q.data.data(), nullptr};
+      ops::Attrs attrs;
+      auto kernel = prepare_quantized(ops::OpId::MatMul, attrs, l, q.data.data(), nullptr, best_gemm_isa(l), nullptr,
+                                      nullptr, pack_half(view, isa));
+      EXPECT_EQ(std::string(kernel->name()), std::string("quant:") + storage_name(s) + ":" + half_isa_name(isa));
+      std::vector<float> want(6 * 40), out(6 * 40);
+      half_gemm_reference(isa, view, a.data(), 6, want.data());
+      TensorRef in[2], o[1];
+      in[0] = TensorRef{DType::kF32, 2, {6, 75}, const_cast<float*>(a.data())};
+      in[1] = TensorRef{DType::kF32, 2, {75, 40}, nullptr};
+      o[0] = TensorRef{DType::kF32, 2, {6, 40}, out.data()};
+      ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
+      for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want[i]) << storage_name(s) << " at " << i;
+      // fully_connected with relu: the bias and relu in the kernel's store, as
+      // `v < 0 ? 0 : v` of sum + bias (NaN stays NaN).
+      ops::Attrs relu;
+      relu.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
+      auto fc = prepare_quantized(ops::OpId::FullyConnected, relu, l, q.data.data(), nullptr, best_gemm_isa(l), nullptr,
+                                  nullptr, pack_half(view, isa));
+      std::vector<float> bias = normal_values(40, 8);
+      bias[3] = std::nanf("");
+      TensorRef fin[3];
+      fin[0] = in[0];
+      fin[1] = in[1];
+      fin[2] = TensorRef{DType::kF32, 1, {40}, bias.data()};
+      ASSERT_TRUE(fc->run(KernelContext{}, fin, o).ok());
+      for (size_t i = 0; i < out.size(); ++i) {
+        const float v = want[i] + bias[i % 40];
+        ASSERT_TRUE(same(out[i], v < 0.0f ? 0.0f : v)) << storage_name(s) << " relu at " << i;
+      }
     }
-    EXPECT_NE(best_half_isa(l, false), HalfIsa::kAvx512Bf16Dot);
-    if (isa == HalfIsa::kNone) GTEST_SKIP() << "no AVX-512 on this CPU";
-    const std::vector<float> w = normal_values(75 * 40, 5), a = normal_values(6 * 75, 6);
-    const Quantized q = quantize(l, w.data());
-    const WeightView view{&l, q.data.data(), nullptr};
-    ops::Attrs attrs;
-    auto kernel = prepare_quantized(ops::OpId::MatMul, attrs, l, q.data.data(), nullptr, best_gemm_isa(l), nullptr,
-                                    nullptr, pack_half(view, isa));
-    EXPECT_EQ(std::string(kernel->name()), std::string("quant:") + storage_name(s) + ":" + half_isa_name(isa));
-    std::vector<float> want(6 * 40), out(6 * 40);
-    half_gemm_reference(isa, view, a.data(), 6, want.data());
-    TensorRef in[2], o[1];
-    in[0] = TensorRef{DType::kF32, 2, {6, 75}, const_cast<float*>(a.data())};
-    in[1] = TensorRef{DType::kF32, 2, {75, 40}, nullptr};
-    o[0] = TensorRef{DType::kF32, 2, {6, 40}, out.data()};
-    ASSERT_TRUE(kernel->run(KernelContext{}, in, o).ok());
-    for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want[i]) << storage_name(s) << " at " << i;
-    // fully_connected with relu: the bias and relu in the kernel's store, as
-    // `v < 0 ? 0 : v` of sum + bias (NaN stays NaN).
-    ops::Attrs relu;
-    relu.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
-    auto fc = prepare_quantized(ops::OpId::FullyConnected, relu, l, q.data.data(), nullptr, best_gemm_isa(l), nullptr,
-                                nullptr, pack_half(view, isa));
-    std::vector<float> bias = normal_values(40, 8);
-    bias[3] = std::nanf("");
-    TensorRef fin[3];
-    fin[0] = in[0];
-    fin[1] = in[1];
-    fin[2] = TensorRef{DType::kF32, 1, {40}, bias.data()};
-    ASSERT_TRUE(fc->run(KernelContext{}, fin, o).ok());
-    for (size_t i = 0; i < out.size(); ++i) {
-      const float v = want[i] + bias[i % 40];
-      ASSERT_TRUE(same(out[i], v < 0.0f ? 0.0f : v)) << storage_name(s) << " relu at " << i;
-    }
-  }
 }
 
 }  // namespace
