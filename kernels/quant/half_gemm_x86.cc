@@ -38,6 +38,12 @@ SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float
     constexpr int MR = decltype(mr)::value, NP = decltype(np)::value;
     size_t pan = pb;
     for (; pan + NP <= pe; pan += NP) Tile<MR, NP>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
+    // The last panels in fewer, still several at a time (one accumulator per row
+    // waits on each fma's latency).
+    if constexpr (NP > 4)
+      for (; pan + 4 <= pe; pan += 4) Tile<MR, 4>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
+    if constexpr (NP > 2)
+      for (; pan + 2 <= pe; pan += 2) Tile<MR, 2>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
     for (; pan < pe; ++pan) Tile<MR, 1>::run(p, a + row * lda, lda, c + row * p.n, pan, e);
   };
   using I1 = std::integral_constant<int, 1>;
