@@ -122,6 +122,7 @@ void half_gemm_columns(const HalfPanels& p, const float* a, const uint16_t* a_bf
   if (p.isa == HalfIsa::kAvx512Widen) return detail::half_widen_avx512(p, a, m, c, pb, pe, epilogue);
 #endif
   // Packed only where a kernel runs (best_half_isa).
+  (void)p;
   (void)epilogue;
   (void)a;
   (void)a_bf16;
