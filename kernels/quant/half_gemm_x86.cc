@@ -99,19 +99,12 @@ struct WidenTile {
       for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
         for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_setzero_ps();
-      // Element 2i + 1 of the 32 halves takes half i (vpermw's indices).
-      const __m512i to_high = _mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0, 7, 0, 6, 0, 5, 0, 4, 0,
-                                               3, 0, 2, 0, 1, 0, 0, 0);
       for (size_t k = 0; k < p.k; ++k) {
         __m512 w[NP];
 #pragma GCC unroll 8
         for (int j = 0; j < NP; ++j) {
           const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + size_t(j) * ph + k * 16));
-          // bf16: each half into the high 16 bits of its lane, the low ones zeroed
-          // (one vpermw, where vpmovzxwd and a shift take two ports).
-          w[j] = F16 ? _mm512_cvtph_ps(h)
-                     : _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(__mmask32(0xAAAAAAAAu), to_high,
-                                                                          _mm512_castsi256_si512(h)));
+          w[j] = F16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
         }
 #pragma GCC unroll 8
         for (int r = 0; r < MR; ++r) {
