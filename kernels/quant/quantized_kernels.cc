@@ -19,12 +19,20 @@ class QuantizedDense final : public PreparedKernel {
  public:
   QuantizedDense(ops::OpId op, int64_t activation, const Layout& l, const uint8_t* data, const uint8_t* scales,
                  GemmIsa isa, std::shared_ptr<const PackedWeights> packed,
-                 void (*tanh_row)(const float*, float*, size_t))
-      : op_(op), activation_(activation), layout_(l), isa_(isa), packed_(std::move(packed)), tanh_row_(tanh_row) {
+                 void (*tanh_row)(const float*, float*, size_t), std::shared_ptr<const HalfPanels> half)
+      : op_(op),
+        activation_(activation),
+        layout_(l),
+        isa_(isa),
+        packed_(std::move(packed)),
+        half_(std::move(half)),
+        tanh_row_(tanh_row) {
     view_ = WeightView{&layout_, data, scales};
     if (isa_ == GemmIsa::kReference) row_.resize(size_t(l.dims[1]));
     name_ = std::string("quant:") + storage_name(l.storage) + ":" +
-            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa) : gemm_isa_name(isa_));
+            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa)
+             : half_ != nullptr ? half_isa_name(half_->isa)
+                                : gemm_isa_name(isa_));
   }
 
   Status run(const KernelContext& ctx, std::span<const TensorRef> inputs, std::span<TensorRef> outputs) override {
@@ -35,6 +43,7 @@ class QuantizedDense final : public PreparedKernel {
         size_t(o.numel()) != size_t(x.numel()) / k * n)
       return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for weights [" +
                             std::to_string(k) + ", " + std::to_string(n) + "]");
+    bool fused = false;
     GemmProblem p;
     p.a = x.as<const float>();
     p.w = view_;
@@ -44,6 +53,12 @@ class QuantizedDense final : public PreparedKernel {
     p.n = n;
     if (p.m > 0 && n > 0 && packed_ != nullptr) {
       run_dynamic(ctx, p);
+    } else if (p.m > 0 && n > 0 && half_ != nullptr) {
+      // The bias and relu in the kernel's store, as the f32 GEMM does.
+      fused = op_ == ops::OpId::FullyConnected && activation_ != ops::attr::kActTanh;
+      HalfEpilogue e;
+      if (fused) e = HalfEpilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
+      run_half(ctx, p, e);
     } else if (p.m > 0 && n > 0) {
       if (isa_ == GemmIsa::kReference) {
         gemm_columns(isa_, p, 0, n, row_.data());
@@ -58,7 +73,9 @@ class QuantizedDense final : public PreparedKernel {
           for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
-    if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
+    if (fused) {
+      // Done in the kernel.
+    } else if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
       const float* bias = inputs[2].as<const float>();
       for (size_t r = 0; r < p.m; ++r) {
         float* row = o.as<float>() + r * n;
@@ -92,6 +109,37 @@ class QuantizedDense final : public PreparedKernel {
       gemm_columns(isa_, one, 0, p.n, row.data());
     }
   }
+  // bf16/f16 panels: the activations rounded to bf16 once (the dot kernel), then
+  // column tiles.
+  void run_half(const KernelContext& ctx, const GemmProblem& p, const HalfEpilogue& e) {
+    thread_local std::vector<uint16_t> a16;
+    const uint16_t* rounded = nullptr;
+    if (half_->isa == HalfIsa::kAvx512Bf16Dot) {
+      a16.resize(p.m * half_->kpad);
+      round_rows_bf16(p.a, p.m, p.k, half_->kpad, a16.data());
+      rounded = a16.data();
+    }
+    HalfTask task{half_.get(), p.a, rounded, p.m, p.c, p.n, e};
+    const size_t tiles = (p.n + kHalfColumnTile - 1) / kHalfColumnTile;
+    if (ctx.team != nullptr && tiles > 1) ctx.team->run(&HalfTask::run, &task, tiles);
+    else
+      for (size_t i = 0; i < tiles; ++i) HalfTask::run(&task, i);
+  }
+  struct HalfTask {
+    const HalfPanels* half;
+    const float* a;
+    const uint16_t* a16;
+    size_t m;
+    float* c;
+    size_t n;
+    HalfEpilogue e;
+    static void run(void* context, size_t i) {
+      const HalfTask& t = *static_cast<const HalfTask*>(context);
+      const size_t begin = i * kHalfColumnTile, end = std::min(t.n, begin + kHalfColumnTile);
+      half_gemm_columns(*t.half, t.a, t.a16, t.m, t.c, begin, end, t.e);
+    }
+  };
+
   struct DynTask {
     const PackedWeights* packed;
     const QuantizedRows* rows;
@@ -122,6 +170,7 @@ class QuantizedDense final : public PreparedKernel {
   WeightView view_;
   GemmIsa isa_;
   std::shared_ptr<const PackedWeights> packed_;
+  std::shared_ptr<const HalfPanels> half_;
   void (*tanh_row_)(const float*, float*, size_t);
   std::vector<float> row_;
   std::string name_;
@@ -181,10 +230,12 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa,
                                                   std::shared_ptr<const PackedWeights> packed,
-                                                  void (*tanh_row)(const float*, float*, size_t)) {
+                                                  void (*tanh_row)(const float*, float*, size_t),
+                                                  std::shared_ptr<const HalfPanels> half) {
   if (op == ops::OpId::Take) return std::make_unique<QuantizedTake>(l, data, scales);
   const int64_t activation = op == ops::OpId::FullyConnected ? attrs.i(ops::attr::kFcActivation) : 0;
-  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed), tanh_row);
+  return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed), tanh_row,
+                                          std::move(half));
 }
 
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,

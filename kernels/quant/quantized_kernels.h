@@ -8,6 +8,7 @@
 
 #include "interface/kernel.h"
 #include "quant/dynamic_gemm.h"
+#include "quant/half_gemm.h"
 #include "quant/quantized_gemm.h"
 #include "quant/weight_format.h"
 
@@ -29,8 +30,11 @@ std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs
 std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs& attrs, const Layout& l,
                                                   const uint8_t* data, const uint8_t* scales, GemmIsa isa,
                                                   std::shared_ptr<const PackedWeights> packed,
-                                                  void (*tanh_row)(const float*, float*, size_t) = nullptr);
+                                                  void (*tanh_row)(const float*, float*, size_t) = nullptr,
+                                                  std::shared_ptr<const HalfPanels> half = nullptr);
 // `tanh_row`: fully_connected's tanh activation over a row (y may be x), the f32
 // kernels' vectorized tanh where the runtime has one; null: std::tanh per element.
+// `half` (pack_half of the same bf16 or f16 weights): a dense layer runs that panel
+// kernel (half_gemm.h) instead of `isa`.
 
 }  // namespace sg::kernels::quant

@@ -62,6 +62,19 @@ std::shared_ptr<const kernels::quant::PackedWeights> QuantizedConstant::packed()
 #endif
 }
 
+std::shared_ptr<const kernels::quant::HalfPanels> QuantizedConstant::half_panels(kernels::quant::HalfIsa isa) const {
+#ifdef SG_SELECTED_OPS_INC
+  (void)isa;
+  return nullptr;
+#else
+  std::call_once(half_once_, [this, isa] {
+    if (isa != kernels::quant::HalfIsa::kNone)
+      half_ = kernels::quant::pack_half(kernels::quant::WeightView{&layout, data, scales}, isa);
+  });
+  return half_;
+#endif
+}
+
 std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     ops::OpId op, const ops::Attrs& attrs, std::span<const QuantizedConstant* const> quant, bool dynamic) {
 #ifdef SG_SELECTED_OPS_INC
@@ -78,13 +91,16 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout)) {
       std::shared_ptr<const kernels::quant::PackedWeights> packed;
       if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(q->layout)) packed = q->packed();
+      std::shared_ptr<const kernels::quant::HalfPanels> half;
+      if (op != ops::OpId::Take) half = q->half_panels(kernels::quant::best_half_isa(q->layout));
       void (*tanh_row)(const float*, float*, size_t) = nullptr;
 #ifdef SG_HAVE_XNNPACK
       // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).
       tanh_row = kernels::xnnpack_tanh_row();
 #endif
       return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales,
-                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row);
+                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row,
+                                               std::move(half));
     }
   }
   return nullptr;

@@ -15,6 +15,7 @@
 
 #include "interface/kernel.h"
 #include "quant/dynamic_gemm.h"
+#include "quant/half_gemm.h"
 #include "quant/weight_format.h"
 #include "stagegraph_generated.h"
 
@@ -31,10 +32,15 @@ struct QuantizedConstant {
   // The weights packed for kernels::quant::dynamic_gemm_columns, made on first call
   // (thread-safe); null where the layout or the CPU has no such kernel.
   std::shared_ptr<const kernels::quant::PackedWeights> packed() const;
+  // bf16 and f16 dense weights packed for kernels::quant::half_gemm_columns' kernel
+  // `isa` (the same for every call: best_half_isa), made on first call
+  // (thread-safe); null for kNone.
+  std::shared_ptr<const kernels::quant::HalfPanels> half_panels(kernels::quant::HalfIsa isa) const;
 
  private:
-  mutable std::once_flag pack_once_;
+  mutable std::once_flag pack_once_, half_once_;
   mutable std::shared_ptr<const kernels::quant::PackedWeights> packed_;
+  mutable std::shared_ptr<const kernels::quant::HalfPanels> half_;
 };
 
 // Fills q.values with the constant's f32 values.
