@@ -394,6 +394,7 @@ void Vjp::backward_if(size_t index, const ir::Node& node) {
   std::vector<bool> results = active_results(node.functions[0], params);
   const std::vector<bool> other = active_results(node.functions[1], params);
   for (size_t k = 0; k < results.size(); ++k) results[k] = results[k] || other[k];
+  results = reached_results(std::move(results), node, w_->useful);
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
   for (size_t k = 0; k < node.outputs.size(); ++k)
@@ -415,7 +416,7 @@ void Vjp::backward_if(size_t index, const ir::Node& node) {
 
 void Vjp::backward_call(size_t index, const ir::Node& node) {
   const std::vector<bool> params = active_inputs(node, 0);
-  const std::vector<bool> results = active_results(node.functions[0], params);
+  const std::vector<bool> results = reached_results(active_results(node.functions[0], params), node, w_->useful);
   std::vector<int32_t> inputs;
   for (int32_t i : node.inputs) inputs.push_back(remap(i));
   for (size_t k = 0; k < node.outputs.size(); ++k)
@@ -603,8 +604,8 @@ int32_t Vjp::build(const VjpRequest& r) {
 
   // Activity: values that depend on a differentiated parameter, through nodes
   // other than stop_gradient's; usefulness: values a cotangent reaches.
-  std::vector<bool> useful;
-  activity(r.fn, src, r.diff_params, r.ct_results, work.active, useful);
+  activity(r.fn, src, r.diff_params, r.ct_results, work.active, work.useful);
+  const std::vector<bool>& useful = work.useful;
 
   // Forward.
   for (size_t n = 0; n < src.nodes.size(); ++n) {

@@ -70,6 +70,16 @@ inline bool appends_to(const ir::Function& body, size_t j) {
 }
 
 // A set of graph functions differentiated together through tapes (autodiff_tape.cc).
+// The results of a Call or If node that depend on its differentiated inputs
+// (`results`) and that a cotangent reaches (`useful`, per value of the enclosing
+// function): only those get a cotangent parameter in the adjoint, so a result the
+// program never reads (a branch's value kept for nothing) adds no zeros to it.
+inline std::vector<bool> reached_results(std::vector<bool> results, const ir::Node& node,
+                                         const std::vector<bool>& useful) {
+  for (size_t k = 0; k < results.size(); ++k) results[k] = results[k] && useful[size_t(node.outputs[k])];
+  return results;
+}
+
 struct Closure {
   struct Member {
     std::tuple<int32_t, std::vector<bool>, std::vector<bool>> key;  // fn, params, results
@@ -128,6 +138,7 @@ class Vjp {
     std::vector<int32_t> map;               // src value -> new value
     std::map<int32_t, Value> ct;            // src value -> cotangent
     std::vector<bool> active;               // depends on a differentiated parameter
+    std::vector<bool> useful;               // a cotangent reaches it
     std::map<size_t, Tape> tapes;           // node index -> its widened While
     // Recursion through a tape (autodiff_tape.cc): the closure whose member this
     // adjoint is (its Calls and Ifs then read the callee's residuals off the tapes),

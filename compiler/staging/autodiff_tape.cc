@@ -99,7 +99,7 @@ std::optional<Closure> Vjp::discover(const Variant& root) {
         const std::vector<bool> p = input_mask(src, active, node, 0);
         if (!any_of(p)) continue;
         calls = true;
-        const size_t m = member({callee, p, active_results(callee, p)});
+        const size_t m = member({callee, p, reached_results(active_results(callee, p), node, useful)});
         c.members[next].children[n] = m;
         continue;
       }
@@ -108,6 +108,7 @@ std::optional<Closure> Vjp::discover(const Variant& root) {
       std::vector<bool> r = active_results(node.functions[0], p);
       const std::vector<bool> other = active_results(node.functions[1], p);
       for (size_t k = 0; k < r.size(); ++k) r[k] = r[k] || other[k];
+      r = reached_results(std::move(r), node, useful);
       const size_t then_member = member({node.functions[0], p, r});
       const size_t else_member = member({node.functions[1], p, r});
       c.members[next].children[n] = then_member;
@@ -349,7 +350,7 @@ bool Vjp::taped_call(size_t index, const ir::Node& node) {
   if (s_.checkpoint_segments.count(callee)) return false;
   const std::vector<bool> params = active_inputs(node, 0);
   if (!any_of(params)) return false;
-  const Closure* c = tape_closure({callee, params, active_results(callee, params)});
+  const Closure* c = tape_closure({callee, params, reached_results(active_results(callee, params), node, w_->useful)});
   if (c == nullptr) return false;
   span_ = node.span;
   std::vector<int32_t> inputs;
