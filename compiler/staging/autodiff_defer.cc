@@ -142,6 +142,12 @@ struct Chain {
   std::vector<std::pair<size_t, size_t>> edges;  // (child member, its slot)
 };
 
+// A bias's term: a vector of static length added to its gradient as it is.
+bool summable(const ir::Function& f, int32_t term, int32_t acc) {
+  const ir::Type& at = f.values[size_t(acc)].type;
+  return f.values[size_t(term)].type == at && at.rank() == 1 && at.shape[0].as_static() && is_float(at.dtype);
+}
+
 bool deferrable(const ir::Function& f, int32_t term, int32_t acc) {
   if (uses(f, term) != 1 || !(f.values[size_t(term)].type == f.values[size_t(acc)].type)) return false;
   const ir::Node* mm = producer(f, term);
@@ -149,6 +155,16 @@ bool deferrable(const ir::Function& f, int32_t term, int32_t acc) {
   const ir::Type& at = f.values[size_t(acc)].type;
   return f.values[size_t(mm->inputs[0])].type.rank() == 2 && f.values[size_t(mm->inputs[1])].type.rank() == 2 &&
          at.rank() == 2 && at.shape[0].as_static() && at.shape[1].as_static();
+}
+
+// The rows a term appends to its Q list, as a value to compare: a bias's vector, or
+// the vector a product's Q expands (expand_dims on axis 0), or Q itself.
+int32_t q_rows(const ir::Function& f, const Closure::DeferredTerm& t) {
+  if (t.sum) return t.term;
+  const int32_t q = producer(f, t.term)->inputs[1];
+  const ir::Node* e = producer(f, q);
+  if (is_op(e, OpId::ExpandDims) && e->attrs.ints(0) == std::vector<int64_t>{0}) return e->inputs[0];
+  return q;
 }
 
 // v == w, or both made by one op from the same inputs (each product's rule expands
@@ -177,7 +193,8 @@ Chain follow(const ir::Function& b, const std::map<int32_t, size_t>& member_of, 
     if (is_op(&node, OpId::Add) && node.inputs.size() == 2 &&
         b.values[size_t(node.outputs[0])].type == b.values[size_t(cur)].type) {
       const int32_t other = node.inputs[1 - i];
-      if (deferrable(b, other, cur)) c.terms.push_back({n, cur, other, 0});
+      if (deferrable(b, other, cur)) c.terms.push_back({n, cur, other, 0, false});
+      else if (summable(b, other, cur)) c.terms.push_back({n, cur, other, 0, true});
       cur = node.outputs[0];
       continue;
     }
@@ -248,15 +265,14 @@ void Vjp::defer_closure_products(Closure& c) {
     const ir::Function& b = mod.functions[size_t(c.members[at.first].backward)];
     for (Term t : chains.at(at).terms) {
       const ir::Type& acc = b.values[size_t(t.acc)].type;
-      const int32_t q = producer(b, t.term)->inputs[1];
       auto list = [&](const ir::Dim& dim) {
         c.row_lists.push_back(ir::Type{acc.dtype, {ir::Dim::symbol(mod.symbols.fresh("T")), dim}});
         return c.row_lists.size() - 1;
       };
-      Closure::DeferredRows d{r, list(acc.shape[0]), SIZE_MAX};
+      Closure::DeferredRows d{r, t.sum ? Closure::kNoRows : list(acc.shape[0]), SIZE_MAX};
       for (const Term& other : owned[at.first])
-        if (same_value(b, producer(b, other.term)->inputs[1], q)) d.rows_b = c.deferred[other.product].rows_b;
-      if (d.rows_b == SIZE_MAX) d.rows_b = list(acc.shape[1]);
+        if (same_value(b, q_rows(b, other), q_rows(b, t))) d.rows_b = c.deferred[other.product].rows_b;
+      if (d.rows_b == SIZE_MAX) d.rows_b = list(acc.shape[t.sum ? 0 : 1]);
       t.product = c.deferred.size();
       c.deferred.push_back(d);
       owned[at.first].push_back(t);
@@ -299,13 +315,19 @@ void Vjp::thread_deferred(const Closure& c, size_t k, const std::vector<Closure:
   }
   std::set<size_t> appended;
   for (const Term& t : terms) {
-    const ir::Node mm = *producer(s_.fn(), t.term);
-    const ir::Node* tr = producer(s_.fn(), mm.inputs[0]);
-    const bool transposed = is_op(tr, OpId::Transpose) && tr->attrs.ints(0) == std::vector<int64_t>{1, 0};
-    const int32_t a_rows = transposed ? tr->inputs[0] : s_.materialize(transpose(s_.staged(mm.inputs[0]), {1, 0}), span_);
     const Closure::DeferredRows& d = c.deferred[t.product];
-    for (const auto& [list, rows] : {std::pair{d.rows_a, a_rows}, std::pair{d.rows_b, mm.inputs[1]}}) {
-      if (!appended.insert(list).second) continue;
+    int32_t a_rows = -1, b_rows = -1;
+    if (t.sum) {
+      if (!appended.count(d.rows_b)) b_rows = s_.materialize(expand(s_.staged(t.term), {0}), span_);
+    } else {
+      const ir::Node mm = *producer(s_.fn(), t.term);
+      const ir::Node* tr = producer(s_.fn(), mm.inputs[0]);
+      const bool transposed = is_op(tr, OpId::Transpose) && tr->attrs.ints(0) == std::vector<int64_t>{1, 0};
+      a_rows = transposed ? tr->inputs[0] : s_.materialize(transpose(s_.staged(mm.inputs[0]), {1, 0}), span_);
+      b_rows = mm.inputs[1];
+    }
+    for (const auto& [list, rows] : {std::pair{d.rows_a, a_rows}, std::pair{d.rows_b, b_rows}}) {
+      if (list == Closure::kNoRows || !appended.insert(list).second) continue;
       Args a;
       a.pos = {make_tuple({s_.staged(lists[list]), s_.staged(rows)})};
       a.span = span_;

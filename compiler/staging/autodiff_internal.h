@@ -97,8 +97,11 @@ struct Closure {
   // (autodiff_defer.cc): row lists ([S, K] and [S, N], S a fresh symbol), which every
   // member's backward takes and returns after its gradients, and per product the
   // root member's gradient (index into its backward's results) that P^T Q adds to,
-  // with the lists of P's and Q's rows (terms of one member with one Q share its list).
+  // with the lists of P's and Q's rows (terms of one member with one Q share its list);
+  // a bias's gradient (acc + q per activation, q a vector) keeps q's rows only
+  // (rows_a kNoRows) and adds their sum.
   std::vector<ir::Type> row_lists;
+  static constexpr size_t kNoRows = SIZE_MAX;
   struct DeferredRows {
     size_t slot = 0, rows_a = 0, rows_b = 0;
   };
@@ -109,6 +112,7 @@ struct Closure {
     size_t add = 0;
     int32_t acc = -1, term = -1;
     size_t product = 0;
+    bool sum = false;  // term is the row itself (a bias), not matmul(P^T, Q)
   };
 };
 

@@ -397,8 +397,11 @@ bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<i
     }
     outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, all);
     for (const Closure::DeferredRows& d : root->closure->deferred) {
-      const int32_t a = outs[types.size() + d.rows_a], b = outs[types.size() + d.rows_b];
-      outs[d.slot] = s_.materialize(finish_deferred(s_.staged(outs[d.slot]), a, b), span_);
+      const int32_t b = outs[types.size() + d.rows_b];
+      const Value total = d.rows_a == Closure::kNoRows
+                              ? add(s_.staged(outs[d.slot]), sum(s_.staged(b), {0}, false))
+                              : finish_deferred(s_.staged(outs[d.slot]), outs[types.size() + d.rows_a], b);
+      outs[d.slot] = s_.materialize(total, span_);
     }
     outs.resize(types.size());
   } else {

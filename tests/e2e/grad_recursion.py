@@ -90,6 +90,28 @@ def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
     return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
 """
 
+# A bias (u, a vector) added at every node: its gradient, the sum of the cotangents,
+# is kept as rows through the recursion and summed once after it.
+TREE_BIAS = """
+def encode(i, left, right, xs, w, u):
+    if left[i] < 0:
+        h = sg.tanh(xs[i] @ w + u)
+    else:
+        h_left = encode(left[i], left, right, xs, w, u)
+        h_right = encode(right[i], left, right, xs, w, u)
+        h = sg.tanh(h_left * 0.5 + h_right * 0.25 + xs[i] @ w + u)
+    return h
+
+
+def loss(w, u, root, left, right, xs):
+    return sg.sum(encode(root, left, right, xs, w, u) * 0.5)
+
+
+@sg.function
+def g(w: sg.f32[3, 4], u: sg.f32[4], root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 3]):
+    return sg.grad(loss, argnums=(0, 1))(w, u, root, left, right, xs)
+"""
+
 # The weights swap places at every level: their transposes (g @ W^T in the backward)
 # must not be hoisted out of the recursion as if each parameter held one value.
 SWAPPED = """
@@ -131,7 +153,9 @@ def check_recursion_tape(report, work, grad):
                     "root": np.array(0, dtype=np.int64), "left": left, "right": right,
                     "xs": grad.draw(rng, (m, 3), "n")}
     loops = {"w": grad.draw(rng, (3, 3), "n") * 0.5, "u": grad.draw(rng, (3, 3), "n") * 0.5, "xs": grad.draw(rng, (4, 3), "n")}
+    biased = [dict(trees[m], u=grad.draw(rng, (4,), "n") * 0.5) for m in (1, 7, 15)]
     cases = [("tree", TREE, [trees[1], trees[7], trees[15]]), ("mutual", MUTUAL, [trees[1], trees[7], trees[15]]),
+             ("tree_bias", TREE_BIAS, biased),
              ("call_in_loop", CALL_IN_LOOP, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 3)]),
              ("loop_in_recursion", LOOP_IN_RECURSION, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 2)]),
              ("swapped", SWAPPED, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 1, 4)])]
