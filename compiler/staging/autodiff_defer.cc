@@ -214,6 +214,49 @@ Chain follow(const ir::Function& b, const std::map<int32_t, size_t>& member_of, 
   return c;
 }
 
+// The first node of b that calls a member's backward, or the node count.
+size_t first_call(const ir::Function& b, const std::map<int32_t, size_t>& member_of) {
+  for (size_t n = 0; n < b.nodes.size(); ++n)
+    if (b.nodes[n].kind != ir::NodeKind::kOp && b.nodes[n].kind != ir::NodeKind::kWhile &&
+        member_of.count(b.nodes[n].functions[0]))
+      return n;
+  return b.nodes.size();
+}
+
+// Whether value v of b is a parameter or made by a node before `limit`.
+bool defined_before(const ir::Function& b, int32_t v, size_t limit) {
+  if (std::find(b.params.begin(), b.params.end(), v) != b.params.end() || b.values[size_t(v)].constant >= 0)
+    return true;
+  for (size_t n = 0; n < limit; ++n)
+    for (int32_t o : b.nodes[n].outputs)
+      if (o == v) return true;
+  return false;
+}
+
+// The values a term appends: P's rows (unless from a tape) and Q's.
+std::vector<int32_t> term_rows(const ir::Function& b, const Closure::DeferredTerm& t) {
+  if (t.sum) return {t.term};
+  const ir::Node* mm = producer(b, t.term);
+  return {mm->inputs[0], mm->inputs[1]};
+}
+
+// The tape P's rows come from: mm = matmul(transpose(expand_dims(slice(tape, row))), Q)
+// with Q one row, the slice the member's read of its residual at its row.
+size_t tape_of(const ir::Function& b, const Closure::DeferredTerm& t, size_t row_param, size_t tapes) {
+  if (t.sum) return Closure::kNoRows;
+  const ir::Node* mm = producer(b, t.term);
+  const ir::Node* tr = producer(b, mm->inputs[0]);
+  const ir::Type& q = b.values[size_t(mm->inputs[1])].type;
+  if (!is_op(tr, OpId::Transpose) || q.rank() != 2 || q.shape[0].as_static() != 1) return Closure::kNoRows;
+  const ir::Node* e = producer(b, tr->inputs[0]);
+  if (!is_op(e, OpId::ExpandDims) || e->attrs.ints(0) != std::vector<int64_t>{0}) return Closure::kNoRows;
+  const ir::Node* s = producer(b, e->inputs[0]);
+  if (!is_op(s, OpId::Slice) || s->inputs.size() != 2 || s->inputs[1] != b.params[row_param]) return Closure::kNoRows;
+  for (size_t k = 0; k < tapes; ++k)
+    if (s->inputs[0] == b.params[row_param + 1 + k]) return k;
+  return Closure::kNoRows;
+}
+
 }  // namespace
 
 void Vjp::defer_closure_products(Closure& c) {
@@ -279,6 +322,43 @@ void Vjp::defer_closure_products(Closure& c) {
     }
   }
   if (c.deferred.empty()) return;
+  // Appending before the Calls keeps each list in the reverse order of the tapes,
+  // where every row a member appends is made before its first Call.
+  c.rows_before_calls = true;
+  for (size_t k = 0; k < c.members.size(); ++k) {
+    const ir::Function& b = mod.functions[size_t(c.members[k].backward)];
+    const size_t limit = first_call(b, member_of);
+    for (const Term& t : owned[k])
+      for (int32_t v : term_rows(b, t)) c.rows_before_calls = c.rows_before_calls && defined_before(b, v, limit);
+  }
+  if (c.rows_before_calls)
+    for (size_t k = 0; k < c.members.size(); ++k) {
+      const ir::Function& b = mod.functions[size_t(c.members[k].backward)];
+      const size_t row_param = layouts[k].handed + layouts[k].count;
+      for (const Term& t : owned[k]) {
+        Closure::DeferredRows& d = c.deferred[t.product];
+        const size_t tape = tape_of(b, t, row_param, c.tapes.size());
+        bool alone = true;  // its P list is its own (P lists are never shared)
+        for (const Term& u : owned[k]) alone = alone && (u.product == t.product || c.deferred[u.product].rows_a != d.rows_a);
+        if (tape != Closure::kNoRows && alone) {
+          d.tape = tape;
+          d.rows_a = Closure::kNoRows;
+        }
+      }
+    }
+  // The lists still read (a tape replaced its P list): renumbered densely.
+  std::vector<size_t> renumber(c.row_lists.size(), Closure::kNoRows);
+  std::vector<ir::Type> kept;
+  for (Closure::DeferredRows& d : c.deferred)
+    for (size_t* l : {&d.rows_a, &d.rows_b}) {
+      if (*l == Closure::kNoRows) continue;
+      if (renumber[*l] == Closure::kNoRows) {
+        renumber[*l] = kept.size();
+        kept.push_back(c.row_lists[*l]);
+      }
+      *l = renumber[*l];
+    }
+  c.row_lists = std::move(kept);
   for (size_t k = 0; k < c.members.size(); ++k) thread_deferred(c, k, owned[k], member_of);
 }
 
@@ -302,6 +382,12 @@ void Vjp::thread_deferred(const Closure& c, size_t k, const std::vector<Closure:
     lists.push_back(s_.fn().add_value(t, "", span_));
     s_.fn().params.push_back(lists.back());
   }
+  if (c.rows_before_calls) {  // the appends, made at the end, go before the first Call
+    const size_t at = first_call(s_.fn(), member_of), before = s_.fn().nodes.size();
+    append_rows(c, terms, lists);
+    std::vector<ir::Node>& nodes = s_.fn().nodes;
+    std::rotate(nodes.begin() + std::ptrdiff_t(at), nodes.begin() + std::ptrdiff_t(before), nodes.end());
+  }
   for (size_t n = 0; n < s_.fn().nodes.size(); ++n) {
     ir::Node& node = s_.fn().nodes[n];
     if (node.kind == ir::NodeKind::kOp || node.kind == ir::NodeKind::kWhile || !member_of.count(node.functions[0]))
@@ -313,6 +399,12 @@ void Vjp::thread_deferred(const Closure& c, size_t k, const std::vector<Closure:
       s_.fn().nodes[n].outputs.push_back(l);
     }
   }
+  if (!c.rows_before_calls) append_rows(c, terms, lists);
+  s_.fn().results.insert(s_.fn().results.end(), lists.begin(), lists.end());
+  s_.set_builder(saved);
+}
+
+void Vjp::append_rows(const Closure& c, const std::vector<Closure::DeferredTerm>& terms, std::vector<int32_t>& lists) {
   std::set<size_t> appended;
   for (const Term& t : terms) {
     const Closure::DeferredRows& d = c.deferred[t.product];
@@ -335,8 +427,6 @@ void Vjp::thread_deferred(const Closure& c, size_t k, const std::vector<Closure:
       s_.fn().values[size_t(lists[list])].type = c.row_lists[list];
     }
   }
-  s_.fn().results.insert(s_.fn().results.end(), lists.begin(), lists.end());
-  s_.set_builder(saved);
 }
 
 }  // namespace sg::compiler::staging::autodiff_detail

@@ -102,9 +102,14 @@ struct Closure {
   // (rows_a kNoRows) and adds their sum.
   std::vector<ir::Type> row_lists;
   static constexpr size_t kNoRows = SIZE_MAX;
+  // Where P's rows are the member's own residual (h_left), one row per activation,
+  // the forward's tape holds them already (`tape`, rows_a kNoRows): the backward
+  // appends Q's rows before it calls its callees, so its list runs in exactly the
+  // reverse order of the tape's rows, and the product is tape^T flip(Q).
   struct DeferredRows {
-    size_t slot = 0, rows_a = 0, rows_b = 0;
+    size_t slot = 0, rows_a = 0, rows_b = 0, tape = kNoRows;
   };
+  bool rows_before_calls = false;  // the backwards append before their Calls
   std::vector<DeferredRows> deferred;
   // In a member's backward: add node `add` = acc + term, term = matmul(P^T, Q),
   // bypassed; P's and Q's rows go to the lists of `deferred[product]`.
@@ -248,6 +253,7 @@ class Vjp {
   // and Ifs of members' backwards, and appends its terms' rows.
   void thread_deferred(const Closure& c, size_t k, const std::vector<Closure::DeferredTerm>& terms,
                        const std::map<int32_t, size_t>& member_of);
+  void append_rows(const Closure& c, const std::vector<Closure::DeferredTerm>& terms, std::vector<int32_t>& lists);
   // ---- segmented checkpointing (autodiff_segment.cc) ------------------------------
   // Rewrites, in `src`, each While whose body calls an sg.checkpoint function into a
   // loop over segments whose body runs one segment as a Call: the outer loop keeps

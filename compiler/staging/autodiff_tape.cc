@@ -398,9 +398,19 @@ bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<i
     outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, all);
     for (const Closure::DeferredRows& d : root->closure->deferred) {
       const int32_t b = outs[types.size() + d.rows_b];
-      const Value total = d.rows_a == Closure::kNoRows
-                              ? add(s_.staged(outs[d.slot]), sum(s_.staged(b), {0}, false))
-                              : finish_deferred(s_.staged(outs[d.slot]), outs[types.size() + d.rows_a], b);
+      Value total;
+      if (d.tape != Closure::kNoRows) {  // the tape's rows against Q's, reversed
+        Args a;
+        a.pos = {s_.staged(b)};
+        a.kw.emplace_back("axis", Value(int64_t(0)));
+        a.span = span_;
+        total = finish_deferred(s_.staged(outs[d.slot]), root->tapes[d.tape],
+                                s_.materialize(s_.call_sg("flip", a), span_));
+      } else if (d.rows_a == Closure::kNoRows) {
+        total = add(s_.staged(outs[d.slot]), sum(s_.staged(b), {0}, false));
+      } else {
+        total = finish_deferred(s_.staged(outs[d.slot]), outs[types.size() + d.rows_a], b);
+      }
       outs[d.slot] = s_.materialize(total, span_);
     }
     outs.resize(types.size());
