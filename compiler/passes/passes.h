@@ -37,7 +37,8 @@ bool eliminate_common_subexpressions(ir::Module& m);
 
 // x*1, x+0, x-0, x/1, reshape/broadcast_to to the same type, identity transpose,
 // transpose of a transpose, cast to the same dtype, neg(neg(x)) -- each only when
-// the result's type equals the surviving input's.
+// the result's type equals the surviving input's; squeeze(matmul(expand_dims(v, 0),
+// w), 0) -> matmul(v, w) for a vector v.
 bool simplify_algebra(ir::Module& m);
 
 // An If neither of whose branches has a node (each result is a branch parameter

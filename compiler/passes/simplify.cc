@@ -1,7 +1,8 @@
 // Algebraic simplification: nodes that return one of their inputs unchanged are
 // bypassed (their uses renamed to that input; dead code elimination removes them),
-// and a transpose of a transpose becomes one transpose. Only where the node's
-// result type equals the surviving input's: x + zeros[3] broadcasts a scalar x
+// a transpose of a transpose becomes one transpose, and a vector's matmul written
+// with expand_dims and squeeze around it becomes the vector's matmul. Only where
+// the node's result type equals the surviving input's: x + zeros[3] broadcasts a scalar x
 // and int x / 1 is f32, so neither is x. A float zero counts only with the sign
 // that keeps -0: x + -0 and x - +0 are x, x + +0 is not (NumPy: -0 + 0 is +0).
 #include <optional>
@@ -84,6 +85,24 @@ bool merge_transposes(ir::Node& n, const std::vector<const ir::Node*>& producer)
   return true;
 }
 
+// squeeze(matmul(expand_dims(v, 0), w), 0) -> matmul(v, w) for a vector v and a
+// matrix w (a vector's product as the gradient rules write it: two nodes fewer; the
+// old matmul goes with dead code where nothing else reads it); true when rewritten.
+bool vector_matmul(const ir::Function& f, ir::Node& n, const std::vector<const ir::Node*>& producer) {
+  const auto is = [](const ir::Node* p, OpId op) { return p != nullptr && p->kind == ir::NodeKind::kOp && p->op == op; };
+  if (n.op != OpId::Squeeze || n.attrs.ints(0) != std::vector<int64_t>{0}) return false;
+  const ir::Node* mm = producer[size_t(n.inputs[0])];
+  if (!is(mm, OpId::MatMul) || f.values[size_t(mm->inputs[1])].type.rank() != 2) return false;
+  const ir::Node* e = producer[size_t(mm->inputs[0])];
+  if (!is(e, OpId::ExpandDims) || e->attrs.ints(0) != std::vector<int64_t>{0} ||
+      f.values[size_t(e->inputs[0])].type.rank() != 1)
+    return false;
+  n.op = OpId::MatMul;
+  n.attrs = ops::Attrs{};
+  n.inputs = {e->inputs[0], mm->inputs[1]};
+  return true;
+}
+
 bool simplify_function(const ir::Module& m, ir::Function& f) {
   bool changed = false;
   std::vector<const ir::Node*> producer(f.values.size(), nullptr);
@@ -91,6 +110,7 @@ bool simplify_function(const ir::Module& m, ir::Function& f) {
     if (n.kind == ir::NodeKind::kOp && n.outputs.size() == 1) {
       // Merging first lets an identity result bypass the node below.
       changed |= merge_transposes(n, producer);
+      changed |= vector_matmul(f, n, producer);
       const std::optional<int32_t> src = pass_through(m, f, n, producer);
       const int32_t out = n.outputs[0];
       if (src && f.values[size_t(*src)].type == f.values[size_t(out)].type) {

@@ -41,6 +41,27 @@ TEST(Simplify, RemovesArithmeticIdentities) {
             "entry f = @f (x) -> (output_0)\n");
 }
 
+TEST(Simplify, AVectorsMatmulLosesItsExpandAndSqueeze) {
+  // The gradient rules' dz @ W^T for a vector dz: expand_dims, matmul, squeeze.
+  auto tm = make_single({{"v", t(DType::kF32, {3})}, {"w", t(DType::kF32, {3, 4})}});
+  ir::Module& m = tm->module;
+  ir::Function& f = m.functions[0];
+  const int32_t row = f.add_value(t(DType::kF32, {1, 3}), "row");
+  const int32_t prod = f.add_value(t(DType::kF32, {1, 4}), "prod");
+  const int32_t out = f.add_value(t(DType::kF32, {4}), "out");
+  f.nodes.push_back(op_node(OpId::ExpandDims, {f.params[0]}, {row}, {}, attrs_of({ops::AttrValue::Ints({0})})));
+  f.nodes.push_back(op_node(OpId::MatMul, {row, f.params[1]}, {prod}));
+  f.nodes.push_back(op_node(OpId::Squeeze, {prod}, {out}, {}, attrs_of({ops::AttrValue::Ints({0})})));
+  set_results(m, {out});
+  EXPECT_EQ(simplify_then_dce(m),
+            "func f(%v: f32[3], %w: f32[3, 4]) -> (%out: f32[4]) {\n"
+            "  %out: f32[4] = matmul(%v, %w)\n"
+            "  return %out\n"
+            "}\n"
+            "\n"
+            "entry f = @f (v, w) -> (output_0)\n");
+}
+
 TEST(Simplify, KeepsIdentitiesThatChangeTheType) {
   // x: f32[] + zeros[3] broadcasts; i32 / 1 is f32; 0 - x is not x.
   auto tm = make_single({{"x", t(DType::kF32, {})}, {"i", t(DType::kI32, {3})}});
