@@ -85,6 +85,13 @@ DType reduction_result_dtype(OpId op, DType t) {
 
 namespace rules {
 
+Status rule_error(const char* name, std::initializer_list<std::string_view> parts) {
+  std::string message = name;
+  message += ": ";
+  for (std::string_view part : parts) message += part;
+  return runtime_error(std::move(message));
+}
+
 Status check_binary_dtype(OpId op, DType t) {
   const std::string name = op_def(op).name;
   if (op == OpId::LogicalAnd || op == OpId::LogicalOr) {

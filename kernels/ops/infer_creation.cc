@@ -47,7 +47,7 @@ Result<D> float_arange_length(const Rule<D>& r) {
   SG_ASSIGN_OR_RETURN(std::optional<D> n, dynamic_scalar(r, 3));
   if (!n) return unknown_dim(r, "the length of an arange with staged bounds");
   if (std::optional<int64_t> s = dim_static(*n); s && *s < 0) {
-    return r.error("the length " + std::to_string(*s) + " is negative");
+    return r.error("the length ", std::to_string(*s), " is negative");
   }
   return *n;
 }
@@ -64,14 +64,14 @@ template <class D>
 Status infer_arange(const Rule<D>& r) {
   const DType t = r.in[0].dtype;
   if (r.in[1].dtype != t || r.in[2].dtype != t) {
-    return r.error(std::string("start, stop and step must have one dtype, got ") + dtype_name(t) + ", " +
-                   dtype_name(r.in[1].dtype) + " and " + dtype_name(r.in[2].dtype) + "; cast with astype");
+    return r.error("start, stop and step must have one dtype, got ", dtype_name(t), ", ", dtype_name(r.in[1].dtype),
+                   " and ", dtype_name(r.in[2].dtype), "; cast with astype");
   }
   if (t == DType::kBool) return r.error("start, stop and step must be numbers, got bool");
   const size_t inputs = size_t(is_float(t) ? attr::kArangeFloatInputs : attr::kArangeIntInputs);
   if (r.in.size() != inputs) {
-    return r.error(std::string(is_float(t) ? "a float" : "an integer") + " arange takes " +
-                   std::to_string(inputs) + " inputs, got " + std::to_string(r.in.size()));
+    return r.error(is_float(t) ? "a float" : "an integer", " arange takes ", std::to_string(inputs), " inputs, got ",
+                   std::to_string(r.in.size()));
   }
   SG_ASSIGN_OR_RETURN(D length, is_float(t) ? float_arange_length(r) : integer_arange_length(r));
   r.set_output(t, {std::move(length)});
@@ -81,7 +81,7 @@ Status infer_arange(const Rule<D>& r) {
 template <class D>
 Status infer_one_hot(const Rule<D>& r) {
   const TensorType<D>& idx = r.in[0];
-  if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
   std::vector<D> dims = idx.shape;
   dims.push_back(D(r.attrs.i(attr::kOneHotDepth)));
   r.set_output(DType(r.attrs.i(attr::kOneHotDType)), std::move(dims));

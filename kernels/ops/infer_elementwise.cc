@@ -40,8 +40,7 @@ bool is_suspicious_broadcast(const std::vector<D>& a, const std::vector<D>& b,
 template <class D>
 Status check_same_dtypes(const Rule<D>& r, DType a, DType b, const char* what) {
   if (a == b) return Status::Ok();
-  return r.error(std::string(what) + " have different dtypes " + dtype_name(a) + " and " +
-                 dtype_name(b) + "; cast one with astype");
+  return r.error(what, " have different dtypes ", dtype_name(a), " and ", dtype_name(b), "; cast one with astype");
 }
 
 // SPEC §8: symbolic dims that must match but can only be equal for an empty
@@ -50,6 +49,7 @@ Status check_same_dtypes(const Rule<D>& r, DType a, DType b, const char* what) {
 template <class D>
 void warn_unbroadcastable(const Rule<D>& r, size_t first, std::span<const std::vector<D>* const> shapes,
                           const std::vector<D>& result) {
+  if constexpr (!kRuleWarnings) return;
   std::string operands;
   for (size_t j = first; j < r.in.size(); ++j) operands += (j > first ? " with " : "") + r.fmt(r.in[j].shape);
   for (size_t i = first; i < r.in.size(); ++i) {
@@ -94,7 +94,7 @@ Status infer_binary(const Rule<D>& r) {
   SG_RETURN_IF_ERROR(check_binary_dtype(r.op, a.dtype));
   std::vector<D> shape;
   SG_RETURN_IF_ERROR(broadcast_inputs(r, 0, shape));
-  if (is_suspicious_broadcast(a.shape, b.shape, shape)) {
+  if (kRuleWarnings && is_suspicious_broadcast(a.shape, b.shape, shape)) {
     r.ctx.warn(std::string(r.name()) + ": broadcasting " + r.fmt(a.shape) + " with " + r.fmt(b.shape) +
                " gives " + r.fmt(shape) + "; did you mean to reshape one of them?");
   }
@@ -113,7 +113,7 @@ template <class D>
 Status infer_where(const Rule<D>& r) {
   const TensorType<D>& cond = r.in[0];
   if (cond.dtype != DType::kBool) {
-    return r.error(std::string("condition must be bool, got ") + dtype_name(cond.dtype));
+    return r.error("condition must be bool, got ", dtype_name(cond.dtype));
   }
   SG_RETURN_IF_ERROR(check_same_dtypes(r, r.in[1].dtype, r.in[2].dtype, "value operands"));
   std::vector<D> shape;

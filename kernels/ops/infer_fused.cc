@@ -11,8 +11,7 @@ namespace {
 template <class D>
 Status check_bias(const Rule<D>& r, const TensorType<D>& bias, const D& channels) {
   if (bias.dtype != DType::kF32 || bias.rank() != 1 || dim_equal(bias.shape[0], channels) == Tri::kNo) {
-    return r.error("bias must be f32[" + dim_text(r, channels) + "], got " + dtype_name(bias.dtype) +
-                   r.fmt(bias.shape));
+    return r.error("bias must be f32[", dim_text(r, channels), "], got ", dtype_name(bias.dtype), r.fmt(bias.shape));
   }
   return Status::Ok();
 }
@@ -24,10 +23,10 @@ Status infer_fully_connected(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   const TensorType<D>& w = r.in[1];
   if (x.dtype != DType::kF32 || w.dtype != DType::kF32) {
-    return r.error(std::string("operands must be f32, got ") + dtype_name(x.dtype) + " and " + dtype_name(w.dtype));
+    return r.error("operands must be f32, got ", dtype_name(x.dtype), " and ", dtype_name(w.dtype));
   }
   if (x.rank() == 0 || w.rank() != 2) {
-    return r.error("needs x of rank >= 1 and w of rank 2, got " + r.fmt(x.shape) + " and " + r.fmt(w.shape));
+    return r.error("needs x of rank >= 1 and w of rank 2, got ", r.fmt(x.shape), " and ", r.fmt(w.shape));
   }
   const Rule<D> core{OpId::MatMul, r.attrs, r.in.subspan(0, 2), r.scalars, r.out, r.ctx};
   SG_RETURN_IF_ERROR(infer_matmul(core));
@@ -39,7 +38,7 @@ Status infer_conv2d_bias(const Rule<D>& r) {
   // conv2d's rule reads attributes 0..3, which conv2d_bias keeps at those positions.
   const Rule<D> core{OpId::Conv2D, r.attrs, r.in.subspan(0, 2), r.scalars, r.out, r.ctx};
   SG_RETURN_IF_ERROR(infer_conv2d(core));
-  if (r.in[0].dtype != DType::kF32) return r.error(std::string("input must be f32, got ") + dtype_name(r.in[0].dtype));
+  if (r.in[0].dtype != DType::kF32) return r.error("input must be f32, got ", dtype_name(r.in[0].dtype));
   return check_bias(r, r.in[2], r.in[1].shape[3]);
 }
 
@@ -48,7 +47,7 @@ Status infer_elementwise_chain(const Rule<D>& r) {
   const std::vector<int64_t>& steps = r.attrs.ints(attr::kChainSteps);  // checked by check_attrs
   for (size_t i = 0; i < r.in.size(); ++i)
     if (r.in[i].dtype != DType::kF32)
-      return r.error("input " + std::to_string(i) + " must be f32, got " + dtype_name(r.in[i].dtype));
+      return r.error("input ", std::to_string(i), " must be f32, got ", dtype_name(r.in[i].dtype));
   std::vector<TensorType<D>> values(r.in.begin(), r.in.end());
   std::vector<TensorType<D>> step_out;
   for (size_t j = 0; j < steps.size() / 3; ++j) {
@@ -75,8 +74,8 @@ Status infer_elementwise_chain(const Rule<D>& r) {
   for (size_t v = 0; v < values.size(); ++v) {
     const bool input = v < r.in.size();
     if (same_shape(values[v].shape) || (input && one_element(values[v].shape))) continue;
-    return r.error((input ? "input " + std::to_string(v) : "step " + std::to_string(v - r.in.size())) + " is " +
-                   r.fmt(values[v].shape) + ", neither the result's shape " + r.fmt(result.shape) +
+    return r.error((input ? "input " + std::to_string(v) : "step " + std::to_string(v - r.in.size())), " is ",
+                   r.fmt(values[v].shape), ", neither the result's shape ", r.fmt(result.shape),
                    (input ? " nor one element" : ""));
   }
   for (TensorType<D>& o : r.out) o = result;  // every output has the last step's type

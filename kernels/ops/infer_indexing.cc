@@ -13,17 +13,17 @@ Status infer_scatter(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   const TensorType<D>& idx = r.in[1];
   const TensorType<D>& upd = r.in[2];
-  if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
   if (upd.dtype != x.dtype)
-    return r.error(std::string("updates are ") + dtype_name(upd.dtype) + ", the target " + dtype_name(x.dtype));
+    return r.error("updates are ", dtype_name(upd.dtype), ", the target ", dtype_name(x.dtype));
   std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
   dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
   dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());
   if (dims.size() != upd.shape.size())
-    return r.error("updates " + r.fmt(upd.shape) + " do not have the indexed shape " + r.fmt(dims));
+    return r.error("updates ", r.fmt(upd.shape), " do not have the indexed shape ", r.fmt(dims));
   for (size_t i = 0; i < dims.size(); ++i)
     if (dim_equal(dims[i], upd.shape[i]) == Tri::kNo)
-      return r.error("updates " + r.fmt(upd.shape) + " do not have the indexed shape " + r.fmt(dims));
+      return r.error("updates ", r.fmt(upd.shape), " do not have the indexed shape ", r.fmt(dims));
   r.set_output(x.dtype, x.shape);
   return Status::Ok();
 }

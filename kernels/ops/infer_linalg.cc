@@ -9,7 +9,7 @@ namespace {
 template <class D>
 Status check_f32(const Rule<D>& r, const TensorType<D>& t, const char* what) {
   if (t.dtype != DType::kF32)
-    return r.error(std::string(what) + " must be f32, got " + dtype_name(t.dtype) + "; cast with astype");
+    return r.error(what, " must be f32, got ", dtype_name(t.dtype), "; cast with astype");
   return Status::Ok();
 }
 
@@ -18,11 +18,11 @@ template <class D>
 Status check_square(const Rule<D>& r, const TensorType<D>& a, const char* what) {
   SG_RETURN_IF_ERROR(check_f32(r, a, what));
   if (a.rank() < 2)
-    return r.error(std::string(what) + " must be a matrix or a stack of them (rank 2 or more), got " + r.fmt(a.shape));
+    return r.error(what, " must be a matrix or a stack of them (rank 2 or more), got ", r.fmt(a.shape));
   const D& rows = a.shape[a.rank() - 2];
   const D& cols = a.shape[a.rank() - 1];
   if (dim_equal(rows, cols) == Tri::kNo)
-    return r.error(std::string(what) + " must be square in its last two axes, got " + r.fmt(a.shape));
+    return r.error(what, " must be square in its last two axes, got ", r.fmt(a.shape));
   return Status::Ok();
 }
 
@@ -45,14 +45,14 @@ Status infer_solve(const Rule<D>& r) {
   SG_RETURN_IF_ERROR(check_square(r, a, "the matrix"));
   SG_RETURN_IF_ERROR(check_f32(r, b, "the right-hand side"));
   if (b.rank() != a.rank())
-    return r.error("the right-hand side " + r.fmt(b.shape) + " must have the matrix's rank, " + r.fmt(a.shape));
+    return r.error("the right-hand side ", r.fmt(b.shape), " must have the matrix's rank, ", r.fmt(a.shape));
   const size_t n = a.rank();
   if (dim_equal(a.shape[n - 1], b.shape[n - 2]) == Tri::kNo)
-    return r.error("the matrix " + r.fmt(a.shape) + " and the right-hand side " + r.fmt(b.shape) +
+    return r.error("the matrix ", r.fmt(a.shape), " and the right-hand side ", r.fmt(b.shape),
                    " do not fit: its rows must match the matrix's size");
   for (size_t i = 0; i + 2 < n; ++i)
     if (dim_equal(a.shape[i], b.shape[i]) == Tri::kNo)
-      return r.error("the batch dims of " + r.fmt(a.shape) + " and " + r.fmt(b.shape) + " differ");
+      return r.error("the batch dims of ", r.fmt(a.shape), " and ", r.fmt(b.shape), " differ");
   r.set_output(DType::kF32, b.shape);
   return Status::Ok();
 }
@@ -74,7 +74,7 @@ Status infer_qr(const Rule<D>& r) {
   const TensorType<D>& a = r.in[0];
   SG_RETURN_IF_ERROR(check_f32(r, a, "the matrix"));
   if (a.rank() < 2)
-    return r.error("the matrix must be a matrix or a stack of them (rank 2 or more), got " + r.fmt(a.shape));
+    return r.error("the matrix must be a matrix or a stack of them (rank 2 or more), got ", r.fmt(a.shape));
   const D& m = a.shape[a.rank() - 2];
   const D& n = a.shape[a.rank() - 1];
   D k = m;

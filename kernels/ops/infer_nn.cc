@@ -8,10 +8,10 @@ namespace {
 template <class D>
 Status check_rank4_float(const Rule<D>& r, const TensorType<D>& t, const char* what, const char* layout) {
   if (t.rank() != 4) {
-    return r.error(std::string(what) + " must be rank 4 (" + layout + "), got " + r.fmt(t.shape));
+    return r.error(what, " must be rank 4 (", layout, "), got ", r.fmt(t.shape));
   }
   if (!is_float(t.dtype)) {
-    return r.error(std::string(what) + " must be float, got " + dtype_name(t.dtype) + "; cast with astype");
+    return r.error(what, " must be float, got ", dtype_name(t.dtype), "; cast with astype");
   }
   return Status::Ok();
 }
@@ -31,8 +31,8 @@ Result<D> window_output(const Rule<D>& r, const D& in, const D& k, int64_t strid
   const D span = in - effective;
   if (std::optional<int64_t> s = dim_static(span)) {
     if (*s < 0) {
-      return r.error("the window (size " + dim_text(r, effective) + " with dilation) is larger than the input " +
-                     r.fmt(input_shape) + " along a dim of size " + dim_text(r, in));
+      return r.error("the window (size ", dim_text(r, effective), " with dilation) is larger than the input ",
+                     r.fmt(input_shape), " along a dim of size ", dim_text(r, in));
     }
     return D(*s / stride + 1);
   }
@@ -49,11 +49,11 @@ Status infer_matmul(const Rule<D>& r) {
   const TensorType<D>& a = r.in[0];
   const TensorType<D>& b = r.in[1];
   if (a.rank() == 0 || b.rank() == 0) {
-    return r.error("operands must have at least one dimension, got " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+    return r.error("operands must have at least one dimension, got ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
   }
   if (a.dtype != b.dtype) {
-    return r.error(std::string("operands have different dtypes ") + dtype_name(a.dtype) + " and " +
-                   dtype_name(b.dtype) + "; cast one with astype");
+    return r.error("operands have different dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype),
+                   "; cast one with astype");
   }
   if (a.dtype == DType::kBool) return r.error("not defined for bool operands; cast with astype");
   // NumPy: a 1-D left operand is a row [1, K], a 1-D right one a column [K, 1];
@@ -63,14 +63,16 @@ Status infer_matmul(const Rule<D>& r) {
   if (am.size() == 1) am.insert(am.begin(), D(1));
   if (bm.size() == 1) bm.push_back(D(1));
   if (dim_equal(am.back(), bm[bm.size() - 2]) == Tri::kNo) {
-    return r.error("inner dimensions differ: " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+    return r.error("inner dimensions differ: ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
   }
   const D& ka = am.back();
   const D& kb = bm[bm.size() - 2];
   // SPEC §8: inner dims that only the run-time binding can compare, but that agree
   // for no real input; one warning per node, the inner dims first.
   bool warned = true;
-  if (dim_equal_only_when_empty(ka, kb)) {
+  if (!kRuleWarnings) {
+    // compiled out (kRuleWarnings); the run-time checks above and below stay
+  } else if (dim_equal_only_when_empty(ka, kb)) {
     r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
                r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
                " are equal only when both are 0, so this fails at run time for every non-empty input");
@@ -85,9 +87,9 @@ Status infer_matmul(const Rule<D>& r) {
   const std::vector<D>* batches[] = {&a_batch, &b_batch};
   std::vector<D> dims;
   if (!broadcast_shapes<D>(batches, dims)) {
-    return r.error("cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " + r.fmt(b.shape));
+    return r.error("cannot broadcast the batch dims of ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
   }
-  if (!warned) {
+  if (kRuleWarnings && !warned) {
     if (std::optional<std::string> why = never_broadcast<D>(r, batches)) {
       r.ctx.warn(std::string(r.name()) + ": cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " +
                  r.fmt(b.shape) + ": " + *why);
@@ -103,10 +105,10 @@ template <class D>
 Status infer_softmax(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   if (!is_float(x.dtype)) {
-    return r.error(std::string("needs a float input, got ") + dtype_name(x.dtype) + "; cast with astype");
+    return r.error("needs a float input, got ", dtype_name(x.dtype), "; cast with astype");
   }
   const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
-  if (is_static_value(x.shape[axis], 1)) {
+  if (kRuleWarnings && is_static_value(x.shape[axis], 1)) {
     r.ctx.warn(std::string(r.name()) + " over an axis of size 1 is always " +
                (r.op == OpId::Softmax ? "1" : "0") + " (input " + r.fmt(x.shape) + ", axis " +
                std::to_string(axis) + ")");
@@ -122,17 +124,17 @@ Status infer_conv2d(const Rule<D>& r) {
   SG_RETURN_IF_ERROR(check_rank4_float(r, x, "input", "NHWC"));
   SG_RETURN_IF_ERROR(check_rank4_float(r, w, "filter", "HWIO"));
   if (x.dtype != w.dtype) {
-    return r.error(std::string("input and filter have different dtypes ") + dtype_name(x.dtype) + " and " +
-                   dtype_name(w.dtype) + "; cast one with astype");
+    return r.error("input and filter have different dtypes ", dtype_name(x.dtype), " and ", dtype_name(w.dtype),
+                   "; cast one with astype");
   }
   const int64_t groups = r.attrs.i(attr::kConvGroups);
   if (dim_equal(x.shape[3], w.shape[2] * D(groups)) == Tri::kNo) {
-    return r.error("input channels do not match the filter: " + r.fmt(x.shape) + " with filter " + r.fmt(w.shape) +
-                   " and groups " + std::to_string(groups) + " needs " + dim_text(r, w.shape[2] * D(groups)) +
+    return r.error("input channels do not match the filter: ", r.fmt(x.shape), " with filter ", r.fmt(w.shape),
+                   " and groups ", std::to_string(groups), " needs ", dim_text(r, w.shape[2] * D(groups)),
                    " input channels");
   }
   const D needed = w.shape[2] * D(groups);
-  if (dim_never_equal(x.shape[3], needed)) {  // kNo returned above: only symbolic dims get here
+  if (kRuleWarnings && dim_never_equal(x.shape[3], needed)) {  // kNo returned above: only symbolic dims get here
     r.ctx.warn(std::string(r.name()) + ": input channels do not match the filter: " + r.fmt(x.shape) +
                " with filter " + r.fmt(w.shape) + " and groups " + std::to_string(groups) + " needs " +
                dim_text(r, needed) + " input channels, and " + dim_text(r, x.shape[3]) + " cannot be " +
@@ -140,8 +142,8 @@ Status infer_conv2d(const Rule<D>& r) {
   }
   const std::optional<int64_t> cout = dim_static(w.shape[3]);
   if (cout && *cout % groups != 0) {
-    return r.error("output channels " + std::to_string(*cout) + " of filter " + r.fmt(w.shape) +
-                   " are not divisible by groups " + std::to_string(groups));
+    return r.error("output channels ", std::to_string(*cout), " of filter ", r.fmt(w.shape),
+                   " are not divisible by groups ", std::to_string(groups));
   }
   const std::vector<int64_t>& stride = r.attrs.ints(attr::kConvStride);
   const std::vector<int64_t>& dilation = r.attrs.ints(attr::kConvDilation);
@@ -171,16 +173,15 @@ template <class D>
 Status infer_layer_norm(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   if (!is_float(x.dtype)) {
-    return r.error(std::string("needs a float input, got ") + dtype_name(x.dtype) + "; cast with astype");
+    return r.error("needs a float input, got ", dtype_name(x.dtype), "; cast with astype");
   }
-  if (x.rank() == 0) return r.error("needs an input with at least one dim, got " + r.fmt(x.shape));
+  if (x.rank() == 0) return r.error("needs an input with at least one dim, got ", r.fmt(x.shape));
   bool warned = false;  // one warning per node
   for (size_t k : {size_t(1), size_t(2)}) {
     const char* what = k == 1 ? "gamma" : "beta";
     const TensorType<D>& p = r.in[k];
     if (p.dtype != x.dtype) {
-      return r.error(std::string(what) + " is " + dtype_name(p.dtype) + " but x is " + dtype_name(x.dtype) +
-                     "; cast with astype");
+      return r.error(what, " is ", dtype_name(p.dtype), " but x is ", dtype_name(x.dtype), "; cast with astype");
     }
     bool fits = p.rank() <= 1;
     if (fits && p.rank() == 1 && !is_static_value(p.shape[0], 1)) {
@@ -191,7 +192,7 @@ Status infer_layer_norm(const Rule<D>& r) {
              " (it must be [" + dim_text(r, x.shape.back()) + "], [1] or a scalar)";
     };
     if (!fits) return r.error(mismatch());
-    if (p.rank() == 1 && !warned) {
+    if (kRuleWarnings && p.rank() == 1 && !warned) {
       if (std::optional<std::string> why = never_one_or(r, p.shape[0], x.shape.back())) {
         r.ctx.warn(std::string(r.name()) + ": " + mismatch() + ": " + *why);
         warned = true;

@@ -24,8 +24,8 @@ Status infer_topk(const Rule<D>& r) {
   const int64_t k = r.attrs.i(attr::kTopKK);
   // A symbolic axis is checked when the run-time rule sees its size.
   if (std::optional<int64_t> n = dim_static(x.shape[axis]); n && k > *n) {
-    return r.error("k = " + std::to_string(k) + " is larger than the size " + std::to_string(*n) + " of axis " +
-                   std::to_string(axis) + " of " + r.fmt(x.shape));
+    return r.error("k = ", std::to_string(k), " is larger than the size ", std::to_string(*n), " of axis ",
+                   std::to_string(axis), " of ", r.fmt(x.shape));
   }
   std::vector<D> dims = x.shape;
   dims[axis] = D(k);

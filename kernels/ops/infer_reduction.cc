@@ -16,15 +16,14 @@ Status reduce_axes(const Rule<D>& r, const std::vector<int64_t>& axes, bool keep
   if (needs_nonempty_axis(r.op)) {
     for (int64_t a : axes) {
       if (is_static_value(shape[size_t(a)], 0)) {
-        return r.error("zero-size reduction axis " + std::to_string(a) + " of " + r.fmt(shape) +
-                       " has no identity");
+        return r.error("zero-size reduction axis ", std::to_string(a), " of ", r.fmt(shape), " has no identity");
       }
     }
   }
   // Warn only when nothing is reduced at all: sum(x) over [1, 10] is fine.
   bool all_size_one = !axes.empty();
   for (int64_t a : axes) all_size_one = all_size_one && is_static_value(shape[size_t(a)], 1);
-  if (all_size_one) {
+  if (kRuleWarnings && all_size_one) {
     const std::string name = r.name();
     if (r.op == OpId::ArgMax || r.op == OpId::ArgMin) {
       r.ctx.warn(name + " over an axis of size 1 always gives 0 (input " + r.fmt(shape) + ")");

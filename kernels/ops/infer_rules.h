@@ -7,12 +7,16 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "ops/infer.h"
 
 namespace sg::ops::rules {
+
+// runtime_error("name: " + the parts); Rule::error's one out-of-line body.
+Status rule_error(const char* name, std::initializer_list<std::string_view> parts);
 
 // One rule invocation. `out` is already sized to the op's outputs.
 template <class D>
@@ -26,9 +30,12 @@ struct Rule {
 
   const char* name() const { return op_def(op).name; }
   std::string fmt(const std::vector<D>& shape) const { return ctx.format(shape); }
-  // A shape, dtype or index error: "name: message".
-  Status error(const std::string& message) const {
-    return runtime_error(std::string(name()) + ": " + message);
+  // A shape, dtype or index error: "name: " and the parts of the message, joined
+  // out of line (rule_error): each failure path passes pointers, not a chain of
+  // std::string additions.
+  template <class... Parts>
+  Status error(const Parts&... parts) const {
+    return rule_error(name(), {std::string_view(parts)...});
   }
   void set_output(DType dtype, std::vector<D> shape) const {
     out[0] = TensorType<D>{dtype, std::move(shape)};
@@ -44,6 +51,17 @@ std::string dim_text(const Rule<D>& r, const D& d) {
 
 template <class D>
 inline constexpr bool kConcrete = std::is_same_v<D, int64_t>;
+
+// SPEC §8's warnings are the compiler's. A selective build's op table is the
+// runtime's (its graph-compile knows only the selected ops: compile graphs with a
+// full build), whose contexts discard them, so there the warnings and the checks
+// that find them are compiled out (SG_RULES_WITHOUT_WARNINGS, kernels/CMakeLists.txt).
+// Errors are the same in every build.
+#ifdef SG_RULES_WITHOUT_WARNINGS
+inline constexpr bool kRuleWarnings = false;
+#else
+inline constexpr bool kRuleWarnings = true;
+#endif
 
 // Whether this invocation has concrete dims: at run time (D = int64_t, or SymDim
 // constants in a selective build: InferContext::dims_are_concrete).

@@ -8,9 +8,9 @@ template <class D>
 Status infer_searchsorted(const Rule<D>& r) {
   const TensorType<D>& a = r.in[0];
   const TensorType<D>& v = r.in[1];
-  if (a.rank() != 1) return r.error("the sorted sequence must be 1-D, got " + r.fmt(a.shape));
+  if (a.rank() != 1) return r.error("the sorted sequence must be 1-D, got ", r.fmt(a.shape));
   if (a.dtype != v.dtype)
-    return r.error(std::string("the values are ") + dtype_name(v.dtype) + " and the sequence " + dtype_name(a.dtype) +
+    return r.error("the values are ", dtype_name(v.dtype), " and the sequence ", dtype_name(a.dtype),
                    "; cast with astype");
   r.set_output(DType::kI64, v.shape);
   return Status::Ok();

@@ -30,10 +30,10 @@ Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size
       }
     }
     if (std::optional<int64_t> s = dim_static(d)) {
-      if (*s < 0) return r.error("dimension " + std::to_string(*s) + " is negative");
+      if (*s < 0) return r.error("dimension ", std::to_string(*s), " is negative");
       // Bad input must not overflow the element counts the rules compare.
       if (__builtin_mul_overflow(static_elements, *s, &static_elements)) {
-        return r.error("shape " + r.fmt(dims) + "... has too many elements");
+        return r.error("shape ", r.fmt(dims), "... has too many elements");
       }
     }
     dims.push_back(std::move(d));
@@ -48,7 +48,7 @@ Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size
 // usually there is one, so a long stack stays linear.
 template <class D>
 void warn_never_equal_non_axis([[maybe_unused]] const Rule<D>& r, [[maybe_unused]] size_t axis) {
-  if constexpr (!kConcrete<D>) {  // at run time every pair was compared, and is equal
+  if constexpr (!kConcrete<D> && kRuleWarnings) {  // at run time every pair was compared, and is equal
     if (concrete(r)) return;
     for (size_t i = 0; i < r.in[0].rank(); ++i) {
       if (i == axis) continue;
@@ -89,15 +89,14 @@ Status infer_reshape(const Rule<D>& r) {
     // Counts such as T*64 and T*128 agree only for an empty tensor: the target
     // is wrong for every input anyone means, so this is an error too.
     if (dim_equal(total, count) == Tri::kNo) {
-      return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
-                     " elements)");
+      return r.error("cannot reshape ", from, " into ", r.fmt(dims), " (", dim_text(r, count), " elements)");
     }
     if (dim_equal_only_when_empty(total, count)) {
-      return r.error("cannot reshape " + from + " into " + r.fmt(dims) + " (" + dim_text(r, count) +
+      return r.error("cannot reshape ", from, " into ", r.fmt(dims), " (", dim_text(r, count),
                      " elements): the counts agree only for an empty tensor");
     }
     // SPEC §8: counts that only the binding can compare, and that no binding makes equal.
-    if (dim_never_equal(total, count)) {
+    if (kRuleWarnings && dim_never_equal(total, count)) {
       r.ctx.warn(std::string(r.name()) + ": cannot reshape " + from + " into " + r.fmt(dims) + " (" +
                  dim_text(r, count) + " elements): the counts cannot be equal" +
                  fails_for_every_input(r, {total, count}));
@@ -110,18 +109,18 @@ Status infer_reshape(const Rule<D>& r) {
   target[pos] = D(-1);
   const D known = dim_product(dims);  // the -1 entry counts as 1
   if (is_static_value(known, 0)) {
-    return r.error("cannot reshape " + from + " into " + r.fmt(target) +
+    return r.error("cannot reshape ", from, " into ", r.fmt(target),
                    ": -1 is ambiguous when the other dims multiply to 0");
   }
   if (std::optional<D> q = dim_div_exact(total, known)) {
     dims[pos] = *q;
   } else if (dim_static(total) && dim_static(known)) {
-    return r.error("cannot reshape " + from + " into " + r.fmt(target) + ": " + dim_text(r, total) +
-                   " is not a multiple of " + dim_text(r, known));
+    return r.error("cannot reshape ", from, " into ", r.fmt(target), ": ", dim_text(r, total), " is not a multiple of ",
+                   dim_text(r, known));
   } else {
     // A symbolic total divided by a static factor that does not divide it: the
     // -1 swallows part of the batch dim, and the batch size changes silently.
-    if (dim_static(known)) {
+    if (kRuleWarnings && dim_static(known)) {
       r.ctx.warn(std::string(r.name()) + ": -1 absorbs a factor that does not divide evenly: " + from +
                  " into " + r.fmt(target) + "; the batch dim changes silently (reshape batch contamination)");
     }
@@ -137,7 +136,7 @@ Status infer_broadcast_to(const Rule<D>& r) {
   std::vector<D> dims;
   std::optional<size_t> infer_pos;  // check_attrs allows no -1 here
   SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
-  auto mismatch = [&] { return r.error("cannot broadcast " + r.fmt(shape) + " to " + r.fmt(dims)); };
+  auto mismatch = [&] { return r.error("cannot broadcast ", r.fmt(shape), " to ", r.fmt(dims)); };
   if (dims.size() < shape.size()) return mismatch();
   const size_t offset = dims.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -145,7 +144,7 @@ Status infer_broadcast_to(const Rule<D>& r) {
     if (dim_equal(shape[i], dims[offset + i]) == Tri::kNo) return mismatch();
   }
   // SPEC §8: one warning per node, for the first dim no binding lets through.
-  for (size_t i = 0; i < shape.size(); ++i) {
+  for (size_t i = 0; kRuleWarnings && i < shape.size(); ++i) {
     if (std::optional<std::string> why = never_one_or(r, shape[i], dims[offset + i])) {
       r.ctx.warn(std::string(r.name()) + ": cannot broadcast " + r.fmt(shape) + " to " + r.fmt(dims) + ": " + *why);
       break;
@@ -157,7 +156,7 @@ Status infer_broadcast_to(const Rule<D>& r) {
 
 template <class D>
 Status infer_full(const Rule<D>& r) {
-  if (r.in[0].rank() != 0) return r.error("the fill value must be a scalar, got " + r.fmt(r.in[0].shape));
+  if (r.in[0].rank() != 0) return r.error("the fill value must be a scalar, got ", r.fmt(r.in[0].shape));
   std::vector<D> dims;
   std::optional<size_t> infer_pos;
   SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
@@ -171,8 +170,7 @@ template <class D>
 Status infer_random(const Rule<D>& r) {
   const TensorType<D>& key = r.in[0];
   if (key.dtype != DType::kI64 || key.rank() != 1 || dim_static(key.shape[0]) != std::optional<int64_t>(2))
-    return r.error("the key must be an i64[2] tensor (sg.random.key), got " + std::string(dtype_name(key.dtype)) +
-                   r.fmt(key.shape));
+    return r.error("the key must be an i64[2] tensor (sg.random.key), got ", dtype_name(key.dtype), r.fmt(key.shape));
   std::vector<D> dims;
   std::optional<size_t> infer_pos;
   SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
@@ -201,7 +199,7 @@ Status infer_custom(const Rule<D>& r) {
       SG_ASSIGN_OR_RETURN(d, unknown_dim(r, "a dim given by a staged value"));
     }
     if (std::optional<int64_t> s = dim_static(d); s && *s < 0)
-      return r.error("dimension " + std::to_string(*s) + " is negative");
+      return r.error("dimension ", std::to_string(*s), " is negative");
     dims.push_back(std::move(d));
   }
   r.set_output(DType(r.attrs.i(attr::kCustomDType)), std::move(dims));
@@ -247,10 +245,10 @@ Status infer_squeeze(const Rule<D>& r) {
     if (next_axis < axes.size() && size_t(axes[next_axis]) == i) {
       ++next_axis;
       if (dim_equal(shape[i], D(1)) == Tri::kNo) {
-        return r.error("cannot squeeze axis " + std::to_string(i) + " of " + r.fmt(shape) + ": its size is " +
-                       dim_text(r, shape[i]) + ", not 1");
+        return r.error("cannot squeeze axis ", std::to_string(i), " of ", r.fmt(shape), ": its size is ",
+                       dim_text(r, shape[i]), ", not 1");
       }
-      if (!warned && dim_never_equal(shape[i], D(1))) {  // a symbolic size such as N*2
+      if (kRuleWarnings && !warned && dim_never_equal(shape[i], D(1))) {  // a symbolic size such as N*2
         r.ctx.warn(std::string(r.name()) + ": cannot squeeze axis " + std::to_string(i) + " of " + r.fmt(shape) +
                    ": its size " + dim_text(r, shape[i]) + " cannot be 1" + fails_for_every_input(r, {shape[i]}));
         warned = true;
@@ -271,11 +269,11 @@ Status infer_concatenate(const Rule<D>& r) {
   for (size_t k = 1; k < r.in.size(); ++k) {
     const TensorType<D>& t = r.in[k];
     if (t.dtype != first.dtype) {
-      return r.error(std::string("inputs have different dtypes ") + dtype_name(first.dtype) + " and " +
-                     dtype_name(t.dtype) + "; cast one with astype");
+      return r.error("inputs have different dtypes ", dtype_name(first.dtype), " and ", dtype_name(t.dtype),
+                     "; cast one with astype");
     }
     if (t.rank() != first.rank()) {
-      return r.error("inputs have different ranks: " + r.fmt(first.shape) + " and " + r.fmt(t.shape));
+      return r.error("inputs have different ranks: ", r.fmt(first.shape), " and ", r.fmt(t.shape));
     }
     for (size_t i = 0; i < dims.size(); ++i) {
       if (i == axis) {
@@ -284,8 +282,8 @@ Status infer_concatenate(const Rule<D>& r) {
       }
       const Tri eq = dim_equal(dims[i], t.shape[i]);
       if (eq == Tri::kNo) {
-        return r.error("inputs differ in dimension " + std::to_string(i) + ", which is not the axis: " +
-                       r.fmt(first.shape) + " and " + r.fmt(t.shape));
+        return r.error("inputs differ in dimension ", std::to_string(i), ", which is not the axis: ",
+                       r.fmt(first.shape), " and ", r.fmt(t.shape));
       }
       if (eq == Tri::kUnknown && dim_static(t.shape[i])) dims[i] = t.shape[i];
     }
@@ -302,18 +300,18 @@ Status infer_scatter_add(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   const TensorType<D>& idx = r.in[1];
   const TensorType<D>& upd = r.in[2];
-  if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
-  if (x.dtype != DType::kF32) return r.error(std::string("the target must be f32, got ") + dtype_name(x.dtype));
+  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
+  if (x.dtype != DType::kF32) return r.error("the target must be f32, got ", dtype_name(x.dtype));
   if (upd.dtype != x.dtype)
-    return r.error(std::string("updates are ") + dtype_name(upd.dtype) + ", the target " + dtype_name(x.dtype));
+    return r.error("updates are ", dtype_name(upd.dtype), ", the target ", dtype_name(x.dtype));
   std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
   dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
   dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());
   if (dims.size() != upd.shape.size())
-    return r.error("updates " + r.fmt(upd.shape) + " do not have the gathered shape " + r.fmt(dims));
+    return r.error("updates ", r.fmt(upd.shape), " do not have the gathered shape ", r.fmt(dims));
   for (size_t i = 0; i < dims.size(); ++i)
     if (dim_static(dims[i]) && dim_static(upd.shape[i]) && *dim_static(dims[i]) != *dim_static(upd.shape[i]))
-      return r.error("updates " + r.fmt(upd.shape) + " do not have the gathered shape " + r.fmt(dims));
+      return r.error("updates ", r.fmt(upd.shape), " do not have the gathered shape ", r.fmt(dims));
   r.set_output(x.dtype, x.shape);
   return Status::Ok();
 }
@@ -323,7 +321,7 @@ Status infer_take(const Rule<D>& r) {
   const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
   const TensorType<D>& x = r.in[0];
   const TensorType<D>& idx = r.in[1];
-  if (!is_int(idx.dtype)) return r.error(std::string("indices must be i32 or i64, got ") + dtype_name(idx.dtype));
+  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
   std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
   dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
   dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());

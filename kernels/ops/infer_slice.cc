@@ -102,8 +102,8 @@ Result<std::vector<D>> slice_region(const Rule<D>& r, size_t first_dynamic) {
     if (f & attr::kIndex) {
       const std::optional<int64_t> idx = static_bound(b);
       if (n && idx && (*idx < -*n || *idx >= *n)) {
-        return r.error("index " + std::to_string(*idx) + " is out of bounds for axis " + std::to_string(i) +
-                       " with size " + std::to_string(*n));
+        return r.error("index ", std::to_string(*idx), " is out of bounds for axis ", std::to_string(i), " with size ",
+                       std::to_string(*n));
       }
       continue;  // an index drops the axis
     }
@@ -134,8 +134,8 @@ Status infer_slice_update(const Rule<D>& r) {
   const TensorType<D>& x = r.in[0];
   const TensorType<D>& v = r.in[1];
   if (v.dtype != x.dtype) {
-    return r.error(std::string("the value is ") + dtype_name(v.dtype) + " but the tensor is " +
-                   dtype_name(x.dtype) + "; cast with astype");
+    return r.error("the value is ", dtype_name(v.dtype), " but the tensor is ", dtype_name(x.dtype),
+                   "; cast with astype");
   }
   SG_ASSIGN_OR_RETURN(std::vector<D> region, slice_region(r, 2));
   const size_t lead = v.rank() > region.size() ? v.rank() - region.size() : 0;
@@ -155,7 +155,7 @@ Status infer_slice_update(const Rule<D>& r) {
   };
   if (!fits) return r.error(mismatch());
   // SPEC §8: one warning per node, for the first dim of v no binding lets through.
-  for (size_t i = 0; i < v.rank(); ++i) {
+  for (size_t i = 0; kRuleWarnings && i < v.rank(); ++i) {
     const D& d = v.shape[i];
     std::optional<std::string> why;
     if (i < lead) {

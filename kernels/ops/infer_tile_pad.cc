@@ -16,7 +16,7 @@ Status check_element_count(const Rule<D>& r, const std::vector<D>& dims) {
   for (const D& d : dims) {
     std::optional<int64_t> s = dim_static(d);
     if (s && __builtin_mul_overflow(count, *s, &count)) {
-      return r.error("the result " + r.fmt(dims) + " has too many elements");
+      return r.error("the result ", r.fmt(dims), " has too many elements");
     }
   }
   return Status::Ok();
@@ -36,7 +36,7 @@ Status infer_tile(const Rule<D>& r) {
     const int64_t rep = from_right < reps.size() ? reps[reps.size() - 1 - from_right] : 1;
     if (std::optional<int64_t> s = dim_static(d)) {
       int64_t product = 0;
-      if (__builtin_mul_overflow(*s, rep, &product)) return r.error("tiling " + r.fmt(x.shape) + " overflows");
+      if (__builtin_mul_overflow(*s, rep, &product)) return r.error("tiling ", r.fmt(x.shape), " overflows");
       dims.push_back(D(product));
     } else {
       dims.push_back(d * D(rep));
@@ -56,7 +56,7 @@ Status infer_pad(const Rule<D>& r) {
     const int64_t extra = pads[2 * i] + pads[2 * i + 1];  // each <= 2^31 - 1
     if (std::optional<int64_t> s = dim_static(x.shape[i])) {
       int64_t sum = 0;
-      if (__builtin_add_overflow(*s, extra, &sum)) return r.error("padding " + r.fmt(x.shape) + " overflows");
+      if (__builtin_add_overflow(*s, extra, &sum)) return r.error("padding ", r.fmt(x.shape), " overflows");
       dims.push_back(D(sum));
     } else {
       dims.push_back(x.shape[i] + D(extra));

@@ -19,7 +19,7 @@ Status cast_kernel(const KernelContext&, const ops::Attrs&, std::span<const Tens
   const TensorRef& x = in[0];
   TensorRef& o = out[0];
   const int64_t n = o.numel();
-  if (x.numel() != n) return internal_error("cast: " + describe(x) + " -> " + describe(o));
+  if (x.numel() != n) return operand_mismatch("cast", x, o);
   if (x.dtype == o.dtype) {
     copy_elements(o.data, x.data, n, dtype_size(x.dtype));
     return Status::Ok();

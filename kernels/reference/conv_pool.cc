@@ -162,7 +162,7 @@ Status pool_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<cons
   TensorRef& o = out[0];
   if (attrs.values.size() < 3) return internal_error(std::string(name) + ": missing attributes");
   if (x.rank != 4 || o.rank != 4 || x.dtype != o.dtype || x.shape[0] != o.shape[0] || x.shape[3] != o.shape[3])
-    return internal_error(std::string(name) + ": " + describe(x) + " -> " + describe(o));
+    return operand_mismatch(name, x, o);
   if (kAvg && !is_float(x.dtype))
     return unsupported(std::string(name) + ": " + describe(x) + " (only f32 and f16)");
   Window wy, wx;

@@ -79,7 +79,7 @@ Status one_hot_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<c
   const int64_t depth = attrs.i(ops::attr::kOneHotDepth);
   bool ok = is_int(idx.dtype) && o.rank == idx.rank + 1 && o.shape[idx.rank] == depth;
   for (int d = 0; ok && d < idx.rank; ++d) ok = o.shape[d] == idx.shape[d];
-  if (!ok) return internal_error("one_hot: " + describe(idx) + " -> " + describe(o));
+  if (!ok) return operand_mismatch("one_hot", idx, o);
   if (o.numel() > 0) std::memset(o.data, 0, o.nbytes());
   const int64_t count = idx.numel();
   visit_dtype(o.dtype, [&](auto tag) {

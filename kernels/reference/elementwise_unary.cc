@@ -108,7 +108,7 @@ Status unary_kernel(const KernelContext&, const ops::Attrs&, std::span<const Ten
   TensorRef& o = out[0];
   const int64_t n = o.numel();
   if (x.numel() != n)
-    return internal_error(std::string(Op::kName) + ": " + describe(x) + " -> " + describe(o));
+    return operand_mismatch(Op::kName, x, o);
   return visit_dtype(x.dtype, [&](auto ti) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {
       constexpr DType In = decltype(ti)::value;

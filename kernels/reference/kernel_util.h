@@ -10,32 +10,26 @@
 
 namespace sg::kernels {
 
-// "f32[2, 3]"
-inline std::string describe(const TensorRef& t) {
-  std::string s = dtype_name(t.dtype);
-  s += '[';
-  for (int i = 0; i < t.rank; ++i) {
-    if (i) s += ", ";
-    s += std::to_string(t.shape[i]);
-  }
-  return s + ']';
-}
+// "f32[2, 3]". The messages below are built out of line, on the failure path
+// only (kernel_util.cc): every kernel calls these checks.
+std::string describe(const TensorRef& t);
+
+// internal_error("op: " + describe(x) + " -> " + describe(o)): a kernel called
+// with an output that does not fit its operand, which the shape rules rule out.
+Status operand_mismatch(const char* op, const TensorRef& x, const TensorRef& o);
+Status arity_error(const char* op, size_t inputs, size_t outputs);
+Status axis_error(const char* op, const TensorRef& t, int64_t axis);
 
 // The loader and the shape rules guarantee arity; this keeps a broken caller from
 // reading out of bounds.
 inline Status check_arity(const char* op, std::span<const TensorRef> in, size_t min_in,
                           std::span<TensorRef> out) {
-  if (in.size() < min_in || out.size() != 1)
-    return internal_error(std::string(op) + ": wrong number of operands (" +
-                          std::to_string(in.size()) + " inputs, " + std::to_string(out.size()) +
-                          " outputs)");
+  if (in.size() < min_in || out.size() != 1) return arity_error(op, in.size(), out.size());
   return Status::Ok();
 }
 
 inline Status check_axis(const char* op, const TensorRef& t, int64_t axis) {
-  if (axis < 0 || axis >= t.rank)
-    return internal_error(std::string(op) + ": axis " + std::to_string(axis) +
-                          " is not normalized for " + describe(t));
+  if (axis < 0 || axis >= t.rank) return axis_error(op, t, axis);
   return Status::Ok();
 }
 

@@ -58,7 +58,7 @@ Status cumsum_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<co
   if (attrs.values.empty()) return internal_error("cumsum: missing attributes");
   const int64_t axis = attrs.i(ops::attr::kAxisValue);
   SG_RETURN_IF_ERROR(check_axis("cumsum", x, axis));
-  if (x.numel() != o.numel()) return internal_error("cumsum: " + describe(x) + " -> " + describe(o));
+  if (x.numel() != o.numel()) return operand_mismatch("cumsum", x, o);
   const AxisView v = axis_view(x, int(axis));
   return visit_dtype(x.dtype, [&](auto ti) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {
@@ -129,7 +129,7 @@ Status order_kernel(const KernelContext& ctx, const ops::Attrs& attrs, std::span
   const int64_t expected = v.outer * k * v.inner;
   if ((kOrder != Order::kArgSort && (values.dtype != x.dtype || values.numel() != expected)) ||
       (positions && (positions->dtype != DType::kI64 || positions->numel() != expected))) {
-    return internal_error(std::string(name) + ": " + describe(x) + " -> " + describe(out[0]));
+    return operand_mismatch(name, x, out[0]);
   }
   if (v.outer * v.n * v.inner == 0) return Status::Ok();
   if (ctx.scratch_size < size_t(v.n) * sizeof(int64_t) || ctx.scratch == nullptr) {

@@ -135,7 +135,7 @@ Status reduce_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<co
   SG_RETURN_IF_ERROR(read_axes(R::kName, x, attrs, reduced));
   const ReductionPlan plan = make_reduction_plan(x, reduced);
   if (plan.out_numel != o.numel())
-    return internal_error(std::string(R::kName) + ": " + describe(x) + " -> " + describe(o));
+    return operand_mismatch(R::kName, x, o);
   if (needs_elements<R>() && plan.count == 0 && plan.out_numel > 0)
     return runtime_error(std::string("zero-size array to reduction operation ") + R::kName +
                          " which has no identity");
@@ -178,7 +178,7 @@ Status arg_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
   if (o.dtype != DType::kI64) return unsupported_dtypes(name, x.dtype, o.dtype);
   const AxisView v = axis_view(x, int(axis));
   if (v.outer * v.inner != o.numel())
-    return internal_error(std::string(name) + ": " + describe(x) + " -> " + describe(o));
+    return operand_mismatch(name, x, o);
   if (v.n == 0 && o.numel() > 0)
     return runtime_error(std::string("attempt to get ") + name + " of an empty sequence");
   int64_t* po = o.as<int64_t>();

@@ -42,7 +42,7 @@ Status cumprod_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<c
   if (attrs.values.empty()) return internal_error("cumprod: missing attributes");
   const int64_t axis = attrs.i(ops::attr::kAxisValue);
   SG_RETURN_IF_ERROR(check_axis("cumprod", x, axis));
-  if (x.numel() != o.numel()) return internal_error("cumprod: " + describe(x) + " -> " + describe(o));
+  if (x.numel() != o.numel()) return operand_mismatch("cumprod", x, o);
   const AxisView v = axis_view(x, int(axis));
   return visit_dtype(x.dtype, [&](auto ti) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {

@@ -91,7 +91,7 @@ Status flat_nonzero_kernel(const KernelContext&, const ops::Attrs&, std::span<co
   const TensorRef& x = in[0];
   TensorRef& o = out[0];
   if (o.dtype != DType::kI64 || o.rank != 1)
-    return internal_error("flat_nonzero: " + describe(x) + " -> " + describe(o));
+    return operand_mismatch("flat_nonzero", x, o);
   const int64_t total = x.numel();
   int64_t* dst = o.as<int64_t>();
   int64_t n = 0;

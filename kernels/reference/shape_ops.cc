@@ -49,7 +49,7 @@ bool visit_size(DType t, F&& f) {
 Status copy_data(const char* op, std::span<const TensorRef> in, std::span<TensorRef> out) {
   SG_RETURN_IF_ERROR(check_arity(op, in, 1, out));
   if (in[0].numel() != out[0].numel() || in[0].dtype != out[0].dtype)
-    return internal_error(std::string(op) + ": " + describe(in[0]) + " -> " + describe(out[0]));
+    return operand_mismatch(op, in[0], out[0]);
   copy_elements(out[0].data, in[0].data, out[0].numel(), dtype_size(out[0].dtype));
   return Status::Ok();
 }

@@ -49,7 +49,7 @@ Status run_softmax(const KernelContext&, const ops::Attrs& attrs, std::span<cons
   if (attrs.values.empty()) return internal_error(std::string(name) + ": missing attributes");
   const int64_t axis = attrs.i(ops::attr::kAxisValue);
   SG_RETURN_IF_ERROR(check_axis(name, x, axis));
-  if (x.numel() != o.numel()) return internal_error(std::string(name) + ": " + describe(x) + " -> " + describe(o));
+  if (x.numel() != o.numel()) return operand_mismatch(name, x, o);
   const AxisView v = axis_view(x, int(axis));
   return visit_dtype(x.dtype, [&](auto ti) {
     return visit_dtype(o.dtype, [&](auto to) -> Status {

@@ -36,7 +36,7 @@ Status tile_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<cons
     rs[d] = rd >= 0 ? reps[size_t(rd)] : 1;
     ok = o.shape[d] == xs[d] * rs[d];
   }
-  if (!ok) return internal_error("tile: " + describe(x) + " -> " + describe(o));
+  if (!ok) return operand_mismatch("tile", x, o);
   const int64_t total = o.numel();
   if (total == 0) return Status::Ok();
   const size_t elem = dtype_size(x.dtype);
@@ -73,7 +73,7 @@ Status pad_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const
   const std::vector<int64_t>& pads = attrs.ints(kPadWidths);
   bool ok = x.dtype == o.dtype && x.rank == o.rank && pads.size() == size_t(2 * x.rank);
   for (int d = 0; ok && d < x.rank; ++d) ok = o.shape[d] == x.shape[d] + pads[2 * d] + pads[2 * d + 1];
-  if (!ok) return internal_error("pad: " + describe(x) + " -> " + describe(o));
+  if (!ok) return operand_mismatch("pad", x, o);
   const int64_t total = o.numel();
   const double value = attrs.f(kPadValue);
   visit_dtype(o.dtype, [&](auto tag) {
