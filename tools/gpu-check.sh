@@ -5,7 +5,8 @@
 # tests/programs with graph-run --device cuda against the CPU, and the GPU
 # benchmarks of bench/gpu (a few seconds each), then prints two short tables.
 # Sized to finish well inside 8 minutes on one H200 with 16 cores.
-#   tools/gpu-check.sh [BUILD_DIR]     (default build-gpu)
+#   tools/gpu-check.sh [BUILD_DIR]     (default build-gpu; PYTHON=python3 picks
+#   the Python with numpy; on a bare machine see tools/gpu-deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
@@ -14,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
   echo "gpu-check: no GPU (nvidia-smi failed)" >&2
   exit 2
 }
-python=/usr/bin/python3
+python=${PYTHON:-/usr/bin/python3}
 start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests \
