@@ -133,25 +133,12 @@ bool remove_unused_results_and_params(ir::Module& m) {
       std::vector<bool> keep_in(n.inputs.size() - first, false);
       for (int32_t h : n.functions) {
         ir::Function& callee = m.functions[size_t(h)];
-        std::vector<int32_t> results;
-        for (size_t o = 0; o < keep_out.size(); ++o)
-          if (keep_out[o]) results.push_back(callee.results[o]);
-        callee.results = std::move(results);
+        callee.results = kept_ids(callee.results, keep_out);
         const std::vector<int32_t> callee_uses = count_uses(callee);
         for (size_t j = 0; j < keep_in.size(); ++j) keep_in[j] = keep_in[j] || callee_uses[size_t(callee.params[j])] > 0;
       }
-      std::vector<int32_t> outputs, inputs(n.inputs.begin(), n.inputs.begin() + std::ptrdiff_t(first));
-      for (size_t o = 0; o < keep_out.size(); ++o)
-        if (keep_out[o]) outputs.push_back(n.outputs[o]);
-      for (size_t j = 0; j < keep_in.size(); ++j)
-        if (keep_in[j]) inputs.push_back(n.inputs[first + j]);
-      for (int32_t h : n.functions) {
-        ir::Function& callee = m.functions[size_t(h)];
-        std::vector<int32_t> params;
-        for (size_t j = 0; j < keep_in.size(); ++j)
-          if (keep_in[j]) params.push_back(callee.params[j]);
-        callee.params = std::move(params);
-      }
+      std::vector<int32_t> outputs = kept_ids(n.outputs, keep_out), inputs = kept_ids(n.inputs, keep_in, first);
+      for (int32_t h : n.functions) m.functions[size_t(h)].params = kept_ids(m.functions[size_t(h)].params, keep_in);
       changed = changed || outputs.size() != n.outputs.size() || inputs.size() != n.inputs.size();
       for (size_t j = first; j < n.inputs.size(); ++j)
         if (std::find(inputs.begin(), inputs.end(), n.inputs[j]) == inputs.end()) --uses[size_t(n.inputs[j])];

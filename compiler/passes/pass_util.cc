@@ -121,6 +121,13 @@ bool hoistable_op(const ir::Function& f, const ir::Node& n) {
   }
 }
 
+std::vector<int32_t> kept_ids(const std::vector<int32_t>& v, const std::vector<bool>& keep, size_t first) {
+  std::vector<int32_t> out(v.begin(), v.begin() + std::ptrdiff_t(first));
+  for (size_t j = 0; j < keep.size(); ++j)
+    if (keep[j]) out.push_back(v[first + j]);
+  return out;
+}
+
 void erase_nodes(ir::Function& f, const std::vector<bool>& erase) {
   size_t w = 0;
   for (size_t i = 0; i < f.nodes.size(); ++i) {

@@ -45,6 +45,10 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Type& t);
 // checks were all done at compile time; integer floordiv, mod and pow can).
 bool hoistable_op(const ir::Function& f, const ir::Node& n);
 
+// The ids v[0, first) and then v[first + j] where keep[j] (a node's inputs after
+// an If's condition, a function's parameters or results), in order.
+std::vector<int32_t> kept_ids(const std::vector<int32_t>& v, const std::vector<bool>& keep, size_t first = 0);
+
 // Erases the nodes whose flag is set, keeping the order of the rest.
 void erase_nodes(ir::Function& f, const std::vector<bool>& erase);
 

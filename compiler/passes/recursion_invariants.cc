@@ -327,18 +327,11 @@ bool remove_dead_params(ir::Module& m, Group& g) {
     ir::Node& node = m.functions[s.fn].nodes[s.node];
     const size_t first = node.kind == ir::NodeKind::kIf ? 1 : 0;
     const std::vector<bool>& mask = keep.at(size_t(node.functions[0]));
-    std::vector<int32_t> kept(node.inputs.begin(), node.inputs.begin() + std::ptrdiff_t(first));
-    for (size_t k = first; k < node.inputs.size(); ++k)
-      if (mask[k - first]) kept.push_back(node.inputs[k]);
+    std::vector<int32_t> kept = kept_ids(node.inputs, mask, first);
     any = any || kept.size() != node.inputs.size();
     node.inputs = std::move(kept);
   }
-  for (const auto& [f, mask] : keep) {
-    std::vector<int32_t> params;
-    for (size_t j = 0; j < mask.size(); ++j)
-      if (mask[j]) params.push_back(m.functions[f].params[j]);
-    m.functions[f].params = std::move(params);
-  }
+  for (const auto& [f, mask] : keep) m.functions[f].params = kept_ids(m.functions[f].params, mask);
   return any;
 }
 
@@ -438,10 +431,9 @@ bool remove_passed_results(ir::Module& m, Group& g) {
     fn.nodes[s.node].outputs = std::move(outputs);
   }
   for (auto& [f, rs] : pass) {
-    std::vector<int32_t> results;
-    for (size_t r = 0; r < rs.size(); ++r)
-      if (rs[r] < 0) results.push_back(m.functions[f].results[r]);
-    m.functions[f].results = std::move(results);
+    std::vector<bool> keep;
+    for (int r : rs) keep.push_back(r < 0);
+    m.functions[f].results = kept_ids(m.functions[f].results, keep);
   }
   return any;
 }
