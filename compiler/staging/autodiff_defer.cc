@@ -241,8 +241,9 @@ std::vector<int32_t> term_rows(const ir::Function& b, const Closure::DeferredTer
 }
 
 // The tape P's rows come from: mm = matmul(transpose(expand_dims(slice(tape, row))), Q)
-// with Q one row, the slice the member's read of its residual at its row.
-size_t tape_of(const ir::Function& b, const Closure::DeferredTerm& t, size_t row_param, size_t tapes) {
+// with Q one row, the slice the member's read of its residual at its row; the
+// tapes are b's parameters from `first_tape` on.
+size_t tape_of(const ir::Function& b, const Closure::DeferredTerm& t, int32_t row, size_t first_tape, size_t tapes) {
   if (t.sum) return Closure::kNoRows;
   const ir::Node* mm = producer(b, t.term);
   const ir::Node* tr = producer(b, mm->inputs[0]);
@@ -251,9 +252,9 @@ size_t tape_of(const ir::Function& b, const Closure::DeferredTerm& t, size_t row
   const ir::Node* e = producer(b, tr->inputs[0]);
   if (!is_op(e, OpId::ExpandDims) || e->attrs.ints(0) != std::vector<int64_t>{0}) return Closure::kNoRows;
   const ir::Node* s = producer(b, e->inputs[0]);
-  if (!is_op(s, OpId::Slice) || s->inputs.size() != 2 || s->inputs[1] != b.params[row_param]) return Closure::kNoRows;
+  if (row < 0 || !is_op(s, OpId::Slice) || s->inputs.size() != 2 || s->inputs[1] != row) return Closure::kNoRows;
   for (size_t k = 0; k < tapes; ++k)
-    if (s->inputs[0] == b.params[row_param + 1 + k]) return k;
+    if (s->inputs[0] == b.params[first_tape + k]) return k;
   return Closure::kNoRows;
 }
 
@@ -266,7 +267,7 @@ void Vjp::defer_closure_products(Closure& c) {
   for (size_t k = 0; k < c.members.size(); ++k) {
     member_of[c.members[k].backward] = k;
     layouts.push_back(layout_of(mod, c.members[k]));
-    if (mod.functions[size_t(c.members[k].backward)].results.size() != layouts[k].count) return;
+    if (mod.functions[size_t(c.members[k].backward)].results.size() != layouts[k].count + c.counters) return;
   }
   // Every slot's chain, and how many Calls and Ifs hand each slot its gradient.
   std::map<std::pair<size_t, size_t>, Chain> chains;
@@ -334,10 +335,10 @@ void Vjp::defer_closure_products(Closure& c) {
   if (c.rows_before_calls)
     for (size_t k = 0; k < c.members.size(); ++k) {
       const ir::Function& b = mod.functions[size_t(c.members[k].backward)];
-      const size_t row_param = layouts[k].handed + layouts[k].count;
+      const size_t first_tape = layouts[k].handed + layouts[k].count + c.counters;
       for (const Term& t : owned[k]) {
         Closure::DeferredRows& d = c.deferred[t.product];
-        const size_t tape = tape_of(b, t, row_param, c.tapes.size());
+        const size_t tape = tape_of(b, t, c.members[k].row, first_tape, c.tapes.size());
         bool alone = true;  // its P list is its own (P lists are never shared)
         for (const Term& u : owned[k]) alone = alone && (u.product == t.product || c.deferred[u.product].rows_a != d.rows_a);
         if (tape != Closure::kNoRows && alone) {

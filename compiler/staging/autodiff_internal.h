@@ -85,14 +85,19 @@ struct Closure {
     std::tuple<int32_t, std::vector<bool>, std::vector<bool>> key;  // fn, params, results
     std::map<size_t, size_t> children;  // taped node -> member (its then member for an If)
     std::map<size_t, size_t> else_children;
-    std::vector<int32_t> residuals;     // fn's values kept, or -1 - n: the row node n wrote
+    std::vector<int32_t> residuals;     // fn's values kept
     std::vector<ir::Type> types;        // one per residual
     int32_t core = -1;                  // the backward over (params, cotangents, residuals)
     int32_t forward = -1, backward = -1;
     size_t first_tape = 0;
+    // With residuals: its counter (the rows of its tapes not yet read back), and in
+    // its backward the row it reads, one below the counter it is handed.
+    size_t counter = SIZE_MAX;
+    int32_t row = -1;
   };
   std::vector<Member> members;
   std::vector<ir::Type> tapes;  // every member's, in order: [T, residual shape...]
+  size_t counters = 0;          // members with residuals
   // Weight gradients deferred to one product after the root's backward
   // (autodiff_defer.cc): row lists ([S, K] and [S, N], S a fresh symbol), which every
   // member's backward takes and returns after its gradients, and per product the
@@ -157,7 +162,6 @@ class Vjp {
     struct TapedCall {
       const Closure* closure = nullptr;
       std::vector<int32_t> tapes;  // after the forward, in the new function
-      int32_t row = -1;
     };
     std::map<size_t, TapedCall> taped_calls;  // node index -> its taped forward
   };
@@ -185,9 +189,10 @@ class Vjp {
   // The closure of a differentiated Call of a function that calls others (recursion
   // included): every (function, params, results) variant its Calls and Ifs reach.
   // Each gets a taped forward (its results, and each tape with its own residuals
-  // appended after its callees', and the row it wrote) and a backward that reads its
-  // residuals at that row instead of recomputing its forward. Callee rows are
-  // residuals of their caller, so no position is threaded through the backward.
+  // appended after its callees') and a backward that reads its residuals back
+  // instead of recomputing its forward. The backwards run in exactly the reverse
+  // order of the forwards, so each reads the last row not yet read: a counter per
+  // member runs through the backwards instead of row indices kept on tapes.
   using Variant = std::tuple<int32_t, std::vector<bool>, std::vector<bool>>;
   // Null where the closure cannot be taped (a differentiated While inside, a
   // residual without a static shape): the Call keeps its recomputing adjoint.
@@ -195,7 +200,7 @@ class Vjp {
   std::optional<Closure> discover(const Variant& root);
   bool split_core(Closure& c, size_t k, int32_t adj);
   void taped_forward(const Closure& c, size_t k);
-  void taped_backward(const Closure& c, size_t k);
+  void taped_backward(Closure& c, size_t k);
   // zeros([0, ...]) of a tape or row list's type.
   int32_t empty_rows(const ir::Type& t);
   // In a function outside the closure: runs the closure's forward from empty tapes.
@@ -353,10 +358,6 @@ class Vjp {
   std::map<Variant, std::shared_ptr<Closure>> closures_;  // by root Call; null: not taped
   Closure* building_ = nullptr;  // the closure the next build() is a member of
   size_t building_member_ = 0;
-  // Per member adjoint: the value that stands for the tape row a child Call wrote
-  // (an input of the child's backward), and that Call's node index; split_core binds
-  // each to the row the member's forward saved.
-  std::map<int32_t, std::map<int32_t, size_t>> rows_;
   // The backward of loop body `body`'s adjoint `adj` as a function of its own, over
   // the forward values it reads (the residuals), when the forward part has no loop
   // or call and every residual has the same shape each iteration.

@@ -8,16 +8,19 @@
 // (a residual), a tape [T, shape...] runs through every member's taped forward as
 // an extra parameter and result. A member's taped forward runs its nodes (its
 // Calls and Ifs call the taped forwards of their members, handing the tapes on),
-// then appends one row to each of its own tapes and returns that row's index. The
-// row a callee wrote is a residual of its caller, so a member's backward reads its
-// residuals at the row it is given and hands each callee the row that callee
-// wrote: a Call's adjoint is a Call of the callee's backward, an If's an If on the
-// kept predicate over the branches' backwards, and no forward runs twice. A
-// member's backward takes the gradients its caller has so far for the values it
-// differentiates and returns them with its own added, so a branch that does not
-// use a weight hands its gradient on instead of returning zeros to be added.
-// sg.checkpoint functions keep recomputing; a member with a differentiated While,
-// or a residual whose shape is not static, leaves the root Call to the
+// then appends one row to each of its own tapes. Its backward runs its Calls' and
+// Ifs' adjoints in the reverse order of their forwards, so the backwards together
+// visit the members in exactly the reverse order of the appends: each reads the
+// last row of its tapes that no backward has read yet. Per member with residuals
+// a counter (the rows not yet read, at first the tapes' length) runs through the
+// backwards as a parameter and result; a member reads its row one below it and
+// hands that on. A Call's adjoint is a Call of the callee's backward, an If's an
+// If on the recomputed predicate over the branches' backwards, and no forward runs
+// twice. A member's backward takes the gradients its caller has so far for the
+// values it differentiates and returns them with its own added, so a branch that
+// does not use a weight hands its gradient on instead of returning zeros to be
+// added. sg.checkpoint functions keep recomputing; a member with a differentiated
+// While, or a residual whose shape is not static, leaves the root Call to the
 // recomputing adjoint.
 #include "staging/autodiff.h"
 
@@ -122,7 +125,6 @@ std::optional<Closure> Vjp::discover(const Variant& root) {
 bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
   const Built info = built_.at(adj);
   const ir::Function a = s_.module().functions[size_t(adj)];
-  const std::map<int32_t, size_t> rows = rows_[adj];
   std::map<int32_t, int32_t> body_of;  // adjoint value -> the member function's value
   for (size_t v = 0; v < info.map.size(); ++v)
     if (info.map[v] >= 0) body_of[info.map[v]] = int32_t(v);
@@ -161,9 +163,7 @@ bool Vjp::split_core(Closure& c, size_t k, int32_t adj) {
       return;
     const ir::Type& t = a.values[size_t(v)].type;
     for (const ir::Dim& d : t.shape) ok = ok && d.as_static().has_value();
-    if (auto r = rows.find(v); r != rows.end()) {
-      m.residuals.push_back(-1 - int32_t(r->second));
-    } else if (auto b = body_of.find(v); b != body_of.end()) {
+    if (auto b = body_of.find(v); b != body_of.end()) {
       m.residuals.push_back(b->second);
     } else {
       ok = false;
@@ -212,7 +212,6 @@ void Vjp::taped_forward(const Closure& c, size_t k) {
   s_.set_builder(&bb);
   const size_t nt = c.tapes.size();
   std::vector<int32_t> tapes(s_.fn().params.end() - long(nt), s_.fn().params.end());
-  std::map<size_t, int32_t> rows;  // node -> the row its callee wrote
   for (const auto& [n, child] : m.children) {
     ir::Function& f = s_.fn();
     ir::Node& node = f.nodes[n];
@@ -223,33 +222,23 @@ void Vjp::taped_forward(const Closure& c, size_t k) {
       tapes[t] = f.add_value(c.tapes[t], "", node.span);
       f.nodes[n].outputs.push_back(tapes[t]);
     }
-    rows[n] = f.add_value(kRowType, "", node.span);
-    f.nodes[n].outputs.push_back(rows[n]);
   }
   span_ = call_span_;
-  Value row = s_.to_tensor(Value(int64_t(0)), DType::kI64, span_);
-  if (!m.residuals.empty())
-    row = s_.to_tensor(s_.shape_item(s_.staged(tapes[m.first_tape]), 0, span_), DType::kI64, span_);
   for (size_t j = 0; j < m.residuals.size(); ++j) {
-    const int32_t r = m.residuals[j];
-    const int32_t v = r >= 0 ? r : rows.at(size_t(-1 - r));
     int32_t& tape = tapes[m.first_tape + j];
     Args a;
-    a.pos = {make_tuple({s_.staged(tape), expand(s_.staged(v), {0})})};
+    a.pos = {make_tuple({s_.staged(tape), expand(s_.staged(m.residuals[j]), {0})})};
     a.span = span_;
     const int32_t id = s_.materialize(s_.call_sg("concatenate", a), span_);
     s_.fn().values[size_t(id)].type = c.tapes[m.first_tape + j];
     tape = id;
   }
-  std::vector<int32_t> results = s_.fn().results;
-  results.insert(results.end(), tapes.begin(), tapes.end());
-  results.push_back(s_.materialize(row, span_));
-  s_.fn().results = results;
+  s_.fn().results.insert(s_.fn().results.end(), tapes.begin(), tapes.end());
   s_.set_builder(saved);
 }
 
-void Vjp::taped_backward(const Closure& c, size_t k) {
-  const Closure::Member& m = c.members[k];
+void Vjp::taped_backward(Closure& c, size_t k) {
+  Closure::Member& m = c.members[k];
   const ir::Function core = s_.module().functions[size_t(m.core)];
   const size_t n_a = core.params.size() - m.residuals.size();
   FnBuilder bb;
@@ -257,24 +246,41 @@ void Vjp::taped_backward(const Closure& c, size_t k) {
   FnBuilder* saved = s_.builder();
   s_.set_builder(&bb);
   span_ = call_span_;
+  // Parameters: the core's own, then the counters, then the tapes.
   std::vector<ir::Type> types;
   for (size_t j = 0; j < n_a; ++j) types.push_back(core.values[size_t(core.params[j])].type);
-  types.push_back(kRowType);
+  for (size_t j = 0; j < c.counters; ++j) types.push_back(kRowType);
   for (const ir::Type& t : c.tapes) types.push_back(t);
   for (const ir::Type& t : types) s_.fn().params.push_back(s_.fn().add_value(t, "", call_span_));
   const std::vector<int32_t> params = s_.fn().params;
+  std::vector<int32_t> counters(params.begin() + long(n_a), params.begin() + long(n_a + c.counters));
+  const std::vector<int32_t> tapes(params.begin() + long(n_a + c.counters), params.end());
   std::vector<int32_t> args(params.begin(), params.begin() + long(n_a));
-  const Value row = s_.staged(params[n_a]);
-  for (size_t j = 0; j < m.residuals.size(); ++j)
-    args.push_back(s_.materialize(s_.index_tensor_value(s_.staged(params[n_a + 1 + m.first_tape + j]), row, span_),
-                                  span_));
+  if (m.counter != SIZE_MAX) {
+    m.row = s_.materialize(sub(s_.staged(counters[m.counter]), s_.to_tensor(Value(int64_t(1)), DType::kI64, span_)),
+                           span_);
+    counters[m.counter] = m.row;
+    for (size_t j = 0; j < m.residuals.size(); ++j)
+      args.push_back(
+          s_.materialize(s_.index_tensor_value(s_.staged(tapes[m.first_tape + j]), s_.staged(m.row), span_), span_));
+  }
   const std::vector<int32_t> outs = inline_function(m.core, args);
   std::set<int32_t> backwards;
   for (const Closure::Member& x : c.members) backwards.insert(x.backward);
-  for (ir::Node& node : s_.fn().nodes)
-    if (node.kind != ir::NodeKind::kOp && node.kind != ir::NodeKind::kWhile && backwards.count(node.functions[0]))
-      node.inputs.insert(node.inputs.end(), params.begin() + long(n_a + 1), params.end());
+  // The counters run through the Calls and Ifs of backwards in their order.
+  for (size_t n = 0; n < s_.fn().nodes.size(); ++n) {
+    ir::Node& node = s_.fn().nodes[n];
+    if (node.kind == ir::NodeKind::kOp || node.kind == ir::NodeKind::kWhile || !backwards.count(node.functions[0]))
+      continue;
+    node.inputs.insert(node.inputs.end(), counters.begin(), counters.end());
+    node.inputs.insert(node.inputs.end(), tapes.begin(), tapes.end());
+    for (int32_t& counter : counters) {
+      counter = s_.fn().add_value(kRowType, "", span_);
+      s_.fn().nodes[n].outputs.push_back(counter);
+    }
+  }
   s_.fn().results = outs;
+  s_.fn().results.insert(s_.fn().results.end(), counters.begin(), counters.end());
   s_.set_builder(saved);
   // Inlined, the core is called by nothing (and lacks the tapes): empty, it stays valid.
   s_.module().functions[size_t(m.core)].nodes.clear();
@@ -314,6 +320,7 @@ const Closure* Vjp::tape_closure(const Variant& root) {
   }
   for (Closure::Member& m : c->members) {
     m.first_tape = c->tapes.size();
+    if (!m.residuals.empty()) m.counter = c->counters++;
     for (ir::Type t : m.types) {
       t.shape.insert(t.shape.begin(), ir::Dim::symbol(mod.symbols.fresh("T")));
       c->tapes.push_back(t);
@@ -359,13 +366,11 @@ bool Vjp::taped_call(size_t index, const ir::Node& node) {
   std::vector<ir::Type> types;
   for (int32_t o : node.outputs) types.push_back(w_->src.values[size_t(o)].type);
   for (const ir::Type& t : c->tapes) types.push_back(t);
-  types.push_back(kRowType);
   const std::vector<int32_t> outs = emit(ir::NodeKind::kCall, {c->members[0].forward}, inputs, types);
   for (size_t j = 0; j < node.outputs.size(); ++j) w_->map[size_t(node.outputs[j])] = outs[j];
   Work::TapedCall tc;
   tc.closure = c;
-  tc.tapes.assign(outs.begin() + long(node.outputs.size()), outs.end() - 1);
-  tc.row = outs.back();
+  tc.tapes.assign(outs.begin() + long(node.outputs.size()), outs.end());
   for (int32_t t : tc.tapes) s_.fn().values[size_t(t)].name = "gradient tape";  // graph-run --profile reports them
   w_->taped_calls[index] = std::move(tc);
   return true;
@@ -388,16 +393,22 @@ bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<i
   }
   std::vector<int32_t> outs;
   if (root != nullptr) {
-    in.push_back(root->row);
-    in.insert(in.end(), root->tapes.begin(), root->tapes.end());
     std::vector<ir::Type> all = types;
+    for (const Closure::Member& x : root->closure->members)  // every row is still to read
+      if (x.counter != SIZE_MAX) {
+        in.push_back(s_.materialize(
+            s_.to_tensor(s_.shape_item(s_.staged(root->tapes[x.first_tape]), 0, span_), DType::kI64, span_), span_));
+        all.push_back(kRowType);
+      }
+    in.insert(in.end(), root->tapes.begin(), root->tapes.end());
     for (const ir::Type& t : root->closure->row_lists) {
       in.push_back(empty_rows(t));
       all.push_back(t);
     }
     outs = emit(ir::NodeKind::kCall, {root->closure->members[0].backward}, in, all);
     for (const Closure::DeferredRows& d : root->closure->deferred) {
-      const int32_t b = outs[types.size() + d.rows_b];
+      const size_t lists = types.size() + root->closure->counters;
+      const int32_t b = outs[lists + d.rows_b];
       Value total;
       if (d.tape != Closure::kNoRows) {  // the tape's rows against Q's, reversed
         Args a;
@@ -409,16 +420,13 @@ bool Vjp::backward_taped(size_t index, const ir::Node& node, const std::vector<i
       } else if (d.rows_a == Closure::kNoRows) {
         total = add(s_.staged(outs[d.slot]), sum(s_.staged(b), {0}, false));
       } else {
-        total = finish_deferred(s_.staged(outs[d.slot]), outs[types.size() + d.rows_a], b);
+        total = finish_deferred(s_.staged(outs[d.slot]), outs[lists + d.rows_a], b);
       }
       outs[d.slot] = s_.materialize(total, span_);
     }
     outs.resize(types.size());
   } else {
-    // The row the callee wrote: a residual of this member, bound when it is split.
-    const int32_t row = s_.fn().add_value(kRowType, "", span_);
-    rows_[s_.builder()->fn][row] = index;
-    in.push_back(row);  // the tapes follow when the backward is assembled
+    // The counters and tapes follow when the backward is assembled (taped_backward).
     std::vector<int32_t> fns{w_->closure->members[child->second].backward};
     if (node.kind == ir::NodeKind::kIf) fns.push_back(w_->closure->members[m->else_children.at(index)].backward);
     outs = emit(node.kind, fns, in, types);

@@ -130,6 +130,30 @@ def g(w: sg.f32[3, 3], u: sg.f32[3, 3], xs: sg.f32["T", 3], n: sg.i64):
     return sg.grad(loss, argnums=(0, 1))(w, u, xs, n)
 """
 
+# Nodes with two children, one or none, each kind keeping other values: the backwards
+# must read every function's rows in exactly the reverse order of the forwards.
+UNEVEN = """
+def encode(i, left, right, xs, w, u):
+    if left[i] < 0:
+        h = sg.tanh(xs[i] @ w)
+    elif right[i] < 0:
+        h = sg.sin(encode(left[i], left, right, xs, w, u) @ u) + xs[i] @ w
+    else:
+        a = encode(left[i], left, right, xs, w, u)
+        b = encode(right[i], left, right, xs, w, u)
+        h = sg.tanh((a @ u) * b + xs[i] @ w)
+    return h
+
+
+def loss(w, u, root, left, right, xs):
+    return sg.sum(encode(root, left, right, xs, w, u))
+
+
+@sg.function
+def g(w: sg.f32[3, 4], u: sg.f32[4, 4], root: sg.i64, left: sg.i64["M"], right: sg.i64["M"], xs: sg.f32["M", 3]):
+    return sg.grad(loss, argnums=(0, 1))(w, u, root, left, right, xs)
+"""
+
 
 def balanced_tree(m):
     """Heap order: node i's children are 2i + 1 and 2i + 2; -1 marks a leaf."""
@@ -140,7 +164,7 @@ def balanced_tree(m):
 
 def check_recursion_tape(report, work, grad):
     """Recursion differentiated through a tape: a tree with an If in the recursive
-    function, mutual recursion, a recursive Call in a loop and a loop in a recursive
+    function, uneven trees (nodes with one child), mutual recursion, a recursive Call in a loop and a loop in a recursive
     function, weights that swap places at every level, against finite differences; and
     every node's forward runs once (--profile
     counts one Call per node forward and one backward in the tree's gradient).
@@ -154,8 +178,14 @@ def check_recursion_tape(report, work, grad):
                     "xs": grad.draw(rng, (m, 3), "n")}
     loops = {"w": grad.draw(rng, (3, 3), "n") * 0.5, "u": grad.draw(rng, (3, 3), "n") * 0.5, "xs": grad.draw(rng, (4, 3), "n")}
     biased = [dict(trees[m], u=grad.draw(rng, (4,), "n") * 0.5) for m in (1, 7, 15)]
+    # Node 0 has children 1 and 2, node 1 one child (3), node 4 one child (6); and a
+    # chain of one-child nodes.
+    uneven = [dict(trees[7], left=np.array([1, 3, 4, -1, 6, -1, -1], dtype=np.int64),
+                   right=np.array([2, -1, 5, -1, -1, -1, -1], dtype=np.int64)),
+              dict(trees[7], left=np.array([1, 2, 3, 4, 5, 6, -1], dtype=np.int64),
+                   right=np.array([-1, -1, 6, -1, -1, -1, -1], dtype=np.int64))]
     cases = [("tree", TREE, [trees[1], trees[7], trees[15]]), ("mutual", MUTUAL, [trees[1], trees[7], trees[15]]),
-             ("tree_bias", TREE_BIAS, biased),
+             ("tree_bias", TREE_BIAS, biased), ("uneven", UNEVEN, uneven),
              ("call_in_loop", CALL_IN_LOOP, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 3)]),
              ("loop_in_recursion", LOOP_IN_RECURSION, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 2)]),
              ("swapped", SWAPPED, [dict(loops, n=np.array(k, dtype=np.int64)) for k in (0, 1, 4)])]

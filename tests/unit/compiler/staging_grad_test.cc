@@ -124,6 +124,26 @@ def g(w: sg.f32[3, 3], x: sg.f32[3], n: sg.i64):
   EXPECT_TRUE(recursive) << ir::print(*r.ir);
   EXPECT_FALSE(recomputes) << ir::print(*r.ir);
   EXPECT_TRUE(taped_forward) << ir::print(*r.ir);
+  // No row index is kept: the backwards visit the members in the reverse order of
+  // the appends, so the taped forwards append no i64 rows and read no tape's length
+  // (they keep tanh's values and the If's predicates), and each backward reads one
+  // below the counter it is handed and returns the counter it leaves.
+  for (const ir::Function& f : r.ir->functions) {
+    if (f.name.find(".taped#") == std::string::npos) continue;
+    for (const ir::Node& n : f.nodes) {
+      if (n.kind != ir::NodeKind::kOp) continue;
+      EXPECT_NE(n.op, ops::OpId::ShapeDim) << f.name;
+      if (n.op == ops::OpId::Concatenate) {
+        EXPECT_NE(f.values[size_t(n.outputs[0])].type.dtype, DType::kI64) << f.name;
+      }
+    }
+  }
+  for (int32_t b : backwards) {
+    const ir::Function& f = r.ir->functions[size_t(b)];
+    bool counter = false;
+    for (int32_t v : f.results) counter = counter || f.values[size_t(v)].type == ir::Type{DType::kI64, {}};
+    EXPECT_TRUE(counter || f.nodes.empty()) << f.name;
+  }
 }
 
 TEST(StagingGrad, ARecursiveBackwardKeepsOuterProductsAsRowsAndReadsHoistedTransposes) {
