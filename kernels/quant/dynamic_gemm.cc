@@ -197,9 +197,17 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
         for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
         out->offset[r * p.blocks + b] = 8 * sum;
       } else if (vnni) {
+        // q + 128 as a byte is q with its top bit flipped: eight at a time.
         uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
-        for (size_t i = 0; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
-        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 128;
+        size_t i = 0;
+        for (; i + 8 <= p.block; i += 8) {
+          uint64_t x;
+          std::memcpy(&x, src + i, 8);
+          x ^= 0x8080808080808080ull;
+          std::memcpy(dst + i, &x, 8);
+        }
+        for (; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
+        for (i = p.block; i < p.block_pad; ++i) dst[i] = 128;
       } else {
         int16_t* dst = out->a16.data() + r * stride + b * p.block_pad;
         for (size_t i = 0; i < p.block; ++i) dst[i] = src[i];
@@ -210,12 +218,13 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
 }
 
 void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t col_begin,
-                          size_t col_end) {
+                          size_t col_end, const Epilogue& e) {
   const size_t pb = col_begin / p.nr, pe = (col_end + p.nr - 1) / p.nr;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe);
-  if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe);
+  if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe, e);
+  if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe, e);
 #endif
+  (void)e;
   (void)pb;
   (void)pe;
   (void)rows;

@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "quant/epilogue.h"
 #include "quant/weight_format.h"
 
 namespace sg::kernels::quant {
@@ -88,9 +89,10 @@ struct QuantizedRows {
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out);
 
 // Columns [col_begin, col_end) of C, all M rows (col_begin a multiple of the panel
-// width). Rows whose `finite` is 0 are left for the caller.
+// width), the epilogue applied in the store. Rows whose `finite` is 0 are left for
+// the caller (epilogue included).
 void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t col_begin,
-                          size_t col_end);
+                          size_t col_end, const Epilogue& e = {});
 // The columns per unit of work (whole panels).
 size_t dynamic_column_tile(DynIsa isa);
 
@@ -101,9 +103,9 @@ void dynamic_gemm_reference(const WeightView& w, const float* a, float* c, size_
 namespace detail {
 #if defined(__x86_64__) && defined(__GNUC__)
 void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
-              size_t panel_end);
+              size_t panel_end, const Epilogue& e);
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
-                    size_t panel_end);
+                    size_t panel_end, const Epilogue& e);
 #endif
 }  // namespace detail
 

@@ -59,8 +59,18 @@ SG_DQ_INLINE void weights(const uint8_t* w, __m256i* w0, __m256i* w1) {
   }
 }
 
-SG_DQ_INLINE void store(float* c, size_t col, size_t n, __m256 v) {
-  if (col + 8 <= n) {
+SG_DQ_INLINE void store(float* c, size_t col, size_t n, __m256 v, const Epilogue& e) {
+  const bool whole = col + 8 <= n;
+  if (e.bias != nullptr) {
+    alignas(32) float b[8] = {};
+    for (size_t i = 0; !whole && col + i < n; ++i) b[i] = e.bias[col + i];
+    v = _mm256_add_ps(v, whole ? _mm256_loadu_ps(e.bias + col) : _mm256_load_ps(b));
+  }
+  if (e.relu) {
+    const __m256 zero = _mm256_setzero_ps();
+    v = _mm256_blendv_ps(v, zero, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+  }
+  if (whole) {
     _mm256_storeu_ps(c + col, v);
   } else {
     alignas(32) float t[8];
@@ -71,7 +81,7 @@ SG_DQ_INLINE void store(float* c, size_t col, size_t n, __m256 v) {
 
 template <int MR, int NP, bool I4>
 __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
-                                    size_t panel) {
+                                    size_t panel, const Epilogue& e) {
   constexpr size_t kStep = I4 ? 16 : 32;
   const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 8;
   const uint8_t* wp[NP];
@@ -125,7 +135,7 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
       const __m256 sa = _mm256_set1_ps(q.scale[row + size_t(r)]);
       const __m256 v = I4 ? _mm256_mul_ps(accf[r][j], sa)
                           : _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][j]), sa), sw);
-      store(c + (row + size_t(r)) * p.n, col, p.n, v);
+      store(c + (row + size_t(r)) * p.n, col, p.n, v, e);
     }
   }
 }
@@ -135,7 +145,7 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
 // vpmaddwd by 1 into int32 (the 4 K of each column side by side).
 template <int MR, int NP>
 __attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
-                                       size_t panel) {
+                                       size_t panel, const Epilogue& e) {
   const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 8;
   const __m256i mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   const uint8_t* wp[NP];
@@ -197,30 +207,31 @@ __attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRo
     const size_t col = (panel + size_t(j)) * 8;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r)
-      store(c + (row + size_t(r)) * p.n, col, p.n, _mm256_mul_ps(accf[r][j], _mm256_set1_ps(q.scale[row + size_t(r)])));
+      store(c + (row + size_t(r)) * p.n, col, p.n, _mm256_mul_ps(accf[r][j], _mm256_set1_ps(q.scale[row + size_t(r)])), e);
   }
 }
 
 template <int MR, int NP, bool I4>
-void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe) {
+void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe,
+            const Epilogue& e) {
   size_t pan = pb;
   if constexpr (I4) {
-    for (; pan + NP <= pe; pan += NP) tile_u4<MR, NP>(p, q, c, row, pan);
-    for (; pan < pe; ++pan) tile_u4<MR, 1>(p, q, c, row, pan);
+    for (; pan + NP <= pe; pan += NP) tile_u4<MR, NP>(p, q, c, row, pan, e);
+    for (; pan < pe; ++pan) tile_u4<MR, 1>(p, q, c, row, pan, e);
   } else {
-    for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
-    for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+    for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan, e);
+    for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan, e);
   }
 }
 
 template <bool I4>
-void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe) {
+void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe, const Epilogue& e) {
   size_t row = 0;
-  for (; row + 4 <= m; row += 4) panels<4, 2, I4>(p, q, c, row, pb, pe);
+  for (; row + 4 <= m; row += 4) panels<4, 2, I4>(p, q, c, row, pb, pe, e);
   switch (m - row) {
-    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe); break;
-    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe); break;
-    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe); break;
+    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe, e); break;
+    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe, e); break;
+    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe, e); break;
     default: break;
   }
 }
@@ -278,9 +289,9 @@ bool quantize_row_avx2(const float* a, size_t k, int8_t* q, float* scale) {
 }
 
 void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
-              size_t panel_end) {
-  if (p.storage == Storage::kInt4) avx2::run<true>(p, rows, m, c, panel_begin, panel_end);
-  else avx2::run<false>(p, rows, m, c, panel_begin, panel_end);
+              size_t panel_end, const Epilogue& e) {
+  if (p.storage == Storage::kInt4) avx2::run<true>(p, rows, m, c, panel_begin, panel_end, e);
+  else avx2::run<false>(p, rows, m, c, panel_begin, panel_end, e);
 }
 
 #if defined(__clang__)
@@ -315,7 +326,7 @@ SG_DQ_INLINE __m512i weights(const uint8_t* w) {
 
 template <int MR, int NP, bool I4>
 __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
-                                    size_t panel) {
+                                    size_t panel, const Epilogue& e) {
   constexpr size_t kStep = I4 ? 32 : 64;
   const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 16;
   const uint8_t* wp[NP];
@@ -339,6 +350,7 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
     for (size_t t = 0; t < steps; ++t) {
 #pragma GCC unroll 8
       for (int j = 0; j < NP; ++j) {
+        if constexpr (MR == 1) _mm_prefetch(reinterpret_cast<const char*>(wp[j]) + 512, _MM_HINT_T0);
         const __m512i w = weights<I4>(wp[j]);
         wp[j] += kStep;
 #pragma GCC unroll 8
@@ -366,28 +378,30 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512 sa = _mm512_set1_ps(q.scale[row + size_t(r)]);
-      const __m512 v = I4 ? _mm512_mul_ps(accf[r][j], sa)
-                          : _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][j]), sa), sw);
+      __m512 v = I4 ? _mm512_mul_ps(accf[r][j], sa) : _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][j]), sa), sw);
+      if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
+      if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
       _mm512_mask_storeu_ps(c + (row + size_t(r)) * p.n + col, keep, v);
     }
   }
 }
 
 template <int MR, int NP, bool I4>
-void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe) {
+void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe,
+            const Epilogue& e) {
   size_t pan = pb;
-  for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan);
-  for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan);
+  for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan, e);
+  for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan, e);
 }
 
 template <bool I4>
-void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe) {
+void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe, const Epilogue& e) {
   size_t row = 0;
-  for (; row + 4 <= m; row += 4) panels<4, I4 ? 2 : 3, I4>(p, q, c, row, pb, pe);
+  for (; row + 4 <= m; row += 4) panels<4, I4 ? 2 : 3, I4>(p, q, c, row, pb, pe, e);
   switch (m - row) {
-    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe); break;
-    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe); break;
-    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe); break;
+    case 3: panels<3, 2, I4>(p, q, c, row, pb, pe, e); break;
+    case 2: panels<2, 2, I4>(p, q, c, row, pb, pe, e); break;
+    case 1: panels<1, 4, I4>(p, q, c, row, pb, pe, e); break;
     default: break;
   }
 }
@@ -396,9 +410,9 @@ void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, siz
 }  // namespace vnni
 
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
-                    size_t panel_end) {
-  if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end);
-  else vnni::run<false>(p, rows, m, c, panel_begin, panel_end);
+                    size_t panel_end, const Epilogue& e) {
+  if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end, e);
+  else vnni::run<false>(p, rows, m, c, panel_begin, panel_end, e);
 }
 
 #if defined(__clang__)

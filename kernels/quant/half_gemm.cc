@@ -115,7 +115,7 @@ void round_rows_bf16(const float* a, size_t m, size_t k, size_t kpad, uint16_t* 
 }
 
 void half_gemm_columns(const HalfPanels& p, const float* a, const uint16_t* a_bf16, size_t m, float* c,
-                       size_t col_begin, size_t col_end, HalfEpilogue epilogue) {
+                       size_t col_begin, size_t col_end, Epilogue epilogue) {
   const size_t pb = col_begin / kHalfPanel, pe = (col_end + kHalfPanel - 1) / kHalfPanel;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (p.isa == HalfIsa::kAvx512Bf16Dot) return detail::half_dot_avx512bf16(p, a_bf16, m, c, pb, pe, epilogue);

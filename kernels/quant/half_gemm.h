@@ -29,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "quant/epilogue.h"
 #include "quant/weight_format.h"
 
 namespace sg::kernels::quant {
@@ -65,17 +66,10 @@ void round_rows_bf16(const float* a, size_t m, size_t k, size_t kpad, uint16_t* 
 // One value as vcvtne2ps2bf16 rounds it (the portable definition).
 uint16_t round_activation_bf16(float x);
 
-// What the store adds to C (fully_connected's bias and relu, fused as the f32 GEMM
-// does): C = sum + bias[n], then relu as `v < 0 ? 0 : v` (NaN stays NaN).
-struct HalfEpilogue {
-  const float* bias = nullptr;  // [n], or null
-  bool relu = false;
-};
-
 // Columns [col_begin, col_end) of C (col_begin a multiple of 16), all m rows. The
 // dot kernel reads `a_bf16` (round_rows_bf16), the widening kernel `a`.
 void half_gemm_columns(const HalfPanels& p, const float* a, const uint16_t* a_bf16, size_t m, float* c,
-                       size_t col_begin, size_t col_end, HalfEpilogue epilogue = {});
+                       size_t col_begin, size_t col_end, Epilogue epilogue = {});
 // The columns per unit of work (whole panels).
 inline constexpr size_t kHalfColumnTile = 128;
 
@@ -86,9 +80,9 @@ void half_gemm_reference(HalfIsa isa, const WeightView& w, const float* a, size_
 namespace detail {
 #if defined(__x86_64__) && defined(__GNUC__)
 void half_widen_avx512(const HalfPanels& p, const float* a, size_t m, float* c, size_t panel_begin,
-                       size_t panel_end, const HalfEpilogue& e);
+                       size_t panel_end, const Epilogue& e);
 void half_dot_avx512bf16(const HalfPanels& p, const uint16_t* a, size_t m, float* c, size_t panel_begin,
-                         size_t panel_end, const HalfEpilogue& e);
+                         size_t panel_end, const Epilogue& e);
 void round_rows_bf16_avx512(const float* a, size_t m, size_t k, size_t kpad, uint16_t* out);
 #endif
 }  // namespace detail

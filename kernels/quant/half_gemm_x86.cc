@@ -33,7 +33,7 @@ SG_HQ_INLINE int32_t load32(const void* p) {
 // decoder's step, batch 1) 8 panels wide.
 template <template <int, int> class Tile, class A>
 SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float* c, size_t pb, size_t pe,
-                           const HalfEpilogue& e) {
+                           const Epilogue& e) {
   const auto panels = [&](auto mr, auto np, size_t row) {
     constexpr int MR = decltype(mr)::value, NP = decltype(np)::value;
     size_t pan = pb;
@@ -75,7 +75,7 @@ namespace widen {
 namespace {
 
 #define SG_HQ_STORE                                                                             \
-  SG_HQ_INLINE void store(float* c, size_t col, size_t n, __m512 v, const HalfEpilogue& e) {     \
+  SG_HQ_INLINE void store(float* c, size_t col, size_t n, __m512 v, const Epilogue& e) {     \
     const __mmask16 keep = col + 16 <= n ? __mmask16(0xFFFF) : __mmask16((1u << (n - col)) - 1); \
     if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));     \
     if (e.relu) {                                                                                \
@@ -91,7 +91,7 @@ struct WidenTile {
   template <int MR, int NP>
   struct T {
     __attribute__((noinline)) static void run(const HalfPanels& p, const float* a, size_t lda, float* c,
-                                              size_t panel, const HalfEpilogue& e) {
+                                              size_t panel, const Epilogue& e) {
       const size_t ph = p.panel_halves();
       const uint16_t* wp = p.data.data() + panel * ph;
       __m512 acc[MR][NP];
@@ -125,7 +125,7 @@ struct WidenTile {
 }  // namespace widen
 
 void half_widen_avx512(const HalfPanels& p, const float* a, size_t m, float* c, size_t panel_begin,
-                       size_t panel_end, const HalfEpilogue& e) {
+                       size_t panel_end, const Epilogue& e) {
   if (p.storage == Storage::kF16) run_rows<widen::WidenTile<true>::T>(p, a, p.k, m, c, panel_begin, panel_end, e);
   else run_rows<widen::WidenTile<false>::T>(p, a, p.k, m, c, panel_begin, panel_end, e);
 }
@@ -152,7 +152,7 @@ SG_HQ_STORE
 template <int MR, int NP>
 struct DotTile {
   __attribute__((noinline)) static void run(const HalfPanels& p, const uint16_t* a, size_t lda, float* c,
-                                            size_t panel, const HalfEpilogue& e) {
+                                            size_t panel, const Epilogue& e) {
     const size_t ph = p.panel_halves(), steps = p.kpad / 2;
     const uint16_t* wp = p.data.data() + panel * ph;
     __m512 acc[MR][NP];
@@ -182,7 +182,7 @@ struct DotTile {
 }  // namespace dot
 
 void half_dot_avx512bf16(const HalfPanels& p, const uint16_t* a, size_t m, float* c, size_t panel_begin,
-                         size_t panel_end, const HalfEpilogue& e) {
+                         size_t panel_end, const Epilogue& e) {
   run_rows<dot::DotTile>(p, a, p.kpad, m, c, panel_begin, panel_end, e);
 }
 

@@ -1,5 +1,7 @@
 #include "quant/quantized_kernels.h"
 
+#include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,7 +45,7 @@ class QuantizedDense final : public PreparedKernel {
         size_t(o.numel()) != size_t(x.numel()) / k * n)
       return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for weights [" +
                             std::to_string(k) + ", " + std::to_string(n) + "]");
-    bool fused = false;
+    bool fused = false, biased = false;  // bias and relu done; the bias added
     GemmProblem p;
     p.a = x.as<const float>();
     p.w = view_;
@@ -52,12 +54,17 @@ class QuantizedDense final : public PreparedKernel {
     p.k = k;
     p.n = n;
     if (p.m > 0 && n > 0 && packed_ != nullptr) {
-      run_dynamic(ctx, p);
+      // The bias, and relu, in the kernel's store; tanh after it.
+      biased = op_ == ops::OpId::FullyConnected;
+      fused = biased && activation_ != ops::attr::kActTanh;
+      Epilogue e;
+      if (biased) e = Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
+      run_dynamic(ctx, p, e);
     } else if (p.m > 0 && n > 0 && half_ != nullptr) {
       // The bias and relu in the kernel's store, as the f32 GEMM does.
       fused = op_ == ops::OpId::FullyConnected && activation_ != ops::attr::kActTanh;
-      HalfEpilogue e;
-      if (fused) e = HalfEpilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
+      Epilogue e;
+      if (fused) e = Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
       run_half(ctx, p, e);
     } else if (p.m > 0 && n > 0) {
       if (isa_ == GemmIsa::kReference) {
@@ -79,9 +86,12 @@ class QuantizedDense final : public PreparedKernel {
       const float* bias = inputs[2].as<const float>();
       for (size_t r = 0; r < p.m; ++r) {
         float* row = o.as<float>() + r * n;
-        for (size_t c = 0; c < n; ++c) row[c] += bias[c];
+        if (!biased)
+          for (size_t c = 0; c < n; ++c) row[c] += bias[c];
         tanh_row_(row, row, n);
       }
+    } else if (op_ == ops::OpId::FullyConnected && biased) {
+      for (float& v : std::span<float>(o.as<float>(), p.m * n)) v = std::tanh(v);  // as the reference's tanh
     } else if (op_ == ops::OpId::FullyConnected) {
       bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), inputs[2].as<const float>(), activation_);
     }
@@ -94,10 +104,10 @@ class QuantizedDense final : public PreparedKernel {
  private:
   // Activations quantized once, then column tiles; rows with a non-finite value
   // again in f32 (weight-only), so NaN and inf propagate as they would.
-  void run_dynamic(const KernelContext& ctx, const GemmProblem& p) {
+  void run_dynamic(const KernelContext& ctx, const GemmProblem& p, const Epilogue& e) {
     thread_local QuantizedRows rows;
     quantize_rows(*packed_, p.a, p.m, &rows);
-    DynTask task{packed_.get(), &rows, p.m, p.c, p.n, dynamic_column_tile(packed_->isa)};
+    DynTask task{packed_.get(), &rows, p.m, p.c, p.n, dynamic_column_tile(packed_->isa), e};
     const size_t tiles = (p.n + task.tile - 1) / task.tile;
     if (ctx.team != nullptr && tiles > 1) ctx.team->run(&DynTask::run, &task, tiles);
     else
@@ -107,11 +117,16 @@ class QuantizedDense final : public PreparedKernel {
       const GemmProblem one{p.a + r * p.k, p.w, p.c + r * p.n, 1, p.k, p.n};
       std::vector<float> row(p.n);
       gemm_columns(isa_, one, 0, p.n, row.data());
+      float* out = p.c + r * p.n;
+      for (size_t c = 0; e.bias != nullptr && c < p.n; ++c) {
+        out[c] += e.bias[c];
+        if (e.relu && out[c] < 0.0f) out[c] = 0.0f;
+      }
     }
   }
   // bf16/f16 panels: the activations rounded to bf16 once (the dot kernel), then
   // column tiles.
-  void run_half(const KernelContext& ctx, const GemmProblem& p, const HalfEpilogue& e) {
+  void run_half(const KernelContext& ctx, const GemmProblem& p, const Epilogue& e) {
     thread_local std::vector<uint16_t> a16;
     const uint16_t* rounded = nullptr;
     if (half_->isa == HalfIsa::kAvx512Bf16Dot) {
@@ -132,7 +147,7 @@ class QuantizedDense final : public PreparedKernel {
     size_t m;
     float* c;
     size_t n;
-    HalfEpilogue e;
+    Epilogue e;
     static void run(void* context, size_t i) {
       const HalfTask& t = *static_cast<const HalfTask*>(context);
       const size_t begin = i * kHalfColumnTile, end = std::min(t.n, begin + kHalfColumnTile);
@@ -146,10 +161,11 @@ class QuantizedDense final : public PreparedKernel {
     size_t m;
     float* c;
     size_t n, tile;
+    Epilogue e;
     static void run(void* context, size_t i) {
       const DynTask& t = *static_cast<const DynTask*>(context);
       const size_t begin = i * t.tile, end = std::min(t.n, begin + t.tile);
-      dynamic_gemm_columns(*t.packed, *t.rows, t.m, t.c, begin, end);
+      dynamic_gemm_columns(*t.packed, *t.rows, t.m, t.c, begin, end, t.e);
     }
   };
 

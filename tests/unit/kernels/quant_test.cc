@@ -333,6 +333,54 @@ TEST(DynamicGemm, DenseKernelEqualsTheReference) {
   }
 }
 
+// fully_connected on the packed kernels: the bias (and relu) in the store, tanh after
+// it, the same values as the unfused nodes: sum + bias, then `v < 0 ? 0 : v` or tanh;
+// a row with a NaN runs in f32 and gets the same epilogue.
+TEST(DynamicGemm, FullyConnectedEpilogueIsTheUnfusedNodes) {
+  for (Storage s : {Storage::kInt8, Storage::kInt4}) {
+    const Layout l = default_layout(s, {64, 75});
+    const std::vector<float> w = random_weights(64 * 75, 4);
+    const Quantized q = quantize(l, w.data());
+    const WeightView view{&l, q.data.data(), q.scales.data()};
+    if (best_dyn_isa(l) == DynIsa::kReference) GTEST_SKIP() << "no dynamic SIMD kernel on this CPU";
+    std::vector<float> bias = random_weights(75, 11);
+    bias[7] = -1e4f;  // relu zeroes that column
+    // Every kernel this CPU runs (VNNI's CPUs have AVX2), one row and several.
+    for (DynIsa isa : {DynIsa::kAvx2, DynIsa::kAvx512Vnni}) {
+      if (isa > best_dyn_isa(l)) continue;
+      for (size_t m : {size_t(1), size_t(6)}) {
+        std::vector<float> a = random_weights(m * 64, 10), want(m * 75);
+        if (m > 1) a[3 * 64 + 5] = std::nanf("");
+        dynamic_gemm_reference(view, a.data(), want.data(), m);
+        for (int64_t act : {int64_t(ops::attr::kActNone), int64_t(ops::attr::kActRelu), int64_t(ops::attr::kActTanh)}) {
+          ops::Attrs attrs;
+          attrs.values.push_back(ops::AttrValue::Int(act));
+          auto fc = prepare_quantized(ops::OpId::FullyConnected, attrs, l, q.data.data(), q.scales.data(),
+                                      best_gemm_isa(l), pack_weights(view, isa));
+          std::vector<float> out(m * 75);
+          TensorRef in[3], o[1];
+          in[0] = TensorRef{DType::kF32, 2, {int64_t(m), 64}, a.data()};
+          in[1] = TensorRef{DType::kF32, 2, {64, 75}, nullptr};
+          in[2] = TensorRef{DType::kF32, 1, {75}, bias.data()};
+          o[0] = TensorRef{DType::kF32, 2, {int64_t(m), 75}, out.data()};
+          ASSERT_TRUE(fc->run(KernelContext{}, in, o).ok());
+          for (size_t i = 0; i < out.size(); ++i) {
+            const float v = want[i] + bias[i % 75];
+            if (std::isnan(v)) {
+              EXPECT_TRUE(std::isnan(out[i])) << i;
+            } else if (act == ops::attr::kActTanh) {  // the SIMD tanh kernel: within an ulp or two
+              EXPECT_NEAR(out[i], std::tanh(v), 4e-7f) << storage_name(s) << " tanh at " << i;
+            } else {
+              ASSERT_EQ(out[i], act == ops::attr::kActRelu && v < 0.0f ? 0.0f : v)
+                  << storage_name(s) << " " << dyn_isa_name(isa) << " activation " << act << " m=" << m << " at " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
 // uint8 activations and the weight sums that take the +128 back out are checked by
 // emulating vpdpbusd element by element here, against the reference's results.
