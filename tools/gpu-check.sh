@@ -4,6 +4,8 @@
 # Session tests on the GPU, the C API on the GPU, every program of
 # tests/programs with graph-run --device cuda against the CPU, and the GPU
 # benchmarks of bench/gpu (a few seconds each), then prints two short tables.
+# Where PYTHON has nanobind, pytest and its headers, also the Python extension
+# with its CUDA module, and tests/python/test_cuda.py on it (device="cuda").
 # Sized to finish well inside 8 minutes on one H200 with 16 cores.
 #   tools/gpu-check.sh [BUILD_DIR]     (default build-gpu; PYTHON=python3 picks
 #   the Python with numpy; on a bare machine see tools/gpu-deps.sh)
@@ -17,9 +19,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 }
 python=${PYTHON:-/usr/bin/python3}
 start=$(date +%s)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON >/dev/null
+py_ext=OFF py_targets=()
+if "$python" -c 'import nanobind, pytest, numpy, os, sysconfig
+assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
+  py_ext=ON py_targets=(sg_python_modules)
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSG_WITH_CUDA=ON -DSG_BUILD_BENCH=ON \
+  -DSG_BUILD_PYTHON=$py_ext -DPython_EXECUTABLE="$(command -v "$python")" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target sg_cuda_tests sg_runtime_cuda_tests \
-  graph-compile graph-run graph-run-cuda sg_gpu_mlp_bench sg_gpu_loop_bench
+  graph-compile graph-run graph-run-cuda sg_gpu_mlp_bench sg_gpu_loop_bench "${py_targets[@]}"
 built=$(date +%s)
 
 # count LOG: "passed failed skipped" of a GoogleTest log.
@@ -35,6 +43,19 @@ t1=$(date +%s)
 t2=$(date +%s)
 # The C API links no device library: its CUDA run is not here (sg::cuda_device is C++).
 capi="n/a"
+# The Python extension on the GPU: the package staged as the wheel lays it out
+# (the eager module's files and the installed modules), then test_cuda.py on it.
+pycuda="n/a (PYTHON lacks nanobind, pytest or Python.h)"
+if [ "$py_ext" = ON ]; then
+  stage="$build/py-stage"
+  rm -rf "$stage" && cmake --install "$build" --component python --prefix "$stage" >/dev/null
+  cp -r compiler/python/stagegraph/. "$stage/stagegraph/"
+  py_rc=0
+  PYTHONPATH="$stage" timeout 300 "$python" -m pytest -q -p no:cacheprovider -rs tests/python/test_cuda.py \
+    | tee "$build/gpu-python.log" || py_rc=$?
+  [ "$py_rc" -eq 0 ] || status=1
+  pycuda="$(tail -1 "$build/gpu-python.log" | tr -d '=') (exit $py_rc)"
+fi
 t3=$(date +%s)
 programs_status=0
 SG_BUILD_DIR="$build" SG_SOURCE_DIR="$PWD" PYTHONPATH="$PWD/compiler/python" \
@@ -88,7 +109,8 @@ echo "| GPU | $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) |"
 echo "| build of the CUDA backend, its tests and the tools | $((built - start)) s |"
 echo "| CUDA kernel tests (vs reference kernels) | $kp passed, $kf failed, $ks skipped ($((t1 - t0)) s) |"
 echo "| Session on the GPU (vs the CPU Session) | $sp passed, $sf failed, $ss skipped ($((t2 - t1)) s) |"
-echo "| C API on the GPU (run, errors, device) | $capi ($((t3 - t2)) s) |"
+echo "| C API on the GPU (run, errors, device) | $capi |"
+echo "| Python device=\"cuda\" (tests/python/test_cuda.py) | $pycuda ($((t3 - t2)) s) |"
 echo "| tests/programs with --device cuda (vs --device cpu) | $(tail -1 "$build/gpu-programs.log" | sed 's/^gpu programs: //') ($((t4 - t3)) s, exit $programs_status) |"
 echo
 echo "GPU benchmarks ($((t5 - t4)) s):"

@@ -4,7 +4,7 @@
 # amd64) to fetch them into .gpu-debs/ (git-ignored, ~20 MB), carry .gpu-debs to
 # the machine, and there unpack them into a prefix, not into /:
 #   for d in .gpu-debs/*.deb; do dpkg -x $d /opt/deps; done
-#   python3 -m zipfile -e .gpu-debs/numpy-*.whl /opt/py
+#   for w in .gpu-debs/*.whl; do python3 -m zipfile -e $w /opt/py; done
 #   P=/opt/deps/usr; export CMAKE_PREFIX_PATH=$P LD_LIBRARY_PATH=$P/lib/x86_64-linux-gnu \
 #     CPATH=$P/include LIBRARY_PATH=$P/lib/x86_64-linux-gnu PATH=$P/bin:$PATH PYTHONPATH=/opt/py
 #   PYTHON=python3 tools/gpu-check.sh
@@ -20,4 +20,6 @@ apt-get download -q libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool
   libgtest-dev libbenchmark-dev libbenchmark1debian nlohmann-json3-dev libxxhash-dev
 python3 -m pip download -q numpy==1.26.4 --python-version "$py" --only-binary=:all: \
   --platform manylinux2014_x86_64 -d .
+# For the Python step of gpu-check.sh (it also needs the machine's Python headers):
+python3 -m pip download -q nanobind==3.1.0 pytest==9.2.0 --python-version "$py" --only-binary=:all: -d .
 ls

@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_capsule.h"
 #include "op_graph.h"
 #include "stagegraph/runtime.h"
 
@@ -605,16 +606,65 @@ class PySession {
   std::string prints_;  // the run's print lines, written to sys.stdout after it
 };
 
+// ---- devices ----
+
+constexpr const char* kDevices =
+    "'cpu', 'cuda' or 'cuda:N' (GPU N, where this stagegraph has the CUDA device), or 'test' (the runtime's test "
+    "device)";
+
+// The index of "cuda" (0) or "cuda:N"; nullopt for any other device string.
+std::optional<int> cuda_index(std::string_view device) {
+  if (device == "cuda") return 0;
+  if (device.substr(0, 5) != "cuda:") return std::nullopt;
+  const std::string_view digits = device.substr(5);
+  int index = 0;
+  bool ok = !digits.empty() && digits.size() <= 6;
+  for (char c : digits) {
+    if (c < '0' || c > '9') ok = false;
+    else index = index * 10 + (c - '0');
+  }
+  if (!ok)
+    throw nb::value_error(("device '" + std::string(device) + "': a GPU is 'cuda' or 'cuda:N' with N a GPU index, 0 "
+                           "or more (the accepted devices: " + kDevices + ")").c_str());
+  return index;
+}
+
+// GPU `index` from stagegraph._cuda (python/src/cuda_module.cc), imported here on
+// first use so that this module loads no CUDA library: RuntimeError "no CUDA
+// device: ..." where the package has no CUDA device or CUDA's libraries, driver
+// or GPU are missing. The capsule's device is shared with _cuda (device_capsule.h).
+std::shared_ptr<const sg::Device> cuda_device(int index) {
+  nb::object module;
+  try {
+    module = nb::module_::import_("stagegraph._cuda");
+  } catch (nb::python_error& e) {
+    const bool absent = e.matches(PyExc_ModuleNotFoundError);
+    const std::string why = nb::cast<std::string>(nb::str(e.value()));
+    if (absent)
+      throw std::runtime_error("no CUDA device: this stagegraph was built without the CUDA device "
+                               "(stagegraph._cuda is not in the package: " + why + ")");
+    throw std::runtime_error("no CUDA device: CUDA's libraries could not be loaded (" + why + ")");
+  }
+  nb::object capsule = module.attr("device")(index);
+  void* p = PyCapsule_GetPointer(capsule.ptr(), SG_DEVICE_CAPSULE_NAME);
+  if (p == nullptr) {
+    PyErr_Clear();
+    throw std::runtime_error("stagegraph._cuda is not from the build of stagegraph._runtime (reinstall stagegraph)");
+  }
+  return *static_cast<const std::shared_ptr<const sg::Device>*>(p);
+}
+
 sg::SessionOptions session_options(int threads, std::string_view device, nb::object max_memory, nb::object timeout) {
   sg::SessionOptions o;
   if (sg::Status st = sg::check_num_threads(threads); !st.ok()) raise_status(st, "threads");
   o.num_threads = threads;
   if (device == "test") {
     o.device = sg::test_device();
+  } else if (const std::optional<int> gpu = cuda_index(device)) {
+    o.device = cuda_device(*gpu);
   } else if (device != "cpu") {
-    throw nb::value_error(("device '" + std::string(device) +
-                           "' is not available in the Python extension (it runs on 'cpu'; 'test' is the runtime's "
-                           "test device)").c_str());
+    throw nb::value_error(("device '" + std::string(device) + "' is not a device: the accepted devices are " +
+                           kDevices).c_str());
   }
   if (!max_memory.is_none()) {
     const long long b = nb::cast<long long>(max_memory);
@@ -688,7 +738,7 @@ NB_MODULE(_runtime, m) {
           },
           nb::kw_only(), nb::arg("threads") = 1, nb::arg("device") = "cpu", nb::arg("max_memory") = nb::none(),
           nb::arg("timeout") = nb::none(),
-          "A Session on this Program: threads (1-256), device ('cpu'), max_memory (bytes the runs may hold), "
+          "A Session on this Program: threads (1-256), device ('cpu', 'cuda' or 'cuda:N', 'test'), max_memory (bytes the runs may hold), "
           "timeout (seconds per run).")
       .def("__repr__", [](const PyProgram& p) {
         std::string s = "<stagegraph.Program entries=[";

@@ -25,11 +25,14 @@ def pytest_sessionstart(session):
     built = os.environ.get("SG_BUILT_MODULES")
     if not built:
         return
-    import stagegraph._compiler
-    import stagegraph._runtime
-    for path, module in zip(built.split(":"), (stagegraph._runtime, stagegraph._compiler)):
-        if _build_id(path) != _build_id(module.__file__):
-                raise pytest.UsageError(f"the installed {module.__file__} is not the built {path}: "
+    import importlib.util
+    # Found, not imported: stagegraph._cuda loads CUDA's libraries.
+    names = ("stagegraph._runtime", "stagegraph._compiler", "stagegraph._cuda")
+    for path, name in zip(built.split(":"), names):
+        spec = importlib.util.find_spec(name)
+        installed = spec.origin if spec is not None else None
+        if installed is None or _build_id(path) != _build_id(installed):
+                raise pytest.UsageError(f"the installed {installed or name} is not the built {path}: "
                                         "run `make python-wheel` (tests/python/build_wheel.sh) first")
 
 

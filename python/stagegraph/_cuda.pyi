@@ -1,0 +1,9 @@
+"""Type stubs of stagegraph._cuda (python/src/cuda_module.cc): the runtime's CUDA
+device for stagegraph._runtime, in a wheel built with it. Use
+program.session(device="cuda") rather than this module."""
+from typing import Any
+
+def device(index: int = 0) -> Any:
+    """GPU `index` as a capsule for stagegraph._runtime; RuntimeError "no CUDA device: ..."
+    without a GPU or driver, ValueError for an index past the GPUs there are."""
+    ...
