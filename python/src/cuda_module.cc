@@ -7,6 +7,8 @@
 //   _cuda.device(index) -> capsule (device_capsule.h) holding sg::cuda_device(index)
 //     RuntimeError "no CUDA device: ..." without a driver or GPU,
 //     ValueError naming the GPUs there are for an index past them.
+//   _cuda.test_device() -> the same for sg::test_device(), made by this module's copy
+//     of the runtime: the hand-over tested where there is no GPU.
 #include <nanobind/nanobind.h>
 
 #include <memory>
@@ -37,10 +39,20 @@ nb::capsule device(int index) {
   return nb::capsule(held, SG_DEVICE_CAPSULE_NAME, [](void* p) noexcept { delete static_cast<DevicePtr*>(p); });
 }
 
+// The runtime's test device (host memory behind the device interface), made by this
+// module's copy of the runtime: handed over as device() hands a GPU, it tests the
+// hand-over on machines without one (tests/python/test_cuda.py).
+nb::capsule test_device() {
+  auto* held = new DevicePtr(sg::test_device());
+  return nb::capsule(held, SG_DEVICE_CAPSULE_NAME, [](void* p) noexcept { delete static_cast<DevicePtr*>(p); });
+}
+
 }  // namespace
 
 NB_MODULE(_cuda, m) {
   m.doc() = "The Stagegraph runtime's CUDA device, for stagegraph._runtime (program.session(device='cuda')).";
   m.def("device", &device, nb::arg("index") = 0,
         "GPU `index` as a capsule for stagegraph._runtime (RuntimeError where there is no CUDA device).");
+  m.def("test_device", &test_device,
+        "The runtime's test device, made by this module, as a capsule like device()'s (for tests of the hand-over).");
 }

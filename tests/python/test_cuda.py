@@ -100,6 +100,27 @@ def test_missing_cuda_libraries_are_a_runtime_error(program, monkeypatch):
         program.session(device="cuda:0")
 
 
+@pytest.mark.skipif(not HAS_CUDA_MODULE, reason="stagegraph built without the CUDA device")
+def test_a_device_from_the_cuda_module_runs_in_the_runtime_module(program, monkeypatch):
+    # The hand-over a GPU takes, on any machine: _cuda's copy of the runtime makes the
+    # device (here its test device: host memory behind the device interface), and
+    # _runtime's Session runs on it through the device's virtual calls alone.
+    try:
+        import stagegraph._cuda as cuda
+    except ImportError as e:  # CUDA's libraries are missing: the module cannot load
+        pytest.skip(f"stagegraph._cuda does not load here: {e}")
+    monkeypatch.setattr(cuda, "device", lambda index=0: cuda.test_device())
+    rng = np.random.default_rng(3)
+    cpu, other = program.session(), program.session(device="cuda")
+    for _ in range(2):
+        args = _inputs(rng)
+        want, got = cpu.mlp(**args), other.mlp(**args)
+        for name, w in want.items():
+            np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-6, err_msg=name)
+    x = rng.standard_normal(16).astype(np.float32)
+    np.testing.assert_allclose(other.loop(x, 5), cpu.loop(x, 5), rtol=1e-6, atol=1e-7)
+
+
 def _needed(path):
     out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
     return [line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
