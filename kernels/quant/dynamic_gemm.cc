@@ -183,6 +183,13 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
   q.resize(p.k);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (vnni && p.block == p.block_pad) {  // rows of k bytes, unpadded: quantized in place
+    for (size_t r = 0; r < m; ++r)
+      out->finite[r] = detail::quantize_row_u8_avx512(a + r * p.k, p.k, out->a8.data() + r * stride, &out->scale[r]);
+    return;
+  }
+#endif
   for (size_t r = 0; r < m; ++r) {
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
     for (size_t b = 0; b < p.blocks; ++b) {

@@ -106,6 +106,9 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
               size_t panel_end, const Epilogue& e);
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e);
+// quantize_row into VNNI's operand: k bytes q + 128 (all 128 where q is 0); the same
+// scale and result.
+bool quantize_row_u8_avx512(const float* a, size_t k, uint8_t* dst, float* scale);
 #endif
 }  // namespace detail
 

@@ -409,6 +409,39 @@ void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, siz
 }  // namespace
 }  // namespace vnni
 
+// quantize_row's arithmetic (amax, inv = 127 / amax, clamp(rint(a * inv))), written
+// as VNNI reads it: q + 128 as a byte (q with its top bit flipped), 16 at a time.
+bool quantize_row_u8_avx512(const float* a, size_t k, uint8_t* dst, float* scale) {
+  __m512 vmax = _mm512_setzero_ps();
+  __mmask16 nan = 0;
+  for (size_t i = 0; i < k; i += 16) {
+    const __mmask16 live = k - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - i)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(live, a + i);
+    vmax = _mm512_max_ps(vmax, _mm512_abs_ps(x));
+    nan = __mmask16(nan | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
+  }
+  const float amax = _mm512_reduce_max_ps(vmax);
+  const float inv = 127.0f / amax;
+  const bool bad = nan != 0 || !std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv));
+  if (bad || amax == 0.0f) {
+    std::memset(dst, 128, k);
+    *scale = 0.0f;
+    return !bad;
+  }
+  *scale = amax / 127.0f;
+  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+  const __m128i flip = _mm_set1_epi8(char(0x80));
+  for (size_t i = 0; i < k; i += 16) {
+    const __mmask16 live = k - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - i)) - 1);
+    // cvtps rounds to nearest even under the default rounding mode (as nearbyint).
+    __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(live, a + i), vinv));
+    v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+    _mm_mask_storeu_epi8(dst + i, live, _mm_xor_si128(_mm512_cvtepi32_epi8(v), flip));
+  }
+  return true;
+}
+
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e) {
   if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end, e);

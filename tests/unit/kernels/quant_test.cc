@@ -276,6 +276,39 @@ TEST(DynamicGemm, PortableRowQuantizationRefusesEveryNonFiniteRow) {
   EXPECT_EQ(q[2], 32);
 }
 
+// VNNI's rows are quantized straight into its operand (q + 128): the same scale,
+// bytes and verdict as quantize_row, on rows of every length and kind.
+TEST(DynamicGemm, VnniRowQuantizationIsQuantizeRowPlus128) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vnni"))
+    GTEST_SKIP() << "no AVX-512 VNNI";
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  std::vector<std::vector<float>> rows;
+  for (size_t k : {size_t(1), size_t(15), size_t(16), size_t(17), size_t(64), size_t(100), size_t(256)})
+    rows.push_back(random_weights(k, uint32_t(k)));
+  rows.push_back({0, -0.0f, 0});
+  rows.push_back({1e-40f, -2e-40f, 0});  // 127 / amax overflows
+  rows.push_back({0.5f, -1.0f, 0.25f, 0.75f, -0.5f});
+  std::vector<float> tail(33, 0.25f);
+  tail[32] = nan;  // past the first 16 and 32
+  rows.push_back(tail);
+  rows.push_back({2, -inf, 1});
+  for (const auto& row : rows) {
+    std::vector<int8_t> q(row.size());
+    std::vector<uint8_t> u(row.size() + 1, 7);
+    float want = -1, got = -2;
+    const bool ok = quantize_row_portable(row.data(), row.size(), q.data(), &want);
+    EXPECT_EQ(detail::quantize_row_u8_avx512(row.data(), row.size(), u.data(), &got), ok) << row.size();
+    EXPECT_EQ(got, want) << row.size();
+    for (size_t i = 0; i < row.size(); ++i) EXPECT_EQ(u[i], uint8_t(int(q[i]) + 128)) << row.size() << " at " << i;
+    EXPECT_EQ(u[row.size()], 7) << "wrote past the row";
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
 TEST(DynamicGemm, NonFiniteRowsRunInF32) {
   const Layout l = default_layout(Storage::kInt8, {3, 2});
   const float w[6] = {1, 2, 3, 4, 5, 6};
