@@ -111,17 +111,18 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   p.n = size_t(l.dims[1]);
   p.block = l.storage == Storage::kInt4 ? size_t(l.block) : p.k;
   const bool i4 = l.storage == Storage::kInt4;
-  // AVX2 int4 multiplies unsigned nibbles (w + 8) by the signed activations with
-  // vpmaddubsw, quadruples of K per column as VNNI does, two steps per 32 bytes.
-  const bool u4 = isa == DynIsa::kAvx2 && i4, quad = isa == DynIsa::kAvx512Vnni || u4;
+  // int4 multiplies unsigned nibbles (w + 8) by the signed activations (AVX2:
+  // vpmaddubsw; VNNI: vpdpbusd with the nibbles as its unsigned operand), quadruples
+  // of K per column, two steps per panel row of bytes (32 or 64).
+  const bool u4 = i4 && (isa == DynIsa::kAvx2 || isa == DynIsa::kAvx512Vnni);
+  const bool quad = isa == DynIsa::kAvx512Vnni || u4;
   p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
   p.blocks = p.k / p.block;
   p.nr = isa == DynIsa::kAvx512Vnni ? 16 : 8;
   p.panels = (p.n + p.nr - 1) / p.nr;
   const size_t npad = p.panels * p.nr;
-  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (VNNI:
-  // element j in the low nibble of byte j, element j + 2 nr in its high nibble;
-  // AVX2: element j of step t low, of step t + 1 high).
+  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (element j
+  // of step t in the low nibble of byte j, of step t + 1 in its high nibble).
   const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
   p.panel_bytes = p.blocks * steps * step_bytes;
   p.data.assign(p.panels * p.panel_bytes + 64, 0);
@@ -149,9 +150,6 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
         if (u4) {
           step_elements(pan, b, t + 1, e2.data());
           for (size_t j = 0; j < elems; ++j) dst[j] = uint8_t((e[j] + 8) | ((e2[j] + 8) << 4));
-        } else if (i4) {
-          for (size_t j = 0; j < elems / 2; ++j)
-            dst[j] = uint8_t((uint8_t(e[j]) & 0xF) | ((uint8_t(e[j + elems / 2]) & 0xF) << 4));
         } else {
           std::memcpy(dst, e.data(), elems);
         }
@@ -159,7 +157,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   p.scales.assign(i4 ? p.blocks * npad : npad, 0.0f);
   for (size_t b = 0; b < (i4 ? p.blocks : 1); ++b)
     for (size_t col = 0; col < p.n; ++col) p.scales[b * npad + col] = scale_at(l.scale_type, w.scales, b * p.n + col);
-  if (isa == DynIsa::kAvx512Vnni) {
+  if (isa == DynIsa::kAvx512Vnni && !i4) {
     p.colsum.assign(p.blocks * npad, 0);
     for (size_t b = 0; b < p.blocks; ++b)
       for (size_t col = 0; col < p.n; ++col) {
@@ -176,17 +174,24 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   const size_t stride = p.blocks * p.block_pad;
   out->scale.resize(m);
   out->finite.resize(m);
-  const bool vnni = p.isa == DynIsa::kAvx512Vnni;
-  const bool u4 = p.isa == DynIsa::kAvx2 && p.storage == Storage::kInt4;
+  const bool i4 = p.storage == Storage::kInt4;
+  const bool vnni = p.isa == DynIsa::kAvx512Vnni && !i4;  // int8 on VNNI: q + 128
+  const bool u4 = i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni);
   if (vnni || u4) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
   q.resize(p.k);
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (vnni && p.block == p.block_pad) {  // rows of k bytes, unpadded: quantized in place
-    for (size_t r = 0; r < m; ++r)
-      out->finite[r] = detail::quantize_row_u8_avx512(a + r * p.k, p.k, out->a8.data() + r * stride, &out->scale[r]);
+  // VNNI's rows of k bytes, unpadded: quantized in place (int4: with the blocks' sums).
+  const bool whole = p.isa == DynIsa::kAvx512Vnni && p.block == p.block_pad && (!i4 || p.block % 16 == 0);
+  if (whole) {
+    for (size_t r = 0; r < m; ++r) {
+      int32_t* sums = i4 ? out->offset.data() + r * p.blocks : nullptr;
+      out->finite[r] = detail::quantize_row_avx512(a + r * p.k, p.k, out->a8.data() + r * stride, !i4, p.block, sums,
+                                                   &out->scale[r]);
+      for (size_t b = 0; sums != nullptr && b < p.blocks; ++b) sums[b] *= 8;  // the nibbles' + 8
+    }
     return;
   }
 #endif

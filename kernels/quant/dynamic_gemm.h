@@ -106,9 +106,10 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
               size_t panel_end, const Epilogue& e);
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e);
-// quantize_row into VNNI's operand: k bytes q + 128 (all 128 where q is 0); the same
-// scale and result.
-bool quantize_row_u8_avx512(const float* a, size_t k, uint8_t* dst, float* scale);
+// quantize_row into VNNI's operand: k bytes, q + 128 (flip) or q; with block_sums,
+// each block's sum of q (block a multiple of 16 dividing k). The same scale and result.
+bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size_t block, int32_t* block_sums,
+                         float* scale);
 #endif
 }  // namespace detail
 

@@ -310,25 +310,64 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
 namespace vnni {
 namespace {
 
-template <bool I4>
-SG_DQ_INLINE __m512i weights(const uint8_t* w) {
-  if constexpr (I4) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
-    const __m256i lo = _mm256_sub_epi8(_mm256_xor_si256(_mm256_and_si256(x, mask), eight), eight);
-    const __m256i hi =
-        _mm256_sub_epi8(_mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), mask), eight), eight);
-    return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
-  } else {
-    return _mm512_loadu_si512(w);
+SG_DQ_INLINE void store(float* c, size_t col, __mmask16 keep, __m512 v, const Epilogue& e) {
+  if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
+  if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+  _mm512_mask_storeu_ps(c + col, keep, v);
+}
+
+// int8: the activations as q + 128 (the unsigned operand) against the int8 weights,
+// the 128 x column sums taken back per block.
+template <int MR, int NP>
+__attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                    size_t panel, const Epilogue& e) {
+  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad;
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const uint8_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a8.data() + (row + size_t(r)) * stride;
+  __m512i acc[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_setzero_si512();
+  for (size_t t = 0; t < steps; ++t) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      // One row streams its panels from L2: fetch ahead of the hardware prefetcher.
+      if constexpr (MR == 1) _mm_prefetch(reinterpret_cast<const char*>(wp[j]) + 512, _MM_HINT_T0);
+      const __m512i w = _mm512_loadu_si512(wp[j]);
+      wp[j] += 64;
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+        acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], _mm512_set1_epi32(load32(ar[r] + 4 * t)), w);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 16;
+    const __m512i off = _mm512_loadu_si512(p.colsum.data() + col);
+    const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
+    const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 sa = _mm512_set1_ps(q.scale[row + size_t(r)]);
+      __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], off)), sa), sw);
+      store(c + (row + size_t(r)) * p.n, col, keep, v, e);
+    }
   }
 }
 
-template <int MR, int NP, bool I4>
-__attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
-                                    size_t panel, const Epilogue& e) {
-  constexpr size_t kStep = I4 ? 32 : 64;
+// int4: the weights as unsigned nibbles w + 8 (the unsigned operand; two steps per
+// 64 bytes, step t low, t + 1 high) against the signed activations, 8 x each
+// block's activation sum taken back per row and block.
+template <int MR, int NP>
+__attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
+                                       size_t panel, const Epilogue& e) {
   const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 16;
+  const __m512i mask = _mm512_set1_epi8(0x0F);
   const uint8_t* wp[NP];
 #pragma GCC unroll 8
   for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
@@ -347,42 +386,37 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
 #pragma GCC unroll 8
       for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_setzero_si512();
     const size_t a0 = b * p.block_pad;
-    for (size_t t = 0; t < steps; ++t) {
+    for (size_t t = 0; t < steps; t += 2) {
 #pragma GCC unroll 8
       for (int j = 0; j < NP; ++j) {
-        if constexpr (MR == 1) _mm_prefetch(reinterpret_cast<const char*>(wp[j]) + 512, _MM_HINT_T0);
-        const __m512i w = weights<I4>(wp[j]);
-        wp[j] += kStep;
+        const __m512i x = _mm512_loadu_si512(wp[j]);
+        wp[j] += 64;
+        const __m512i lo = _mm512_and_si512(x, mask), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), mask);
 #pragma GCC unroll 8
-        for (int r = 0; r < MR; ++r)
-          acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], _mm512_set1_epi32(load32(ar[r] + a0 + 4 * t)), w);
+        for (int r = 0; r < MR; ++r) {
+          acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], lo, _mm512_set1_epi32(load32(ar[r] + a0 + 4 * t)));
+          acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], hi, _mm512_set1_epi32(load32(ar[r] + a0 + 4 * t + 4)));
+        }
       }
     }
 #pragma GCC unroll 8
     for (int j = 0; j < NP; ++j) {
-      const size_t col = (panel + size_t(j)) * 16;
-      const __m512i off = _mm512_loadu_si512(p.colsum.data() + b * npad + col);
-      const __m512 s = _mm512_loadu_ps(p.scales.data() + (I4 ? b * npad : 0) + col);
+      const __m512 s = _mm512_loadu_ps(p.scales.data() + b * npad + (panel + size_t(j)) * 16);
 #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
-        acc[r][j] = _mm512_sub_epi32(acc[r][j], off);
-        if constexpr (I4) accf[r][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][j]), s, accf[r][j]);
+        const __m512i off = _mm512_set1_epi32(q.offset[(row + size_t(r)) * p.blocks + b]);
+        accf[r][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], off)), s, accf[r][j]);
       }
     }
   }
 #pragma GCC unroll 8
   for (int j = 0; j < NP; ++j) {
     const size_t col = (panel + size_t(j)) * 16;
-    const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
     const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m512 sa = _mm512_set1_ps(q.scale[row + size_t(r)]);
-      __m512 v = I4 ? _mm512_mul_ps(accf[r][j], sa) : _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][j]), sa), sw);
-      if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
-      if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-      _mm512_mask_storeu_ps(c + (row + size_t(r)) * p.n + col, keep, v);
-    }
+    for (int r = 0; r < MR; ++r)
+      store(c + (row + size_t(r)) * p.n, col, keep, _mm512_mul_ps(accf[r][j], _mm512_set1_ps(q.scale[row + size_t(r)])),
+            e);
   }
 }
 
@@ -390,8 +424,13 @@ template <int MR, int NP, bool I4>
 void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe,
             const Epilogue& e) {
   size_t pan = pb;
-  for (; pan + NP <= pe; pan += NP) tile<MR, NP, I4>(p, q, c, row, pan, e);
-  for (; pan < pe; ++pan) tile<MR, 1, I4>(p, q, c, row, pan, e);
+  if constexpr (I4) {
+    for (; pan + NP <= pe; pan += NP) tile_u4<MR, NP>(p, q, c, row, pan, e);
+    for (; pan < pe; ++pan) tile_u4<MR, 1>(p, q, c, row, pan, e);
+  } else {
+    for (; pan + NP <= pe; pan += NP) tile<MR, NP>(p, q, c, row, pan, e);
+    for (; pan < pe; ++pan) tile<MR, 1>(p, q, c, row, pan, e);
+  }
 }
 
 template <bool I4>
@@ -410,8 +449,10 @@ void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, siz
 }  // namespace vnni
 
 // quantize_row's arithmetic (amax, inv = 127 / amax, clamp(rint(a * inv))), written
-// as VNNI reads it: q + 128 as a byte (q with its top bit flipped), 16 at a time.
-bool quantize_row_u8_avx512(const float* a, size_t k, uint8_t* dst, float* scale) {
+// as VNNI reads it, 16 at a time: q + 128 as a byte (q with its top bit flipped) for
+// int8, q itself for int4, with each block's sum of q (blocks a multiple of 16).
+bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size_t block, int32_t* block_sums,
+                         float* scale) {
   __m512 vmax = _mm512_setzero_ps();
   __mmask16 nan = 0;
   for (size_t i = 0; i < k; i += 16) {
@@ -424,20 +465,29 @@ bool quantize_row_u8_avx512(const float* a, size_t k, uint8_t* dst, float* scale
   const float inv = 127.0f / amax;
   const bool bad = nan != 0 || !std::isfinite(amax) || (amax > 0.0f && !std::isfinite(inv));
   if (bad || amax == 0.0f) {
-    std::memset(dst, 128, k);
+    std::memset(dst, flip ? 128 : 0, k);
+    if (block_sums != nullptr) std::memset(block_sums, 0, k / block * sizeof(int32_t));
     *scale = 0.0f;
     return !bad;
   }
   *scale = amax / 127.0f;
   const __m512 vinv = _mm512_set1_ps(inv);
   const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
-  const __m128i flip = _mm_set1_epi8(char(0x80));
+  const __m128i bits = _mm_set1_epi8(flip ? char(0x80) : char(0));
+  __m512i sum = _mm512_setzero_si512();
   for (size_t i = 0; i < k; i += 16) {
     const __mmask16 live = k - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - i)) - 1);
     // cvtps rounds to nearest even under the default rounding mode (as nearbyint).
     __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(live, a + i), vinv));
     v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
-    _mm_mask_storeu_epi8(dst + i, live, _mm_xor_si128(_mm512_cvtepi32_epi8(v), flip));
+    _mm_mask_storeu_epi8(dst + i, live, _mm_xor_si128(_mm512_cvtepi32_epi8(v), bits));
+    if (block_sums != nullptr) {
+      sum = _mm512_add_epi32(sum, v);
+      if ((i + 16) % block == 0) {
+        block_sums[i / block] = _mm512_reduce_add_epi32(sum);
+        sum = _mm512_setzero_si512();
+      }
+    }
   }
   return true;
 }

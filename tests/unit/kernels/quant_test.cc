@@ -276,9 +276,10 @@ TEST(DynamicGemm, PortableRowQuantizationRefusesEveryNonFiniteRow) {
   EXPECT_EQ(q[2], 32);
 }
 
-// VNNI's rows are quantized straight into its operand (q + 128): the same scale,
-// bytes and verdict as quantize_row, on rows of every length and kind.
-TEST(DynamicGemm, VnniRowQuantizationIsQuantizeRowPlus128) {
+// VNNI's rows are quantized straight into its operand (q + 128 for int8, q and the
+// blocks' sums for int4): the same scale, bytes and verdict as quantize_row, on rows
+// of every length and kind.
+TEST(DynamicGemm, VnniRowsAreQuantizedAsQuantizeRowDoes) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
       !__builtin_cpu_supports("avx512vnni"))
@@ -299,10 +300,24 @@ TEST(DynamicGemm, VnniRowQuantizationIsQuantizeRowPlus128) {
     std::vector<uint8_t> u(row.size() + 1, 7);
     float want = -1, got = -2;
     const bool ok = quantize_row_portable(row.data(), row.size(), q.data(), &want);
-    EXPECT_EQ(detail::quantize_row_u8_avx512(row.data(), row.size(), u.data(), &got), ok) << row.size();
+    EXPECT_EQ(detail::quantize_row_avx512(row.data(), row.size(), u.data(), true, row.size(), nullptr, &got), ok)
+        << row.size();
     EXPECT_EQ(got, want) << row.size();
     for (size_t i = 0; i < row.size(); ++i) EXPECT_EQ(u[i], uint8_t(int(q[i]) + 128)) << row.size() << " at " << i;
     EXPECT_EQ(u[row.size()], 7) << "wrote past the row";
+    // int4's operand: q itself, and the sums of blocks of 16.
+    if (row.size() % 16 != 0) continue;
+    std::vector<int32_t> sums(row.size() / 16, -1);
+    EXPECT_EQ(detail::quantize_row_avx512(row.data(), row.size(), u.data(), false, 16, sums.data(), &got), ok);
+    EXPECT_EQ(got, want);
+    for (size_t b = 0; b < sums.size(); ++b) {
+      int32_t sum = 0;
+      for (size_t i = 16 * b; i < 16 * b + 16; ++i) {
+        EXPECT_EQ(int8_t(u[i]), q[i]) << row.size() << " at " << i;
+        sum += q[i];
+      }
+      EXPECT_EQ(sums[b], sum) << row.size() << " block " << b;
+    }
   }
 #else
   GTEST_SKIP() << "x86-64 only";
@@ -415,8 +430,9 @@ TEST(DynamicGemm, FullyConnectedEpilogueIsTheUnfusedNodes) {
 }
 
 // The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
-// uint8 activations and the weight sums that take the +128 back out are checked by
-// emulating vpdpbusd element by element here, against the reference's results.
+// unsigned operands (int8: the activations + 128, taken back out with the weight
+// sums; int4: the nibbles w + 8, taken back out with the activation sums) are
+// checked by emulating vpdpbusd element by element here, against the reference.
 TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
   for (Storage s : {Storage::kInt8, Storage::kInt4})
     for (size_t k : {7, 50, 84})
@@ -444,18 +460,22 @@ TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
               uint32_t sum = 0;  // wraps as vpdpbusd does
               for (size_t t = 0; t < steps; ++t)
                 for (size_t kk = 0; kk < 4; ++kk) {
-                  const uint8_t* step = p->data.data() + pan * p->panel_bytes + (b * steps + t) * step_bytes;
-                  const size_t j = c * 4 + kk;
-                  int wv;
+                  const size_t j = c * 4 + kk, at = r * stride + b * p->block_pad + 4 * t + kk;
+                  // int8: the int8 weight (signed operand) by q + 128 (unsigned);
+                  // int4: the nibble w + 8 (unsigned; step t low, t + 1 high, in 64
+                  // bytes per two steps) by q (signed).
+                  int wv, av;
                   if (i4) {
-                    const int nib = j < 32 ? step[j] & 0xF : step[j - 32] >> 4;
-                    wv = (nib ^ 8) - 8;
+                    const uint8_t* pair = p->data.data() + pan * p->panel_bytes + (b * steps + t / 2 * 2) * step_bytes;
+                    wv = t % 2 == 0 ? pair[j] & 0xF : pair[j] >> 4;
+                    av = int8_t(rows.a8[at]);
                   } else {
-                    wv = int8_t(step[j]);
+                    wv = int8_t(p->data[pan * p->panel_bytes + (b * steps + t) * step_bytes + j]);
+                    av = rows.a8[at];
                   }
-                  sum += uint32_t(int(rows.a8[r * stride + b * p->block_pad + 4 * t + kk]) * wv);
+                  sum += uint32_t(av * wv);
                 }
-              isum = int32_t(sum - uint32_t(p->colsum[b * npad + col]));
+              isum = int32_t(sum - (i4 ? uint32_t(rows.offset[r * p->blocks + b]) : uint32_t(p->colsum[b * npad + col])));
               if (i4) acc = std::fma(float(isum), p->scales[b * npad + col], acc);
             }
             const float got = i4 ? acc * rows.scale[r] : (float(isum) * rows.scale[r]) * p->scales[col];
