@@ -224,12 +224,33 @@ def tflite_dense_count(path):
     return f"{quantized} of {total}"
 
 
+def tflite_load(path, what):
+    """(run, what, invoke): run sets the inputs (resizing them), invokes and reads the
+    outputs; the timing calls Interpreter.invoke alone on the inputs the check's run set
+    (the same inputs every run, as graph-run --bench)."""
+    import tensorflow as tf
+    interpreter = tf.lite.Interpreter(model_path=path, num_threads=1)
+    runner = interpreter.get_signature_runner("serving_default")
+    in_index = {n: d["index"] for n, d in runner.get_input_details().items()}
+    out_index = {n: d["index"] for n, d in runner.get_output_details().items()}
+
+    def run(inputs):
+        for name, value in inputs.items():
+            interpreter.resize_tensor_input(in_index[name], list(value.shape))
+        interpreter.allocate_tensors()
+        for name, value in inputs.items():
+            interpreter.set_tensor(in_index[name], value)
+        interpreter.invoke()
+        return {n: interpreter.get_tensor(i) for n, i in out_index.items()}
+    return run, what, interpreter.invoke
+
+
 def tflite_models(workload, weights, work):
     import tensorflow as tf
     folder = os.path.join(work, f"tflite_{workload}")
     os.makedirs(folder)
     f32 = tflite_peer.build(workload, weights, folder)   # also writes folder/WORKLOAD.savedmodel
-    runners = {"f32": (tflite_peer.load(workload, f32, 1), "")}
+    runners = {"f32": tflite_load(f32, "")}
     try:
         converter = tf.lite.TFLiteConverter.from_saved_model(os.path.join(folder, f"{workload}.savedmodel"))
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
@@ -237,7 +258,7 @@ def tflite_models(workload, weights, work):
         int8 = os.path.join(folder, f"{workload}_dynamic_range.tflite")
         with open(int8, "wb") as f:
             f.write(converter.convert())
-        runners["int8"] = (tflite_peer.load(workload, int8, 1), tflite_dense_count(int8))
+        runners["int8"] = tflite_load(int8, tflite_dense_count(int8))
     except Exception as e:  # noqa: BLE001
         runners["int8"] = Unavailable(f"dynamic-range conversion failed: {short(e)}")
     runners["int4"] = Unavailable("no int4 dynamic-range scheme in TFLiteConverter")
@@ -246,10 +267,10 @@ def tflite_models(workload, weights, work):
 
 # ---------------------------------------------------------------- ExecuTorch
 
-def _torch_module(workload, weights):
+def _torch_module(workload, weights, arrays):
     """The network as a torch.nn.Module over the same weights, for torch.export:
-    loops unrolled at export (rnn's T = 100 steps and beam's 50 are the case's), the
-    end-of-sequence test as torch.where."""
+    loops unrolled at export to the case's length (rnn's T = 100 rows of xs, beam's
+    `steps` = 50), the end-of-sequence test as torch.where."""
     import torch
     w = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in weights.items()}
 
@@ -307,7 +328,7 @@ def _torch_module(workload, weights):
             h, tok = torch.zeros(1, 128), start
             score, check = torch.zeros(()), torch.zeros((), dtype=torch.int64)
             for _ in range(self.steps):
-                h = torch.tanh(self.w(self.emb[tok].reshape(1, 64)) + self.u(h))
+                h = torch.tanh(self.w(torch.index_select(self.emb, 0, tok.reshape(1))) + self.u(h))
                 logits = self.v(h).reshape(1000)
                 nxt = torch.argmax(logits)
                 score = score + torch.max(logits)
@@ -315,39 +336,66 @@ def _torch_module(workload, weights):
                 check = (check * 31 + tok) % 1000003
             return tok, score, check
 
-    return {"mlp": Mlp, "cnn": Cnn, "rnn": lambda: Rnn(100), "beam": lambda: Beam(50)}[workload]().eval()
+    return {"mlp": Mlp, "cnn": Cnn, "rnn": lambda: Rnn(len(arrays["xs"])),
+            "beam": lambda: Beam(int(arrays["steps"]))}[workload]().eval()
 
 
-def executorch_models(workload, weights, case_arrays):
+def _count_quantized(graph_module, module):
+    """'quantized of all': the weights that linear and convolution nodes read through
+    a dequantize (traced back to their parameter, once however many unrolled steps
+    read them), against the module's Linear and Conv2d layers."""
+    import torch
+    total = sum(isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)) for m in module.modules())
+    weights = set()
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or not any(k in str(node.target) for k in ("linear", "conv")):
+            continue
+        w = node.args[1] if len(node.args) > 1 else None
+        if getattr(w, "op", "") != "call_function" or "dequantize" not in str(w.target):
+            continue
+        while getattr(w, "op", "") == "call_function" and w.args:
+            w = w.args[0]
+        weights.add(getattr(w, "target", str(w)))
+    return f"{len(weights)} of {total}"
+
+
+def executorch_models(workload, weights, case_arrays, work):
+    """{scheme: (run, what) or Unavailable}: XNNPACK-lowered .pte files loaded by the
+    executorch.runtime Python API, its thread pool reset to one thread."""
     try:
         import torch
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
         from executorch.exir import to_edge_transform_and_lower
+        from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
         from executorch.runtime import Runtime
     except Exception as e:  # noqa: BLE001
         raise Unavailable(f"not importable in this Python ({short(e)})")
     torch.set_num_threads(1)
-    module = _torch_module(workload, weights)
+    _unsafe_reset_threadpool(1)
     if workload == "beam":
-        names, example = ["start"], (torch.tensor(int(case_arrays["start"])),)
+        example = (torch.tensor(int(case_arrays["start"])),)
         outputs = ["token", "score", "check"]
     else:
-        names = list(case_arrays)
-        example = tuple(torch.from_numpy(case_arrays[n]) for n in names)
+        example = tuple(torch.from_numpy(case_arrays[n]) for n in case_arrays)
         outputs = ["output_0"]
     runtime = Runtime.get()
 
-    def lower(exported, tag):
+    def lower(exported, scheme, what):
         program = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch()
-        method = runtime.load_program(program.buffer).load_method("forward")
+        pte = os.path.join(work, f"executorch_{workload}_{scheme}.pte")
+        with open(pte, "wb") as f:
+            f.write(program.buffer)
+        loaded = runtime.load_program(pte)
+        method = loaded.load_method("forward")
         args = list(example)
 
-        def run(_inputs):
-            return dict(zip(outputs, (o.numpy() for o in method.execute(args))))
-        return run, f"{tag} {len(program.buffer):,} B"
+        def run(_inputs, keep=(loaded, method)):
+            return dict(zip(outputs, (o.numpy() for o in keep[1].execute(args))))
+        return run, f"{what}{', ' if what else ''}.pte {os.path.getsize(pte):,} B"
 
-    runners = {"f32": lower(torch.export.export(module, example), "")[:1] + ("",)}
-    try:
+    module = _torch_module(workload, weights, case_arrays)
+    runners = {"f32": lower(torch.export.export(module, example), "f32", "")}
+    try:   # dynamic int8: XNNPACKQuantizer's symmetric per-channel config, is_dynamic=True
         from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (XNNPACKQuantizer,
                                                                              get_symmetric_quantization_config)
         try:
@@ -356,27 +404,106 @@ def executorch_models(workload, weights, case_arrays):
             from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
         quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True,
                                                                                      is_dynamic=True))
-        graph = torch.export.export(module, example).module()
-        prepared = prepare_pt2e(graph, quantizer)
+        prepared = prepare_pt2e(torch.export.export(module, example).module(), quantizer)
         prepared(*example)
         converted = convert_pt2e(prepared)
-        run, size = lower(torch.export.export(converted, example), "dynamic int8,")
-        runners["int8"] = (run, size)
+        runners["int8"] = lower(torch.export.export(converted, example), "int8",
+                                _count_quantized(converted, module))
     except Exception as e:  # noqa: BLE001
         runners["int8"] = Unavailable(f"dynamic int8 export failed: {short(e)}")
-    runners["int4"] = Unavailable("not built here (torchao's 8da4w config for XNNPACK not tried)")
+    try:   # int8 activations per token, int4 weights in groups of 32 (torchao, as ExecuTorch's XNNPACK docs)
+        from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_
+        from torchao.quantization.granularity import PerGroup
+        module4 = _torch_module(workload, weights, case_arrays)
+        # Linear layers only (torchao's config), and only where K is a multiple of 32:
+        # XNNPACK's delegate takes int4 groups that are multiples of 32 (mlp's 784 is not).
+        quantize_(module4, Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                                 weight_granularity=PerGroup(32)),
+                  filter_fn=lambda m, _: isinstance(m, torch.nn.Linear) and m.in_features % 32 == 0)
+        exported = torch.export.export(module4, example)
+        runners["int4"] = lower(exported, "int4", _count_quantized(exported.graph_module, module4))
+    except Exception as e:  # noqa: BLE001
+        runners["int4"] = Unavailable(f"int4 export failed: {short(e)}")
     return runners
+
+
+def executorch_worker(workload, case_dir, work):
+    """The ExecuTorch models in a process of their own (TensorFlow and ExecuTorch each
+    bring LLVM: both in one process abort with "Option ... registered more than once").
+    Replies on stdout after "@@ ": the schemes, then one median per "time SCHEME RUNS"."""
+    import json
+    weights = read_weights(os.path.join(os.path.dirname(case_dir), "weights.safetensors"))
+    arrays = {f[:-4]: np.load(os.path.join(case_dir, f)) for f in sorted(os.listdir(case_dir)) if f.endswith(".npy")}
+    try:
+        models = executorch_models(workload, weights, arrays, work)
+    except Unavailable as e:
+        print("@@ " + json.dumps({"unavailable": str(e)}), flush=True)
+        return
+    reply = {}
+    for scheme, m in models.items():
+        if isinstance(m, Unavailable):
+            reply[scheme] = {"unavailable": str(m)}
+            continue
+        np.savez(os.path.join(work, f"executorch_{scheme}.npz"), **m[0](arrays))
+        reply[scheme] = {"what": m[1]}
+    print("@@ " + json.dumps(reply), flush=True)
+    for line in sys.stdin:
+        _, scheme, runs = line.split()
+        run = models[scheme][0]
+        print("@@ " + json.dumps(peer_median(lambda: run(arrays), int(runs))), flush=True)
+
+
+class ExecuTorchPeer:
+    """The parent's side of executorch_worker."""
+
+    def __init__(self, workload, case_dir, work):
+        import json
+        self.json, self.work = json, tempfile.mkdtemp(dir=work)
+        self.log = open(os.path.join(self.work, "log.txt"), "w+")
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--executorch-worker", workload,
+                                      case_dir, self.work], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True)
+        reply = self._reply()
+        if "unavailable" in reply:
+            raise Unavailable(reply["unavailable"])
+        self.models = {}
+        for scheme, r in reply.items():
+            if "unavailable" in r:
+                self.models[scheme] = Unavailable(r["unavailable"])
+            else:
+                outs = dict(np.load(os.path.join(self.work, f"executorch_{scheme}.npz")))
+                self.models[scheme] = (lambda _inputs, o=outs: o, r["what"],
+                                       lambda runs, s=scheme: self.median(s, runs))
+
+    def _reply(self):
+        for line in self.proc.stdout:
+            if line.startswith("@@ "):
+                return self.json.loads(line[3:])
+        self.log.seek(0)
+        tail = [l for l in self.log.read().splitlines() if l.strip()][-1:] or ["no output"]
+        raise Unavailable(f"worker exited {self.proc.wait()}: {short(Exception(tail[0]))}")
+
+    def median(self, scheme, runs):
+        self.proc.stdin.write(f"time {scheme} {runs}\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
 
 
 # ---------------------------------------------------------------- timing and checks
 
-def peer_median(run, inputs, runs):
+def peer_median(call, runs):
+    """5 untimed calls, then `runs` timed one by one: the median in ms."""
     for _ in range(5):
-        run(inputs)
+        call()
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        run(inputs)
+        call()
         times.append(time.perf_counter() - t)
     return 1e3 * float(np.median(times))
 
@@ -425,7 +552,16 @@ def versions():
     return ", ".join(out)
 
 
+def timer(model, arrays):
+    """runs -> median ms for an in-process peer model (run, what[, call])."""
+    call = model[2] if len(model) > 2 else (lambda: model[0](arrays))
+    return lambda runs: peer_median(call, runs)
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--executorch-worker":
+        executorch_worker(*sys.argv[2:])
+        return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--data", default=os.path.join(ROOT, "bench", "out", "data"))
@@ -444,27 +580,29 @@ def main():
             files = {f[:-4]: os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(".npy")}
             arrays = {k: np.load(v) for k, v in files.items()}
             print(f"{workload}/{case}: building the models", file=sys.stderr, flush=True)
+            executorch = None
+            try:   # exported per case (its loops are unrolled to the case's length), in a process of its own
+                executorch = ExecuTorchPeer(workload, folder, work)
+            except Unavailable as e:
+                executorch = e
             if workload not in built:
                 wdir = tempfile.mkdtemp(dir=work)
                 built[workload] = {"ours": Ours(a.build, workload, data, wdir)}
-                for system, make in (("ONNX Runtime", lambda: onnx_models(workload, weights, wdir)),
-                                     ("TFLite", lambda: tflite_models(workload, weights, wdir)),
-                                     ("ExecuTorch", None)):
-                    if make is None:
-                        continue
+                for system, make in (("ONNX Runtime", onnx_models), ("TFLite", tflite_models)):
                     try:
-                        built[workload][system] = make()
+                        built[workload][system] = make(workload, weights, wdir)
                     except Exception as e:  # noqa: BLE001
                         built[workload][system] = Unavailable(short(e))
-            sys_models = dict(built[workload])
-            try:   # ExecuTorch exports per case: its loops are unrolled to the case's length
-                sys_models["ExecuTorch"] = executorch_models(workload, weights, arrays)
-            except Exception as e:  # noqa: BLE001
-                sys_models["ExecuTorch"] = e if isinstance(e, Unavailable) else Unavailable(short(e))
-            ours = sys_models["ours"]
+            # Each peer model as (outputs of a run, what is quantized, runs -> median ms).
+            sys_models = {"ExecuTorch": executorch if isinstance(executorch, Unavailable) else executorch.models}
+            for system in ("ONNX Runtime", "TFLite"):
+                models = built[workload][system]
+                sys_models[system] = models if isinstance(models, Unavailable) else {
+                    k: m if isinstance(m, Unavailable) else (m[0], m[1], timer(m, arrays)) for k, m in models.items()}
+            ours = built[workload]["ours"]
             # Outputs once, before any timing.
             outs = {("ours", s): ours.outputs(s, files, work) for s in ("f32",) + SCHEMES}
-            timed = [("ours", s) for s in ("f32",) + SCHEMES]
+            timed = {("ours", s): lambda runs, s=s: ours.median(s, files, runs) for s in ("f32",) + SCHEMES}
             for system in SYSTEMS[1:]:
                 models = sys_models[system]
                 if isinstance(models, Unavailable):
@@ -474,7 +612,7 @@ def main():
                         continue
                     try:
                         outs[(system, scheme)] = m[0](arrays)
-                        timed.append((system, scheme))
+                        timed[(system, scheme)] = m[2]
                     except Exception as e:  # noqa: BLE001
                         models[scheme] = Unavailable(f"run failed: {short(e)}")
                 if (system, "f32") in outs:
@@ -485,16 +623,14 @@ def main():
             rounds = {k: [] for k in timed}
             print(f"{workload}/{case}: timing {len(timed)} models", file=sys.stderr, flush=True)
             for _ in range(a.rounds):
-                for system, scheme in timed:
-                    if system == "ours":
-                        t = ours.median(scheme, files, a.runs)
-                    else:
-                        t = peer_median(sys_models[system][scheme][0], arrays, a.runs)
-                    rounds[(system, scheme)].append(t)
+                for key, median in timed.items():
+                    rounds[key].append(median(a.runs))
+            if not isinstance(executorch, Unavailable):
+                executorch.close()
             med = {k: float(np.median(v)) for k, v in rounds.items()}
             for scheme in SCHEMES:
                 for system in SYSTEMS:
-                    models = sys_models[system]
+                    models = sys_models.get(system)
                     m = models if isinstance(models, Unavailable) else (
                         ours.quantized[scheme] if system == "ours" else models.get(scheme))
                     f32 = f"{med[(system, 'f32')]:.3f}" if (system, "f32") in med else ""
