@@ -17,7 +17,7 @@ thread, each beside its own f32 model, timed in alternation (BENCHMARKS.md's met
   imports; otherwise one row per case says why.
 
     bench/.venv/bin/python bench/quantized_peers.py [--build build] [--runs 200] [--rounds 3]
-        [--cases mlp/b1,rnn/t100] [--data bench/out/data]
+        [--cases mlp/b1,rnn/t100] [--data bench/out/data] [--write]
 
 Needs bench/.venv (bench/compare makes it: numpy, onnx, onnxruntime, tensorflow-cpu,
 safetensors; torch and executorch for the ExecuTorch rows) and bench/out/data
@@ -26,8 +26,11 @@ system's f32 and quantized medians (each the median of the rounds' medians), the
 quantized model's max relative error against the same system's f32 outputs (float
 outputs; beam's token checksum and mlp/cnn top-1 beside it), how many dense and
 convolution weights the quantized file holds quantized, and `peer q / ours q`: the
-peer's quantized median over ours at the same scheme (> 1: ours is faster). Below
-the table: each peer's f32 outputs against ours (the same networks), versions.
+peer's quantized median over ours at the same scheme (> 1: ours is faster). Above
+the table the machine, commit, command and load; below it each peer's f32 outputs
+against ours (the same networks) and, per scheme, whether ours is ahead of every
+peer's quantized model. --write puts the whole section in bench/RESULTS.md under its
+heading (replacing the previous one).
 """
 import argparse
 import os
@@ -552,6 +555,42 @@ def versions():
     return ", ".join(out)
 
 
+HEADING = "## Quantized models beside the peers' quantized models (bench/quantized_peers.py)"
+
+
+def machine():
+    model, flags = "", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and not model:
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8") if f in flags]
+    return f"{model or 'unknown'} ({os.cpu_count()} logical CPUs; {', '.join(isa) or 'no AVX2'})"
+
+
+def commit():
+    def git(*args):
+        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + (" (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def write_results(text):
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    with open(path) as f:
+        old = f.read()
+    start = old.find(HEADING)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = old.find("\n## ", start + len(HEADING))
+        new = old[:start] + text + (old[end:] if end >= 0 else "")
+    with open(path, "w") as f:
+        f.write(new)
+
+
 def timer(model, arrays):
     """runs -> median ms for an in-process peer model (run, what[, call])."""
     call = model[2] if len(model) > 2 else (lambda: model[0](arrays))
@@ -567,10 +606,14 @@ def main():
     p.add_argument("--data", default=os.path.join(ROOT, "bench", "out", "data"))
     p.add_argument("--runs", type=int, default=200, help="timed runs per system and round")
     p.add_argument("--rounds", type=int, default=3, help="alternations; the median of the rounds' medians")
+    p.add_argument("--write", action="store_true", help="put the section in bench/RESULTS.md under its heading")
     p.add_argument("--cases", default=",".join(f"{w}/{c}" for w, c in CASES), help="WORKLOAD/CASE,...")
     a = p.parse_args()
     cases = [tuple(c.split("/")) for c in a.cases.split(",")]
-    rows, notes = [], []
+    rows, notes, ratios = [], [], []
+    started, load_before = time.time(), os.getloadavg()
+    command = " ".join(["bench/.venv/bin/python" if "bench/.venv" in sys.executable else os.path.basename(sys.executable),
+                        "bench/quantized_peers.py"] + sys.argv[1:])
     with tempfile.TemporaryDirectory() as work:
         built = {}
         for workload, case in cases:
@@ -642,18 +685,43 @@ def main():
                     err = max_rel_err(outs[(system, scheme)], outs[(system, "f32")])
                     agree = agreement(workload, outs[(system, scheme)], outs[(system, "f32")])
                     ratio = "" if system == "ours" else f"{q / med[('ours', scheme)]:.2f}"
+                    if system != "ours":
+                        ratios.append((f"{workload}/{case}", scheme, system, q / med[("ours", scheme)]))
                     rows.append(f"| {workload} | {case} | {scheme} | {system} | {f32} | {q:.3f} | "
                                 f"{med[(system, 'f32')] / q:.2f} | {err:.2e} | {agree} | {what} | {ratio} |")
-    print("| workload | case | scheme | system | f32 ms | quantized ms | × own f32 | max rel err vs own f32 "
-          "| agreement | dense/conv weights quantized | peer q / ours q |")
-    print("|---|---|---|---|---:|---:|---:|---:|---|---|---:|")
-    print("\n".join(rows))
-    print()
-    print(f"- one thread; {a.rounds} rounds of {a.runs} timed runs per model, models in alternation; "
-          f"medians of the rounds' medians")
-    print(f"- {versions()}")
-    for n in notes:
-        print(f"- {n}")
+    load_after = os.getloadavg()
+    lines = [HEADING, "",
+             f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}",
+             f"- CPU: {machine()}",
+             f"- commit: {commit()}",
+             f"- command: `{command}`",
+             f"- one thread; {a.rounds} rounds of {a.runs} timed runs per model, the models of a case in "
+             f"alternation; medians of the rounds' medians",
+             f"- load average (1/5/15 min) before: {'/'.join(f'{x:.1f}' for x in load_before)}, after: "
+             f"{'/'.join(f'{x:.1f}' for x in load_after)}",
+             f"- {versions()}",
+             "",
+             "Ours: `graph-run --bench` (its median, in C++). Peers: timed in this Python process through "
+             "their Python call (ONNX Runtime `InferenceSession.run`, ExecuTorch `Method.execute` in a worker "
+             "process), TFLite through `Interpreter.invoke` alone; the call's own cost is in the peer's figure "
+             "(its size: section *Python per-call overhead*), which weighs on the shortest cases (mlp b1). "
+             "`peer q / ours q` > 1: ours is faster at that scheme; a peer's row times what its tool "
+             "quantized (the column before it).",
+             "",
+             "| workload | case | scheme | system | f32 ms | quantized ms | × own f32 | max rel err vs own f32 "
+             "| agreement | dense/conv weights quantized | peer q / ours q |",
+             "|---|---|---|---|---:|---:|---:|---:|---|---|---:|"] + rows + [""]
+    lines += [f"- {n}" for n in notes]
+    for scheme in SCHEMES:
+        behind = [f"{system} on {case} ({r:.2f})" for case, sc, system, r in ratios if sc == scheme and r <= 1]
+        measured = sorted({system for case, sc, system, r in ratios if sc == scheme})
+        lines.append(f"- ahead of every peer's quantized model at {scheme} ({', '.join(measured) or 'no peer'} "
+                     f"measured): " + ("yes, on every case" if measured and not behind else
+                                       "not measured" if not measured else "no; not ahead of " + ", ".join(behind)))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.write:
+        write_results(text)
 
 
 if __name__ == "__main__":
