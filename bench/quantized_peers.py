@@ -7,14 +7,18 @@ thread, each beside its own f32 model, timed in alternation (BENCHMARKS.md's met
   per run: DynamicQuantizeLinear + MatMulInteger / ConvInteger) for int8; for int4
   each MatMul with a constant 2-D weight rewritten as com.microsoft MatMulNBits (4
   bits, blocks of 32, symmetric, packed by onnxruntime's own quantize_matmul_4bits,
-  accuracy_level 4: int8 activations, as ours), what MatMulNBitsQuantizer writes
-  (that class needs the onnx_ir package, which onnxruntime does not require).
+  accuracy_level 4: int8 activations, as ours), what MatMulNBitsQuantizer writes with
+  those settings (that class needs the onnx_ir package, which onnxruntime does not
+  require).
 - TensorFlow Lite: the f32 peer's SavedModel converted again with
   `optimizations = [tf.lite.Optimize.DEFAULT]` and no representative dataset
   (dynamic range: int8 weights, activations quantized per run); int8 only.
-- ExecuTorch: XNNPACK exports (f32, and dynamic int8 per channel through
-  XNNPACKQuantizer + to_edge_transform_and_lower) where the `executorch` package
-  imports; otherwise one row per case says why.
+- ExecuTorch: XNNPACK exports (to_edge_transform_and_lower) of the network as a
+  torch module, loops unrolled to the case's length: f32; dynamic int8 per channel
+  (XNNPACKQuantizer, is_dynamic=True); int8 activations with int4 weights in groups
+  of 32 (torchao's Int8DynamicActivationIntxWeightConfig), run by executorch.runtime
+  in a worker process, where the `executorch` package imports; otherwise one row per
+  case and scheme says why.
 
     bench/.venv/bin/python bench/quantized_peers.py [--build build] [--runs 200] [--rounds 3]
         [--cases mlp/b1,rnn/t100] [--data bench/out/data] [--write]
@@ -144,7 +148,8 @@ def onnx_int4(f32_path, out_path, block=32):
     """Each MatMul whose B is a constant f32 [K, N] (in its graph or an enclosing one)
     as MatMulNBits: 4 bits, blocks of `block` along K, symmetric (zero point 8, no
     zero-point input), accuracy_level 4 (int8 activations), packed by onnxruntime's
-    quantize_matmul_4bits: what MatMulNBitsQuantizer's default config writes."""
+    quantize_matmul_4bits: what MatMulNBitsQuantizer(block_size=32, is_symmetric=True,
+    accuracy_level=4) writes, without its onnx_ir dependency."""
     import onnx
     from onnx import helper, numpy_helper
     from onnxruntime.capi._pybind_state import quantize_matmul_4bits
@@ -612,8 +617,10 @@ def main():
     cases = [tuple(c.split("/")) for c in a.cases.split(",")]
     rows, notes, ratios = [], [], []
     started, load_before = time.time(), os.getloadavg()
-    command = " ".join(["bench/.venv/bin/python" if "bench/.venv" in sys.executable else os.path.basename(sys.executable),
-                        "bench/quantized_peers.py"] + sys.argv[1:])
+    python = sys.executable
+    if "/bench/.venv/" in python or "/bench/out/" in python:   # another checkout's or this one's venv
+        python = "bench/" + python.split("/bench/", 1)[1]
+    command = " ".join([python, "bench/quantized_peers.py"] + sys.argv[1:])
     with tempfile.TemporaryDirectory() as work:
         built = {}
         for workload, case in cases:
