@@ -633,8 +633,8 @@ def main():
             executorch = None
             try:   # exported per case (its loops are unrolled to the case's length), in a process of its own
                 executorch = ExecuTorchPeer(workload, folder, work)
-            except Unavailable as e:
-                executorch = e
+            except Exception as e:  # noqa: BLE001
+                executorch = e if isinstance(e, Unavailable) else Unavailable(short(e))
             if workload not in built:
                 wdir = tempfile.mkdtemp(dir=work)
                 built[workload] = {"ours": Ours(a.build, workload, data, wdir)}
@@ -673,8 +673,14 @@ def main():
             rounds = {k: [] for k in timed}
             print(f"{workload}/{case}: timing {len(timed)} models", file=sys.stderr, flush=True)
             for _ in range(a.rounds):
-                for key, median in timed.items():
-                    rounds[key].append(median(a.runs))
+                for key, median in list(timed.items()):
+                    try:
+                        rounds[key].append(median(a.runs))
+                    except Exception as e:  # noqa: BLE001 (a peer's worker that died: its row says so)
+                        if key[0] == "ours":
+                            raise
+                        del timed[key], rounds[key]
+                        sys_models[key[0]][key[1]] = Unavailable(f"timing failed: {short(e)}")
             if not isinstance(executorch, Unavailable):
                 executorch.close()
             med = {k: float(np.median(v)) for k, v in rounds.items()}
@@ -686,6 +692,10 @@ def main():
                     f32 = f"{med[(system, 'f32')]:.3f}" if (system, "f32") in med else ""
                     if isinstance(m, Unavailable):
                         rows.append(f"| {workload} | {case} | {scheme} | {system} | {f32} | | | | | {m} | |")
+                        continue
+                    if (system, scheme) not in med or (system, "f32") not in med:
+                        reason = models.get("f32") if (system, "f32") not in med else m
+                        rows.append(f"| {workload} | {case} | {scheme} | {system} | {f32} | | | | | {reason} | |")
                         continue
                     q = med[(system, scheme)]
                     what = m if system == "ours" else m[1]
