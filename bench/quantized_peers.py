@@ -733,7 +733,7 @@ def main():
         behind = [f"{system} on {case} ({r:.2f})" for case, sc, system, r in ratios if sc == scheme and r <= 1]
         measured = sorted({system for case, sc, system, r in ratios if sc == scheme})
         lines.append(f"- ahead of every peer's quantized model at {scheme} ({', '.join(measured) or 'no peer'} "
-                     f"measured): " + ("yes, on every case" if measured and not behind else
+                     f"measured): " + ("yes, on every case of this run" if measured and not behind else
                                        "not measured" if not measured else "no; not ahead of " + ", ".join(behind)))
     text = "\n".join(lines) + "\n"
     print(text)
