@@ -125,7 +125,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   // of step t in the low nibble of byte j, of step t + 1 in its high nibble).
   const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
   p.panel_bytes = p.blocks * steps * step_bytes;
-  p.data.assign(p.panels * p.panel_bytes + 64, 0);
+#if defined(__x86_64__) && defined(__GNUC__)
+  p.amx = isa == DynIsa::kAvx512Vnni && !i4 && detail::amx_ready();
+#endif
+  // AMX reads B tiles of 16 steps: the last panel's may run 15 steps past its end
+  // (against activations that are 0 there).
+  p.data.assign(p.panels * p.panel_bytes + (p.amx ? 16 * 64 : 64), 0);
   std::vector<int8_t> e(elems), e2(elems);
   const auto step_elements = [&](size_t pan, size_t b, size_t t, int8_t* dst) {
     for (size_t j = 0; j < elems; ++j) {
@@ -171,13 +176,15 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
 }
 
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
-  const size_t stride = p.blocks * p.block_pad;
+  const size_t stride = p.amx ? (p.blocks * p.block_pad + 63) / 64 * 64 : p.blocks * p.block_pad;
+  out->stride = stride;
   out->scale.resize(m);
   out->finite.resize(m);
   const bool i4 = p.storage == Storage::kInt4;
   const bool vnni = p.isa == DynIsa::kAvx512Vnni && !i4;  // int8 on VNNI: q + 128
   const bool u4 = i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni);
-  if (vnni || u4) out->a8.resize(m * stride + 16);
+  if (p.amx) out->a8.assign(m * stride + 16, 0);  // AMX's tiles read to the stride: zeros
+  else if (vnni || u4) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;

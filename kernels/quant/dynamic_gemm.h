@@ -69,6 +69,10 @@ struct PackedWeights {
   std::vector<uint8_t> data;
   std::vector<float> scales;    // int8: [panels*nr]; int4: [blocks][panels*nr]
   std::vector<int32_t> colsum;  // VNNI: 128 * sum of each block's weights, [blocks][panels*nr]
+  // VNNI int8 where the CPU has AMX (and the OS lets this process use it): rows in
+  // blocks of 16 run as AMX tiles (tdpbusd) over the same panels, read as B tiles of
+  // 16 steps (K 64) x 64 bytes; the activations' rows then run to a multiple of 64.
+  bool amx = false;
   size_t memory_bytes() const {
     return data.size() + scales.size() * sizeof(float) + colsum.size() * sizeof(int32_t);
   }
@@ -80,6 +84,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
 // int8), int8 (AVX2 int4, in a8) or uint8 offset by 128 (VNNI), [M][blocks][block_pad],
 // padded with q = 0.
 struct QuantizedRows {
+  size_t stride = 0;  // elements from one row to the next (AMX: a multiple of 64, zeros past K)
   std::vector<int16_t> a16;
   std::vector<uint8_t> a8;
   std::vector<float> scale;       // sa per row
@@ -106,6 +111,12 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
               size_t panel_end, const Epilogue& e);
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e);
+// Whether AMX's int8 tiles run here: the CPU has them and Linux granted this process
+// their state (arch_prctl ARCH_REQ_XCOMP_PERM); asked once.
+bool amx_ready();
+// Rows [row, row + 16 * blocks16) of C for panels [pb, pe), on AMX tiles.
+void dyn_amx_rows(const PackedWeights& p, const QuantizedRows& rows, size_t row, size_t blocks16, float* c,
+                  size_t pb, size_t pe, const Epilogue& e);
 // quantize_row into VNNI's operand: k bytes, q + 128 (flip) or q; with block_sums,
 // each block's sum of q (block a multiple of 16 dividing k). The same scale and result.
 bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size_t block, int32_t* block_sums,

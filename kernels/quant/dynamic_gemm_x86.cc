@@ -9,7 +9,10 @@
 // int8 weights (vpdpbusd), less 128 x the block's weight sum per column.
 #if defined(__x86_64__) && defined(__GNUC__)
 
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -321,7 +324,7 @@ SG_DQ_INLINE void store(float* c, size_t col, __mmask16 keep, __m512 v, const Ep
 template <int MR, int NP>
 __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
                                     size_t panel, const Epilogue& e) {
-  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad;
+  const size_t steps = p.block_pad / 4, stride = q.stride;
   const uint8_t* wp[NP];
 #pragma GCC unroll 8
   for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
@@ -366,7 +369,7 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
 template <int MR, int NP>
 __attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row,
                                        size_t panel, const Epilogue& e) {
-  const size_t steps = p.block_pad / 4, stride = p.blocks * p.block_pad, npad = p.panels * 16;
+  const size_t steps = p.block_pad / 4, stride = q.stride, npad = p.panels * 16;
   const __m512i mask = _mm512_set1_epi8(0x0F);
   const uint8_t* wp[NP];
 #pragma GCC unroll 8
@@ -436,6 +439,10 @@ void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row
 template <bool I4>
 void run(const PackedWeights& p, const QuantizedRows& q, size_t m, float* c, size_t pb, size_t pe, const Epilogue& e) {
   size_t row = 0;
+  if (p.amx && m >= 16) {  // whole blocks of 16 rows on AMX tiles, the rest below
+    dyn_amx_rows(p, q, 0, m / 16, c, pb, pe, e);
+    row = m / 16 * 16;
+  }
   for (; row + 4 <= m; row += 4) panels<4, I4 ? 2 : 3, I4>(p, q, c, row, pb, pe, e);
   switch (m - row) {
     case 3: panels<3, 2, I4>(p, q, c, row, pb, pe, e); break;
@@ -496,6 +503,116 @@ void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m,
                     size_t panel_end, const Epilogue& e) {
   if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end, e);
   else vnni::run<false>(p, rows, m, c, panel_begin, panel_end, e);
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+
+// ---- AMX ---------------------------------------------------------------------------
+// Rows in blocks of 16 on AMX tiles: C (16 x 16 int32) += A (16 rows x 64 uint8, the
+// activations + 128) . B (16 steps x 64 bytes: 16 columns x 4 K, the VNNI panel's
+// layout), tdpbusd exact in int32 as vpdpbusd; then the VNNI tile's epilogue.
+
+bool amx_ready() {
+  static const bool ready = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    const bool tile = (d >> 24) & 1, int8 = (d >> 25) & 1;
+    if (!tile || !int8) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ready;
+}
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx2,fma"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx2,fma")
+#endif
+namespace {
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// C tiles 0-3 (row block r, panel j at 2r + j), A tiles 4-5, B tiles 6-7.
+template <int RB, int PB>
+void amx_block(const PackedWeights& p, const QuantizedRows& q, size_t row, size_t panel, int32_t (*out)[16][16]) {
+  const size_t chunks = q.stride / 64;
+  _tile_zero(0);
+  if constexpr (PB > 1) _tile_zero(1);
+  if constexpr (RB > 1) _tile_zero(2);
+  if constexpr (RB > 1 && PB > 1) _tile_zero(3);
+  const uint8_t* a = q.a8.data() + row * q.stride;
+  const uint8_t* b = p.data.data() + panel * p.panel_bytes;
+  for (size_t ch = 0; ch < chunks; ++ch) {
+    _tile_loadd(4, a + 64 * ch, long(q.stride));
+    if constexpr (RB > 1) _tile_loadd(5, a + 16 * q.stride + 64 * ch, long(q.stride));
+    _tile_loadd(6, b + 16 * 64 * ch, 64);
+    if constexpr (PB > 1) _tile_loadd(7, b + p.panel_bytes + 16 * 64 * ch, 64);
+    _tile_dpbusd(0, 4, 6);
+    if constexpr (PB > 1) _tile_dpbusd(1, 4, 7);
+    if constexpr (RB > 1) _tile_dpbusd(2, 5, 6);
+    if constexpr (RB > 1 && PB > 1) _tile_dpbusd(3, 5, 7);
+  }
+  _tile_stored(0, out[0], 64);
+  if constexpr (PB > 1) _tile_stored(1, out[1], 64);
+  if constexpr (RB > 1) _tile_stored(2, out[2], 64);
+  if constexpr (RB > 1 && PB > 1) _tile_stored(3, out[3], 64);
+}
+
+void amx_epilogue(const PackedWeights& p, const QuantizedRows& q, const int32_t (*sums)[16], size_t row, size_t panel,
+                  float* c, const Epilogue& e) {
+  const size_t col = panel * 16;
+  const __m512i off = _mm512_loadu_si512(p.colsum.data() + col);
+  const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
+  const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
+  for (size_t r = 0; r < 16; ++r) {
+    const __m512 sa = _mm512_set1_ps(q.scale[row + r]);
+    const __m512i acc = _mm512_loadu_si512(sums[r]);
+    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, off)), sa), sw);
+    if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
+    if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    _mm512_mask_storeu_ps(c + (row + r) * p.n + col, keep, v);
+  }
+}
+
+}  // namespace
+
+void dyn_amx_rows(const PackedWeights& p, const QuantizedRows& q, size_t row, size_t blocks16, float* c, size_t pb,
+                  size_t pe, const Epilogue& e) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+  alignas(64) int32_t sums[4][16][16];
+  const size_t end = row + 16 * blocks16;
+  for (; row < end; row += 32) {
+    const bool two = row + 32 <= end;
+    for (size_t pan = pb; pan < pe; pan += 2) {
+      const bool pair = pan + 2 <= pe;
+      if (two && pair) amx_block<2, 2>(p, q, row, pan, sums);
+      else if (two) amx_block<2, 1>(p, q, row, pan, sums);
+      else if (pair) amx_block<1, 2>(p, q, row, pan, sums);
+      else amx_block<1, 1>(p, q, row, pan, sums);
+      for (size_t rb = 0; rb < (two ? 2u : 1u); ++rb)
+        for (size_t j = 0; j < (pair ? 2u : 1u); ++j)
+          amx_epilogue(p, q, sums[2 * rb + j], row + 16 * rb, pan + j, c, e);
+    }
+  }
+  _tile_release();
 }
 
 #if defined(__clang__)

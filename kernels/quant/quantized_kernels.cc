@@ -32,7 +32,7 @@ class QuantizedDense final : public PreparedKernel {
     view_ = WeightView{&layout_, data, scales};
     if (isa_ == GemmIsa::kReference) row_.resize(size_t(l.dims[1]));
     name_ = std::string("quant:") + storage_name(l.storage) + ":" +
-            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa)
+            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa) + (packed_->amx ? "+amx" : "")
              : half_ != nullptr ? half_isa_name(half_->isa)
                                 : gemm_isa_name(isa_));
   }

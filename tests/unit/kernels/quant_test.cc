@@ -429,6 +429,49 @@ TEST(DynamicGemm, FullyConnectedEpilogueIsTheUnfusedNodes) {
   }
 }
 
+// Rows in blocks of 16 run on AMX tiles where the CPU has them (the rest on VNNI's):
+// bit for bit the reference, for K that is and is not a multiple of 4 and 64, N not a
+// multiple of 16, and rows past whole blocks; fully_connected's epilogue included.
+TEST(DynamicGemm, AmxRowBlocksEqualTheReference) {
+  const Layout probe = default_layout(Storage::kInt8, {64, 16});
+  if (best_dyn_isa(probe) != DynIsa::kAvx512Vnni) GTEST_SKIP() << "no AVX-512 VNNI";
+  for (const auto& [k, n] : std::vector<std::pair<size_t, size_t>>{{64, 16}, {784, 40}, {130, 33}, {7, 70}, {256, 256}}) {
+    const Layout l = default_layout(Storage::kInt8, {int64_t(k), int64_t(n)});
+    const std::vector<float> w = random_weights(k * n, uint32_t(k + n));
+    const Quantized q = quantize(l, w.data());
+    const WeightView view{&l, q.data.data(), q.scales.data()};
+    const auto packed = pack_weights(view, DynIsa::kAvx512Vnni);
+    if (!packed->amx) GTEST_SKIP() << "no AMX here (or the OS refused its state)";
+    for (size_t m : {size_t(16), size_t(33), size_t(64)}) {
+      std::vector<float> a = random_weights(m * k, uint32_t(m * 3 + k));
+      if (m > 17) std::fill(a.begin() + long(17 * k), a.begin() + long(18 * k), 0.0f);  // a zero row, second block
+      if (m > 33) a[40 * k + 1] = std::nanf("");                             // a row that runs in f32
+      std::vector<float> want(m * n), bias = random_weights(n, 5);
+      dynamic_gemm_reference(view, a.data(), want.data(), m);
+      ops::Attrs attrs;
+      attrs.values.push_back(ops::AttrValue::Int(ops::attr::kActRelu));
+      auto fc = prepare_quantized(ops::OpId::FullyConnected, attrs, l, q.data.data(), q.scales.data(),
+                                  best_gemm_isa(l), packed);
+      EXPECT_NE(std::string(fc->name()).find("+amx"), std::string::npos) << fc->name();
+      std::vector<float> out(m * n);
+      TensorRef in[3], o[1];
+      in[0] = TensorRef{DType::kF32, 2, {int64_t(m), int64_t(k)}, a.data()};
+      in[1] = TensorRef{DType::kF32, 2, {int64_t(k), int64_t(n)}, nullptr};
+      in[2] = TensorRef{DType::kF32, 1, {int64_t(n)}, bias.data()};
+      o[0] = TensorRef{DType::kF32, 2, {int64_t(m), int64_t(n)}, out.data()};
+      ASSERT_TRUE(fc->run(KernelContext{}, in, o).ok());
+      for (size_t i = 0; i < out.size(); ++i) {
+        const float v = want[i] + bias[i % n];
+        if (std::isnan(v)) {
+          EXPECT_TRUE(std::isnan(out[i])) << i;
+        } else {
+          ASSERT_EQ(out[i], v < 0.0f ? 0.0f : v) << "k=" << k << " n=" << n << " m=" << m << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 // The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
 // unsigned operands (int8: the activations + 128, taken back out with the weight
 // sums; int4: the nibbles w + 8, taken back out with the activation sums) are
@@ -448,7 +491,7 @@ TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
         const auto p = pack_weights(view, DynIsa::kAvx512Vnni);
         QuantizedRows rows;
         quantize_rows(*p, a.data(), m, &rows);
-        const size_t steps = p->block_pad / 4, stride = p->blocks * p->block_pad, npad = p->panels * 16;
+        const size_t steps = p->block_pad / 4, stride = rows.stride, npad = p->panels * 16;
         const bool i4 = s == Storage::kInt4;
         const size_t step_bytes = i4 ? 32 : 64;
         for (size_t r = 0; r < m; ++r)
