@@ -6,6 +6,13 @@
 
 #include "quant/quantized_gemm.h"
 
+#if defined(__aarch64__) && defined(__GNUC__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)  // the Linux arm64 hwcap bit of the dot-product extension
+#endif
+#endif
+
 namespace sg::kernels::quant {
 namespace detail {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -21,6 +28,16 @@ bool cpu_avx2() {
   return yes;
 }
 #endif
+
+// aarch64: sdot/udot (FEAT_DotProd, optional from Armv8.2-A), as the kernel reports it.
+bool cpu_neondot() {
+#if defined(__aarch64__) && defined(__GNUC__) && defined(__linux__)
+  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return yes;
+#else
+  return false;
+#endif
+}
 
 // Element (k, col) of the stored weights as an integer (-127..127 or -8..7).
 int stored_int(const WeightView& w, size_t k, size_t col) {
@@ -46,6 +63,7 @@ const char* dyn_isa_name(DynIsa isa) {
     case DynIsa::kReference: return "reference";
     case DynIsa::kAvx2: return "avx2";
     case DynIsa::kAvx512Vnni: return "avx512vnni";
+    case DynIsa::kNeonDot: return "neondot";
   }
   return "?";
 }
@@ -65,7 +83,15 @@ DynIsa best_dyn_isa(const Layout& l) {
     return DynIsa::kAvx512Vnni;
   if (cpu_avx2()) return DynIsa::kAvx2;
 #endif
+  if (cpu_neondot()) return DynIsa::kNeonDot;
   return DynIsa::kReference;
+}
+
+std::vector<DynIsa> runnable_dyn_isas(const Layout& l) {
+  const DynIsa best = best_dyn_isa(l);
+  if (best == DynIsa::kReference) return {};
+  if (best == DynIsa::kAvx512Vnni) return {DynIsa::kAvx2, DynIsa::kAvx512Vnni};  // VNNI's CPUs have AVX2
+  return {best};
 }
 
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale) {
@@ -113,13 +139,15 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   const bool i4 = l.storage == Storage::kInt4;
   // AVX2 int4 multiplies unsigned nibbles (w + 8) by the signed activations with
   // vpmaddubsw, quadruples of K per column as VNNI does, two steps per 32 bytes.
-  const bool u4 = isa == DynIsa::kAvx2 && i4, quad = isa == DynIsa::kAvx512Vnni || u4;
+  // NEON dot packs as VNNI does (sdot: the weights as they are, signed).
+  const bool wide16 = isa == DynIsa::kAvx512Vnni || isa == DynIsa::kNeonDot;
+  const bool u4 = isa == DynIsa::kAvx2 && i4, quad = wide16 || u4;
   p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
   p.blocks = p.k / p.block;
-  p.nr = isa == DynIsa::kAvx512Vnni ? 16 : 8;
+  p.nr = wide16 ? 16 : 8;
   p.panels = (p.n + p.nr - 1) / p.nr;
   const size_t npad = p.panels * p.nr;
-  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (VNNI:
+  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (VNNI, NEON:
   // element j in the low nibble of byte j, element j + 2 nr in its high nibble;
   // AVX2: element j of step t low, of step t + 1 high).
   const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
@@ -178,7 +206,8 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   out->finite.resize(m);
   const bool vnni = p.isa == DynIsa::kAvx512Vnni;
   const bool u4 = p.isa == DynIsa::kAvx2 && p.storage == Storage::kInt4;
-  if (vnni || u4) out->a8.resize(m * stride + 16);
+  const bool s8 = p.isa == DynIsa::kNeonDot;  // int8 as it is (sdot: signed x signed)
+  if (vnni || u4 || s8) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
@@ -187,7 +216,11 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
     for (size_t b = 0; b < p.blocks; ++b) {
       const int8_t* src = q.data() + b * p.block;
-      if (u4) {
+      if (s8) {
+        int8_t* dst = reinterpret_cast<int8_t*>(out->a8.data()) + r * stride + b * p.block_pad;
+        std::memcpy(dst, src, p.block);
+        std::memset(dst + p.block, 0, p.block_pad - p.block);
+      } else if (u4) {
         uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
         int32_t sum = 0;
         for (size_t i = 0; i < p.block; ++i) {
@@ -223,6 +256,9 @@ void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, siz
 #if defined(__x86_64__) && defined(__GNUC__)
   if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe, e);
   if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe, e);
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+  if (p.isa == DynIsa::kNeonDot) return detail::dyn_neondot(p, rows, m, c, pb, pe, e);
 #endif
   (void)e;
   (void)pb;
