@@ -226,7 +226,9 @@ test-aarch64: build-aarch64 $(BUILD)/build.ninja
 	$(AARCH64_E2E_ENV) $(PYTHON) mobile/aarch64_e2e.py
 
 # CI: the runtime and kernels, the kernel unit tests cross-built and run under qemu,
-# then a few end-to-end programs (AARCH64_SMOKE_PROGRAMS) with the aarch64 graph-run.
+# then a few end-to-end programs (AARCH64_SMOKE_PROGRAMS) and the quantized-weights
+# test (tests/e2e/test_quantize.py: int8/int4 on the NEON dot kernel, qemu's default
+# CPU having the dot-product extension) with the aarch64 graph-run.
 aarch64-smoke: deps-aarch64 $(BUILD_AARCH64)/build.ninja $(BUILD)/build.ninja
 	cmake --build $(BUILD_AARCH64) -j $(JOBS) --target graph-run $(AARCH64_SMOKE)
 	cmake --build $(BUILD) -j $(JOBS) --target graph-compile graph-inspect

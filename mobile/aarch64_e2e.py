@@ -5,6 +5,9 @@ Each program of tests/programs is compiled by the host's graph-compile (the grap
 file is the same on every CPU), its inputs drawn and its eager-mode outputs computed
 by CPython + NumPy on the host, and graph-run of the aarch64 build runs it under
 qemu-user; the outputs are compared with eager mode's as the host's test does.
+Then tests/e2e/test_quantize.py the same way (int8/int4/bf16/f16 weights: on a CPU
+with the dot-product extension, as qemu's default one, the int8 and int4 dense
+layers run the NEON dot kernel).
 
     SG_BUILD_DIR=build SG_AARCH64_BUILD_DIR=build-aarch64 \
       python3 mobile/aarch64_e2e.py             # make test-aarch64
@@ -23,6 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 
 import e2e_lib as lib  # noqa: E402
 import test_programs  # noqa: E402
+import test_quantize  # noqa: E402
 
 # qemu runs a few hundred times slower than the host: a run gets that much longer.
 QEMU_TIMEOUT_S = 600
@@ -57,7 +61,8 @@ def main():
 
     lib.run_tool = run_tool
     print(f"graph-run: {graph_run} under {qemu}; graph-compile and eager mode on the host")
-    return test_programs.main()
+    rc = test_programs.main()
+    return test_quantize.main() or rc
 
 
 if __name__ == "__main__":

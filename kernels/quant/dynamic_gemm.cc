@@ -6,6 +6,13 @@
 
 #include "quant/quantized_gemm.h"
 
+#if defined(__aarch64__) && defined(__GNUC__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)  // the Linux arm64 hwcap bit of the dot-product extension
+#endif
+#endif
+
 namespace sg::kernels::quant {
 namespace detail {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -21,6 +28,16 @@ bool cpu_avx2() {
   return yes;
 }
 #endif
+
+// aarch64: sdot/udot (FEAT_DotProd, optional from Armv8.2-A), as the kernel reports it.
+bool cpu_neondot() {
+#if defined(__aarch64__) && defined(__GNUC__) && defined(__linux__)
+  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return yes;
+#else
+  return false;
+#endif
+}
 
 // Element (k, col) of the stored weights as an integer (-127..127 or -8..7).
 int stored_int(const WeightView& w, size_t k, size_t col) {
@@ -46,6 +63,7 @@ const char* dyn_isa_name(DynIsa isa) {
     case DynIsa::kReference: return "reference";
     case DynIsa::kAvx2: return "avx2";
     case DynIsa::kAvx512Vnni: return "avx512vnni";
+    case DynIsa::kNeonDot: return "neondot";
   }
   return "?";
 }
@@ -65,7 +83,15 @@ DynIsa best_dyn_isa(const Layout& l) {
     return DynIsa::kAvx512Vnni;
   if (cpu_avx2()) return DynIsa::kAvx2;
 #endif
+  if (cpu_neondot()) return DynIsa::kNeonDot;
   return DynIsa::kReference;
+}
+
+std::vector<DynIsa> runnable_dyn_isas(const Layout& l) {
+  const DynIsa best = best_dyn_isa(l);
+  if (best == DynIsa::kReference) return {};
+  if (best == DynIsa::kAvx512Vnni) return {DynIsa::kAvx2, DynIsa::kAvx512Vnni};  // VNNI's CPUs have AVX2
+  return {best};
 }
 
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale) {
@@ -113,16 +139,19 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   const bool i4 = l.storage == Storage::kInt4;
   // int4 multiplies unsigned nibbles (w + 8) by the signed activations (AVX2:
   // vpmaddubsw; VNNI: vpdpbusd with the nibbles as its unsigned operand), quadruples
-  // of K per column, two steps per panel row of bytes (32 or 64).
+  // of K per column, two steps per panel row of bytes (32 or 64). NEON dot packs as
+  // VNNI does (sdot: the weights as they are, signed; int4 in halves, below).
+  const bool wide16 = isa == DynIsa::kAvx512Vnni || isa == DynIsa::kNeonDot;
   const bool u4 = i4 && (isa == DynIsa::kAvx2 || isa == DynIsa::kAvx512Vnni);
-  const bool quad = isa == DynIsa::kAvx512Vnni || u4;
+  const bool quad = wide16 || u4;
   p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
   p.blocks = p.k / p.block;
-  p.nr = isa == DynIsa::kAvx512Vnni ? 16 : 8;
+  p.nr = wide16 ? 16 : 8;
   p.panels = (p.n + p.nr - 1) / p.nr;
   const size_t npad = p.panels * p.nr;
-  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (element j
-  // of step t in the low nibble of byte j, of step t + 1 in its high nibble).
+  // Step of 4 K: 4 * nr elements, in the kernel's order; int4 halves them (AVX2,
+  // VNNI: element j of step t in the low nibble of byte j, of step t + 1 in its high
+  // nibble; NEON: element j of the step low, element j + 2 nr high).
   const size_t elems = 4 * p.nr, step_bytes = i4 ? elems / 2 : elems, steps = p.block_pad / 4;
   p.panel_bytes = p.blocks * steps * step_bytes;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -155,6 +184,9 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
         if (u4) {
           step_elements(pan, b, t + 1, e2.data());
           for (size_t j = 0; j < elems; ++j) dst[j] = uint8_t((e[j] + 8) | ((e2[j] + 8) << 4));
+        } else if (i4) {
+          for (size_t j = 0; j < elems / 2; ++j)
+            dst[j] = uint8_t((uint8_t(e[j]) & 0xF) | ((uint8_t(e[j + elems / 2]) & 0xF) << 4));
         } else {
           std::memcpy(dst, e.data(), elems);
         }
@@ -183,8 +215,9 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   const bool i4 = p.storage == Storage::kInt4;
   const bool vnni = p.isa == DynIsa::kAvx512Vnni && !i4;  // int8 on VNNI: q + 128
   const bool u4 = i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni);
+  const bool s8 = p.isa == DynIsa::kNeonDot;  // int8 as it is (sdot: signed x signed)
   if (p.amx) out->a8.assign(m * stride + 16, 0);  // AMX's tiles read to the stride: zeros
-  else if (vnni || u4) out->a8.resize(m * stride + 16);
+  else if (vnni || u4 || s8) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
@@ -206,7 +239,11 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
     for (size_t b = 0; b < p.blocks; ++b) {
       const int8_t* src = q.data() + b * p.block;
-      if (u4) {
+      if (s8) {
+        int8_t* dst = reinterpret_cast<int8_t*>(out->a8.data()) + r * stride + b * p.block_pad;
+        std::memcpy(dst, src, p.block);
+        std::memset(dst + p.block, 0, p.block_pad - p.block);
+      } else if (u4) {
         uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
         int32_t sum = 0;
         for (size_t i = 0; i < p.block; ++i) {
@@ -242,6 +279,9 @@ void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, siz
 #if defined(__x86_64__) && defined(__GNUC__)
   if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe, e);
   if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe, e);
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+  if (p.isa == DynIsa::kNeonDot) return detail::dyn_neondot(p, rows, m, c, pb, pe, e);
 #endif
   (void)e;
   (void)pb;

@@ -21,7 +21,9 @@
 //
 // Kernels: AVX2 (vpmovsxbw + vpmaddwd on pairs of K: exact, no vpmaddubsw
 // saturation), AVX-512 VNNI (vpdpbusd on quadruples of K, activations offset to
-// uint8 and the offset taken back with per-column weight sums), the reference.
+// uint8 and the offset taken back with per-column weight sums), NEON dot product
+// on aarch64 (sdot: signed x signed quadruples of K, so neither offset nor sums),
+// the reference.
 #pragma once
 
 #include <cstddef>
@@ -36,26 +38,32 @@ namespace sg::kernels::quant {
 
 inline constexpr size_t kMaxDynamicK = 133000;  // 133000 * 127 * 127 < 2^31
 
-enum class DynIsa { kReference, kAvx2, kAvx512Vnni };
+enum class DynIsa { kReference, kAvx2, kAvx512Vnni, kNeonDot };
 const char* dyn_isa_name(DynIsa isa);
 
 // Whether `l` ([K][N] weights) has dynamic kernels: int8 per column (axis 1) with
 // K <= kMaxDynamicK, int4 in blocks along K (axis 0).
 bool dynamic_layout(const Layout& l);
-// The best kernel this CPU runs for such a layout (kReference off x86-64).
+// The best kernel this CPU runs for such a layout (kReference off x86-64 and off
+// aarch64 Linux with the dot-product extension).
 DynIsa best_dyn_isa(const Layout& l);
+// Every SIMD kernel this CPU runs for such a layout, the best last (empty: none).
+std::vector<DynIsa> runnable_dyn_isas(const Layout& l);
 
 // One row of A quantized as above; false (q all 0, *scale 0) when amax is not finite.
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale);
 // The same without SIMD (what quantize_row runs off AVX2), for the tests.
 bool quantize_row_portable(const float* a, size_t k, int8_t* q, float* scale);
 
-// W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI), each
+// W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI and
+// NEON dot), each
 // K block padded to a multiple of 4 (AVX2 int4: 8) with zero weights, steps of 4 K
 // contiguous; the scales widened to f32 and padded to whole panels. int4 stays 4
 // bits a weight: AVX2 stores w + 8 and multiplies the unsigned nibbles by the signed
 // activations (vpmaddubsw: pairs of at most 2 x 15 x 127, 4 pairs summed in int16
-// stay below 2^15), less 8 x the block's activation sum.
+// stay below 2^15), less 8 x the block's activation sum. VNNI and NEON dot share a
+// layout (a step: 16 columns x 4 K, the 4 K of a column adjacent; int4: element j
+// in the low nibble of byte j, element j + 32 in its high nibble).
 struct PackedWeights {
   DynIsa isa = DynIsa::kReference;
   Storage storage = Storage::kInt8;
@@ -81,7 +89,8 @@ struct PackedWeights {
 std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa isa);
 
 // The activations of one call, quantized as the kernel reads them: int16 (AVX2
-// int8), int8 (AVX2 int4, in a8) or uint8 offset by 128 (VNNI), [M][blocks][block_pad],
+// int8), int8 (AVX2 int4 and NEON dot, in a8) or uint8 offset by 128 (VNNI),
+// [M][blocks][block_pad],
 // padded with q = 0.
 struct QuantizedRows {
   size_t stride = 0;  // elements from one row to the next (AMX: a multiple of 64, zeros past K)
@@ -121,6 +130,10 @@ void dyn_amx_rows(const PackedWeights& p, const QuantizedRows& rows, size_t row,
 // each block's sum of q (block a multiple of 16 dividing k). The same scale and result.
 bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size_t block, int32_t* block_sums,
                          float* scale);
+#endif
+#if defined(__aarch64__) && defined(__GNUC__)
+void dyn_neondot(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+                 size_t panel_end, const Epilogue& e);
 #endif
 }  // namespace detail
 

@@ -8,6 +8,10 @@
 #include <random>
 #include <vector>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
 #include "quant/dynamic_gemm.h"
 #include "quant/quantized_gemm.h"
 #include "quant/quantized_kernels.h"
@@ -188,7 +192,8 @@ TEST(QuantizedKernels, TakeWidensTheRowsItReadsAndChecksIndices) {
   EXPECT_EQ(s.message(), "take: index 4 is out of bounds for axis 0 with size 4");
 }
 
-// Dynamic quantization of the activations: every SIMD kernel this CPU runs equals
+// Dynamic quantization of the activations: every SIMD kernel this CPU runs (AVX2 and
+// AVX-512 VNNI on x86-64, NEON dot on aarch64: runnable_dyn_isas) equals
 // the reference bit for bit (integer sums are exact, the f32 steps the same), over
 // odd shapes: M = 1..7, N off the panel width, K off the block and off 4.
 TEST(DynamicGemm, SimdEqualsTheReferenceBitForBit) {
@@ -212,20 +217,35 @@ TEST(DynamicGemm, SimdEqualsTheReferenceBitForBit) {
         if (m == 5) std::fill(a.begin() + 2 * long(sh.k), a.begin() + 3 * long(sh.k), 0.0f);  // a zero row
         std::vector<float> want(m * sh.n, -1.0f);
         dynamic_gemm_reference(view, a.data(), want.data(), m);
-        const DynIsa isa = best_dyn_isa(l);
-        if (isa == DynIsa::kReference) continue;
-        const auto packed = pack_weights(view, isa);
-        QuantizedRows rows;
-        quantize_rows(*packed, a.data(), m, &rows);
-        std::vector<float> c(m * sh.n, -1.0f);
-        const size_t tile = dynamic_column_tile(isa);
-        for (size_t begin = 0; begin < sh.n; begin += tile)
-          dynamic_gemm_columns(*packed, rows, m, c.data(), begin, std::min(sh.n, begin + tile));
-        for (size_t i = 0; i < m * sh.n; ++i)
-          ASSERT_EQ(c[i], want[i]) << storage_name(s) << " " << dyn_isa_name(isa) << " m=" << m << " k=" << sh.k
-                                   << " n=" << sh.n << " block=" << l.block << " at " << i;
+        for (DynIsa isa : runnable_dyn_isas(l)) {
+          const auto packed = pack_weights(view, isa);
+          QuantizedRows rows;
+          quantize_rows(*packed, a.data(), m, &rows);
+          std::vector<float> c(m * sh.n, -1.0f);
+          const size_t tile = dynamic_column_tile(isa);
+          for (size_t begin = 0; begin < sh.n; begin += tile)
+            dynamic_gemm_columns(*packed, rows, m, c.data(), begin, std::min(sh.n, begin + tile));
+          for (size_t i = 0; i < m * sh.n; ++i)
+            ASSERT_EQ(c[i], want[i]) << storage_name(s) << " " << dyn_isa_name(isa) << " m=" << m << " k=" << sh.k
+                                     << " n=" << sh.n << " block=" << l.block << " at " << i;
+        }
       }
     }
+}
+
+// aarch64 Linux: the NEON dot kernel is picked exactly where the kernel reports the
+// dot-product extension (qemu-aarch64's default CPU has it: make aarch64-smoke then
+// runs the kernel in the tests above).
+TEST(DynamicGemm, NeonDotIsPickedWhereTheCpuHasIt) {
+  const Layout l = default_layout(Storage::kInt8, {64, 32});
+#if defined(__aarch64__) && defined(__linux__)
+  const bool dot = (getauxval(AT_HWCAP) & (1UL << 20)) != 0;  // HWCAP_ASIMDDP
+  EXPECT_EQ(best_dyn_isa(l), dot ? DynIsa::kNeonDot : DynIsa::kReference);
+  if (!dot) GTEST_SKIP() << "this aarch64 CPU has no dot-product extension";
+#else
+  EXPECT_NE(best_dyn_isa(l), DynIsa::kNeonDot);
+#endif
+  EXPECT_STREQ(dyn_isa_name(DynIsa::kNeonDot), "neondot");
 }
 
 // The reference computes what dynamic_gemm.h says, from first principles here.
@@ -393,9 +413,9 @@ TEST(DynamicGemm, FullyConnectedEpilogueIsTheUnfusedNodes) {
     if (best_dyn_isa(l) == DynIsa::kReference) GTEST_SKIP() << "no dynamic SIMD kernel on this CPU";
     std::vector<float> bias = random_weights(75, 11);
     bias[7] = -1e4f;  // relu zeroes that column
-    // Every kernel this CPU runs (VNNI's CPUs have AVX2), one row and several.
-    for (DynIsa isa : {DynIsa::kAvx2, DynIsa::kAvx512Vnni}) {
-      if (isa > best_dyn_isa(l)) continue;
+    // Every kernel this CPU runs (VNNI's CPUs have AVX2; NEON dot on aarch64), one
+    // row and several.
+    for (DynIsa isa : runnable_dyn_isas(l)) {
       for (size_t m : {size_t(1), size_t(6)}) {
         std::vector<float> a = random_weights(m * 64, 10), want(m * 75);
         if (m > 1) a[3 * 64 + 5] = std::nanf("");
@@ -475,57 +495,67 @@ TEST(DynamicGemm, AmxRowBlocksEqualTheReference) {
 // The AVX-512 VNNI kernel cannot run on every CPU that builds it: its packing, the
 // unsigned operands (int8: the activations + 128, taken back out with the weight
 // sums; int4: the nibbles w + 8, taken back out with the activation sums) are
-// checked by emulating vpdpbusd element by element here, against the reference.
+// checked by emulating vpdpbusd element by element here, against the reference. The
+// NEON dot kernel shares the int8 weights' layout (int4: signed nibbles, element j of
+// a step low and j + 32 high) with the activations as they are (sdot: signed x
+// signed, no sums): the same emulation checks its packing on x86.
 TEST(DynamicGemm, VnniPackingEmulatedEqualsTheReference) {
-  for (Storage s : {Storage::kInt8, Storage::kInt4})
-    for (size_t k : {7, 50, 84})
-      for (size_t n : {5, 16, 40}) {
-        Layout l = default_layout(s, {int64_t(k), int64_t(n)});
-        const std::vector<float> w = random_weights(k * n, uint32_t(k + 3 * n));
-        const Quantized q = quantize(l, w.data());
-        const WeightView view{&l, q.data.data(), q.scales.data()};
-        const size_t m = 3;
-        const std::vector<float> a = random_weights(m * k, uint32_t(k));
-        std::vector<float> want(m * n);
-        dynamic_gemm_reference(view, a.data(), want.data(), m);
-        const auto p = pack_weights(view, DynIsa::kAvx512Vnni);
-        QuantizedRows rows;
-        quantize_rows(*p, a.data(), m, &rows);
-        const size_t steps = p->block_pad / 4, stride = rows.stride, npad = p->panels * 16;
-        const bool i4 = s == Storage::kInt4;
-        const size_t step_bytes = i4 ? 32 : 64;
-        for (size_t r = 0; r < m; ++r)
-          for (size_t col = 0; col < n; ++col) {
-            const size_t pan = col / 16, c = col % 16;
-            float acc = 0.0f;
-            int32_t isum = 0;
-            for (size_t b = 0; b < p->blocks; ++b) {
-              uint32_t sum = 0;  // wraps as vpdpbusd does
-              for (size_t t = 0; t < steps; ++t)
-                for (size_t kk = 0; kk < 4; ++kk) {
-                  const size_t j = c * 4 + kk, at = r * stride + b * p->block_pad + 4 * t + kk;
-                  // int8: the int8 weight (signed operand) by q + 128 (unsigned);
-                  // int4: the nibble w + 8 (unsigned; step t low, t + 1 high, in 64
-                  // bytes per two steps) by q (signed).
-                  int wv, av;
-                  if (i4) {
-                    const uint8_t* pair = p->data.data() + pan * p->panel_bytes + (b * steps + t / 2 * 2) * step_bytes;
-                    wv = t % 2 == 0 ? pair[j] & 0xF : pair[j] >> 4;
-                    av = int8_t(rows.a8[at]);
-                  } else {
-                    wv = int8_t(p->data[pan * p->panel_bytes + (b * steps + t) * step_bytes + j]);
-                    av = rows.a8[at];
+  for (DynIsa isa : {DynIsa::kAvx512Vnni, DynIsa::kNeonDot})
+    for (Storage s : {Storage::kInt8, Storage::kInt4})
+      for (size_t k : {7, 50, 84})
+        for (size_t n : {5, 16, 40}) {
+          Layout l = default_layout(s, {int64_t(k), int64_t(n)});
+          const std::vector<float> w = random_weights(k * n, uint32_t(k + 3 * n));
+          const Quantized q = quantize(l, w.data());
+          const WeightView view{&l, q.data.data(), q.scales.data()};
+          const size_t m = 3;
+          const std::vector<float> a = random_weights(m * k, uint32_t(k));
+          std::vector<float> want(m * n);
+          dynamic_gemm_reference(view, a.data(), want.data(), m);
+          const auto p = pack_weights(view, isa);
+          const bool vnni = isa == DynIsa::kAvx512Vnni, i4 = s == Storage::kInt4;
+          ASSERT_EQ(p->nr, 16u);
+          ASSERT_EQ(p->colsum.size(), vnni && !i4 ? p->blocks * p->panels * 16 : 0);
+          QuantizedRows rows;
+          quantize_rows(*p, a.data(), m, &rows);
+          const size_t steps = p->block_pad / 4, stride = rows.stride, npad = p->panels * 16;
+          const size_t step_bytes = i4 ? 32 : 64;
+          for (size_t r = 0; r < m; ++r)
+            for (size_t col = 0; col < n; ++col) {
+              const size_t pan = col / 16, c = col % 16;
+              float acc = 0.0f;
+              int32_t isum = 0;
+              for (size_t b = 0; b < p->blocks; ++b) {
+                uint32_t sum = 0;  // wraps as vpdpbusd does
+                for (size_t t = 0; t < steps; ++t)
+                  for (size_t kk = 0; kk < 4; ++kk) {
+                    const size_t j = c * 4 + kk, at = r * stride + b * p->block_pad + 4 * t + kk;
+                    const uint8_t* step = p->data.data() + pan * p->panel_bytes + (b * steps + t) * step_bytes;
+                    int wv, av;
+                    if (vnni && i4) {  // the nibble w + 8 (step t low, t + 1 high, 64 bytes a pair) by q
+                      const uint8_t* pair = p->data.data() + pan * p->panel_bytes + (b * steps + t / 2 * 2) * step_bytes;
+                      wv = t % 2 == 0 ? pair[j] & 0xF : pair[j] >> 4;
+                      av = int8_t(rows.a8[at]);
+                    } else if (vnni) {  // the int8 weight by q + 128
+                      wv = int8_t(step[j]);
+                      av = rows.a8[at];
+                    } else {  // NEON: signed by signed
+                      wv = i4 ? ((j < 32 ? step[j] & 0xF : step[j - 32] >> 4) ^ 8) - 8 : int8_t(step[j]);
+                      av = int8_t(rows.a8[at]);
+                    }
+                    sum += uint32_t(av * wv);
                   }
-                  sum += uint32_t(av * wv);
-                }
-              isum = int32_t(sum - (i4 ? uint32_t(rows.offset[r * p->blocks + b]) : uint32_t(p->colsum[b * npad + col])));
-              if (i4) acc = std::fma(float(isum), p->scales[b * npad + col], acc);
+                const uint32_t back = !vnni ? 0u
+                                      : i4  ? uint32_t(rows.offset[r * p->blocks + b])
+                                            : uint32_t(p->colsum[b * npad + col]);
+                isum = int32_t(sum - back);
+                if (i4) acc = std::fma(float(isum), p->scales[b * npad + col], acc);
+              }
+              const float got = i4 ? acc * rows.scale[r] : (float(isum) * rows.scale[r]) * p->scales[col];
+              ASSERT_EQ(got, want[r * n + col]) << dyn_isa_name(isa) << " " << storage_name(s) << " k=" << k
+                                                << " n=" << n << " r=" << r << " col=" << col;
             }
-            const float got = i4 ? acc * rows.scale[r] : (float(isum) * rows.scale[r]) * p->scales[col];
-            ASSERT_EQ(got, want[r * n + col]) << storage_name(s) << " k=" << k << " n=" << n << " r=" << r
-                                              << " col=" << col;
-          }
-      }
+        }
 }
 
 }  // namespace
