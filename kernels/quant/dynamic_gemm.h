@@ -74,9 +74,9 @@ struct PackedWeights {
   size_t nr = 0;           // columns per panel
   size_t panels = 0;       // ceil(n / nr)
   size_t panel_bytes = 0;  // bytes of one panel (all blocks)
-  std::vector<uint8_t> data;
-  std::vector<float> scales;    // int8: [panels*nr]; int4: [blocks][panels*nr]
-  std::vector<int32_t> colsum;  // VNNI: 128 * sum of each block's weights, [blocks][panels*nr]
+  AlignedVector<uint8_t> data;
+  AlignedVector<float> scales;    // int8: [panels*nr]; int4: [blocks][panels*nr]
+  AlignedVector<int32_t> colsum;  // VNNI: 128 * sum of each block's weights, [blocks][panels*nr]
   // VNNI int8 where the CPU has AMX (and the OS lets this process use it): rows in
   // blocks of 16 run as AMX tiles (tdpbusd) over the same panels, read as B tiles of
   // 16 steps (K 64) x 64 bytes; the activations' rows then run to a multiple of 64.
@@ -94,8 +94,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
 // padded with q = 0.
 struct QuantizedRows {
   size_t stride = 0;  // elements from one row to the next (AMX: a multiple of 64, zeros past K)
-  std::vector<int16_t> a16;
-  std::vector<uint8_t> a8;
+  AlignedVector<int16_t> a16;
+  AlignedVector<uint8_t> a8;
   std::vector<float> scale;       // sa per row
   std::vector<uint8_t> finite;    // 0: the row is computed in f32 (weight-only)
   std::vector<int32_t> offset;    // AVX2 int4: 8 x the sum of each block's q, [M][blocks]

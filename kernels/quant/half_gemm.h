@@ -51,7 +51,7 @@ struct HalfPanels {
   size_t k = 0, n = 0;
   size_t kpad = 0;    // K rounded up to even (the dot kernel's pairs); the widening kernel: K
   size_t panels = 0;  // ceil(n / 16)
-  std::vector<uint16_t> data;  // [panels][panel_halves()]
+  AlignedVector<uint16_t> data;  // [panels][panel_halves()]
   // kpad * 16 and one cache line more, so that the panels a tile reads side by side
   // do not all fall in the same cache sets when K * 32 bytes is a multiple of 4 KB.
   size_t panel_halves() const { return kpad * 16 + 32; }
