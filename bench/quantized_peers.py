@@ -49,6 +49,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import common  # noqa: E402
 import onnx_peer  # noqa: E402
 import tflite_peer  # noqa: E402
 
@@ -582,20 +583,6 @@ def commit():
     return head + (" (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def write_results(text):
-    path = os.path.join(ROOT, "bench", "RESULTS.md")
-    with open(path) as f:
-        old = f.read()
-    start = old.find(HEADING)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = old.find("\n## ", start + len(HEADING))
-        new = old[:start] + text + (old[end:] if end >= 0 else "")
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def timer(model, arrays):
     """runs -> median ms for an in-process peer model (run, what[, call])."""
     call = model[2] if len(model) > 2 else (lambda: model[0](arrays))
@@ -738,7 +725,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:
-        write_results(text)
+        common.write_results_section(HEADING, text)
 
 
 if __name__ == "__main__":

@@ -73,3 +73,20 @@ def max_relative_error(got, want):
 def agrees(err):
     """SPEC §1's tolerance: 1e-4 of the largest magnitude; integers exactly."""
     return err is not None and err <= 1e-4
+
+
+def write_results_section(heading, text):
+    """Puts `text`, a section that starts with `heading`, into bench/RESULTS.md in place
+    of the section under that heading (up to the next `## `), or at the file's end."""
+    path = os.path.join(BENCH, "RESULTS.md")
+    with open(path) as f:
+        old = f.read()
+    text = text.rstrip("\n")
+    start = old.find(heading)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    else:
+        end = old.find("\n## ", start + len(heading))
+        new = old[:start] + text + "\n" + (old[end:] if end >= 0 else "")
+    with open(path, "w") as f:
+        f.write(new)

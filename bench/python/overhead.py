@@ -22,6 +22,8 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import common  # noqa: E402  (bench/RESULTS.md's sections)
 N = 16
 SOURCE = f"""
 import stagegraph as sg
@@ -163,20 +165,6 @@ def table(ours_us, peer_us):
     return "\n".join(lines), notes
 
 
-def write_results(text):
-    path = os.path.join(ROOT, "bench", "RESULTS.md")
-    with open(path) as f:
-        old = f.read()
-    start = old.find(HEADING)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    else:
-        end = old.find("\n## ", start + len(HEADING))
-        new = old[:start] + text + ("\n" + old[end:] if end >= 0 else "\n")
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -212,7 +200,7 @@ def main():
         text += "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
     print(text)
     if a.write:
-        write_results(text)
+        common.write_results_section(HEADING, text)
 
 
 if __name__ == "__main__":

@@ -207,6 +207,16 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   return out;
 }
 
+namespace {
+
+// AMX's tiles read a row to its stride, past its blocks: zeros there.
+void zero_amx_pad(const PackedWeights& p, uint8_t* row, size_t stride) {
+  const size_t used = p.blocks * p.block_pad;
+  if (p.amx && stride > used) std::memset(row + used, 0, stride - used);
+}
+
+}  // namespace
+
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
   const size_t stride = p.amx ? (p.blocks * p.block_pad + 63) / 64 * 64 : p.blocks * p.block_pad;
   out->stride = stride;
@@ -216,8 +226,7 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
   const bool vnni = p.isa == DynIsa::kAvx512Vnni && !i4;  // int8 on VNNI: q + 128
   const bool u4 = i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni);
   const bool s8 = p.isa == DynIsa::kNeonDot;  // int8 as it is (sdot: signed x signed)
-  if (p.amx) out->a8.assign(m * stride + 16, 0);  // AMX's tiles read to the stride: zeros
-  else if (vnni || u4 || s8) out->a8.resize(m * stride + 16);
+  if (vnni || u4 || s8) out->a8.resize(m * stride + 16);
   else out->a16.resize(m * stride + 16);
   if (u4) out->offset.resize(m * p.blocks);
   thread_local std::vector<int8_t> q;
@@ -230,6 +239,7 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
       int32_t* sums = i4 ? out->offset.data() + r * p.blocks : nullptr;
       out->finite[r] = detail::quantize_row_avx512(a + r * p.k, p.k, out->a8.data() + r * stride, !i4, p.block, sums,
                                                    &out->scale[r]);
+      zero_amx_pad(p, out->a8.data() + r * stride, stride);
       for (size_t b = 0; sums != nullptr && b < p.blocks; ++b) sums[b] *= 8;  // the nibbles' + 8
     }
     return;
@@ -237,6 +247,7 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
 #endif
   for (size_t r = 0; r < m; ++r) {
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
+    if (vnni) zero_amx_pad(p, out->a8.data() + r * stride, stride);
     for (size_t b = 0; b < p.blocks; ++b) {
       const int8_t* src = q.data() + b * p.block;
       if (s8) {

@@ -18,22 +18,15 @@
 #include <cstring>
 
 #include "quant/dynamic_gemm.h"
+#include "quant/x86_util.h"
 
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-#define SG_DQ_INLINE inline __attribute__((always_inline))
-
 namespace sg::kernels::quant::detail {
 namespace {
-
-SG_DQ_INLINE int32_t load32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 }  // namespace
 
@@ -48,7 +41,7 @@ namespace {
 
 // Weights of one step for one panel: 16 int16 for K pair (0, 1) and for (2, 3).
 template <bool I4>
-SG_DQ_INLINE void weights(const uint8_t* w, __m256i* w0, __m256i* w1) {
+SG_QUANT_INLINE void weights(const uint8_t* w, __m256i* w0, __m256i* w1) {
   if constexpr (I4) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
     const __m128i mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
@@ -62,7 +55,7 @@ SG_DQ_INLINE void weights(const uint8_t* w, __m256i* w0, __m256i* w1) {
   }
 }
 
-SG_DQ_INLINE void store(float* c, size_t col, size_t n, __m256 v, const Epilogue& e) {
+SG_QUANT_INLINE void store(float* c, size_t col, size_t n, __m256 v, const Epilogue& e) {
   const bool whole = col + 8 <= n;
   if (e.bias != nullptr) {
     alignas(32) float b[8] = {};
@@ -313,11 +306,7 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
 namespace vnni {
 namespace {
 
-SG_DQ_INLINE void store(float* c, size_t col, __mmask16 keep, __m512 v, const Epilogue& e) {
-  if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
-  if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-  _mm512_mask_storeu_ps(c + col, keep, v);
-}
+SG_QUANT_AVX512_STORE
 
 // int8: the activations as q + 128 (the unsigned operand) against the int8 weights,
 // the 128 x column sums taken back per block.
@@ -353,12 +342,11 @@ __attribute__((noinline)) void tile(const PackedWeights& p, const QuantizedRows&
     const size_t col = (panel + size_t(j)) * 16;
     const __m512i off = _mm512_loadu_si512(p.colsum.data() + col);
     const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
-    const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512 sa = _mm512_set1_ps(q.scale[row + size_t(r)]);
       __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], off)), sa), sw);
-      store(c + (row + size_t(r)) * p.n, col, keep, v, e);
+      store(c + (row + size_t(r)) * p.n, col, p.n, v, e);
     }
   }
 }
@@ -415,10 +403,9 @@ __attribute__((noinline)) void tile_u4(const PackedWeights& p, const QuantizedRo
 #pragma GCC unroll 8
   for (int j = 0; j < NP; ++j) {
     const size_t col = (panel + size_t(j)) * 16;
-    const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r)
-      store(c + (row + size_t(r)) * p.n, col, keep, _mm512_mul_ps(accf[r][j], _mm512_set1_ps(q.scale[row + size_t(r)])),
+      store(c + (row + size_t(r)) * p.n, col, p.n, _mm512_mul_ps(accf[r][j], _mm512_set1_ps(q.scale[row + size_t(r)])),
             e);
   }
 }
@@ -538,6 +525,8 @@ bool amx_ready() {
 #endif
 namespace {
 
+SG_QUANT_AVX512_STORE
+
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0;
   uint8_t reserved[14] = {};
@@ -576,14 +565,11 @@ void amx_epilogue(const PackedWeights& p, const QuantizedRows& q, const int32_t 
   const size_t col = panel * 16;
   const __m512i off = _mm512_loadu_si512(p.colsum.data() + col);
   const __m512 sw = _mm512_loadu_ps(p.scales.data() + col);
-  const __mmask16 keep = col + 16 <= p.n ? __mmask16(0xFFFF) : __mmask16((1u << (p.n - col)) - 1);
   for (size_t r = 0; r < 16; ++r) {
     const __m512 sa = _mm512_set1_ps(q.scale[row + r]);
     const __m512i acc = _mm512_loadu_si512(sums[r]);
-    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, off)), sa), sw);
-    if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));
-    if (e.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-    _mm512_mask_storeu_ps(c + (row + r) * p.n + col, keep, v);
+    store(c + (row + r) * p.n, col, p.n,
+          _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc, off)), sa), sw), e);
   }
 }
 

@@ -12,27 +12,20 @@
 #include <type_traits>
 
 #include "quant/half_gemm.h"
+#include "quant/x86_util.h"
 
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-#define SG_HQ_INLINE inline __attribute__((always_inline))
-
 namespace sg::kernels::quant::detail {
 namespace {
-
-SG_HQ_INLINE int32_t load32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 // The rows in tiles: 8 x 2 panels, then 4 x 4, then the last rows; one row (a
 // decoder's step, batch 1) 8 panels wide.
 template <template <int, int> class Tile, class A>
-SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float* c, size_t pb, size_t pe,
+SG_QUANT_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float* c, size_t pb, size_t pe,
                            const Epilogue& e) {
   const auto panels = [&](auto mr, auto np, size_t row) {
     constexpr int MR = decltype(mr)::value, NP = decltype(np)::value;
@@ -74,17 +67,7 @@ SG_HQ_INLINE void run_rows(const HalfPanels& p, A a, size_t lda, size_t m, float
 namespace widen {
 namespace {
 
-#define SG_HQ_STORE                                                                             \
-  SG_HQ_INLINE void store(float* c, size_t col, size_t n, __m512 v, const Epilogue& e) {     \
-    const __mmask16 keep = col + 16 <= n ? __mmask16(0xFFFF) : __mmask16((1u << (n - col)) - 1); \
-    if (e.bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, e.bias + col));     \
-    if (e.relu) {                                                                                \
-      const __m512 zero = _mm512_setzero_ps();                                                   \
-      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);                  \
-    }                                                                                            \
-    _mm512_mask_storeu_ps(c + col, keep, v);                                                     \
-  }
-SG_HQ_STORE
+SG_QUANT_AVX512_STORE
 
 template <bool F16>
 struct WidenTile {
@@ -146,8 +129,7 @@ void half_widen_avx512(const HalfPanels& p, const float* a, size_t m, float* c, 
 namespace dot {
 namespace {
 
-SG_HQ_STORE
-#undef SG_HQ_STORE
+SG_QUANT_AVX512_STORE
 
 template <int MR, int NP>
 struct DotTile {

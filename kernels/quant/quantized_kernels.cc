@@ -45,7 +45,6 @@ class QuantizedDense final : public PreparedKernel {
         size_t(o.numel()) != size_t(x.numel()) / k * n)
       return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for weights [" +
                             std::to_string(k) + ", " + std::to_string(n) + "]");
-    bool fused = false, biased = false;  // bias and relu done; the bias added
     GemmProblem p;
     p.a = x.as<const float>();
     p.w = view_;
@@ -53,19 +52,17 @@ class QuantizedDense final : public PreparedKernel {
     p.m = size_t(x.numel()) / k;
     p.k = k;
     p.n = n;
+    // fully_connected's bias, and relu, in the packed kernels' store (as the f32 GEMM
+    // does); tanh after it.
+    const bool fc = op_ == ops::OpId::FullyConnected;
+    const Epilogue e = fc ? Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu} : Epilogue{};
+    bool biased = false;  // the kernel applied `e`
     if (p.m > 0 && n > 0 && packed_ != nullptr) {
-      // The bias, and relu, in the kernel's store; tanh after it.
-      biased = op_ == ops::OpId::FullyConnected;
-      fused = biased && activation_ != ops::attr::kActTanh;
-      Epilogue e;
-      if (biased) e = Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
       run_dynamic(ctx, p, e);
+      biased = fc;
     } else if (p.m > 0 && n > 0 && half_ != nullptr) {
-      // The bias and relu in the kernel's store, as the f32 GEMM does.
-      fused = op_ == ops::OpId::FullyConnected && activation_ != ops::attr::kActTanh;
-      Epilogue e;
-      if (fused) e = Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu};
       run_half(ctx, p, e);
+      biased = fc;
     } else if (p.m > 0 && n > 0) {
       if (isa_ == GemmIsa::kReference) {
         gemm_columns(isa_, p, 0, n, row_.data());
@@ -80,20 +77,18 @@ class QuantizedDense final : public PreparedKernel {
           for (size_t i = 0; i < tiles; ++i) Task::run(&task, i);
       }
     }
-    if (fused) {
-      // Done in the kernel.
-    } else if (op_ == ops::OpId::FullyConnected && activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
-      const float* bias = inputs[2].as<const float>();
+    if (!fc || (biased && activation_ != ops::attr::kActTanh)) return Status::Ok();
+    if (activation_ == ops::attr::kActTanh && tanh_row_ != nullptr) {
       for (size_t r = 0; r < p.m; ++r) {
         float* row = o.as<float>() + r * n;
         if (!biased)
-          for (size_t c = 0; c < n; ++c) row[c] += bias[c];
+          for (size_t c = 0; c < n; ++c) row[c] += e.bias[c];
         tanh_row_(row, row, n);
       }
-    } else if (op_ == ops::OpId::FullyConnected && biased) {
-      for (float& v : std::span<float>(o.as<float>(), p.m * n)) v = std::tanh(v);  // as the reference's tanh
-    } else if (op_ == ops::OpId::FullyConnected) {
-      bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), inputs[2].as<const float>(), activation_);
+    } else if (biased) {  // tanh without the SIMD row kernel: as the reference's tanh
+      for (float& v : std::span<float>(o.as<float>(), p.m * n)) v = std::tanh(v);
+    } else {
+      bias_activation_f32(o.as<float>(), int64_t(p.m), int64_t(n), e.bias, activation_);
     }
     return Status::Ok();
   }

@@ -26,6 +26,11 @@ namespace {
 
 using DevicePtr = std::shared_ptr<const sg::Device>;
 
+nb::capsule capsule_of(DevicePtr device) {
+  auto* held = new DevicePtr(std::move(device));
+  return nb::capsule(held, SG_DEVICE_CAPSULE_NAME, [](void* p) noexcept { delete static_cast<DevicePtr*>(p); });
+}
+
 nb::capsule device(int index) {
   sg::Result<DevicePtr> d = [&] {
     nb::gil_scoped_release release;  // the first CUDA call starts the driver
@@ -35,17 +40,13 @@ nb::capsule device(int index) {
     if (d.status().code() == sg::StatusCode::kInvalidArgument) throw nb::value_error(d.status().message().c_str());
     throw std::runtime_error(d.status().message());
   }
-  auto* held = new DevicePtr(std::move(*d));
-  return nb::capsule(held, SG_DEVICE_CAPSULE_NAME, [](void* p) noexcept { delete static_cast<DevicePtr*>(p); });
+  return capsule_of(std::move(*d));
 }
 
 // The runtime's test device (host memory behind the device interface), made by this
 // module's copy of the runtime: handed over as device() hands a GPU, it tests the
 // hand-over on machines without one (tests/python/test_cuda.py).
-nb::capsule test_device() {
-  auto* held = new DevicePtr(sg::test_device());
-  return nb::capsule(held, SG_DEVICE_CAPSULE_NAME, [](void* p) noexcept { delete static_cast<DevicePtr*>(p); });
-}
+nb::capsule test_device() { return capsule_of(sg::test_device()); }
 
 }  // namespace
 
