@@ -217,29 +217,117 @@ void zero_amx_pad(const PackedWeights& p, uint8_t* row, size_t stride) {
 
 }  // namespace
 
-void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
-  const size_t stride = p.amx ? (p.blocks * p.block_pad + 63) / 64 * 64 : p.blocks * p.block_pad;
-  out->stride = stride;
+namespace {
+
+// The operand forms of the kernels (QuantizedRows).
+struct RowForm {
+  bool i4, vnni, u4, s8;
+  explicit RowForm(const PackedWeights& p)
+      : i4(p.storage == Storage::kInt4),
+        vnni(p.isa == DynIsa::kAvx512Vnni && !i4),  // int8 on VNNI: q + 128
+        u4(i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni)),
+        s8(p.isa == DynIsa::kNeonDot) {}  // int8 as it is (sdot: signed x signed)
+};
+
+// Sizes `out` for m rows of p's operand.
+void size_rows(const PackedWeights& p, size_t m, QuantizedRows* out) {
+  const RowForm f(p);
+  out->stride = p.amx ? (p.blocks * p.block_pad + 63) / 64 * 64 : p.blocks * p.block_pad;
   out->scale.resize(m);
   out->finite.resize(m);
-  const bool i4 = p.storage == Storage::kInt4;
-  const bool vnni = p.isa == DynIsa::kAvx512Vnni && !i4;  // int8 on VNNI: q + 128
-  const bool u4 = i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni);
-  const bool s8 = p.isa == DynIsa::kNeonDot;  // int8 as it is (sdot: signed x signed)
-  if (vnni || u4 || s8) out->a8.resize(m * stride + 16);
-  else out->a16.resize(m * stride + 16);
-  if (u4) out->offset.resize(m * p.blocks);
+  // 64 bytes of slack: gather_patches_avx512 writes whole vectors.
+  if (f.vnni || f.u4 || f.s8) out->a8.resize(m * out->stride + 64);
+  else out->a16.resize(m * out->stride + 16);
+  if (f.u4) out->offset.resize(m * p.blocks);
+}
+
+// Row r of the operand from its integers q (k of them, signed).
+void store_row(const PackedWeights& p, const RowForm& f, const int8_t* q, size_t r, QuantizedRows* out) {
+  const size_t stride = out->stride;
+  if (f.vnni) zero_amx_pad(p, out->a8.data() + r * stride, stride);
+  for (size_t b = 0; b < p.blocks; ++b) {
+    const int8_t* src = q + b * p.block;
+    if (f.s8) {
+      int8_t* dst = reinterpret_cast<int8_t*>(out->a8.data()) + r * stride + b * p.block_pad;
+      std::memcpy(dst, src, p.block);
+      std::memset(dst + p.block, 0, p.block_pad - p.block);
+    } else if (f.u4) {
+      uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
+      int32_t sum = 0;
+      for (size_t i = 0; i < p.block; ++i) {
+        dst[i] = uint8_t(src[i]);
+        sum += src[i];
+      }
+      for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
+      out->offset[r * p.blocks + b] = 8 * sum;
+    } else if (f.vnni) {
+      // q + 128 as a byte is q with its top bit flipped: eight at a time.
+      uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
+      size_t i = 0;
+      for (; i + 8 <= p.block; i += 8) {
+        uint64_t x;
+        std::memcpy(&x, src + i, 8);
+        x ^= 0x8080808080808080ull;
+        std::memcpy(dst + i, &x, 8);
+      }
+      for (; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
+      for (i = p.block; i < p.block_pad; ++i) dst[i] = 128;
+    } else {
+      int16_t* dst = out->a16.data() + r * stride + b * p.block_pad;
+      for (size_t i = 0; i < p.block; ++i) dst[i] = src[i];
+      for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
+    }
+  }
+}
+
+// One image's integers gathered into the patch rows [row, row + oh*ow), copies of
+// `run` adjacent elements where a window's row lies inside the image; `outside` is
+// the element a patch reads past the border (q = 0 in the form of `T`).
+template <class T>
+void gather_patches(const PatchGeometry& g, const T* image, T outside, T* dst, size_t row_stride) {
+  const size_t c = size_t(g.c), run = size_t(g.kw) * c;
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox, dst += row_stride) {
+      const int64_t x0 = ox * g.sx - g.px;
+      const bool whole = g.dx == 1 && x0 >= 0 && x0 + g.kw <= g.w;
+      T* out = dst;
+      for (int64_t i = 0; i < g.kh; ++i, out += run) {
+        const int64_t iy = oy * g.sy + i * g.dy - g.py;
+        const T* line = image + iy * g.w * int64_t(c);
+        if (iy < 0 || iy >= g.h) {
+          std::fill(out, out + run, outside);
+        } else if (whole) {
+          std::memcpy(out, line + x0 * int64_t(c), run * sizeof(T));
+        } else {
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t ix = x0 + j * g.dx;
+            if (ix < 0 || ix >= g.w) std::fill(out + j * c, out + (j + 1) * c, outside);
+            else std::memcpy(out + j * c, line + ix * int64_t(c), c * sizeof(T));
+          }
+        }
+      }
+    }
+}
+
+}  // namespace
+
+void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
+  size_rows(p, m, out);
+  const RowForm f(p);
+  const size_t stride = out->stride;
   thread_local std::vector<int8_t> q;
   q.resize(p.k);
 #if defined(__x86_64__) && defined(__GNUC__)
-  // VNNI's rows of k bytes, unpadded: quantized in place (int4: with the blocks' sums).
-  const bool whole = p.isa == DynIsa::kAvx512Vnni && p.block == p.block_pad && (!i4 || p.block % 16 == 0);
+  // VNNI's rows: quantized in place (int4, unpadded blocks of 16s: with the blocks'
+  // sums; int8: its one block padded with q = 0, byte 128).
+  const bool whole = p.isa == DynIsa::kAvx512Vnni && (f.i4 ? p.block == p.block_pad && p.block % 16 == 0 : true);
   if (whole) {
     for (size_t r = 0; r < m; ++r) {
-      int32_t* sums = i4 ? out->offset.data() + r * p.blocks : nullptr;
-      out->finite[r] = detail::quantize_row_avx512(a + r * p.k, p.k, out->a8.data() + r * stride, !i4, p.block, sums,
-                                                   &out->scale[r]);
-      zero_amx_pad(p, out->a8.data() + r * stride, stride);
+      int32_t* sums = f.i4 ? out->offset.data() + r * p.blocks : nullptr;
+      uint8_t* row = out->a8.data() + r * stride;
+      out->finite[r] = detail::quantize_row_avx512(a + r * p.k, p.k, row, !f.i4, p.block, sums, &out->scale[r]);
+      if (!f.i4) std::memset(row + p.k, 128, p.block_pad - p.k);
+      zero_amx_pad(p, row, stride);
       for (size_t b = 0; sums != nullptr && b < p.blocks; ++b) sums[b] *= 8;  // the nibbles' + 8
     }
     return;
@@ -247,39 +335,44 @@ void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRo
 #endif
   for (size_t r = 0; r < m; ++r) {
     out->finite[r] = quantize_row(a + r * p.k, p.k, q.data(), &out->scale[r]) ? 1 : 0;
-    if (vnni) zero_amx_pad(p, out->a8.data() + r * stride, stride);
-    for (size_t b = 0; b < p.blocks; ++b) {
-      const int8_t* src = q.data() + b * p.block;
-      if (s8) {
-        int8_t* dst = reinterpret_cast<int8_t*>(out->a8.data()) + r * stride + b * p.block_pad;
-        std::memcpy(dst, src, p.block);
-        std::memset(dst + p.block, 0, p.block_pad - p.block);
-      } else if (u4) {
-        uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
-        int32_t sum = 0;
-        for (size_t i = 0; i < p.block; ++i) {
-          dst[i] = uint8_t(src[i]);
-          sum += src[i];
-        }
-        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
-        out->offset[r * p.blocks + b] = 8 * sum;
-      } else if (vnni) {
-        // q + 128 as a byte is q with its top bit flipped: eight at a time.
-        uint8_t* dst = out->a8.data() + r * stride + b * p.block_pad;
-        size_t i = 0;
-        for (; i + 8 <= p.block; i += 8) {
-          uint64_t x;
-          std::memcpy(&x, src + i, 8);
-          x ^= 0x8080808080808080ull;
-          std::memcpy(dst + i, &x, 8);
-        }
-        for (; i < p.block; ++i) dst[i] = uint8_t(int(src[i]) + 128);
-        for (i = p.block; i < p.block_pad; ++i) dst[i] = 128;
-      } else {
-        int16_t* dst = out->a16.data() + r * stride + b * p.block_pad;
-        for (size_t i = 0; i < p.block; ++i) dst[i] = src[i];
-        for (size_t i = p.block; i < p.block_pad; ++i) dst[i] = 0;
-      }
+    store_row(p, f, q.data(), r, out);
+  }
+}
+
+void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometry& g, QuantizedRows* out) {
+  const size_t per_image = size_t(g.oh * g.ow), pixels = size_t(g.h * g.w * g.c);
+  size_rows(p, size_t(g.n) * per_image, out);
+  const RowForm f(p);
+  thread_local std::vector<int8_t> q, row;
+  q.resize(pixels + 64);  // gather_patches_avx512 reads whole vectors
+  row.resize(p.k);
+  for (int64_t n = 0; n < g.n; ++n) {
+    const float* image = x + size_t(n) * pixels;
+    const size_t first = size_t(n) * per_image;
+    float scale = 0.0f;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (f.vnni) {
+      // VNNI int8: the image quantized to q + 128 once, gathered straight into the rows.
+      uint8_t* flipped = reinterpret_cast<uint8_t*>(q.data());
+      const bool finite = detail::quantize_row_avx512(image, pixels, flipped, true, pixels, nullptr, &scale);
+      std::fill(out->scale.begin() + first, out->scale.begin() + first + per_image, scale);
+      std::fill(out->finite.begin() + first, out->finite.begin() + first + per_image, uint8_t(finite ? 1 : 0));
+      detail::gather_patches_avx512(p, g, flipped, out->a8.data() + first * out->stride, out->stride);
+      continue;
+    }
+#endif
+    const bool finite = quantize_row(image, pixels, q.data(), &scale);
+    std::fill(out->scale.begin() + first, out->scale.begin() + first + per_image, scale);
+    std::fill(out->finite.begin() + first, out->finite.begin() + first + per_image, uint8_t(finite ? 1 : 0));
+    for (size_t r = 0; r < per_image; ++r) {
+      PatchGeometry one = g;  // output position r alone
+      one.oh = 1;
+      one.ow = 1;
+      const int64_t oy = int64_t(r) / g.ow, ox = int64_t(r) % g.ow;
+      one.py = g.py - oy * g.sy;
+      one.px = g.px - ox * g.sx;
+      gather_patches<int8_t>(one, q.data(), 0, row.data(), p.k);
+      store_row(p, f, row.data(), first + r, out);
     }
   }
 }

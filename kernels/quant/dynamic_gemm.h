@@ -102,6 +102,20 @@ struct QuantizedRows {
 };
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out);
 
+// A convolution's patches (conv2d, NHWC input, HWIO filter read as [kh*kw*c][cout]):
+// each image of the input is quantized once as one row (a scale of its own, as
+// TensorFlow Lite's hybrid convolutions do), then each output position's patch of
+// those integers (the window's pixels in HWIO order, q = 0 outside the image) is a
+// row, with the image's scale and verdict. Rows in order (n, oy, ox).
+struct PatchGeometry {
+  int64_t n = 0, h = 0, w = 0, c = 0;  // the input
+  int64_t kh = 0, kw = 0;              // the window
+  int64_t oh = 0, ow = 0;              // the output
+  int64_t sy = 1, sx = 1, dy = 1, dx = 1;
+  int64_t py = 0, px = 0;              // padding before
+};
+void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometry& g, QuantizedRows* out);
+
 // Columns [col_begin, col_end) of C, all M rows (col_begin a multiple of the panel
 // width), the epilogue applied in the store. Rows whose `finite` is 0 are left for
 // the caller (epilogue included).
@@ -130,6 +144,11 @@ void dyn_amx_rows(const PackedWeights& p, const QuantizedRows& rows, size_t row,
 // each block's sum of q (block a multiple of 16 dividing k). The same scale and result.
 bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size_t block, int32_t* block_sums,
                          float* scale);
+// quantize_patches' rows for VNNI int8 from an image of q + 128 bytes (64 bytes past
+// its end readable): 128 outside the image and from K to the block's end, zeros on
+// to `stride`; up to 64 bytes past the last row written (QuantizedRows' slack).
+void gather_patches_avx512(const PackedWeights& p, const PatchGeometry& g, const uint8_t* image, uint8_t* dst,
+                           size_t stride);
 #endif
 #if defined(__aarch64__) && defined(__GNUC__)
 void dyn_neondot(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,

@@ -486,6 +486,45 @@ bool quantize_row_avx512(const float* a, size_t k, uint8_t* dst, bool flip, size
   return true;
 }
 
+void gather_patches_avx512(const PackedWeights& p, const PatchGeometry& g, const uint8_t* image, uint8_t* dst,
+                           size_t stride) {
+  const size_t c = size_t(g.c), run = size_t(g.kw) * c;
+  const __m512i outside = _mm512_set1_epi8(char(0x80)), zero = _mm512_setzero_si512();
+  // The row's end from K: 128 to the block's end, zeros after (block_pad - k < 4).
+  const __m512i tail = _mm512_maskz_mov_epi8((__mmask64(1) << (p.block_pad - p.k)) - 1, outside);
+  // Whole vectors: a copy writes up to 63 bytes past its run, which what follows in
+  // the row (or the next row, or the buffer's slack) writes over.
+  const auto copy = [](uint8_t* to, const uint8_t* from, size_t n) {
+    for (size_t i = 0; i < n; i += 64) _mm512_storeu_si512(to + i, _mm512_loadu_si512(from + i));
+  };
+  const auto fill = [](uint8_t* to, __m512i v, size_t n) {
+    for (size_t i = 0; i < n; i += 64) _mm512_storeu_si512(to + i, v);
+  };
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox, dst += stride) {
+      const int64_t x0 = ox * g.sx - g.px;
+      const bool whole = g.dx == 1 && x0 >= 0 && x0 + g.kw <= g.w;
+      uint8_t* out = dst;
+      for (int64_t i = 0; i < g.kh; ++i, out += run) {
+        const int64_t iy = oy * g.sy + i * g.dy - g.py;
+        const uint8_t* line = image + iy * g.w * int64_t(c);
+        if (iy < 0 || iy >= g.h) {
+          fill(out, outside, run);
+        } else if (whole) {
+          copy(out, line + x0 * int64_t(c), run);
+        } else {
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t ix = x0 + j * g.dx;
+            if (ix < 0 || ix >= g.w) fill(out + j * c, outside, c);
+            else copy(out + j * c, line + ix * int64_t(c), c);
+          }
+        }
+      }
+      _mm512_storeu_si512(dst + p.k, tail);
+      if (stride > p.k + 64) fill(dst + p.k + 64, zero, stride - p.k - 64);
+    }
+}
+
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e) {
   if (p.storage == Storage::kInt4) vnni::run<true>(p, rows, m, c, panel_begin, panel_end, e);

@@ -1,10 +1,14 @@
 #include "quant/quantized_kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "reference/kernel_util.h"
 #include "reference/reference_kernels.h"
 
 namespace sg::kernels::quant {
@@ -14,6 +18,31 @@ std::string shape_text(const TensorRef& t) {
   std::string s = "[";
   for (int i = 0; i < t.rank; ++i) s += (i > 0 ? ", " : "") + std::to_string(t.shape[i]);
   return s + "]";
+}
+
+// C = the quantized rows times the packed weights, in column tiles over the team
+// where there is one; the epilogue in the store. Rows whose `finite` is 0 are left.
+struct DynTask {
+  const PackedWeights* packed;
+  const QuantizedRows* rows;
+  size_t m;
+  float* c;
+  size_t n, tile;
+  Epilogue e;
+  static void run(void* context, size_t i) {
+    const DynTask& t = *static_cast<const DynTask*>(context);
+    const size_t begin = i * t.tile, end = std::min(t.n, begin + t.tile);
+    dynamic_gemm_columns(*t.packed, *t.rows, t.m, t.c, begin, end, t.e);
+  }
+};
+
+void run_dynamic_columns(const KernelContext& ctx, const PackedWeights& packed, const QuantizedRows& rows, size_t m,
+                         float* c, size_t n, const Epilogue& e) {
+  DynTask task{&packed, &rows, m, c, n, dynamic_column_tile(packed.isa), e};
+  const size_t tiles = (n + task.tile - 1) / task.tile;
+  if (ctx.team != nullptr && tiles > 1) ctx.team->run(&DynTask::run, &task, tiles);
+  else
+    for (size_t i = 0; i < tiles; ++i) DynTask::run(&task, i);
 }
 
 // matmul(x, W) and fully_connected(x, W, b) with W [K][N] quantized: x [..., K].
@@ -102,11 +131,7 @@ class QuantizedDense final : public PreparedKernel {
   void run_dynamic(const KernelContext& ctx, const GemmProblem& p, const Epilogue& e) {
     thread_local QuantizedRows rows;
     quantize_rows(*packed_, p.a, p.m, &rows);
-    DynTask task{packed_.get(), &rows, p.m, p.c, p.n, dynamic_column_tile(packed_->isa), e};
-    const size_t tiles = (p.n + task.tile - 1) / task.tile;
-    if (ctx.team != nullptr && tiles > 1) ctx.team->run(&DynTask::run, &task, tiles);
-    else
-      for (size_t i = 0; i < tiles; ++i) DynTask::run(&task, i);
+    run_dynamic_columns(ctx, *packed_, rows, p.m, p.c, p.n, e);
     for (size_t r = 0; r < p.m; ++r) {
       if (rows.finite[r] != 0) continue;
       const GemmProblem one{p.a + r * p.k, p.w, p.c + r * p.n, 1, p.k, p.n};
@@ -150,20 +175,6 @@ class QuantizedDense final : public PreparedKernel {
     }
   };
 
-  struct DynTask {
-    const PackedWeights* packed;
-    const QuantizedRows* rows;
-    size_t m;
-    float* c;
-    size_t n, tile;
-    Epilogue e;
-    static void run(void* context, size_t i) {
-      const DynTask& t = *static_cast<const DynTask*>(context);
-      const size_t begin = i * t.tile, end = std::min(t.n, begin + t.tile);
-      dynamic_gemm_columns(*t.packed, *t.rows, t.m, t.c, begin, end, t.e);
-    }
-  };
-
   struct Task {
     QuantizedDense* self;
     const GemmProblem* p;
@@ -184,6 +195,135 @@ class QuantizedDense final : public PreparedKernel {
   std::shared_ptr<const HalfPanels> half_;
   void (*tanh_row_)(const float*, float*, size_t);
   std::vector<float> row_;
+  std::string name_;
+};
+
+// conv2d and conv2d_bias (one group) with an int8 or int4 HWIO filter [kh][kw][cin]
+// [cout], read as the dense layer [kh*kw*cin][cout] (gemm_layout: the same bytes and
+// scales). Dynamic: each image quantized once, its patches' integers gathered as
+// rows (quantize_patches), multiplied on the packed kernels with bias and relu in
+// the store. An image holding NaN or inf, and every image without packed weights
+// (weight-only, or no SIMD kernel), runs in f32: its patches (im2col, zeros outside)
+// through the weight-only dense kernel.
+class QuantizedConv final : public PreparedKernel {
+ public:
+  QuantizedConv(ops::OpId op, const ops::Attrs& attrs, const Layout& filter,
+                std::shared_ptr<const PackedWeights> packed, std::unique_ptr<QuantizedDense> weight_only,
+                void (*tanh_row)(const float*, float*, size_t))
+      : op_(op),
+        attrs_(attrs),
+        filter_(filter),
+        packed_(std::move(packed)),
+        weight_only_(std::move(weight_only)),
+        tanh_row_(tanh_row) {
+    activation_ = op == ops::OpId::Conv2DBias ? attrs.i(ops::attr::kConvActivation) : ops::attr::kActNone;
+    name_ = std::string("quant:conv:") + storage_name(filter.storage) + ":" +
+            (packed_ != nullptr ? std::string("dynamic:") + dyn_isa_name(packed_->isa) + (packed_->amx ? "+amx" : "")
+                                : std::string(weight_only_->name() + std::string_view("quant:").size()));
+  }
+
+  Status run(const KernelContext& ctx, std::span<const TensorRef> inputs, std::span<TensorRef> outputs) override {
+    PatchGeometry g;
+    SG_RETURN_IF_ERROR(geometry(inputs, outputs[0], g));
+    const size_t rows = size_t(g.n * g.oh * g.ow), cout = size_t(filter_.dims[3]);
+    if (rows == 0) return Status::Ok();
+    float* out = outputs[0].as<float>();
+    const float* x = inputs[0].as<const float>();
+    const bool fused = op_ == ops::OpId::Conv2DBias;
+    if (packed_ == nullptr) return f32_rows(ctx, inputs, g, 0, g.n, out);
+    thread_local QuantizedRows q;
+    quantize_patches(*packed_, x, g, &q);
+    const Epilogue e = fused ? Epilogue{inputs[2].as<const float>(), activation_ == ops::attr::kActRelu} : Epilogue{};
+    run_dynamic_columns(ctx, *packed_, q, rows, out, cout, e);
+    const size_t per_image = size_t(g.oh * g.ow);
+    for (int64_t n = 0; n < g.n; ++n) {
+      float* image_out = out + size_t(n) * per_image * cout;
+      if (q.finite[size_t(n) * per_image] == 0) {
+        SG_RETURN_IF_ERROR(f32_rows(ctx, inputs, g, n, n + 1, out));
+      } else if (activation_ == ops::attr::kActTanh) {
+        for (size_t r = 0; r < per_image; ++r) tanh_of(image_out + r * cout, cout);
+      }
+    }
+    return Status::Ok();
+  }
+
+  const char* name() const override { return name_.c_str(); }
+  size_t memory_bytes() const override {
+    return patches_.capacity() * sizeof(float) + weight_only_->memory_bytes();
+  }
+
+ private:
+  // The window and shapes of this call; an internal error when they do not fit the filter.
+  Status geometry(std::span<const TensorRef> inputs, const TensorRef& o, PatchGeometry& g) const {
+    const TensorRef& x = inputs[0];
+    const int64_t kh = filter_.dims[0], kw = filter_.dims[1], cin = filter_.dims[2], cout = filter_.dims[3];
+    const bool fused = op_ == ops::OpId::Conv2DBias;
+    if (x.dtype != DType::kF32 || o.dtype != DType::kF32 || x.rank != 4 || o.rank != 4 || x.shape[3] != cin ||
+        o.shape[3] != cout || o.shape[0] != x.shape[0] || inputs.size() != (fused ? 3u : 2u) ||
+        (fused && (inputs[2].rank != 1 || inputs[2].shape[0] != cout)))
+      return internal_error(name_ + ": input " + shape_text(x) + " and output " + shape_text(o) + " for filter [" +
+                            std::to_string(kh) + ", " + std::to_string(kw) + ", " + std::to_string(cin) + ", " +
+                            std::to_string(cout) + "]");
+    const std::string& padding = attrs_.s(ops::attr::kConvPadding);
+    Window wy, wx;
+    SG_RETURN_IF_ERROR(make_window(name_.c_str(), padding, x.shape[1], o.shape[1], kh,
+                                   attr_pair(attrs_, ops::attr::kConvStride, 0),
+                                   attr_pair(attrs_, ops::attr::kConvDilation, 0), wy));
+    SG_RETURN_IF_ERROR(make_window(name_.c_str(), padding, x.shape[2], o.shape[2], kw,
+                                   attr_pair(attrs_, ops::attr::kConvStride, 1),
+                                   attr_pair(attrs_, ops::attr::kConvDilation, 1), wx));
+    g = PatchGeometry{x.shape[0], x.shape[1], x.shape[2], cin, kh,        kw,         wy.out,        wx.out,
+                      wy.stride,  wx.stride,  wy.dilation, wx.dilation, wy.pad_before, wx.pad_before};
+    return Status::Ok();
+  }
+
+  // Images [n0, n1) in f32 over the widened weights: their patches, then the
+  // weight-only dense kernel (bias and activation included).
+  Status f32_rows(const KernelContext& ctx, std::span<const TensorRef> inputs, const PatchGeometry& g, int64_t n0,
+                  int64_t n1, float* out) {
+    const int64_t per_image = g.oh * g.ow, k = g.kh * g.kw * g.c, cout = filter_.dims[3];
+    const int64_t rows = (n1 - n0) * per_image;
+    patches_.resize(size_t(rows * k));
+    const float* x = inputs[0].as<const float>();
+    for (int64_t n = n0; n < n1; ++n) {
+      PatchGeometry one = g;
+      one.n = 1;
+      gather_f32(one, x + n * g.h * g.w * g.c, patches_.data() + (n - n0) * per_image * k, size_t(k));
+    }
+    const bool fused = op_ == ops::OpId::Conv2DBias;
+    TensorRef dense_in[3] = {TensorRef{DType::kF32, 2, {rows, k}, patches_.data()}, inputs[1],
+                             fused ? inputs[2] : TensorRef{}};
+    TensorRef dense_out[1] = {TensorRef{DType::kF32, 2, {rows, cout}, out + n0 * per_image * cout}};
+    return weight_only_->run(ctx, std::span<const TensorRef>(dense_in, fused ? 3 : 2), dense_out);
+  }
+
+  // One image's patch rows in f32, zeros outside it.
+  static void gather_f32(const PatchGeometry& g, const float* image, float* dst, size_t k) {
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox, dst += k)
+        for (int64_t i = 0; i < g.kh; ++i)
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t iy = oy * g.sy + i * g.dy - g.py, ix = ox * g.sx + j * g.dx - g.px;
+            float* to = dst + (i * g.kw + j) * g.c;
+            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) std::fill(to, to + g.c, 0.0f);
+            else std::copy(image + (iy * g.w + ix) * g.c, image + (iy * g.w + ix + 1) * g.c, to);
+          }
+  }
+
+  void tanh_of(float* row, size_t n) const {
+    if (tanh_row_ != nullptr) tanh_row_(row, row, n);
+    else
+      for (size_t i = 0; i < n; ++i) row[i] = std::tanh(row[i]);
+  }
+
+  ops::OpId op_;
+  ops::Attrs attrs_;
+  Layout filter_;
+  std::shared_ptr<const PackedWeights> packed_;
+  std::unique_ptr<QuantizedDense> weight_only_;
+  void (*tanh_row_)(const float*, float*, size_t);
+  int64_t activation_ = 0;
+  std::vector<float> patches_;
   std::string name_;
 };
 
@@ -234,6 +374,12 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
     case ops::OpId::FullyConnected: return input == 1 && l.dims.size() == 2;
     case ops::OpId::Take:
       return input == 0 && !l.dims.empty() && !attrs.values.empty() && attrs.i(ops::attr::kAxisValue) == 0;
+    case ops::OpId::Conv2D:
+    case ops::OpId::Conv2DBias:
+      // int8 and int4 filters of one group; bf16/f16 ones run f32 over the widened copy.
+      return input == 1 && l.dims.size() == 4 && (l.storage == Storage::kInt8 || l.storage == Storage::kInt4) &&
+             attrs.values.size() > size_t(ops::attr::kConvGroups) && attrs.i(ops::attr::kConvGroups) == 1 &&
+             dynamic_layout(gemm_layout(l));
     default: return false;
   }
 }
@@ -244,6 +390,14 @@ std::unique_ptr<PreparedKernel> prepare_quantized(ops::OpId op, const ops::Attrs
                                                   void (*tanh_row)(const float*, float*, size_t),
                                                   std::shared_ptr<const HalfPanels> half) {
   if (op == ops::OpId::Take) return std::make_unique<QuantizedTake>(l, data, scales);
+  if (op == ops::OpId::Conv2D || op == ops::OpId::Conv2DBias) {
+    const bool fused = op == ops::OpId::Conv2DBias;
+    const int64_t activation = fused ? attrs.i(ops::attr::kConvActivation) : 0;
+    auto weight_only = std::make_unique<QuantizedDense>(fused ? ops::OpId::FullyConnected : ops::OpId::MatMul,
+                                                        activation, gemm_layout(l), data, scales, isa, nullptr,
+                                                        tanh_row, nullptr);
+    return std::make_unique<QuantizedConv>(op, attrs, l, std::move(packed), std::move(weight_only), tanh_row);
+  }
   const int64_t activation = op == ops::OpId::FullyConnected ? attrs.i(ops::attr::kFcActivation) : 0;
   return std::make_unique<QuantizedDense>(op, activation, l, data, scales, isa, std::move(packed), tanh_row,
                                           std::move(half));

@@ -87,6 +87,18 @@ Layout default_layout(Storage storage, const std::vector<int64_t>& dims, int64_t
   return l;
 }
 
+Layout gemm_layout(const Layout& l) {
+  if (l.dims.size() != 4) return l;
+  const bool int8_by_o = l.storage == Storage::kInt8 && l.axis == 3;
+  const bool int4_by_i = l.storage == Storage::kInt4 && l.axis == 2;
+  const bool half = l.storage == Storage::kBF16 || l.storage == Storage::kF16;
+  if (!int8_by_o && !int4_by_i && !half) return l;
+  Layout g = l;
+  g.dims = {l.dims[0] * l.dims[1] * l.dims[2], l.dims[3]};
+  g.axis = int8_by_o ? 1 : 0;
+  return g;
+}
+
 bool storage_from_name(const std::string& name, Storage* out) {
   for (int s = 1; s < kNumStorages; ++s)
     if (name == storage_name(Storage(s))) {

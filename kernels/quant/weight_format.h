@@ -65,6 +65,12 @@ float scale_at(ScaleType t, const uint8_t* scales, uint64_t i);
 // in blocks along the axis before it (K, I; axis 0 at rank 1) of the largest size
 // <= `block` that divides it, f16 scales.
 Layout default_layout(Storage storage, const std::vector<int64_t>& dims, int64_t block = kDefaultInt4Block);
+// The weight read as a dense layer's [K][N] matrix: a rank-2 layout as it is; an
+// HWIO convolution filter [kh][kw][I][O] as [kh*kw*I][O], which is the same bytes
+// and scales when int8's scales run along O (axis 3 -> 1) and int4's blocks along I
+// (axis 2 -> 0: a block never straddles two window taps, since it divides I); any
+// other rank-4 layout keeps its rank (no dense view).
+Layout gemm_layout(const Layout& l);
 // "int8" -> kInt8, ...; false for other names.
 bool storage_from_name(const std::string& name, Storage* out);
 

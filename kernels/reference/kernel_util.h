@@ -7,6 +7,7 @@
 #include <string>
 
 #include "interface/kernel.h"
+#include "ops/attrs.h"
 
 namespace sg::kernels {
 
@@ -50,5 +51,17 @@ inline AxisView axis_view(const TensorRef& t, int axis) {
 
 // Copies `n` elements of `elem` bytes; `n` may be 0 with null pointers.
 void copy_elements(void* dst, const void* src, int64_t n, size_t elem);
+
+// One spatial axis of a window (conv2d, pooling): the output size the padding rule
+// gives (SPEC §7), and the padding before (SAME puts the odd cell after).
+struct Window {
+  int64_t in, out, k, stride, dilation, pad_before;
+};
+// An internal error naming `op` when `out` is not the size "SAME"/"VALID" padding gives.
+Status make_window(const char* op, const std::string& padding, int64_t in, int64_t out, int64_t k,
+                   int64_t stride, int64_t dilation, Window& w);
+// Entry i of the pair attribute k (strides, dilations): 1 when absent, the first
+// entry when only one is given.
+int64_t attr_pair(const ops::Attrs& attrs, size_t k, int i);
 
 }  // namespace sg::kernels

@@ -54,9 +54,11 @@ std::shared_ptr<const kernels::quant::PackedWeights> QuantizedConstant::packed()
   return nullptr;
 #else
   std::call_once(pack_once_, [this] {
-    const kernels::quant::DynIsa isa = kernels::quant::best_dyn_isa(layout);
+    // A convolution's filter packs as its [kh*kw*I][O] matrix.
+    const kernels::quant::Layout dense = kernels::quant::gemm_layout(layout);
+    const kernels::quant::DynIsa isa = kernels::quant::best_dyn_isa(dense);
     if (isa != kernels::quant::DynIsa::kReference)
-      packed_ = kernels::quant::pack_weights(kernels::quant::WeightView{&layout, data, scales}, isa);
+      packed_ = kernels::quant::pack_weights(kernels::quant::WeightView{&dense, data, scales}, isa);
   });
   return packed_;
 #endif
@@ -90,16 +92,18 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
     const QuantizedConstant* q = quant[i];
     if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout)) {
       std::shared_ptr<const kernels::quant::PackedWeights> packed;
-      if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(q->layout)) packed = q->packed();
+      const kernels::quant::Layout dense = kernels::quant::gemm_layout(q->layout);
+      if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(dense)) packed = q->packed();
       std::shared_ptr<const kernels::quant::HalfPanels> half;
-      if (op != ops::OpId::Take) half = q->half_panels(kernels::quant::best_half_isa(q->layout));
+      if (op == ops::OpId::MatMul || op == ops::OpId::FullyConnected)
+        half = q->half_panels(kernels::quant::best_half_isa(q->layout));
       void (*tanh_row)(const float*, float*, size_t) = nullptr;
 #ifdef SG_HAVE_XNNPACK
       // fully_connected's tanh as the f32 kernels compute it (sg:tanh_f32).
       tanh_row = kernels::xnnpack_tanh_row();
 #endif
       return kernels::quant::prepare_quantized(op, attrs, q->layout, q->data, q->scales,
-                                               kernels::quant::best_gemm_isa(q->layout), std::move(packed), tanh_row,
+                                               kernels::quant::best_gemm_isa(dense), std::move(packed), tanh_row,
                                                std::move(half));
     }
   }

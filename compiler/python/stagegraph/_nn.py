@@ -170,6 +170,11 @@ def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
         raise ValueError(f"conv2d: input {list(xt.shape)} does not have {cin_g * groups} channels "
                          f"(filter {list(wt.shape)}, groups={groups})")
     stride, dilation = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
+    if groups == 1 and xt.dtype is dt.f32:
+        from ._staging import quantized_weight
+        quant = quantized_weight(w)
+        if quant is not None:
+            return Tensor(_dynamic_conv2d(xt._a, quant, wt._a, stride, dilation, padding))
     work = np.float64 if xt.dtype.is_float else np.int64
     a, f = xt._a.astype(work), wt._a.astype(work)
     fg = f.reshape(kh, kw, cin_g, groups, cout // groups)
@@ -181,6 +186,39 @@ def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
     n, oh, ow = out.shape[:3]
     with np.errstate(all="ignore"):
         return Tensor(out.reshape(n, oh, ow, cout).astype(xt._a.dtype))
+
+
+def _dynamic_conv2d(a, quant, wide, stride, dilation, padding):
+    """conv2d with an int8 or int4 filter (sg.weight(name, quantize=...)) as the
+    runtime computes it (SPEC §13): each image of the input quantized to int8 once
+    (one scale per image), each output position's patch of those integers (the
+    window's pixels in HWIO order, 0 outside the image) a row of a dense product
+    with the filter read as [KH*KW*Cin, Cout]. An image holding NaN or inf is
+    computed in f32 over the dequantized filter."""
+    from ._quantize import quantize_rows, quantized_product
+    storage, q, scale = quant
+    kh, kw, cin, cout = wide.shape
+    a = np.asarray(a, np.float32)
+    n = a.shape[0]
+    qi, sa, finite = quantize_rows(a.reshape(n, -1))
+
+    def patches(img):
+        taps = [t for _, _, t in _windows(img, (kh, kw), stride, dilation, padding, "conv2d", 0)]
+        p = np.stack(taps, axis=3)
+        return p.reshape(-1, kh * kw * cin), p.shape[1:3]
+
+    rows, (oh, ow) = patches(qi.reshape(a.shape))
+    if storage == "int8":
+        wq, s = q.reshape(kh * kw * cin, cout), scale.reshape(1, cout)
+    else:  # blocks along Cin: integers [KH, KW, Cin/B, B, Cout], scales [KH, KW, Cin/B, 1, Cout]
+        wq, s = q.reshape(-1, q.shape[3], cout), scale.reshape(-1, 1, cout)
+    out = quantized_product(rows, np.repeat(sa, oh * ow), storage, wq, s).reshape(n, oh, ow, cout)
+    for i in np.flatnonzero(~finite):
+        f32_rows, _ = patches(a[i:i + 1])
+        with np.errstate(all="ignore"):
+            f32 = f32_rows.astype(np.float64) @ wide.reshape(kh * kw * cin, cout).astype(np.float64)
+        out[i] = f32.astype(np.float32).reshape(oh, ow, cout)
+    return out
 
 
 def _conv_args(w_shape, stride, dilation, groups):

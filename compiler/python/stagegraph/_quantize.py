@@ -11,7 +11,9 @@ A dense layer x @ W with W int8 or int4 (sg.weight(name, quantize=...) as the ri
 operand of matmul, [K, N]) computes as the runtime does (kernels/quant/dynamic_gemm.h,
 SPEC §13): each row of x quantized to int8 with a scale of its own, integer dot
 products, the scales applied at the end (int8) or per K block (int4). Rows with a
-non-finite value use the dequantized weights in f32.
+non-finite value use the dequantized weights in f32. conv2d with such a filter
+(HWIO, read as [KH*KW*Cin, Cout]) quantizes each image of its input once and
+multiplies the patches of those integers the same way (_nn._dynamic_conv2d).
 """
 
 import numpy as np
@@ -95,21 +97,29 @@ def dynamic_matmul(x, storage, wq, scale, wide):
     k, n = wide.shape
     rows = np.ascontiguousarray(x, np.float32).reshape(-1, k)
     q, sa, finite = quantize_rows(rows)
+    out = quantized_product(q, sa, storage, wq, scale)
+    if not np.all(finite):
+        with np.errstate(all="ignore"):
+            f32 = (rows[~finite].astype(np.float64) @ wide.astype(np.float64)).astype(np.float32)
+        out[~finite] = f32
+    return out.reshape(tuple(x.shape[:-1]) + (n,))
+
+
+def quantized_product(q, sa, storage, wq, scale):
+    """Rows of integers q [M, K] with scales sa [M] times a [K, N] int8 or int4 weight
+    (wq, scale as `quantized` gave them): the kernels' arithmetic (SPEC §13)."""
+    n = wq.shape[-1]
     if storage == "int8":
         isum = q @ wq.astype(np.int64)
         out = ((isum.astype(np.float32) * sa[:, None]).astype(np.float32) * scale.reshape(1, n)).astype(np.float32)
     else:
         blocks, block = wq.shape[0], wq.shape[1]
-        acc = np.zeros((rows.shape[0], n), np.float32)
-        qb = q.reshape(rows.shape[0], blocks, block)
+        acc = np.zeros((q.shape[0], n), np.float32)
+        qb = q.reshape(q.shape[0], blocks, block)
         for b in range(blocks):
             isum = qb[:, b, :] @ wq[b].astype(np.int64)
             # fma(f32(isum), s, acc), rounded once (float64 holds the product exactly)
             acc = (isum.astype(np.float32).astype(np.float64) * scale[b].astype(np.float64) +
                    acc.astype(np.float64)).astype(np.float32)
         out = (acc * sa[:, None]).astype(np.float32)
-    if not np.all(finite):
-        with np.errstate(all="ignore"):
-            f32 = (rows[~finite].astype(np.float64) @ wide.astype(np.float64)).astype(np.float32)
-        out[~finite] = f32
-    return out.reshape(tuple(x.shape[:-1]) + (n,))
+    return out

@@ -249,7 +249,8 @@ def load_weights(path):
 
 class _QuantizedWeight(Tensor):
     """An int8 or int4 weight from sg.weight(quantize=): its dequantized values, and
-    the integers and scales matmul uses when it is the right operand (SPEC §13).
+    the integers and scales matmul uses when it is the right operand, and conv2d
+    when it is the filter (SPEC §13).
     Every other op sees the dequantized values (and returns a plain Tensor)."""
     __slots__ = ("_quant",)
 
@@ -284,8 +285,9 @@ def weight(name, quantize=None):
         if quantize not in STORAGES:
             raise ValueError(f"quantize={quantize!r}: use one of {', '.join(STORAGES)}")
         wide, q, scale = quantized(values, quantize)
-        if quantize in ("int8", "int4") and wide.ndim == 2 and q is not None:
-            # matmul with it as the right operand quantizes its activations (SPEC §13)
+        if quantize in ("int8", "int4") and wide.ndim in (2, 4) and q is not None:
+            # matmul with it as the right operand, and conv2d with it as the filter,
+            # quantize their activations (SPEC §13)
             return _QuantizedWeight(wide, (quantize, q, scale))
         return Tensor(wide)
     return Tensor(_weights.tensors[name])
