@@ -198,7 +198,7 @@ class QuantizedDense final : public PreparedKernel {
   std::string name_;
 };
 
-// conv2d and conv2d_bias (one group) with an int8 or int4 HWIO filter [kh][kw][cin]
+// conv2d and conv2d_bias (one group) with an int8 HWIO filter [kh][kw][cin]
 // [cout], read as the dense layer [kh*kw*cin][cout] (gemm_layout: the same bytes and
 // scales). Dynamic: each image quantized once, its patches' integers gathered as
 // rows (quantize_patches), multiplied on the packed kernels with bias and relu in
@@ -376,8 +376,11 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
       return input == 0 && !l.dims.empty() && !attrs.values.empty() && attrs.i(ops::attr::kAxisValue) == 0;
     case ops::OpId::Conv2D:
     case ops::OpId::Conv2DBias:
-      // int8 and int4 filters of one group; bf16/f16 ones run f32 over the widened copy.
-      return input == 1 && l.dims.size() == 4 && (l.storage == Storage::kInt8 || l.storage == Storage::kInt4) &&
+      // int8 filters of one group. int4 ones (and bf16/f16) run f32 over the widened
+      // copy: on cnn's convolutions (many rows, short K blocks: 3, 16, 32 channels) the
+      // int4 dynamic kernel's nibble unpacking and per-block scaling ran 2-9x slower
+      // than the f32 convolution (docs/QUANTIZATION.md).
+      return input == 1 && l.dims.size() == 4 && l.storage == Storage::kInt8 &&
              attrs.values.size() > size_t(ops::attr::kConvGroups) && attrs.i(ops::attr::kConvGroups) == 1 &&
              dynamic_layout(gemm_layout(l));
     default: return false;

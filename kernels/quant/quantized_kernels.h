@@ -1,6 +1,6 @@
 // The kernels that read a quantized constant in place (SPEC.md §13): a dense layer
 // (matmul with the weight as its [K][N] right operand, fully_connected), a
-// convolution of one group with an int8 or int4 filter (conv2d, conv2d_bias: its
+// convolution of one group with an int8 filter (conv2d, conv2d_bias: its
 // patches through the dense kernel), and take along axis 0 of an embedding table,
 // which widens only the rows it reads. The runtime gives every other use of such a
 // constant its f32 values.

@@ -173,7 +173,7 @@ def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
     if groups == 1 and xt.dtype is dt.f32:
         from ._staging import quantized_weight
         quant = quantized_weight(w)
-        if quant is not None:
+        if quant is not None and quant[0] == "int8":  # int4 filters: f32 over the dequantized values
             return Tensor(_dynamic_conv2d(xt._a, quant, wt._a, stride, dilation, padding))
     work = np.float64 if xt.dtype.is_float else np.int64
     a, f = xt._a.astype(work), wt._a.astype(work)
@@ -189,7 +189,7 @@ def conv2d(x, w, stride=1, padding="VALID", dilation=1, groups=1):
 
 
 def _dynamic_conv2d(a, quant, wide, stride, dilation, padding):
-    """conv2d with an int8 or int4 filter (sg.weight(name, quantize=...)) as the
+    """conv2d with an int8 filter (sg.weight(name, quantize="int8")) as the
     runtime computes it (SPEC §13): each image of the input quantized to int8 once
     (one scale per image), each output position's patch of those integers (the
     window's pixels in HWIO order, 0 outside the image) a row of a dense product
@@ -208,10 +208,7 @@ def _dynamic_conv2d(a, quant, wide, stride, dilation, padding):
         return p.reshape(-1, kh * kw * cin), p.shape[1:3]
 
     rows, (oh, ow) = patches(qi.reshape(a.shape))
-    if storage == "int8":
-        wq, s = q.reshape(kh * kw * cin, cout), scale.reshape(1, cout)
-    else:  # blocks along Cin: integers [KH, KW, Cin/B, B, Cout], scales [KH, KW, Cin/B, 1, Cout]
-        wq, s = q.reshape(-1, q.shape[3], cout), scale.reshape(-1, 1, cout)
+    wq, s = q.reshape(kh * kw * cin, cout), scale.reshape(1, cout)
     out = quantized_product(rows, np.repeat(sa, oh * ow), storage, wq, s).reshape(n, oh, ow, cout)
     for i in np.flatnonzero(~finite):
         f32_rows, _ = patches(a[i:i + 1])

@@ -11,7 +11,7 @@ A dense layer x @ W with W int8 or int4 (sg.weight(name, quantize=...) as the ri
 operand of matmul, [K, N]) computes as the runtime does (kernels/quant/dynamic_gemm.h,
 SPEC §13): each row of x quantized to int8 with a scale of its own, integer dot
 products, the scales applied at the end (int8) or per K block (int4). Rows with a
-non-finite value use the dequantized weights in f32. conv2d with such a filter
+non-finite value use the dequantized weights in f32. conv2d with an int8 filter
 (HWIO, read as [KH*KW*Cin, Cout]) quantizes each image of its input once and
 multiplies the patches of those integers the same way (_nn._dynamic_conv2d).
 """

@@ -250,7 +250,7 @@ def load_weights(path):
 class _QuantizedWeight(Tensor):
     """An int8 or int4 weight from sg.weight(quantize=): its dequantized values, and
     the integers and scales matmul uses when it is the right operand, and conv2d
-    when it is the filter (SPEC §13).
+    when it is an int8 filter (SPEC §13).
     Every other op sees the dequantized values (and returns a plain Tensor)."""
     __slots__ = ("_quant",)
 
@@ -286,8 +286,8 @@ def weight(name, quantize=None):
             raise ValueError(f"quantize={quantize!r}: use one of {', '.join(STORAGES)}")
         wide, q, scale = quantized(values, quantize)
         if quantize in ("int8", "int4") and wide.ndim in (2, 4) and q is not None:
-            # matmul with it as the right operand, and conv2d with it as the filter,
-            # quantize their activations (SPEC §13)
+            # matmul with it as the right operand, and conv2d with an int8 one as the
+            # filter, quantize their activations (SPEC §13)
             return _QuantizedWeight(wide, (quantize, q, scale))
         return Tensor(wide)
     return Tensor(_weights.tensors[name])

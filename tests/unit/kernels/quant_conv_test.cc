@@ -1,9 +1,8 @@
-// Quantized convolutions (kernels/quant: conv2d and conv2d_bias with an int8 or int4
-// HWIO filter): every dynamic kernel this CPU runs against the arithmetic SPEC §13
+// Quantized convolutions (kernels/quant: conv2d and conv2d_bias with an int8 HWIO
+// filter): every dynamic kernel this CPU runs against the arithmetic SPEC §13
 // states, written out here element by element: each image quantized once as one
 // row (quantize_row), the patches of its integers (0 outside the image), exact
-// integer sums with the stored integers, then the scales (int8) or the blocks' fma
-// (int4), then the bias and relu. Bit for bit, over SAME and VALID padding, strides,
+// integer sums with the stored integers, then the scales, then the bias and relu. Bit for bit, over SAME and VALID padding, strides,
 // dilations, channel counts that are and are not multiples of 4 and 16, several
 // images, and an image holding NaN (that image in f32, the others untouched).
 #include <gtest/gtest.h>
@@ -115,7 +114,7 @@ TEST(QuantizedConv, EveryDynamicKernelEqualsTheStatedArithmetic) {
       {2, 6, 6, 32, 1, 1, 20, 1, 1, "VALID"},   // 1x1: K 32
       {1, 5, 4, 8, 3, 2, 64, 3, 1, "SAME"},     // stride 3, SAME's odd padding
   };
-  for (Storage s : {Storage::kInt8, Storage::kInt4}) {
+  for (Storage s : {Storage::kInt8}) {
     for (const Case& c : cases) {
       const Layout l = default_layout(s, {c.kh, c.kw, c.cin, c.cout});
       const std::vector<float> w = normal(size_t(c.kh * c.kw * c.cin * c.cout), uint32_t(c.cin * 7 + c.cout));
@@ -133,6 +132,8 @@ TEST(QuantizedConv, EveryDynamicKernelEqualsTheStatedArithmetic) {
       attrs.values = {ops::AttrValue::Ints({c.stride, c.stride}), ops::AttrValue::Ints({c.dilation, c.dilation}),
                       ops::AttrValue::String(c.padding), ops::AttrValue::Int(1), ops::AttrValue::Int(ops::attr::kActRelu)};
       ASSERT_TRUE(reads_quantized(ops::OpId::Conv2DBias, attrs, 1, l));
+      // int4 filters are widened to f32 instead (quantized_kernels.cc says why).
+      EXPECT_FALSE(reads_quantized(ops::OpId::Conv2DBias, attrs, 1, default_layout(Storage::kInt4, l.dims)));
       const int64_t oh = out_size(c.h, c.kh, c.stride, c.dilation, same);
       const int64_t ow = out_size(c.w, c.kw, c.stride, c.dilation, same);
       for (DynIsa isa : runnable_dyn_isas(g)) {
