@@ -64,6 +64,7 @@ const char* dyn_isa_name(DynIsa isa) {
     case DynIsa::kAvx2: return "avx2";
     case DynIsa::kAvx512Vnni: return "avx512vnni";
     case DynIsa::kNeonDot: return "neondot";
+    case DynIsa::kAvxVnni: return "avxvnni";
   }
   return "?";
 }
@@ -81,6 +82,7 @@ DynIsa best_dyn_isa(const Layout& l) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
     return DynIsa::kAvx512Vnni;
+  if (l.storage == Storage::kInt8 && detail::cpu_avxvnni()) return DynIsa::kAvxVnni;
   if (cpu_avx2()) return DynIsa::kAvx2;
 #endif
   if (cpu_neondot()) return DynIsa::kNeonDot;
@@ -90,8 +92,14 @@ DynIsa best_dyn_isa(const Layout& l) {
 std::vector<DynIsa> runnable_dyn_isas(const Layout& l) {
   const DynIsa best = best_dyn_isa(l);
   if (best == DynIsa::kReference) return {};
-  if (best == DynIsa::kAvx512Vnni) return {DynIsa::kAvx2, DynIsa::kAvx512Vnni};  // VNNI's CPUs have AVX2
-  return {best};
+  std::vector<DynIsa> isas;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (best == DynIsa::kAvx512Vnni || best == DynIsa::kAvxVnni) isas.push_back(DynIsa::kAvx2);  // they have AVX2
+  if (best == DynIsa::kAvx512Vnni && l.storage == Storage::kInt8 && detail::cpu_avxvnni())
+    isas.push_back(DynIsa::kAvxVnni);
+#endif
+  isas.push_back(best);
+  return isas;
 }
 
 bool quantize_row(const float* a, size_t k, int8_t* q, float* scale) {
@@ -143,7 +151,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   // VNNI does (sdot: the weights as they are, signed; int4 in halves, below).
   const bool wide16 = isa == DynIsa::kAvx512Vnni || isa == DynIsa::kNeonDot;
   const bool u4 = i4 && (isa == DynIsa::kAvx2 || isa == DynIsa::kAvx512Vnni);
-  const bool quad = wide16 || u4;
+  const bool offset8 = (isa == DynIsa::kAvx512Vnni || isa == DynIsa::kAvxVnni) && !i4;  // q + 128 activations
+  const bool quad = wide16 || u4 || isa == DynIsa::kAvxVnni;
   p.block_pad = u4 ? (p.block + 7) / 8 * 8 : (p.block + 3) / 4 * 4;
   p.blocks = p.k / p.block;
   p.nr = wide16 ? 16 : 8;
@@ -194,7 +203,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const WeightView& w, DynIsa is
   p.scales.assign(i4 ? p.blocks * npad : npad, 0.0f);
   for (size_t b = 0; b < (i4 ? p.blocks : 1); ++b)
     for (size_t col = 0; col < p.n; ++col) p.scales[b * npad + col] = scale_at(l.scale_type, w.scales, b * p.n + col);
-  if (isa == DynIsa::kAvx512Vnni && !i4) {
+  if (offset8) {
     p.colsum.assign(p.blocks * npad, 0);
     for (size_t b = 0; b < p.blocks; ++b)
       for (size_t col = 0; col < p.n; ++col) {
@@ -224,7 +233,7 @@ struct RowForm {
   bool i4, vnni, u4, s8;
   explicit RowForm(const PackedWeights& p)
       : i4(p.storage == Storage::kInt4),
-        vnni(p.isa == DynIsa::kAvx512Vnni && !i4),  // int8 on VNNI: q + 128
+        vnni((p.isa == DynIsa::kAvx512Vnni || p.isa == DynIsa::kAvxVnni) && !i4),  // int8 on VNNI: q + 128
         u4(i4 && (p.isa == DynIsa::kAvx2 || p.isa == DynIsa::kAvx512Vnni)),
         s8(p.isa == DynIsa::kNeonDot) {}  // int8 as it is (sdot: signed x signed)
 };
@@ -351,7 +360,7 @@ void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometr
     const size_t first = size_t(n) * per_image;
     float scale = 0.0f;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (f.vnni) {
+    if (f.vnni && p.isa == DynIsa::kAvx512Vnni) {
       // VNNI int8: the image quantized to q + 128 once, gathered straight into the rows.
       uint8_t* flipped = reinterpret_cast<uint8_t*>(q.data());
       const bool finite = detail::quantize_row_avx512(image, pixels, flipped, true, pixels, nullptr, &scale);
@@ -383,6 +392,7 @@ void dynamic_gemm_columns(const PackedWeights& p, const QuantizedRows& rows, siz
 #if defined(__x86_64__) && defined(__GNUC__)
   if (p.isa == DynIsa::kAvx2) return detail::dyn_avx2(p, rows, m, c, pb, pe, e);
   if (p.isa == DynIsa::kAvx512Vnni) return detail::dyn_avx512vnni(p, rows, m, c, pb, pe, e);
+  if (p.isa == DynIsa::kAvxVnni) return detail::dyn_avxvnni(p, rows, m, c, pb, pe, e);
 #endif
 #if defined(__aarch64__) && defined(__GNUC__)
   if (p.isa == DynIsa::kNeonDot) return detail::dyn_neondot(p, rows, m, c, pb, pe, e);

@@ -21,7 +21,8 @@
 //
 // Kernels: AVX2 (vpmovsxbw + vpmaddwd on pairs of K: exact, no vpmaddubsw
 // saturation), AVX-512 VNNI (vpdpbusd on quadruples of K, activations offset to
-// uint8 and the offset taken back with per-column weight sums), NEON dot product
+// uint8 and the offset taken back with per-column weight sums), AVX-VNNI (the same
+// on 256 bits and 8-column panels, int8, for CPUs without AVX-512), NEON dot product
 // on aarch64 (sdot: signed x signed quadruples of K, so neither offset nor sums),
 // the reference.
 #pragma once
@@ -38,7 +39,7 @@ namespace sg::kernels::quant {
 
 inline constexpr size_t kMaxDynamicK = 133000;  // 133000 * 127 * 127 < 2^31
 
-enum class DynIsa { kReference, kAvx2, kAvx512Vnni, kNeonDot };
+enum class DynIsa { kReference, kAvx2, kAvx512Vnni, kNeonDot, kAvxVnni };
 const char* dyn_isa_name(DynIsa isa);
 
 // Whether `l` ([K][N] weights) has dynamic kernels: int8 per column (axis 1) with
@@ -55,15 +56,16 @@ bool quantize_row(const float* a, size_t k, int8_t* q, float* scale);
 // The same without SIMD (what quantize_row runs off AVX2), for the tests.
 bool quantize_row_portable(const float* a, size_t k, int8_t* q, float* scale);
 
-// W packed for one SIMD kernel: column panels (8 columns for AVX2, 16 for VNNI and
-// NEON dot), each
+// W packed for one SIMD kernel: column panels (8 columns for AVX2 and AVX-VNNI, 16 for
+// VNNI and NEON dot), each
 // K block padded to a multiple of 4 (AVX2 int4: 8) with zero weights, steps of 4 K
 // contiguous; the scales widened to f32 and padded to whole panels. int4 stays 4
 // bits a weight: AVX2 stores w + 8 and multiplies the unsigned nibbles by the signed
 // activations (vpmaddubsw: pairs of at most 2 x 15 x 127, 4 pairs summed in int16
 // stay below 2^15), less 8 x the block's activation sum. VNNI and NEON dot share a
 // layout (a step: 16 columns x 4 K, the 4 K of a column adjacent; int4: element j
-// in the low nibble of byte j, element j + 32 in its high nibble).
+// in the low nibble of byte j, element j + 32 in its high nibble); AVX-VNNI's is it
+// on 8 columns.
 struct PackedWeights {
   DynIsa isa = DynIsa::kReference;
   Storage storage = Storage::kInt8;
@@ -134,6 +136,10 @@ void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float
               size_t panel_end, const Epilogue& e);
 void dyn_avx512vnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
                     size_t panel_end, const Epilogue& e);
+// AVX-VNNI (256-bit, int8 only) where the CPU has it: CPUID leaf 7.1 EAX bit 4.
+bool cpu_avxvnni();
+void dyn_avxvnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+                 size_t panel_end, const Epilogue& e);
 // Whether AMX's int8 tiles run here: the CPU has them and Linux granted this process
 // their state (arch_prctl ARCH_REQ_XCOMP_PERM); asked once.
 bool amx_ready();

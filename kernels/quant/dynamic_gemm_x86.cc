@@ -284,6 +284,84 @@ bool quantize_row_avx2(const float* a, size_t k, int8_t* q, float* scale) {
   return true;
 }
 
+// AVX-VNNI (vpdpbusd on 256 bits, VEX-encoded), for CPUs that have it without
+// AVX-512: VNNI's int8 kernel on panels of 8 columns, the activations as q + 128
+// against the int8 weights, 128 x each column's sum taken back.
+namespace avxvnni {
+namespace {
+
+template <int MR, int NP>
+__attribute__((noinline, target("avx2,fma,avxvnni"))) void tile(const PackedWeights& p, const QuantizedRows& q,
+                                                                float* c, size_t row, size_t panel,
+                                                                const Epilogue& e) {
+  const size_t steps = p.block_pad / 4, stride = q.stride;
+  const uint8_t* wp[NP];
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) wp[j] = p.data.data() + (panel + size_t(j)) * p.panel_bytes;
+  const uint8_t* ar[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) ar[r] = q.a8.data() + (row + size_t(r)) * stride;
+  __m256i acc[MR][NP];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) acc[r][j] = _mm256_setzero_si256();
+  for (size_t t = 0; t < steps; ++t) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NP; ++j) {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp[j]));
+      wp[j] += 32;
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r)
+        acc[r][j] = _mm256_dpbusd_avx_epi32(acc[r][j], _mm256_set1_epi32(load32(ar[r] + 4 * t)), w);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NP; ++j) {
+    const size_t col = (panel + size_t(j)) * 8;
+    const __m256i off = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.colsum.data() + col));
+    const __m256 sw = _mm256_loadu_ps(p.scales.data() + col);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256 sa = _mm256_set1_ps(q.scale[row + size_t(r)]);
+      const __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc[r][j], off)), sa), sw);
+      avx2::store(c + (row + size_t(r)) * p.n, col, p.n, v, e);
+    }
+  }
+}
+
+template <int MR, int NP>
+void panels(const PackedWeights& p, const QuantizedRows& q, float* c, size_t row, size_t pb, size_t pe,
+            const Epilogue& e) {
+  size_t pan = pb;
+  for (; pan + NP <= pe; pan += NP) tile<MR, NP>(p, q, c, row, pan, e);
+  for (; pan < pe; ++pan) tile<MR, 1>(p, q, c, row, pan, e);
+}
+
+}  // namespace
+}  // namespace avxvnni
+
+void dyn_avxvnni(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
+                 size_t panel_end, const Epilogue& e) {
+  size_t row = 0;
+  for (; row + 4 <= m; row += 4) avxvnni::panels<4, 3>(p, rows, c, row, panel_begin, panel_end, e);
+  switch (m - row) {
+    case 3: avxvnni::panels<3, 3>(p, rows, c, row, panel_begin, panel_end, e); break;
+    case 2: avxvnni::panels<2, 4>(p, rows, c, row, panel_begin, panel_end, e); break;
+    case 1: avxvnni::panels<1, 4>(p, rows, c, row, panel_begin, panel_end, e); break;
+    default: break;
+  }
+}
+
+bool cpu_avxvnni() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
+    return ((a >> 4) & 1) != 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return yes;
+}
+
 void dyn_avx2(const PackedWeights& p, const QuantizedRows& rows, size_t m, float* c, size_t panel_begin,
               size_t panel_end, const Epilogue& e) {
   if (p.storage == Storage::kInt4) avx2::run<true>(p, rows, m, c, panel_begin, panel_end, e);

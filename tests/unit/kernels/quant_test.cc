@@ -3,8 +3,12 @@
 // this CPU runs against a float64 reference over the same widened weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -193,7 +197,7 @@ TEST(QuantizedKernels, TakeWidensTheRowsItReadsAndChecksIndices) {
 }
 
 // Dynamic quantization of the activations: every SIMD kernel this CPU runs (AVX2 and
-// AVX-512 VNNI on x86-64, NEON dot on aarch64: runnable_dyn_isas) equals
+// AVX-512 VNNI, AVX-VNNI on x86-64, NEON dot on aarch64: runnable_dyn_isas) equals
 // the reference bit for bit (integer sums are exact, the f32 steps the same), over
 // odd shapes: M = 1..7, N off the panel width, K off the block and off 4.
 TEST(DynamicGemm, SimdEqualsTheReferenceBitForBit) {
@@ -246,6 +250,29 @@ TEST(DynamicGemm, NeonDotIsPickedWhereTheCpuHasIt) {
   EXPECT_NE(best_dyn_isa(l), DynIsa::kNeonDot);
 #endif
   EXPECT_STREQ(dyn_isa_name(DynIsa::kNeonDot), "neondot");
+}
+
+// x86-64: the AVX-VNNI kernel (256-bit, int8) is among the kernels this CPU runs
+// exactly where /proc/cpuinfo says avx_vnni (CPUID 7.1 EAX bit 4), so the tests above
+// run it there; it is picked only where AVX-512 VNNI is not, and never for int4.
+TEST(DynamicGemm, AvxVnniRunsWhereTheCpuHasIt) {
+  const Layout int8 = default_layout(Storage::kInt8, {64, 32}), int4 = default_layout(Storage::kInt4, {64, 32});
+  const std::vector<DynIsa> isas = runnable_dyn_isas(int8);
+  const bool listed = std::find(isas.begin(), isas.end(), DynIsa::kAvxVnni) != isas.end();
+#if defined(__x86_64__) && defined(__linux__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  const bool has = text.find(" avx_vnni") != std::string::npos;
+  EXPECT_EQ(listed, has);
+  if (has) {
+    EXPECT_TRUE(best_dyn_isa(int8) == DynIsa::kAvxVnni || best_dyn_isa(int8) == DynIsa::kAvx512Vnni);
+  }
+#else
+  EXPECT_FALSE(listed);
+#endif
+  const std::vector<DynIsa> isas4 = runnable_dyn_isas(int4);
+  EXPECT_EQ(std::find(isas4.begin(), isas4.end(), DynIsa::kAvxVnni), isas4.end());
+  EXPECT_STREQ(dyn_isa_name(DynIsa::kAvxVnni), "avxvnni");
 }
 
 // The reference computes what dynamic_gemm.h says, from first principles here.
