@@ -289,29 +289,27 @@ void store_row(const PackedWeights& p, const RowForm& f, const int8_t* q, size_t
   }
 }
 
-// One image's integers gathered into the patch rows [row, row + oh*ow), copies of
-// `run` adjacent elements where a window's row lies inside the image; `outside` is
-// the element a patch reads past the border (q = 0 in the form of `T`).
-template <class T>
-void gather_patches(const PatchGeometry& g, const T* image, T outside, T* dst, size_t row_stride) {
+// One image's integers gathered into its oh*ow patch rows of `row_stride`, a copy of
+// `run` adjacent integers where a window's row lies inside the image, 0 outside.
+void gather_patches(const PatchGeometry& g, const int8_t* image, int8_t* dst, size_t row_stride) {
   const size_t c = size_t(g.c), run = size_t(g.kw) * c;
   for (int64_t oy = 0; oy < g.oh; ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox, dst += row_stride) {
       const int64_t x0 = ox * g.sx - g.px;
       const bool whole = g.dx == 1 && x0 >= 0 && x0 + g.kw <= g.w;
-      T* out = dst;
+      int8_t* out = dst;
       for (int64_t i = 0; i < g.kh; ++i, out += run) {
         const int64_t iy = oy * g.sy + i * g.dy - g.py;
-        const T* line = image + iy * g.w * int64_t(c);
+        const int8_t* line = image + iy * g.w * int64_t(c);
         if (iy < 0 || iy >= g.h) {
-          std::fill(out, out + run, outside);
+          std::memset(out, 0, run);
         } else if (whole) {
-          std::memcpy(out, line + x0 * int64_t(c), run * sizeof(T));
+          std::memcpy(out, line + x0 * int64_t(c), run);
         } else {
           for (int64_t j = 0; j < g.kw; ++j) {
             const int64_t ix = x0 + j * g.dx;
-            if (ix < 0 || ix >= g.w) std::fill(out + j * c, out + (j + 1) * c, outside);
-            else std::memcpy(out + j * c, line + ix * int64_t(c), c * sizeof(T));
+            if (ix < 0 || ix >= g.w) std::memset(out + j * c, 0, c);
+            else std::memcpy(out + j * c, line + ix * int64_t(c), c);
           }
         }
       }
@@ -352,9 +350,8 @@ void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometr
   const size_t per_image = size_t(g.oh * g.ow), pixels = size_t(g.h * g.w * g.c);
   size_rows(p, size_t(g.n) * per_image, out);
   const RowForm f(p);
-  thread_local std::vector<int8_t> q, row;
+  thread_local std::vector<int8_t> q, patch_q;
   q.resize(pixels + 64);  // gather_patches_avx512 reads whole vectors
-  row.resize(p.k);
   for (int64_t n = 0; n < g.n; ++n) {
     const float* image = x + size_t(n) * pixels;
     const size_t first = size_t(n) * per_image;
@@ -373,16 +370,9 @@ void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometr
     const bool finite = quantize_row(image, pixels, q.data(), &scale);
     std::fill(out->scale.begin() + first, out->scale.begin() + first + per_image, scale);
     std::fill(out->finite.begin() + first, out->finite.begin() + first + per_image, uint8_t(finite ? 1 : 0));
-    for (size_t r = 0; r < per_image; ++r) {
-      PatchGeometry one = g;  // output position r alone
-      one.oh = 1;
-      one.ow = 1;
-      const int64_t oy = int64_t(r) / g.ow, ox = int64_t(r) % g.ow;
-      one.py = g.py - oy * g.sy;
-      one.px = g.px - ox * g.sx;
-      gather_patches<int8_t>(one, q.data(), 0, row.data(), p.k);
-      store_row(p, f, row.data(), first + r, out);
-    }
+    patch_q.resize(per_image * p.k);
+    gather_patches(g, q.data(), patch_q.data(), p.k);
+    for (size_t r = 0; r < per_image; ++r) store_row(p, f, patch_q.data() + r * p.k, first + r, out);
   }
 }
 
