@@ -14,7 +14,9 @@ that implements an op must do it in the file of F's stem:
 
 Each implementation is found mechanically from the routing file of its layer. A
 function shared by ops of several families (run_conv2d: conv2d, conv2d_bias) may
-sit in the file of any of them. A layer may lack a family. Every file of a layer
+sit in the file of any of them. A family too large for one file in a layer splits
+it into parts, <family>_<part> (reference/elementwise_binary.cc). A layer may lack
+a family. Every file of a layer
 named like a family file is one of a family, or infrastructure listed below.
 
     tools/lint/op_families.py [ROOT]     exit 1 naming each misplaced op
@@ -145,6 +147,18 @@ def family_file(layer, family):
     return f"{folder}/{form.format(family)}"
 
 
+def in_family_file(layer, path, families_of_fn):
+    """Whether path is the file of one of these families, or a part of one
+    (<family>_<part>: a family too large for one file of this layer)."""
+    folder, form, _ = LAYERS[layer]
+    prefix, suffix = form.split("{}")
+    name = os.path.basename(path)
+    if os.path.dirname(path) != folder or not (name.startswith(prefix) and name.endswith(suffix)):
+        return False
+    stem = name[len(prefix):len(name) - len(suffix)]
+    return any(stem == f or stem.startswith(f + "_") for f in families_of_fn)
+
+
 def check(root):
     ids = op_names(root)
     names = set(ids.values())
@@ -167,7 +181,7 @@ def check(root):
                 allowed |= {f"compiler/python/stagegraph/{f}.py" for f in fams}
             if not files:
                 errors.append(f"{layer}: found no definition of {fn} ({', '.join(ops)})")
-            for path in sorted(files - allowed):
+            for path in sorted(p for p in files - allowed if not in_family_file(layer, p, fams)):
                 want = " or ".join(sorted(allowed))
                 errors.append(f"{path}: {layer} {fn} of {', '.join(ops)} belongs in {want}")
             seen.update(ops)
@@ -180,7 +194,8 @@ def check(root):
             if not (name.startswith(prefix) and name.endswith(suffix)):
                 continue
             stem = name[:len(name) - len(suffix)]
-            if stem in infrastructure or stem[len(prefix):] in all_families:
+            family = stem[len(prefix):]
+            if stem in infrastructure or any(family == f or family.startswith(f + "_") for f in all_families):
                 continue
             errors.append(f"{folder}/{name}: named like a {layer} family file, but '{stem[len(prefix):]}' "
                           f"is no family ({FAMILIES_H}) and not listed as infrastructure")
