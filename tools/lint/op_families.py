@@ -16,8 +16,8 @@ Each implementation is found mechanically from the routing file of its layer. A
 function shared by ops of several families (run_conv2d: conv2d, conv2d_bias) may
 sit in the file of any of them. A family too large for one file in a layer splits
 it into parts, <family>_<part> (reference/elementwise_binary.cc). A layer may lack
-a family. Every file of a layer
-named like a family file is one of a family, or infrastructure listed below.
+a family. Every file of a layer named like a family file is one of a family (or a
+part of one), or infrastructure listed below.
 
     tools/lint/op_families.py [ROOT]     exit 1 naming each misplaced op
 """
