@@ -1,4 +1,5 @@
-// sg.linalg (docs/SPEC.md §7, "Linear algebra"): inv, solve, det, slogdet, cholesky,
+// The linalg family of the op library: sg.matmul and sg.dot, and sg.linalg
+// (docs/SPEC.md §7, "Linear algebra"): inv, solve, det, slogdet, cholesky,
 // triangular_solve, qr, eigh and norm. The matrix ops stage one node each (kernels
 // in kernels/reference/linalg.cc) after NumPy's argument rules: f32 operands (ints
 // and bools are cast to f32; f16 is refused, as NumPy's linalg refuses it), batch
@@ -215,6 +216,34 @@ Value sg_linalg_attribute(Stager& s, const std::string& name, SourceSpan span) {
   for (const char* f : kFunctions)
     if (name == f) return Value(SgMember{"linalg." + name});
   s.fail(span, "module 'stagegraph.linalg' has no attribute '" + name + "'");
+}
+
+Value sg_matmul(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"a", "b"}, 2);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span), y = s.to_tensor(b[1], std::nullopt, a.span);
+  if (name == "dot" && (s.tensor_rank(x) == 0 || s.tensor_rank(y) == 0)) return s.binary(BinOp::kMul, x, y, a.span);
+  const size_t p = s.tensor_rank(x), q = s.tensor_rank(y);
+  if (name == "dot" && p >= 2 && q >= 3) {
+    // NumPy's dot of [A..., m, k] and [B..., k, n] is [A..., m, B..., n], the sum
+    // over k. Unlike matmul it pairs every row of x with every matrix of y: x
+    // becomes [A..., m, 1 (q-2 times), 1, k], whose batch dims broadcast against
+    // y's, and the product [A..., m, B..., 1, n] loses its row dim. Where matmul
+    // and dot agree (either rank at most 2, x of rank 1) matmul runs as it is.
+    const ir::Type tx = s.tensor_type(x), ty = s.tensor_type(y);
+    if (ops::dim_equal(tx.shape.back(), ty.shape[q - 2]) == ops::Tri::kNo)
+      s.fail(a.span, "dot: shapes " + s.module().format_type(tx) + " and " + s.module().format_type(ty) +
+                         " are not aligned: the last dim of the first and the second-to-last of the second differ");
+    std::vector<int64_t> axes;
+    for (size_t i = 0; i + 1 < q; ++i) axes.push_back(int64_t(p - 1 + i));
+    ops::Attrs expand;
+    expand.values = {ops::AttrValue::Ints(axes)};
+    const Value rows = s.apply(ops::OpId::ExpandDims, std::move(expand), {x}, a.span);
+    const Value product = s.binary(BinOp::kMatMul, rows, y, a.span);
+    ops::Attrs squeeze;
+    squeeze.values = {ops::AttrValue::Ints({int64_t(p + q - 3)})};
+    return s.apply(ops::OpId::Squeeze, std::move(squeeze), {product}, a.span);
+  }
+  return s.binary(BinOp::kMatMul, x, y, a.span);
 }
 
 }  // namespace sg::compiler::staging

@@ -34,6 +34,14 @@ std::vector<int64_t> normalize_axes(Stager& s, const Value& v, size_t rank, Sour
   return axes;
 }
 
+// A non-negative int from a static value; `what` names it in errors.
+int64_t non_negative(Stager& s, const Value& v, SourceSpan span, const std::string& what) {
+  if (v.is<Staged>()) s.fail(span, what + " must be known at compile time");
+  const int64_t i = s.to_int(v, span, what);
+  if (i < 0) s.fail(span, what + " must be >= 0, got " + std::to_string(i));
+  return i;
+}
+
 DType dtype_arg(Stager& s, const Value& v, SourceSpan span) {
   if (v.is<DTypeV>()) return v.as<DTypeV>().dtype;
   if (v.is<std::string>()) {

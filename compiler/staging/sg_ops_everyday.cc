@@ -1,5 +1,6 @@
-// Everyday NumPy ops of the op library (SPEC §7): searchsorted and cumprod (their
-// own kernels), and composites lowered here onto existing ops, so they need no
+// Everyday NumPy composites of the op library (SPEC §7), lowered here onto
+// existing ops (searchsorted and cumprod, which have their own ops, are in
+// sg_ordering.cc), so they need no
 // kernel and differentiate through the ops they become: logaddexp, diff, flip
 // (a slice with step -1), roll (slices and a concatenation), meshgrid, outer,
 // isclose, allclose. einsum is in sg_einsum.cc. Eager mode (stagegraph/_everyday.py) composes the same ops in
@@ -55,36 +56,6 @@ Value slice_along(Stager& s, const Value& x, int64_t axis, std::optional<int64_t
   attrs.values = {ops::AttrValue::Ints(begin), ops::AttrValue::Ints(end), ops::AttrValue::Ints(steps),
                   ops::AttrValue::Ints(flags)};
   return s.apply(ops::OpId::Slice, std::move(attrs), {x}, span);
-}
-
-Value sg_searchsorted(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"a", "v", "side", "sorter"}, 2);
-  Value sorted = tensor(s, b[0], b.span(0));
-  if (b.has(3)) sorted = call(s, "take", {sorted, b[3]}, b.span(3));
-  const Value v = b[1].is_tensor() ? b[1] : s.to_tensor(b[1], s.tensor_dtype(sorted), b.span(1));
-  int64_t right = 0;
-  if (b.has(2)) {
-    if (!b[2].is<std::string>() || (b[2].as<std::string>() != "left" && b[2].as<std::string>() != "right"))
-      s.fail(b.span(2), "searchsorted: side must be 'left' or 'right'");
-    right = b[2].as<std::string>() == "right";
-  }
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Int(right)};
-  return s.apply(ops::OpId::SearchSorted, std::move(attrs), {sorted, v}, a.span);
-}
-
-Value sg_cumprod(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"x", "axis"}, 1);
-  Value x = tensor(s, b[0], a.span);
-  Value axis = b.get(1, Value());
-  if (axis.is<NoneV>()) {  // NumPy: along the flattened tensor
-    x = flatten(s, x, a.span);
-    axis = Value(int64_t(0));
-  }
-  if (s.tensor_rank(x) == 0) s.fail(a.span, "cumprod: needs a tensor of rank 1 or more (or axis=None)");
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Int(normalize_axis(s, axis, s.tensor_rank(x), a.span))};
-  return s.apply(ops::OpId::CumProd, std::move(attrs), {x}, a.span);
 }
 
 // NumPy's: x1 == x2 gives x1 + log(2) (so -inf, -inf gives -inf); otherwise

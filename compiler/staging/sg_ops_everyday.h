@@ -1,5 +1,5 @@
-// sg.NAME handlers of the everyday ops (sg_ops_everyday.cc, sg_einsum.cc), which
-// sg_dispatch.cc's table names.
+// sg.NAME handlers of the everyday composites (sg_ops_everyday.cc, sg_einsum.cc),
+// which sg_dispatch.cc's table names.
 #pragma once
 
 #include <optional>
@@ -9,8 +9,6 @@
 
 namespace sg::compiler::staging {
 
-Value sg_searchsorted(Stager& s, const Args& a, const std::string& name);
-Value sg_cumprod(Stager& s, const Args& a, const std::string& name);
 Value sg_logaddexp(Stager& s, const Args& a, const std::string& name);
 Value sg_diff(Stager& s, const Args& a, const std::string& name);
 Value sg_flip(Stager& s, const Args& a, const std::string& name);

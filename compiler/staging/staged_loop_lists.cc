@@ -119,7 +119,7 @@ namespace sg::compiler::staging {
 
 Value Stager::tensor_list_join(const TensorListV& list, const std::string& op, const Value& axis, SourceSpan span) {
   Value t = Value(resolve_tensor_list(list, "list", span));
-  // An empty list stacks to an empty tensor, in eager mode too (_shape_ops.stack).
+  // An empty list stacks to an empty tensor, in eager mode too (_shape.stack).
   if (op != "stack")
     warn_zero_trip_read(*this, tensor_type(t).shape.at(0), "sg." + op + " of",
                         "sg." + op + " of an empty list fails in eager mode", span);

@@ -48,6 +48,20 @@ inline unsigned grid_for(int64_t n) {
   return unsigned(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
 }
 
+// One warp per output element or lane (reductions, softmax, layer_norm): a grid
+// of blocks of kWarpsPerBlock warps for `items` of them, which combine with shuffles.
+constexpr int kWarpsPerBlock = 8;
+inline unsigned warp_grid(int64_t items) {
+  const int64_t blocks = (items + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  return unsigned(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
+}
+
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 // Launch errors (bad configuration) are reported at once; faults inside the
 // kernel surface at the next synchronize.
 inline Status launched(const char* what) {

@@ -1,10 +1,11 @@
-// Elementwise kernels: binary ops with NumPy broadcasting, unary math, where,
-// and the compiler's fused elementwise chains. One thread per output element,
+// Elementwise kernels: binary ops with NumPy broadcasting, unary math, where (the
+// compiler's fused elementwise chains: fused.cu). One thread per output element,
 // grid-stride; broadcasting walks the coalesced plan of reference/broadcast.h.
 #include <cmath>
 #include <cstdint>
 
 #include "cuda/common.cuh"
+#include "cuda/elementwise_apply.cuh"
 #include "cuda/kernels.h"
 #include "reference/broadcast.h"
 
@@ -37,30 +38,6 @@ __device__ __forceinline__ void offsets(const Strided<N>& s, int64_t i, int64_t*
 }
 
 // ---- binary ---------------------------------------------------------------------
-// NumPy's semantics on f32 where they differ from IEEE's min/max: NaN propagates.
-template <OpId Op, class T>
-__device__ __forceinline__ auto binary_apply(T a, T b) {
-  if constexpr (Op == OpId::Add) return T(a + b);
-  else if constexpr (Op == OpId::Sub) return T(a - b);
-  else if constexpr (Op == OpId::Mul) return T(a * b);
-  else if constexpr (Op == OpId::Div) return T(a / b);
-  else if constexpr (Op == OpId::Pow) return T(powf(a, b));
-  else if constexpr (Op == OpId::Maximum) {
-    if constexpr (std::is_floating_point_v<T>) return (a != a || b != b) ? T(NAN) : (a > b ? a : b);
-    else return a > b ? a : b;
-  } else if constexpr (Op == OpId::Minimum) {
-    if constexpr (std::is_floating_point_v<T>) return (a != a || b != b) ? T(NAN) : (a < b ? a : b);
-    else return a < b ? a : b;
-  } else if constexpr (Op == OpId::Less) return bool(a < b);
-  else if constexpr (Op == OpId::LessEqual) return bool(a <= b);
-  else if constexpr (Op == OpId::Greater) return bool(a > b);
-  else if constexpr (Op == OpId::GreaterEqual) return bool(a >= b);
-  else if constexpr (Op == OpId::Equal) return bool(a == b);
-  else if constexpr (Op == OpId::NotEqual) return bool(a != b);
-  else if constexpr (Op == OpId::LogicalAnd) return bool(a && b);
-  else if constexpr (Op == OpId::LogicalOr) return bool(a || b);
-}
-
 template <OpId Op, class T, class R>
 __global__ void binary_kernel(const T* a, const T* b, R* o, int64_t n, Strided<2> s) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -109,30 +86,6 @@ Status binary_for(Context& ctx, const TensorRef& a, const TensorRef& b, TensorRe
 
 // ---- unary ----------------------------------------------------------------------
 template <OpId Op>
-__device__ __forceinline__ float unary_apply(float x) {
-  if constexpr (Op == OpId::Neg) return -x;
-  else if constexpr (Op == OpId::Abs) return fabsf(x);
-  else if constexpr (Op == OpId::Exp) return expf(x);
-  else if constexpr (Op == OpId::Log) return logf(x);
-  else if constexpr (Op == OpId::Sqrt) return sqrtf(x);
-  else if constexpr (Op == OpId::Rsqrt) return 1.0f / sqrtf(x);
-  else if constexpr (Op == OpId::Sin) return sinf(x);
-  else if constexpr (Op == OpId::Cos) return cosf(x);
-  else if constexpr (Op == OpId::Tanh) return tanhf(x);
-  else if constexpr (Op == OpId::Sigmoid) {
-    if (x >= 0) return 1.0f / (1.0f + expf(-x));
-    const float e = expf(x);
-    return e / (1.0f + e);
-  } else if constexpr (Op == OpId::Relu) return x != x ? x : (x > 0.0f ? x : 0.0f);
-  else if constexpr (Op == OpId::Gelu) return 0.5f * x * erfcf(x * -0.70710678118654752440f);
-  else if constexpr (Op == OpId::Floor) return floorf(x);
-  else if constexpr (Op == OpId::Ceil) return ceilf(x);
-  else if constexpr (Op == OpId::Round) return rintf(x);
-  else if constexpr (Op == OpId::Sign) return x != x ? x : float((x > 0.0f) - (x < 0.0f));
-  else if constexpr (Op == OpId::Square) return x * x;
-}
-
-template <OpId Op>
 __global__ void unary_kernel(const float* x, float* o, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     o[i] = unary_apply<Op>(x[i]);
@@ -153,44 +106,6 @@ __global__ void where_kernel(const bool* c, const T* a, const T* b, T* o, int64_
     int64_t off[3];
     offsets<3>(s, i, off);
     o[i] = c[off[0]] ? a[off[1]] : b[off[2]];
-  }
-}
-
-// ---- elementwise chain ----------------------------------------------------------
-struct ChainSteps {
-  int count = 0;
-  int num_inputs = 0;
-  int16_t op[ops::attr::kMaxChainSteps];
-  int16_t a[ops::attr::kMaxChainSteps];
-  int16_t b[ops::attr::kMaxChainSteps];
-  const float* in[ops::attr::kMaxChainSteps];
-  bool scalar[ops::attr::kMaxChainSteps];  // the input has one element
-};
-
-__device__ __forceinline__ float chain_op(int op, float x, float y) {
-  switch (OpId(op)) {
-    case OpId::Add: return x + y;
-    case OpId::Sub: return x - y;
-    case OpId::Mul: return x * y;
-    case OpId::Div: return x / y;
-    case OpId::Maximum: return binary_apply<OpId::Maximum, float>(x, y);
-    case OpId::Minimum: return binary_apply<OpId::Minimum, float>(x, y);
-    case OpId::Tanh: return tanhf(x);
-    case OpId::Gelu: return unary_apply<OpId::Gelu>(x);
-    case OpId::Relu: return unary_apply<OpId::Relu>(x);
-    case OpId::Sqrt: return sqrtf(x);  // correctly rounded, as the sqrt kernel
-    default: return NAN;
-  }
-}
-
-__global__ void chain_kernel(ChainSteps st, float* o, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float r[ops::attr::kMaxChainSteps] = {};
-    const auto operand = [&](int k) {
-      return k < st.num_inputs ? st.in[k][st.scalar[k] ? 0 : i] : r[k - st.num_inputs];
-    };
-    for (int s = 0; s < st.count; ++s) r[s] = chain_op(st.op[s], operand(st.a[s]), st.b[s] < 0 ? 0.0f : operand(st.b[s]));
-    o[i] = r[st.count - 1];
   }
 }
 
@@ -261,28 +176,6 @@ Status run_where(Context& ctx, const TensorRef& c, const TensorRef& a, const Ten
     default: where_kernel<uint64_t><<<g, kBlock, 0, st>>>(c.as<const bool>(), a.as<const uint64_t>(), b.as<const uint64_t>(), o.as<uint64_t>(), n, strided_from(plan)); break;
   }
   return launched("where");
-}
-
-Status run_chain(Context& ctx, const ops::Attrs& attrs, std::span<const TensorRef> in, TensorRef& o) {
-  const std::vector<int64_t>& steps = attrs.ints(ops::attr::kChainSteps);
-  ChainSteps st;
-  st.count = int(steps.size() / 3);
-  st.num_inputs = int(in.size());
-  if (st.count < 1 || st.count > int(ops::attr::kMaxChainSteps) || in.size() > ops::attr::kMaxChainSteps)
-    return internal_error("cuda elementwise_chain: steps");
-  for (int s = 0; s < st.count; ++s) {
-    st.op[s] = int16_t(steps[3 * s]);
-    st.a[s] = int16_t(steps[3 * s + 1]);
-    st.b[s] = int16_t(steps[3 * s + 2]);
-  }
-  for (size_t k = 0; k < in.size(); ++k) {
-    st.in[k] = in[k].as<const float>();
-    st.scalar[k] = in[k].numel() == 1 && o.numel() != 1;
-  }
-  const int64_t n = o.numel();
-  if (n == 0) return Status::Ok();
-  chain_kernel<<<grid_for(n), kBlock, 0, state(ctx).stream>>>(st, o.as<float>(), n);
-  return launched("elementwise_chain");
 }
 
 }  // namespace sg::kernels::cuda

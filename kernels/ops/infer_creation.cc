@@ -1,5 +1,6 @@
-// Rules of the creation ops: eye (all attributes), arange (a length computed
-// from its operands' values) and one_hot.
+// Rules of the creation ops: full (a target shape that may name dynamic inputs),
+// eye (all attributes), arange (a length computed from its operands' values) and
+// one_hot.
 #include <cstdlib>
 #include <limits>
 
@@ -88,8 +89,19 @@ Status infer_one_hot(const Rule<D>& r) {
   return Status::Ok();
 }
 
+template <class D>
+Status infer_full(const Rule<D>& r) {
+  if (r.in[0].rank() != 0) return r.error("the fill value must be a scalar, got ", r.fmt(r.in[0].shape));
+  std::vector<D> dims;
+  std::optional<size_t> infer_pos;
+  SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
+  r.set_output(r.in[0].dtype, std::move(dims));
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_eye)
 SG_INSTANTIATE_RULE(infer_arange)
 SG_INSTANTIATE_RULE(infer_one_hot)
+SG_INSTANTIATE_RULE(infer_full)
 
 }  // namespace sg::ops::rules

@@ -1,6 +1,7 @@
-// Rules of the sg.linalg ops: inv, cholesky, solve, triangular_solve, slogdet, qr,
-// eigh. Each works on the last two axes of its operand (a stack of matrices, batched
-// over the leading axes) and takes f32 only (NumPy's linalg has no f16 either).
+// Rules of the linalg family: matmul (NumPy's: 1-D promotion, batch broadcasting)
+// and the sg.linalg ops inv, cholesky, solve, triangular_solve, slogdet, qr, eigh,
+// which work on the last two axes of their operand (a stack of matrices, batched
+// over the leading axes) and take f32 only (NumPy's linalg has no f16 either).
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
@@ -103,10 +104,68 @@ Status infer_eigh(const Rule<D>& r) {
   return Status::Ok();
 }
 
+template <class D>
+Status infer_matmul(const Rule<D>& r) {
+  const TensorType<D>& a = r.in[0];
+  const TensorType<D>& b = r.in[1];
+  if (a.rank() == 0 || b.rank() == 0) {
+    return r.error("operands must have at least one dimension, got ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
+  }
+  if (a.dtype != b.dtype) {
+    return r.error("operands have different dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype),
+                   "; cast one with astype");
+  }
+  if (a.dtype == DType::kBool) return r.error("not defined for bool operands; cast with astype");
+  // NumPy: a 1-D left operand is a row [1, K], a 1-D right one a column [K, 1];
+  // the added dim is removed from the result.
+  std::vector<D> am = a.shape;
+  std::vector<D> bm = b.shape;
+  if (am.size() == 1) am.insert(am.begin(), D(1));
+  if (bm.size() == 1) bm.push_back(D(1));
+  if (dim_equal(am.back(), bm[bm.size() - 2]) == Tri::kNo) {
+    return r.error("inner dimensions differ: ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
+  }
+  const D& ka = am.back();
+  const D& kb = bm[bm.size() - 2];
+  // SPEC §8: inner dims that only the run-time binding can compare, but that agree
+  // for no real input; one warning per node, the inner dims first.
+  bool warned = true;
+  if (!kRuleWarnings) {
+    // compiled out (kRuleWarnings); the run-time checks above and below stay
+  } else if (dim_equal_only_when_empty(ka, kb)) {
+    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
+               r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
+               " are equal only when both are 0, so this fails at run time for every non-empty input");
+  } else if (dim_never_equal(ka, kb)) {  // kNo returned above: here only symbolic dims can differ
+    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
+               r.fmt(a.shape) + " @ " + r.fmt(b.shape) + " cannot be equal" + fails_for_every_input(r, {ka, kb}));
+  } else {
+    warned = false;
+  }
+  const std::vector<D> a_batch(am.begin(), am.end() - 2);
+  const std::vector<D> b_batch(bm.begin(), bm.end() - 2);
+  const std::vector<D>* batches[] = {&a_batch, &b_batch};
+  std::vector<D> dims;
+  if (!broadcast_shapes<D>(batches, dims)) {
+    return r.error("cannot broadcast the batch dims of ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
+  }
+  if (kRuleWarnings && !warned) {
+    if (std::optional<std::string> why = never_broadcast<D>(r, batches)) {
+      r.ctx.warn(std::string(r.name()) + ": cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " +
+                 r.fmt(b.shape) + ": " + *why);
+    }
+  }
+  if (a.rank() > 1) dims.push_back(am[am.size() - 2]);
+  if (b.rank() > 1) dims.push_back(bm.back());
+  r.set_output(a.dtype, std::move(dims));
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_square)
 SG_INSTANTIATE_RULE(infer_solve)
 SG_INSTANTIATE_RULE(infer_slogdet)
 SG_INSTANTIATE_RULE(infer_qr)
 SG_INSTANTIATE_RULE(infer_eigh)
+SG_INSTANTIATE_RULE(infer_matmul)
 
 }  // namespace sg::ops::rules

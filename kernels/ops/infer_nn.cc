@@ -1,4 +1,4 @@
-// Rules of matmul and the neural-network ops: softmax, log_softmax, conv2d,
+// Rules of the neural-network ops: softmax, log_softmax, conv2d,
 // max_pool2d, avg_pool2d (NHWC activations, HWIO filters; SPEC §7), layer_norm.
 #include "ops/infer_rules.h"
 
@@ -43,63 +43,6 @@ Result<D> window_output(const Rule<D>& r, const D& in, const D& k, int64_t strid
 bool is_same_padding(const std::string& padding) { return padding == "SAME"; }  // else VALID (check_attrs)
 
 }  // namespace
-
-template <class D>
-Status infer_matmul(const Rule<D>& r) {
-  const TensorType<D>& a = r.in[0];
-  const TensorType<D>& b = r.in[1];
-  if (a.rank() == 0 || b.rank() == 0) {
-    return r.error("operands must have at least one dimension, got ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
-  }
-  if (a.dtype != b.dtype) {
-    return r.error("operands have different dtypes ", dtype_name(a.dtype), " and ", dtype_name(b.dtype),
-                   "; cast one with astype");
-  }
-  if (a.dtype == DType::kBool) return r.error("not defined for bool operands; cast with astype");
-  // NumPy: a 1-D left operand is a row [1, K], a 1-D right one a column [K, 1];
-  // the added dim is removed from the result.
-  std::vector<D> am = a.shape;
-  std::vector<D> bm = b.shape;
-  if (am.size() == 1) am.insert(am.begin(), D(1));
-  if (bm.size() == 1) bm.push_back(D(1));
-  if (dim_equal(am.back(), bm[bm.size() - 2]) == Tri::kNo) {
-    return r.error("inner dimensions differ: ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
-  }
-  const D& ka = am.back();
-  const D& kb = bm[bm.size() - 2];
-  // SPEC §8: inner dims that only the run-time binding can compare, but that agree
-  // for no real input; one warning per node, the inner dims first.
-  bool warned = true;
-  if (!kRuleWarnings) {
-    // compiled out (kRuleWarnings); the run-time checks above and below stay
-  } else if (dim_equal_only_when_empty(ka, kb)) {
-    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
-               r.fmt(a.shape) + " @ " + r.fmt(b.shape) +
-               " are equal only when both are 0, so this fails at run time for every non-empty input");
-  } else if (dim_never_equal(ka, kb)) {  // kNo returned above: here only symbolic dims can differ
-    r.ctx.warn(std::string(r.name()) + ": inner dimensions " + dim_text(r, ka) + " and " + dim_text(r, kb) + " of " +
-               r.fmt(a.shape) + " @ " + r.fmt(b.shape) + " cannot be equal" + fails_for_every_input(r, {ka, kb}));
-  } else {
-    warned = false;
-  }
-  const std::vector<D> a_batch(am.begin(), am.end() - 2);
-  const std::vector<D> b_batch(bm.begin(), bm.end() - 2);
-  const std::vector<D>* batches[] = {&a_batch, &b_batch};
-  std::vector<D> dims;
-  if (!broadcast_shapes<D>(batches, dims)) {
-    return r.error("cannot broadcast the batch dims of ", r.fmt(a.shape), " @ ", r.fmt(b.shape));
-  }
-  if (kRuleWarnings && !warned) {
-    if (std::optional<std::string> why = never_broadcast<D>(r, batches)) {
-      r.ctx.warn(std::string(r.name()) + ": cannot broadcast the batch dims of " + r.fmt(a.shape) + " @ " +
-                 r.fmt(b.shape) + ": " + *why);
-    }
-  }
-  if (a.rank() > 1) dims.push_back(am[am.size() - 2]);
-  if (b.rank() > 1) dims.push_back(bm.back());
-  r.set_output(a.dtype, std::move(dims));
-  return Status::Ok();
-}
 
 template <class D>
 Status infer_softmax(const Rule<D>& r) {
@@ -203,7 +146,6 @@ Status infer_layer_norm(const Rule<D>& r) {
   return Status::Ok();
 }
 
-SG_INSTANTIATE_RULE(infer_matmul)
 SG_INSTANTIATE_RULE(infer_softmax)
 SG_INSTANTIATE_RULE(infer_conv2d)
 SG_INSTANTIATE_RULE(infer_pool2d)

@@ -1,5 +1,7 @@
-// Rules of the ops along one axis that keep it: cumsum, sort, argsort, and topk,
-// which keeps k entries of it. Axes are normalized by check_attrs.
+// Rules of the ordering family, the ops along one axis: cumsum and cumprod, sort,
+// argsort, topk (which keeps k entries of it), and searchsorted, whose sorted
+// 1-D sequence and values give one position per value. Axes are normalized by
+// check_attrs.
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
@@ -34,8 +36,21 @@ Status infer_topk(const Rule<D>& r) {
   return Status::Ok();
 }
 
+template <class D>
+Status infer_searchsorted(const Rule<D>& r) {
+  const TensorType<D>& a = r.in[0];
+  const TensorType<D>& v = r.in[1];
+  if (a.rank() != 1) return r.error("the sorted sequence must be 1-D, got ", r.fmt(a.shape));
+  if (a.dtype != v.dtype)
+    return r.error("the values are ", dtype_name(v.dtype), " and the sequence ", dtype_name(a.dtype),
+                   "; cast with astype");
+  r.set_output(DType::kI64, v.shape);
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_cumsum)
 SG_INSTANTIATE_RULE(infer_sort)
 SG_INSTANTIATE_RULE(infer_topk)
+SG_INSTANTIATE_RULE(infer_searchsorted)
 
 }  // namespace sg::ops::rules

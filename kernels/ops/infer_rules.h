@@ -202,7 +202,14 @@ Status infer_through_symbolic(OpId op, const Attrs& attrs, std::span<const Tenso
                               std::span<const std::optional<int64_t>> scalars,
                               std::vector<TensorType<int64_t>>& out, InferContext<int64_t>& ctx);
 
-// Family rules (infer.cc dispatches on the op).
+// The target shape of reshape, broadcast_to, full and random (infer_shape.cc):
+// entries >= 0 as given, -2 from the dynamic scalar inputs 1, 2, ... in order, -1
+// left as a marker whose position is returned in `infer_pos`.
+template <class D>
+Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size_t>& infer_pos);
+
+// The rules by family, each in infer_<family>.cc (op_families.h); infer.cc
+// dispatches on the op.
 template <class D> Status infer_binary(const Rule<D>& r);
 template <class D> Status infer_unary(const Rule<D>& r);
 template <class D> Status infer_where(const Rule<D>& r);
@@ -222,7 +229,6 @@ template <class D> Status infer_squeeze(const Rule<D>& r);
 template <class D> Status infer_concatenate(const Rule<D>& r);
 template <class D> Status infer_take(const Rule<D>& r);
 template <class D> Status infer_scatter_add(const Rule<D>& r);
-// infer_indexing.cc
 template <class D> Status infer_scatter(const Rule<D>& r);
 template <class D> Status infer_flat_nonzero(const Rule<D>& r);
 template <class D> Status infer_shape_dim(const Rule<D>& r);

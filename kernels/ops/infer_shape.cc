@@ -1,14 +1,15 @@
-// Rules of the shape ops: reshape, broadcast_to, full (a target shape that may
-// name dynamic inputs), transpose, expand_dims, squeeze, concatenate, take,
-// shape_dim.
+// Rules of the shape family: reshape, broadcast_to (a target shape that may name
+// dynamic inputs), transpose, expand_dims, squeeze, concatenate, shape_dim, and
+// tile and pad, where every dim grows by a static factor or amount given as an
+// attribute (check_attrs bounds them), so symbolic dims stay exact ([N] tiled by
+// 2 is [N*2], padded by (1, 2) is [N+3]).
+#include <algorithm>
+
 #include "ops/infer_rules.h"
 
 namespace sg::ops::rules {
-namespace {
 
-// The target shape of reshape/broadcast_to/full: entries >= 0 as given, -2 from
-// the dynamic scalar inputs 1, 2, ... in order, -1 left as a marker whose
-// position is returned in `infer_pos`. check_attrs has validated the entries.
+// infer_rules.h says what it gives; check_attrs has validated the entries.
 template <class D>
 Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size_t>& infer_pos) {
   const std::vector<int64_t>& spec = r.attrs.ints(attr::kShapeDims);
@@ -40,6 +41,11 @@ Status resolve_target(const Rule<D>& r, std::vector<D>& dims, std::optional<size
   }
   return Status::Ok();
 }
+
+template Status resolve_target<int64_t>(const Rule<int64_t>&, std::vector<int64_t>&, std::optional<size_t>&);
+template Status resolve_target<SymDim>(const Rule<SymDim>&, std::vector<SymDim>&, std::optional<size_t>&);
+
+namespace {
 
 // SPEC §8: concatenate needs every dim but the axis equal across its inputs.
 // Where dim_equal could not compare two (N*2 against 5), but no binding makes
@@ -74,6 +80,20 @@ void warn_never_equal_non_axis([[maybe_unused]] const Rule<D>& r, [[maybe_unused
   }
 }
 
+
+// Static dims must keep their element count in int64 range: bad attributes must
+// give an error, not an overflow.
+template <class D>
+Status check_element_count(const Rule<D>& r, const std::vector<D>& dims) {
+  int64_t count = 1;
+  for (const D& d : dims) {
+    std::optional<int64_t> s = dim_static(d);
+    if (s && __builtin_mul_overflow(count, *s, &count)) {
+      return r.error("the result ", r.fmt(dims), " has too many elements");
+    }
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 template <class D>
@@ -151,58 +171,6 @@ Status infer_broadcast_to(const Rule<D>& r) {
     }
   }
   r.set_output(r.in[0].dtype, std::move(dims));
-  return Status::Ok();
-}
-
-template <class D>
-Status infer_full(const Rule<D>& r) {
-  if (r.in[0].rank() != 0) return r.error("the fill value must be a scalar, got ", r.fmt(r.in[0].shape));
-  std::vector<D> dims;
-  std::optional<size_t> infer_pos;
-  SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
-  r.set_output(r.in[0].dtype, std::move(dims));
-  return Status::Ok();
-}
-
-// random(key, dims...): the key is an i64[2] (two 32-bit words); the result is the
-// target shape (+ [2] for keys), i64 for bits and keys, f32 for the distributions.
-template <class D>
-Status infer_random(const Rule<D>& r) {
-  const TensorType<D>& key = r.in[0];
-  if (key.dtype != DType::kI64 || key.rank() != 1 || dim_static(key.shape[0]) != std::optional<int64_t>(2))
-    return r.error("the key must be an i64[2] tensor (sg.random.key), got ", dtype_name(key.dtype), r.fmt(key.shape));
-  std::vector<D> dims;
-  std::optional<size_t> infer_pos;
-  SG_RETURN_IF_ERROR(resolve_target(r, dims, infer_pos));
-  const int64_t dist = r.attrs.i(attr::kRandomDistribution);
-  if (dist == attr::kKeys) dims.push_back(D(2));
-  r.set_output(dist == attr::kKeys || dist == attr::kBits ? DType::kI64 : DType::kF32, std::move(dims));
-  return Status::Ok();
-}
-
-// custom(operands..., dims...): the dtype and shape the compiler recorded; the
-// dynamic dims are the inputs after the operands.
-template <class D>
-Status infer_custom(const Rule<D>& r) {
-  size_t next_input = size_t(r.attrs.i(attr::kCustomOperands));
-  std::vector<D> dims;
-  for (int64_t entry : r.attrs.ints(attr::kCustomShape)) {
-    if (entry != attr::kDynamicDim) {
-      dims.push_back(D(entry));
-      continue;
-    }
-    SG_ASSIGN_OR_RETURN(std::optional<D> value, dynamic_scalar(r, next_input++));
-    D d = D(0);
-    if (value) {
-      d = *value;
-    } else {
-      SG_ASSIGN_OR_RETURN(d, unknown_dim(r, "a dim given by a staged value"));
-    }
-    if (std::optional<int64_t> s = dim_static(d); s && *s < 0)
-      return r.error("dimension ", std::to_string(*s), " is negative");
-    dims.push_back(std::move(d));
-  }
-  r.set_output(DType(r.attrs.i(attr::kCustomDType)), std::move(dims));
   return Status::Ok();
 }
 
@@ -293,59 +261,63 @@ Status infer_concatenate(const Rule<D>& r) {
   return Status::Ok();
 }
 
-// scatter_add(x, idx, updates): x's type; updates must have take's result shape.
-template <class D>
-Status infer_scatter_add(const Rule<D>& r) {
-  const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
-  const TensorType<D>& x = r.in[0];
-  const TensorType<D>& idx = r.in[1];
-  const TensorType<D>& upd = r.in[2];
-  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
-  if (x.dtype != DType::kF32) return r.error("the target must be f32, got ", dtype_name(x.dtype));
-  if (upd.dtype != x.dtype)
-    return r.error("updates are ", dtype_name(upd.dtype), ", the target ", dtype_name(x.dtype));
-  std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
-  dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
-  dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());
-  if (dims.size() != upd.shape.size())
-    return r.error("updates ", r.fmt(upd.shape), " do not have the gathered shape ", r.fmt(dims));
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dim_static(dims[i]) && dim_static(upd.shape[i]) && *dim_static(dims[i]) != *dim_static(upd.shape[i]))
-      return r.error("updates ", r.fmt(upd.shape), " do not have the gathered shape ", r.fmt(dims));
-  r.set_output(x.dtype, x.shape);
-  return Status::Ok();
-}
-
-template <class D>
-Status infer_take(const Rule<D>& r) {
-  const size_t axis = size_t(r.attrs.i(attr::kAxisValue));
-  const TensorType<D>& x = r.in[0];
-  const TensorType<D>& idx = r.in[1];
-  if (!is_int(idx.dtype)) return r.error("indices must be i32 or i64, got ", dtype_name(idx.dtype));
-  std::vector<D> dims(x.shape.begin(), x.shape.begin() + ptrdiff_t(axis));
-  dims.insert(dims.end(), idx.shape.begin(), idx.shape.end());
-  dims.insert(dims.end(), x.shape.begin() + ptrdiff_t(axis) + 1, x.shape.end());
-  r.set_output(x.dtype, std::move(dims));
-  return Status::Ok();
-}
-
 template <class D>
 Status infer_shape_dim(const Rule<D>& r) {
   r.set_output(DType::kI64, {});
   return Status::Ok();
 }
 
+template <class D>
+Status infer_tile(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  const std::vector<int64_t>& reps = r.attrs.ints(attr::kTileReps);
+  const size_t rank = std::max(x.rank(), reps.size());
+  std::vector<D> dims;
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t from_right = rank - 1 - i;  // NumPy aligns shape and reps at the right
+    const D d = from_right < x.rank() ? x.shape[x.rank() - 1 - from_right] : D(1);
+    const int64_t rep = from_right < reps.size() ? reps[reps.size() - 1 - from_right] : 1;
+    if (std::optional<int64_t> s = dim_static(d)) {
+      int64_t product = 0;
+      if (__builtin_mul_overflow(*s, rep, &product)) return r.error("tiling ", r.fmt(x.shape), " overflows");
+      dims.push_back(D(product));
+    } else {
+      dims.push_back(d * D(rep));
+    }
+  }
+  SG_RETURN_IF_ERROR(check_element_count(r, dims));
+  r.set_output(x.dtype, std::move(dims));
+  return Status::Ok();
+}
+
+template <class D>
+Status infer_pad(const Rule<D>& r) {
+  const TensorType<D>& x = r.in[0];
+  const std::vector<int64_t>& pads = r.attrs.ints(attr::kPadWidths);  // 2 per axis
+  std::vector<D> dims;
+  for (size_t i = 0; i < x.rank(); ++i) {
+    const int64_t extra = pads[2 * i] + pads[2 * i + 1];  // each <= 2^31 - 1
+    if (std::optional<int64_t> s = dim_static(x.shape[i])) {
+      int64_t sum = 0;
+      if (__builtin_add_overflow(*s, extra, &sum)) return r.error("padding ", r.fmt(x.shape), " overflows");
+      dims.push_back(D(sum));
+    } else {
+      dims.push_back(x.shape[i] + D(extra));
+    }
+  }
+  SG_RETURN_IF_ERROR(check_element_count(r, dims));
+  r.set_output(x.dtype, std::move(dims));
+  return Status::Ok();
+}
+
 SG_INSTANTIATE_RULE(infer_reshape)
 SG_INSTANTIATE_RULE(infer_broadcast_to)
-SG_INSTANTIATE_RULE(infer_full)
-SG_INSTANTIATE_RULE(infer_random)
-SG_INSTANTIATE_RULE(infer_custom)
 SG_INSTANTIATE_RULE(infer_transpose)
 SG_INSTANTIATE_RULE(infer_expand_dims)
 SG_INSTANTIATE_RULE(infer_squeeze)
 SG_INSTANTIATE_RULE(infer_concatenate)
-SG_INSTANTIATE_RULE(infer_take)
-SG_INSTANTIATE_RULE(infer_scatter_add)
 SG_INSTANTIATE_RULE(infer_shape_dim)
+SG_INSTANTIATE_RULE(infer_tile)
+SG_INSTANTIATE_RULE(infer_pad)
 
 }  // namespace sg::ops::rules

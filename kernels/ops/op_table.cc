@@ -3,6 +3,8 @@
 #include <cassert>
 #include <iterator>
 
+#include "ops/op_families.h"
+
 namespace sg::ops {
 
 // The attribute lists named by SG_OPS. Their order is the order of the enums in

@@ -2,9 +2,11 @@
 // The compiler (shape inference, constant folding, emission), the runtime
 // (loading, verification, dispatch) and the kernels all index it by OpId.
 //
-// Adding an op: one SG_OPS line, its attribute list below (if any), its rule in
-// infer.cc, its reference kernel, and its tests. The tables are generated from
-// the X-macro so they cannot drift apart.
+// Adding an op: one SG_OPS line, its attribute list below (if any), its family in
+// op_families.h, then its rule, reference kernel, CUDA kernel (if any), staging and
+// eager function, each in the file of its family (docs/DESIGN.md, "Op families";
+// tools/lint/op_families.py checks it), and its tests. The tables are generated
+// from the X-macro so they cannot drift apart.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// eye, arange and one_hot: results computed from attributes and scalars, written
-// whole into the output (zeros first where only some elements are set).
+// The creation family: full (fill with a 0-d value), eye, arange and one_hot:
+// results computed from attributes and scalars, written whole into the output (zeros first where only some elements are set).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -92,10 +92,26 @@ Status one_hot_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<c
   return Status::Ok();
 }
 
+// full(value, dims...): the dims are only the output's shape, already applied.
+Status full_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
+                   std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity("full", in, 1, out));
+  const TensorRef& v = in[0];
+  TensorRef& o = out[0];
+  if (v.numel() != 1 || v.dtype != o.dtype)
+    return internal_error("full: the value must be a scalar of the result's dtype, got " + describe(v));
+  const size_t elem = dtype_size(o.dtype);
+  const int64_t n = o.numel();
+  auto* dst = static_cast<uint8_t*>(o.data);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + size_t(i) * elem, v.data, elem);
+  return Status::Ok();
+}
+
 }  // namespace
 
 KernelFn creation_kernel(ops::OpId op) {
   switch (op) {
+    case ops::OpId::Full: SG_RETURN_IF_SELECTED(Full, full_kernel);
     case ops::OpId::Eye: SG_RETURN_IF_SELECTED(Eye, eye_kernel);
     case ops::OpId::Arange: SG_RETURN_IF_SELECTED(Arange, arange_kernel);
     case ops::OpId::OneHot: SG_RETURN_IF_SELECTED(OneHot, one_hot_kernel);

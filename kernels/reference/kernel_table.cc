@@ -1,5 +1,7 @@
 // OpId -> reference kernel. The switch names every op, so -Wswitch reports an op
 // added to the table without a kernel; the count below makes that a hard error.
+// Each family function lives in the file of its ops' family (op_families.h):
+// reference/<family>.cc, or a part of it, <family>_<part>.cc.
 #include "interface/kernel.h"
 #include "reference/reference_kernels.h"
 #include "reference/scalar_binary.h"
@@ -51,8 +53,8 @@ KernelFn family_kernel(ops::OpId op) {
                OpId::IsNan);
     case OpId::Where: case OpId::Clip:
       SG_ROUTE(select_kernel, OpId::Where, OpId::Clip);
-    case OpId::Cast: case OpId::Full: case OpId::ShapeDim:
-      SG_ROUTE(cast_full_kernel, OpId::Cast, OpId::Full, OpId::ShapeDim);
+    case OpId::Cast:
+      SG_ROUTE(cast_op_kernel, OpId::Cast);
     case OpId::Sum: case OpId::Mean: case OpId::Max: case OpId::Min: case OpId::Prod:
     case OpId::Any: case OpId::All: case OpId::ArgMax: case OpId::ArgMin:
       SG_ROUTE(reduction_kernel, OpId::Sum, OpId::Mean, OpId::Max, OpId::Min, OpId::Prod, OpId::Any,
@@ -60,9 +62,9 @@ KernelFn family_kernel(ops::OpId op) {
     case OpId::MatMul:
       SG_ROUTE(matmul_kernel, OpId::MatMul);
     case OpId::Reshape: case OpId::BroadcastTo: case OpId::Transpose: case OpId::ExpandDims:
-    case OpId::Squeeze: case OpId::Concatenate:
+    case OpId::Squeeze: case OpId::Concatenate: case OpId::ShapeDim:
       SG_ROUTE(shape_kernel, OpId::Reshape, OpId::BroadcastTo, OpId::Transpose, OpId::ExpandDims,
-               OpId::Squeeze, OpId::Concatenate);
+               OpId::Squeeze, OpId::Concatenate, OpId::ShapeDim);
     case OpId::Slice: case OpId::Take: case OpId::SliceUpdate: case OpId::ScatterAdd:
       SG_ROUTE(slice_take_kernel, OpId::Slice, OpId::Take, OpId::SliceUpdate, OpId::ScatterAdd);
     case OpId::Softmax: case OpId::LogSoftmax:
@@ -73,8 +75,8 @@ KernelFn family_kernel(ops::OpId op) {
       SG_ROUTE(ordering_kernel, OpId::CumSum, OpId::Sort, OpId::ArgSort, OpId::TopK);
     case OpId::Tile: case OpId::Pad:
       SG_ROUTE(tile_pad_kernel, OpId::Tile, OpId::Pad);
-    case OpId::Eye: case OpId::Arange: case OpId::OneHot:
-      SG_ROUTE(creation_kernel, OpId::Eye, OpId::Arange, OpId::OneHot);
+    case OpId::Full: case OpId::Eye: case OpId::Arange: case OpId::OneHot:
+      SG_ROUTE(creation_kernel, OpId::Full, OpId::Eye, OpId::Arange, OpId::OneHot);
     case OpId::LayerNorm:
       SG_ROUTE(layer_norm_kernel, OpId::LayerNorm);
     case OpId::Print: case OpId::Assert:

@@ -7,7 +7,7 @@
 //
 // Only the routing code includes this header: kernel_table.cc for the reference
 // kernel families, the families' own per-op switches (elementwise_binary.cc,
-// elementwise_unary.cc, reductions.cc, ...), xnnpack_backend.cc for XNNPACK, and
+// elementwise_unary.cc, reduction.cc, ...), xnnpack_backend.cc for XNNPACK, and
 // the op table's own routing (infer.cc for the shape and dtype rules,
 // check_attrs.cc for the attribute checks). Each names a kernel or rule only
 // where its op is selected (`if constexpr`), so what no selected op needs is never

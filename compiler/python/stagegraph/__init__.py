@@ -14,21 +14,20 @@ sg.grad, sg.value_and_grad and sg.vjp differentiate it (SPEC §11, _autodiff.py)
 
 from ._autodiff import checkpoint, grad, stop_gradient, value_and_grad, vjp
 from ._custom import CustomOp, custom_op
-from ._creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
+from ._creation import arange, eye, full, full_like, one_hot, ones, ones_like, zeros, zeros_like
 from ._dtypes import DType, TensorType, f16, f32, i32, i64
 from ._dtypes import bool_ as bool  # noqa: A001 - sg.bool is the bool dtype
-from ._everyday import (allclose, cumprod, diff, einsum, flip, isclose, logaddexp, meshgrid, outer, roll,
-                        searchsorted)
+from ._everyday import allclose, diff, einsum, flip, isclose, logaddexp, meshgrid, outer, roll
 from ._elementwise import (abs, ceil, clip, cos, exp, floor, gelu, isnan, log, logical_and,  # noqa: A004
                            logical_not, logical_or, maximum, minimum, relu, round, rsqrt, sigmoid,
-                           sign, sin, sqrt, square, tanh)
-from ._indexing import compress, flatnonzero, nonzero, where
+                           sign, sin, sqrt, square, tanh, where)
+from ._indexing import compress, flatnonzero, nonzero, take
 from ._linalg import dot, matmul
-from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, one_hot, softmax
-from ._reductions import (all, any, argmax, argmin, argsort, cumsum, logsumexp, max, mean, min,  # noqa: A004
-                          prod, sort, sum, topk)
-from ._shape_ops import (broadcast_to, concatenate, expand_dims, pad, reshape, split, squeeze, stack,
-                         take, tile, transpose)
+from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, softmax
+from ._ordering import argsort, cumprod, cumsum, searchsorted, sort, topk
+from ._reduction import all, any, argmax, argmin, logsumexp, max, mean, min, prod, sum  # noqa: A004
+from ._shape import (broadcast_to, concatenate, expand_dims, pad, reshape, split, squeeze, stack,
+                     tile, transpose)
 from ._staging import Function, function, load_weights, range, read_safetensors, relax, weight, write_safetensors  # noqa: A004
 from ._tensor import Tensor, astype
 from . import random  # noqa: E402 - sg.random, after the modules it uses

@@ -29,16 +29,16 @@ from . import _staging
 from ._dtypes import describe
 from ._elementwise import cos, exp, log, maximum, normal_cdf, rsqrt, sign, sin, where
 from ._linalg import matmul
+from ._indexing import gather_along, scatter_along, take, take_grad
 from ._nn import (avg_pool2d, avg_pool2d_grad, conv2d, conv2d_filter_grad, conv2d_input_grad,
                   max_pool2d_grad, max_pool2d_select)
-from ._everyday import cumprod as _cumprod_op
-from ._reductions import argsort
-from ._reductions import cumsum as _cumsum_op
-from ._reductions import mean as _mean
-from ._reductions import prod as _prod_op
-from ._reductions import sum as _sum
-from ._shape_ops import (broadcast_to, concatenate, gather_along, reshape, scatter_along, split, take,
-                         take_grad, transpose)
+from ._ordering import argsort
+from ._ordering import cumprod as _cumprod_op
+from ._ordering import cumsum as _cumsum_op
+from ._reduction import mean as _mean
+from ._reduction import prod as _prod_op
+from ._reduction import sum as _sum
+from ._shape import broadcast_to, concatenate, reshape, split, transpose
 from ._tape import backward, defvjp, is_traced, leaf, live, new_level, unbox
 from ._tensor import Tensor, _advanced_key, from_numpy, getitem_grad, is_py_scalar, setitem, to_tensor
 from ._tree import leaves, tree_map

@@ -1,9 +1,11 @@
-"""Creation ops of SPEC §7: zeros ones full eye, *_like, arange."""
+"""The creation family of SPEC §7: zeros ones full eye, *_like, arange, one_hot."""
+
+import operator
 
 import numpy as np
 
 from . import _dtypes as dt
-from ._shape_ops import _shape_arg
+from ._shape import _shape_arg
 from ._tensor import Tensor, scalar_to_array, to_tensor
 
 
@@ -91,3 +93,17 @@ def arange(start, stop=None, step=None, dtype=None):
     else:
         r = np.arange(begin, end, inc, dtype=np.int64)
     return Tensor(r.astype(d.np))
+
+
+def one_hot(idx, depth, dtype=dt.f32):
+    """[..., depth] with 1 where the index equals the position; indices outside
+    [0, depth) give all-zero rows."""
+    i = to_tensor(idx, what="one_hot")
+    if not i.dtype.is_int:
+        raise TypeError(f"one_hot: indices must be i32 or i64, not {i.dtype.name}")
+    depth = operator.index(depth)
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
+    d = dt.resolve(dtype)
+    hot = i._a[..., None] == np.arange(depth, dtype=np.int64)
+    return Tensor(hot.astype(d.np))

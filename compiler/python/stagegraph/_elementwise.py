@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _kernels
+from ._indexing import nonzero
 from ._registry import register
 from ._tape import differentiable
 from ._tensor import Tensor, coerce, to_tensor
@@ -117,7 +118,7 @@ def minimum(a, b):
 
 
 @differentiable("where")
-def where(cond, a, b):
+def _where(cond, a, b):
     c = to_tensor(cond, what="where")
     if c.dtype is not dt.bool_:
         raise TypeError(f"where: the condition must be bool, not {c.dtype.name}")
@@ -126,6 +127,18 @@ def where(cond, a, b):
     if r is not None:
         return Tensor(r)
     return Tensor(np.asarray(np.where(c._a, x, y), dtype=d.np))
+
+
+_MISSING = object()
+
+
+def where(condition, x=_MISSING, y=_MISSING):
+    """where(cond, x, y) elementwise; where(cond) alone is nonzero(cond), as NumPy's."""
+    if x is _MISSING and y is _MISSING:
+        return nonzero(condition)
+    if x is _MISSING or y is _MISSING:
+        raise TypeError("where: give both x and y, or neither")
+    return _where(condition, x, y)
 
 
 @differentiable("clip")

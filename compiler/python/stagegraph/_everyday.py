@@ -1,5 +1,5 @@
-"""Everyday NumPy ops of SPEC §7 in eager mode: searchsorted and cumprod (their own
-kernels), and composites written with the op library in the order the compiler
+"""Everyday NumPy ops of SPEC §7 in eager mode (searchsorted and cumprod, which have
+their own kernels, are in _ordering.py): composites written with the op library in the order the compiler
 stages them (compiler/staging/sg_ops_everyday.cc, sg_einsum.cc), so eager and
 compiled compute the same ops and differentiate through them: logaddexp, diff,
 flip, roll, meshgrid, outer, einsum, isclose, allclose."""
@@ -10,17 +10,14 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
-from . import _kernels
 from ._creation import arange
 from ._elementwise import abs as _abs
 from ._elementwise import exp, isnan, log, logical_and, logical_or, maximum, where
 from ._linalg import matmul
-from ._reductions import _kernel_axes
-from ._reductions import all as _all
-from ._reductions import sum as _sum
-from ._shape_ops import broadcast_to, concatenate, expand_dims, reshape, take, transpose
-from ._registry import register
-from ._tape import differentiable
+from ._reduction import _kernel_axes
+from ._reduction import all as _all
+from ._reduction import sum as _sum
+from ._shape import broadcast_to, concatenate, expand_dims, reshape, transpose
 from ._tensor import Tensor, astype, is_py_scalar, to_tensor
 
 
@@ -30,45 +27,6 @@ def _float(v):
         return v
     t = to_tensor(v)
     return t if t.dtype.is_float else astype(t, dt.f32)
-
-
-def searchsorted(a, v, side="left", sorter=None):
-    """Positions (i64) where the values `v` go in the sorted 1-D `a` to keep it
-    sorted: side='left' the first such position, 'right' the last. NaN sorts last."""
-    s = to_tensor(a, what="searchsorted")
-    if sorter is not None:
-        s = take(s, sorter)
-    x = to_tensor(v, like=s, what="searchsorted")
-    if side not in ("left", "right"):
-        raise ValueError("searchsorted: side must be 'left' or 'right'")
-    if s.ndim != 1:
-        raise ValueError(f"searchsorted: the sorted sequence must be 1-D, got {list(s.shape)}")
-    if s.dtype is not x.dtype:
-        raise TypeError(f"searchsorted: the values are {x.dtype.name} and the sequence {s.dtype.name}; "
-                        "cast with astype")
-    r = _kernels.run("searchsorted", (s._a, x._a), (("right", int(side == "right")),))
-    if r is not None:
-        return Tensor(r)
-    return Tensor(np.asarray(np.searchsorted(s._a, x._a, side=side)).astype(np.int64))
-
-
-@differentiable("cumprod")
-def cumprod(x, axis=None):
-    """Running products along `axis` (None: the flattened tensor); bool and i32 give i64."""
-    t = to_tensor(x, what="cumprod")
-    d = dt.i64 if t.dtype in (dt.bool_, dt.i32) else t.dtype
-    flat = t._a.reshape(-1) if axis is None else t._a
-    if flat.ndim == 0:
-        raise ValueError("cumprod: needs a tensor of rank 1 or more (or axis=None)")
-    axes = _kernel_axes(0 if axis is None else axis, flat.ndim)
-    if axes is None:
-        raise ValueError(f"cumprod: axis {axis} is out of range for shape {list(t.shape)}")
-    r = _kernels.run("cumprod", (flat,), (("axis", axes[0]),))
-    if r is not None:
-        return Tensor(r)
-    with np.errstate(all="ignore"):
-        r = np.cumprod(flat, axis=axes[0], dtype=np.float32 if d is dt.f16 else d.np)
-    return Tensor(r.astype(d.np, copy=False))
 
 
 def _operands(a, b):
@@ -453,4 +411,3 @@ def _check_sizes(ts, labels):
                                  f"in operand {seen[l][1]}")
 
 
-register(cumprod=cumprod)  # x.cumprod(axis)

@@ -334,16 +334,3 @@ def avg_pool2d_grad(g, x_shape, size, stride=None, padding="VALID"):
     share = g._a.astype(np.float64) / count
     return Tensor(taps.scatter(lambda t: share, np.float64).astype(g._a.dtype))
 
-
-def one_hot(idx, depth, dtype=dt.f32):
-    """[..., depth] with 1 where the index equals the position; indices outside
-    [0, depth) give all-zero rows."""
-    i = to_tensor(idx, what="one_hot")
-    if not i.dtype.is_int:
-        raise TypeError(f"one_hot: indices must be i32 or i64, not {i.dtype.name}")
-    depth = operator.index(depth)
-    if depth < 0:
-        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
-    d = dt.resolve(dtype)
-    hot = i._a[..., None] == np.arange(depth, dtype=np.int64)
-    return Tensor(hot.astype(d.np))

@@ -38,10 +38,10 @@ from ._elementwise import abs as _abs
 from ._elementwise import exp as _exp
 from ._elementwise import sqrt as _sqrt
 from ._elementwise import square as _square
-from ._reductions import max as _max
-from ._reductions import min as _min
-from ._reductions import sum as _sum
-from ._shape_ops import broadcast_to, expand_dims, squeeze, transpose
+from ._reduction import max as _max
+from ._reduction import min as _min
+from ._reduction import sum as _sum
+from ._shape import broadcast_to, expand_dims, squeeze, transpose
 from ._tape import defvjp, differentiable
 from ._tensor import Tensor, astype, to_tensor
 

@@ -15,9 +15,11 @@ import numpy as np
 
 from ._autodiff import _unbroadcast
 from ._elementwise import abs, gelu, relu, sigmoid, square  # noqa: A004 - the op library's names
-from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, one_hot, softmax
-from ._reductions import logsumexp, mean, sum  # noqa: A004
-from ._shape_ops import gather_along, reshape
+from ._creation import one_hot
+from ._indexing import gather_along
+from ._nn import avg_pool2d, conv2d, layer_norm, log_softmax, max_pool2d, softmax
+from ._reduction import logsumexp, mean, sum  # noqa: A004
+from ._shape import reshape
 from ._tape import defvjp, differentiable
 from ._tensor import Tensor, to_tensor
 

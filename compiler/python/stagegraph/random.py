@@ -15,7 +15,7 @@ gives the same numbers; split a key to get new ones.
 import numpy as np
 
 from . import _dtypes as dt
-from ._shape_ops import _shape_arg
+from ._shape import _shape_arg
 from ._tensor import Tensor, to_tensor
 
 __all__ = ["key", "split", "bits", "uniform", "normal", "categorical", "bernoulli", "threefry2x32"]

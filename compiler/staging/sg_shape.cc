@@ -1,21 +1,17 @@
-// The ordering ops (cumsum, sort, argsort, topk) and the shape ops tile, pad and
-// split of the op library (SPEC §7). Dtype and shape checks are the op table's
+// The shape family of the op library (SPEC §7): reshape, transpose, expand_dims,
+// squeeze, concatenate, stack, broadcast_to, tile, pad and split. Dtype and shape checks are the op table's
 // rules, run by Stager::apply; here arguments are read NumPy's way.
 #include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "staging/arg_binding.h"
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
 namespace {
-
-// A non-negative int from a static value; `what` names it in errors.
-int64_t non_negative(Stager& s, const Value& v, SourceSpan span, const std::string& what) {
-  if (v.is<Staged>()) s.fail(span, what + " must be known at compile time");
-  const int64_t i = s.to_int(v, span, what);
-  if (i < 0) s.fail(span, what + " must be >= 0, got " + std::to_string(i));
-  return i;
-}
 
 // x[..., lo:hi, ...] along `axis`; lo and hi are None, ints or staged int scalars.
 Value slice_axis(Stager& s, const Value& x, int64_t axis, const Value& lo, const Value& hi, SourceSpan span) {
@@ -41,37 +37,6 @@ Value slice_axis(Stager& s, const Value& x, int64_t axis, const Value& lo, const
 }
 
 }  // namespace
-
-Value sg_ordering(Stager& s, const Args& a, const std::string& name) {
-  const bool cumsum = name == "cumsum";
-  BoundArgs b(s, a, name, {"x", "axis"}, 1);
-  Value x = s.to_tensor(b[0], std::nullopt, a.span);
-  // An explicit axis=None flattens (NumPy); left out it is -1 except for cumsum.
-  bool axis_given = a.pos.size() > 1;
-  for (const auto& kv : a.kw) axis_given = axis_given || kv.first == "axis";
-  Value axis = axis_given ? b[1] : cumsum ? Value() : Value(int64_t(-1));
-  if (axis.is<NoneV>()) {  // NumPy: along the flattened tensor
-    x = flatten(s, x, a.span);
-    axis = Value(int64_t(0));
-  }
-  if (s.tensor_rank(x) == 0) s.fail(a.span, name + ": needs a tensor of rank 1 or more (or axis=None)");
-  const ops::OpId op = cumsum ? ops::OpId::CumSum : name == "sort" ? ops::OpId::Sort : ops::OpId::ArgSort;
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Int(normalize_axis(s, axis, s.tensor_rank(x), a.span))};
-  return s.apply(op, std::move(attrs), {x}, a.span);
-}
-
-Value sg_topk(Stager& s, const Args& a, const std::string& name) {
-  BoundArgs b(s, a, name, {"x", "k", "axis"}, 2);
-  Value x = s.to_tensor(b[0], std::nullopt, a.span);
-  if (s.tensor_rank(x) == 0) s.fail(a.span, "topk: needs a tensor of rank 1 or more");
-  const int64_t k = non_negative(s, b[1], a.span, "topk's k");
-  if (b.none(2)) s.fail(a.span, "topk: axis must be an int, got None");
-  ops::Attrs attrs;
-  attrs.values = {ops::AttrValue::Int(k),
-                  ops::AttrValue::Int(normalize_axis(s, b.get(2, Value(int64_t(-1))), s.tensor_rank(x), a.span))};
-  return make_tuple(s.apply_all(ops::OpId::TopK, std::move(attrs), {x}, a.span));
-}
 
 Value sg_tile(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "reps"}, 2);
@@ -207,6 +172,106 @@ Value sg_split(Stager& s, const Args& a, const std::string& name) {
   std::vector<Value> parts;
   for (size_t i = 0; i + 1 < bounds.size(); ++i) parts.push_back(slice_axis(s, x, axis, bounds[i], bounds[i + 1], a.span));
   return make_list(std::move(parts));
+}
+
+Value sg_reshape(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "shape"}, 2);
+  return reshape(s, b[0], b[1], a.span);
+}
+
+Value sg_transpose(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "axes"}, 1);
+  return transpose(s, s.to_tensor(b[0], std::nullopt, a.span), b.get(1, Value()), a.span);
+}
+
+Value sg_expand_squeeze(Stager& s, const Args& a, const std::string& name) {
+  const bool expand = name == "expand_dims";
+  BoundArgs b(s, a, name, {"x", "axis"}, expand ? 2 : 1);
+  Value x = s.to_tensor(b[0], std::nullopt, a.span);
+  const ir::Type t = s.tensor_type(x);
+  std::vector<int64_t> axes;
+  if (expand) {
+    if (b.none(1)) s.fail(a.span, "expand_dims: axis must be an int or a tuple of ints, got None");
+    const size_t n = b[1].is<TuplePtr>() || b[1].is<ListPtr>() ? s.to_list(b[1], a.span).size() : 1;
+    axes = normalize_axes(s, b[1], t.rank() + n, a.span);
+  } else if (b.has(1)) {
+    axes = normalize_axes(s, b[1], t.rank(), a.span);
+  } else {
+    for (size_t i = 0; i < t.rank(); ++i)
+      if (t.shape[i].as_static() == std::optional<int64_t>(1)) axes.push_back(int64_t(i));
+  }
+  if (axes.empty()) return x;
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(axes)};
+  return s.apply(expand ? ops::OpId::ExpandDims : ops::OpId::Squeeze, std::move(attrs), {x}, a.span);
+}
+
+Value sg_concat_stack(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"arrays", "axis"}, 1);
+  if (b[0].is<TensorListV>()) return s.tensor_list_join(b[0].as<TensorListV>(), name, b.get(1, Value(int64_t(0))), a.span);
+  std::vector<Value> xs = s.to_list(b[0], a.span);
+  if (xs.empty()) s.fail(a.span, name + ": needs at least one tensor");
+  // Lists of Python numbers (or scalars of the tensors' dtype) among tensors
+  // (`sg.concatenate((v, [i]))`) become tensors of the tensors' dtype, as a number
+  // beside a tensor does (SPEC §3).
+  std::optional<DType> like;
+  for (const Value& x : xs)
+    if (x.is_tensor() && !like) like = s.tensor_dtype(x);
+  std::function<std::optional<Value>(const Value&)> numbers = [&](const Value& v) -> std::optional<Value> {
+    if (v.is_tensor() && s.tensor_rank(v) == 0 && !s.weak_origin(v) && s.tensor_dtype(v) == *like) return v;
+    if (v.is_number() || (v.is_tensor() && s.tensor_rank(v) == 0 && s.weak_origin(v))) {
+      if (v.is_number() && !Stager::number_fits(v, *like)) return std::nullopt;
+      return s.to_tensor(v.is_number() ? v : s.cast(v, *like, a.span), *like, a.span);
+    }
+    if (!v.is<ListPtr>() && !v.is<TuplePtr>()) return std::nullopt;
+    std::vector<Value> items;
+    for (const Value& item : s.to_list(v, a.span)) {
+      std::optional<Value> t = numbers(item);
+      if (!t) return std::nullopt;
+      items.push_back(std::move(*t));
+    }
+    if (items.empty()) return std::nullopt;
+    Args st;
+    st.span = a.span;
+    st.pos = {make_list(std::move(items))};
+    return s.call_sg("stack", st);
+  };
+  if (like)
+    for (Value& x : xs)
+      if (x.is<ListPtr>() || x.is<TuplePtr>())
+        if (std::optional<Value> t = numbers(x)) x = *t;
+  xs = unify_dtypes(s, std::move(xs), name, a.span);
+  const bool stack = name == "stack";
+  if (b.none(1)) {
+    if (stack) s.fail(a.span, "stack: axis must be an int, got None");
+    // NumPy: concatenate(axis=None) joins the flattened tensors.
+    for (Value& x : xs) x = flatten(s, x, a.span);
+  }
+  const size_t rank = s.tensor_rank(xs[0]);
+  const int64_t axis = normalize_axis(s, b.get(1, Value(int64_t(0))), stack ? rank + 1 : rank, a.span);
+  if (stack) {
+    for (Value& x : xs) {
+      if (s.tensor_rank(x) != rank)
+        s.fail(a.span, "stack: all tensors must have the same rank", s.provenance_notes(xs));
+      ops::Attrs attrs;
+      attrs.values = {ops::AttrValue::Ints({axis})};
+      x = s.apply(ops::OpId::ExpandDims, std::move(attrs), {x}, a.span);
+    }
+  }
+  if (xs.size() == 1) return xs[0];
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Int(axis)};
+  return s.apply(ops::OpId::Concatenate, std::move(attrs), xs, a.span);
+}
+
+Value sg_broadcast_to(Stager& s, const Args& a, const std::string& name) {
+  BoundArgs b(s, a, name, {"x", "shape"}, 2);
+  ShapeArg shape = s.shape_arg(b[1], a.span, false);
+  ops::Attrs attrs;
+  attrs.values = {ops::AttrValue::Ints(shape.dims)};
+  std::vector<Value> inputs{s.to_tensor(b[0], std::nullopt, a.span)};
+  inputs.insert(inputs.end(), shape.dynamic.begin(), shape.dynamic.end());
+  return s.apply(ops::OpId::BroadcastTo, std::move(attrs), std::move(inputs), a.span);
 }
 
 }  // namespace sg::compiler::staging

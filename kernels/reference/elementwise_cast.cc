@@ -1,5 +1,4 @@
-// cast (astype), full (fill with a 0-d value) and shape_dim (one dim as an i64 scalar).
-#include <cstring>
+// cast (astype), of the elementwise family.
 #include <string>
 
 #include "reference/dtype_dispatch.h"
@@ -41,40 +40,11 @@ Status cast_kernel(const KernelContext&, const ops::Attrs&, std::span<const Tens
   });
 }
 
-// full(value, dims...): the dims are only the output's shape, already applied.
-Status full_kernel(const KernelContext&, const ops::Attrs&, std::span<const TensorRef> in,
-                   std::span<TensorRef> out) {
-  SG_RETURN_IF_ERROR(check_arity("full", in, 1, out));
-  const TensorRef& v = in[0];
-  TensorRef& o = out[0];
-  if (v.numel() != 1 || v.dtype != o.dtype)
-    return internal_error("full: the value must be a scalar of the result's dtype, got " + describe(v));
-  const size_t elem = dtype_size(o.dtype);
-  const int64_t n = o.numel();
-  auto* dst = static_cast<uint8_t*>(o.data);
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + size_t(i) * elem, v.data, elem);
-  return Status::Ok();
-}
-
-Status shape_dim_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
-                        std::span<TensorRef> out) {
-  SG_RETURN_IF_ERROR(check_arity("shape_dim", in, 1, out));
-  if (attrs.values.empty()) return internal_error("shape_dim: missing attributes");
-  const int64_t axis = attrs.i(ops::attr::kAxisValue);
-  SG_RETURN_IF_ERROR(check_axis("shape_dim", in[0], axis));
-  if (out[0].dtype != DType::kI64 || out[0].numel() != 1)
-    return internal_error("shape_dim: the result must be an i64 scalar, got " + describe(out[0]));
-  *out[0].as<int64_t>() = in[0].shape[axis];
-  return Status::Ok();
-}
-
 }  // namespace
 
-KernelFn cast_full_kernel(ops::OpId op) {
+KernelFn cast_op_kernel(ops::OpId op) {
   switch (op) {
     case ops::OpId::Cast: SG_RETURN_IF_SELECTED(Cast, cast_kernel);
-    case ops::OpId::Full: SG_RETURN_IF_SELECTED(Full, full_kernel);
-    case ops::OpId::ShapeDim: SG_RETURN_IF_SELECTED(ShapeDim, shape_dim_kernel);
     default: return nullptr;
   }
 }

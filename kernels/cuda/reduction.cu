@@ -1,8 +1,6 @@
-// Reductions, arg-reductions, softmax / log_softmax and layer norm.
-// One warp per output element or lane: its 32 threads stride over the reduced
-// elements and combine with shuffles, so both few large and many small
-// reductions keep the GPU busy. Sums accumulate in double, as the reference does
-// where it matters (layer norm), so results stay well inside f32 tolerance.
+// The reduction family: reductions and arg-reductions. One warp per output
+// element: its 32 threads stride over the reduced elements and combine with
+// shuffles, so both few large and many small reductions keep the GPU busy.
 #include <cfloat>
 #include <cmath>
 
@@ -15,7 +13,6 @@ namespace sg::kernels::cuda {
 namespace {
 
 using ops::OpId;
-constexpr int kWarpsPerBlock = 8;
 
 struct ReduceDesc {
   int kept_rank = 0, red_rank = 0;
@@ -31,12 +28,6 @@ __device__ __forceinline__ int64_t walk(const int64_t* shape, const int64_t* str
     i /= shape[d];
   }
   return off;
-}
-
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || b != b) ? NAN : fmaxf(a, b); }
@@ -68,11 +59,6 @@ __global__ void reduce_kernel(const float* x, float* o, ReduceDesc r) {
   }
 }
 
-unsigned warp_grid(int64_t items) {
-  const int64_t blocks = (items + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  return unsigned(blocks < 1 ? 1 : (blocks > 65535 * 8 ? 65535 * 8 : blocks));
-}
-
 // argmax/argmin over [outer, n, inner]: the first extreme, a NaN counting as the
 // extreme (NumPy's first NaN).
 template <bool kMax>
@@ -90,48 +76,6 @@ __global__ void arg_kernel(const float* x, int64_t* o, int64_t outer, int64_t n,
       }
     }
     o[l] = best;
-  }
-}
-
-template <bool kLog>
-__global__ void softmax_kernel(const float* x, float* o, int64_t outer, int64_t n, int64_t inner) {
-  const int lane = threadIdx.x % 32;
-  const int64_t lanes = outer * inner, warps = int64_t(gridDim.x) * kWarpsPerBlock;
-  for (int64_t l = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32; l < lanes; l += warps) {
-    const int64_t base = (l / inner) * n * inner + l % inner;
-    float mx = -INFINITY;
-    for (int64_t i = lane; i < n; i += 32) mx = fmaxf(mx, x[base + i * inner]);
-    for (int s = 16; s > 0; s >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, s));
-    float sum = 0;
-    for (int64_t i = lane; i < n; i += 32) sum += expf(x[base + i * inner] - mx);
-    sum = warp_sum(sum);
-    if (kLog) {
-      const float ls = logf(sum);
-      for (int64_t i = lane; i < n; i += 32) o[base + i * inner] = (x[base + i * inner] - mx) - ls;
-    } else {
-      const float inv = 1.0f / sum;
-      for (int64_t i = lane; i < n; i += 32) o[base + i * inner] = expf(x[base + i * inner] - mx) * inv;
-    }
-  }
-}
-
-__global__ void layer_norm_kernel(const float* x, const float* g, const float* b, float* o, int64_t rows, int64_t d,
-                                  int64_t sg, int64_t sb, double eps) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * kWarpsPerBlock;
-  for (int64_t r = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32; r < rows; r += warps) {
-    const float* row = x + r * d;
-    double s = 0;
-    for (int64_t i = lane; i < d; i += 32) s += double(row[i]);
-    const double mean = warp_sum(s) / double(d);
-    double v = 0;
-    for (int64_t i = lane; i < d; i += 32) {
-      const double c = double(row[i]) - mean;
-      v += c * c;
-    }
-    const double inv = 1.0 / sqrt(warp_sum(v) / double(d) + eps);
-    for (int64_t i = lane; i < d; i += 32)
-      o[r * d + i] = float((double(row[i]) - mean) * inv * double(g[i * sg]) + double(b[i * sb]));
   }
 }
 
@@ -177,28 +121,6 @@ Status run_arg_reduce(Context& ctx, OpId op, const ops::Attrs& attrs, const Tens
   if (op == OpId::ArgMax) arg_kernel<true><<<g, kBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<int64_t>(), v.outer, v.n, v.inner);
   else arg_kernel<false><<<g, kBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<int64_t>(), v.outer, v.n, v.inner);
   return launched(ops::op_def(op).name);
-}
-
-Status run_softmax(Context& ctx, bool log, int axis, const TensorRef& x, TensorRef& o) {
-  if (axis < 0 || axis >= x.rank) return internal_error("cuda softmax: axis");
-  const AxisView v = axis_view(x, axis);
-  if (v.outer * v.inner * v.n == 0) return Status::Ok();
-  const unsigned g = warp_grid(v.outer * v.inner);
-  if (log) softmax_kernel<true><<<g, 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<float>(), v.outer, v.n, v.inner);
-  else softmax_kernel<false><<<g, 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<float>(), v.outer, v.n, v.inner);
-  return launched(log ? "log_softmax" : "softmax");
-}
-
-Status run_layer_norm(Context& ctx, double eps, const TensorRef& x, const TensorRef& g, const TensorRef& b,
-                      TensorRef& o) {
-  if (x.rank < 1) return internal_error("cuda layer_norm: rank 0");
-  const int64_t d = x.shape[x.rank - 1];
-  if (d == 0 || x.numel() == 0) return Status::Ok();
-  const int64_t rows = x.numel() / d;
-  layer_norm_kernel<<<warp_grid(rows), 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(
-      x.as<const float>(), g.as<const float>(), b.as<const float>(), o.as<float>(), rows, d, g.numel() == 1 ? 0 : 1,
-      b.numel() == 1 ? 0 : 1, eps);
-  return launched("layer_norm");
 }
 
 }  // namespace sg::kernels::cuda

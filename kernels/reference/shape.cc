@@ -1,5 +1,6 @@
-// Shape ops: reshape, broadcast_to, transpose, expand_dims, squeeze, concatenate.
-// They move bytes, so they work on element sizes rather than dtypes.
+// The shape family: reshape, broadcast_to, transpose, expand_dims, squeeze,
+// concatenate, shape_dim (one dim as an i64 scalar); tile and pad are in
+// shape_tile_pad.cc. They move bytes, so they work on element sizes rather than dtypes.
 #include <cstring>
 #include <string>
 
@@ -184,6 +185,18 @@ Status concatenate_kernel(const KernelContext&, const ops::Attrs& attrs, std::sp
   return Status::Ok();
 }
 
+Status shape_dim_kernel(const KernelContext&, const ops::Attrs& attrs, std::span<const TensorRef> in,
+                        std::span<TensorRef> out) {
+  SG_RETURN_IF_ERROR(check_arity("shape_dim", in, 1, out));
+  if (attrs.values.empty()) return internal_error("shape_dim: missing attributes");
+  const int64_t axis = attrs.i(ops::attr::kAxisValue);
+  SG_RETURN_IF_ERROR(check_axis("shape_dim", in[0], axis));
+  if (out[0].dtype != DType::kI64 || out[0].numel() != 1)
+    return internal_error("shape_dim: the result must be an i64 scalar, got " + describe(out[0]));
+  *out[0].as<int64_t>() = in[0].shape[axis];
+  return Status::Ok();
+}
+
 }  // namespace
 
 KernelFn shape_kernel(ops::OpId op) {
@@ -194,6 +207,7 @@ KernelFn shape_kernel(ops::OpId op) {
     case ops::OpId::BroadcastTo: SG_RETURN_IF_SELECTED(BroadcastTo, broadcast_to_kernel);
     case ops::OpId::Transpose: SG_RETURN_IF_SELECTED(Transpose, transpose_kernel);
     case ops::OpId::Concatenate: SG_RETURN_IF_SELECTED(Concatenate, concatenate_kernel);
+    case ops::OpId::ShapeDim: SG_RETURN_IF_SELECTED(ShapeDim, shape_dim_kernel);
     default: return nullptr;
   }
 }

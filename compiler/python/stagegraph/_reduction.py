@@ -1,4 +1,5 @@
-"""Reductions and ordering ops of SPEC §7 with §3's dtypes."""
+"""The reduction family of SPEC §7 with §3's dtypes: sum, prod, mean, max, min, any,
+all, argmax, argmin, and logsumexp."""
 
 import operator
 import warnings
@@ -129,59 +130,6 @@ def argmin(x, axis=None, keepdims=False):
     return _arg_reduce(np.argmin, x, axis, keepdims, "argmin")
 
 
-@differentiable("cumsum")
-def cumsum(x, axis=None):
-    t = to_tensor(x, what="cumsum")
-    d = _accumulate_dtype(t.dtype)
-    flat = t._a.reshape(-1) if axis is None else t._a
-    axes = _kernel_axes(0 if axis is None else axis, flat.ndim)
-    if axes is not None:
-        r = _kernels.run("cumsum", (flat,), (("axis", axes[0]),))
-        if r is not None:
-            return Tensor(r)
-    with np.errstate(all="ignore"):
-        r = np.cumsum(t._a, axis=_axis(axis), dtype=np.float32 if d is dt.f16 else d.np)
-    return Tensor(r.astype(d.np, copy=False))
-
-
-@differentiable("sort")
-def sort(x, axis=-1):
-    t = to_tensor(x, what="sort")
-    return Tensor(np.sort(t._a, axis=_axis(axis), kind="stable"))
-
-
-def argsort(x, axis=-1):
-    """Stable: equal values keep their order. Indices are i64."""
-    t = to_tensor(x, what="argsort")
-    return Tensor(np.argsort(t._a, axis=_axis(axis), kind="stable").astype(np.int64))
-
-
-@differentiable("topk")
-def topk(x, k, axis=-1):
-    """(values, indices) of the k largest along `axis`, largest first, ties by lower index."""
-    t = to_tensor(x, what="topk")
-    a = t._a
-    if a.ndim == 0:
-        raise ValueError("topk: needs at least one dim")
-    axis = operator.index(axis)
-    k = operator.index(k)
-    n = a.shape[axis]
-    if not 0 <= k <= n:
-        raise ValueError(f"topk: k={k} is outside [0, {n}] for axis {axis} of shape {list(a.shape)}")
-    # A stable ascending sort of a decreasing key gives largest first with ties in
-    # index order; ~v is decreasing for ints and never overflows, unlike -v.
-    if t.dtype.is_float:
-        # NaN counts as the largest value (as in argmax), above +inf: the first key
-        # puts NaNs first, the second orders the rest.
-        nan = np.isnan(a)
-        order = np.lexsort((np.where(nan, 0.0, -a.astype(np.float64)), ~nan), axis=axis)
-    else:
-        key = ~a.astype(np.int8) if t.dtype is dt.bool_ else ~a
-        order = np.argsort(key, axis=axis, kind="stable")
-    idx = np.take(order, np.arange(k), axis=axis)
-    return Tensor(np.take_along_axis(a, idx, axis=axis)), Tensor(idx.astype(np.int64))
-
-
 @differentiable("logsumexp")
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) along `axis`, stable: the max is subtracted first (a slice of
@@ -201,5 +149,4 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 # The ops Tensor's methods and operators call (_registry.py).
-register(sum=sum, mean=mean, max=max, min=min, prod=prod, any=any, all=all, argmax=argmax, argmin=argmin,
-         cumsum=cumsum)
+register(sum=sum, mean=mean, max=max, min=min, prod=prod, any=any, all=all, argmax=argmax, argmin=argmin)

@@ -1,6 +1,8 @@
-// Data movement (transpose, take, concatenate, copies) for any dtype, moved as
-// words of its size, and the f32 NHWC convolution and pooling kernels. The
-// padding rules are the reference kernels' ("SAME": the odd pixel after).
+// The neural-network kernels: f32 NHWC convolution and pooling (the padding
+// rules are the reference kernels': "SAME" puts the odd pixel after) and the
+// fused ops' activation; softmax / log_softmax and layer_norm, one warp per lane
+// or row (common.cuh), layer_norm's sums in double as the reference's, so
+// results stay well inside f32 tolerance.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -11,44 +13,6 @@
 
 namespace sg::kernels::cuda {
 namespace {
-
-template <class W>
-__global__ void transpose_kernel(const W* x, W* o, int64_t n, Strided<1> s) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t j = i, off = 0;
-    for (int d = s.rank - 1; d >= 0; --d) {
-      off += (j % s.shape[d]) * s.strides[0][d];
-      j /= s.shape[d];
-    }
-    o[i] = x[off];
-  }
-}
-
-// o[a, i, b] = x[a, idx[i], b] over x seen as [outer, n, inner].
-template <class W, class I>
-__global__ void take_kernel(const W* x, const I* idx, W* o, int64_t outer, int64_t n, int64_t inner, int64_t count,
-                            int* error) {
-  const int64_t total = outer * count * inner;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t b = i % inner, k = (i / inner) % count, a = i / (inner * count);
-    int64_t j = int64_t(idx[k]);
-    if (j < -n || j >= n) {
-      atomicCAS(error, 0, int(kTakeIndexOutOfRange));
-      o[i] = W(0);
-      continue;
-    }
-    if (j < 0) j += n;
-    o[i] = x[(a * n + j) * inner + b];
-  }
-}
-
-// One input's block [outer, rows] into the output [outer, total] at column `at`.
-template <class W>
-__global__ void place_kernel(const W* x, W* o, int64_t outer, int64_t rows, int64_t total, int64_t at) {
-  const int64_t n = outer * rows;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    o[(i / rows) * total + at + i % rows] = x[i];
-}
 
 struct Window {
   int64_t in, out, k, stride, dilation, pad_before;
@@ -130,93 +94,50 @@ __global__ void activation_kernel(float* o, int64_t n, int64_t act) {
 }
 
 
-}  // namespace
 
-Status run_transpose(Context& ctx, const std::vector<int64_t>& perm, const TensorRef& x, TensorRef& o) {
-  if (int(perm.size()) != x.rank) return internal_error("cuda transpose: permutation");
-  Strided<1> s;
-  s.rank = x.rank;
-  int64_t in_strides[kMaxRank];
-  int64_t st = 1;
-  for (int d = x.rank - 1; d >= 0; --d) {
-    in_strides[d] = st;
-    st *= x.shape[d];
-  }
-  for (int d = 0; d < x.rank; ++d) {
-    s.shape[d] = o.shape[d];
-    s.strides[0][d] = in_strides[perm[d]];
-  }
-  const int64_t n = o.numel();
-  if (n == 0) return Status::Ok();
-  const unsigned g = grid_for(n);
-  cudaStream_t stream = state(ctx).stream;
-  switch (dtype_size(x.dtype)) {
-    case 1: transpose_kernel<uint8_t><<<g, kBlock, 0, stream>>>(x.as<const uint8_t>(), o.as<uint8_t>(), n, s); break;
-    case 2: transpose_kernel<uint16_t><<<g, kBlock, 0, stream>>>(x.as<const uint16_t>(), o.as<uint16_t>(), n, s); break;
-    case 4: transpose_kernel<uint32_t><<<g, kBlock, 0, stream>>>(x.as<const uint32_t>(), o.as<uint32_t>(), n, s); break;
-    default: transpose_kernel<uint64_t><<<g, kBlock, 0, stream>>>(x.as<const uint64_t>(), o.as<uint64_t>(), n, s); break;
-  }
-  return launched("transpose");
-}
-
-template <class W>
-static void launch_take(unsigned g, cudaStream_t st, const TensorRef& x, const TensorRef& idx, TensorRef& o,
-                        const AxisView& v, int64_t count, int* err) {
-  if (idx.dtype == DType::kI64)
-    take_kernel<W, int64_t><<<g, kBlock, 0, st>>>(x.as<const W>(), idx.as<const int64_t>(), o.as<W>(), v.outer, v.n, v.inner, count, err);
-  else
-    take_kernel<W, int32_t><<<g, kBlock, 0, st>>>(x.as<const W>(), idx.as<const int32_t>(), o.as<W>(), v.outer, v.n, v.inner, count, err);
-}
-
-Status run_take(Context& ctx, int axis, const TensorRef& x, const TensorRef& idx, TensorRef& o) {
-  if (axis < 0 || axis >= x.rank) return internal_error("cuda take: axis");
-  const AxisView v = axis_view(x, axis);
-  const int64_t count = idx.numel();
-  const int64_t n = o.numel();
-  if (n == 0) return Status::Ok();
-  if (v.n == 0) return runtime_error("take: index out of range (axis " + std::to_string(axis) + " is empty)");
-  const unsigned g = grid_for(n);
-  cudaStream_t st = state(ctx).stream;
-  int* err = state(ctx).error_flag;
-  switch (dtype_size(x.dtype)) {
-    case 1: launch_take<uint8_t>(g, st, x, idx, o, v, count, err); break;
-    case 2: launch_take<uint16_t>(g, st, x, idx, o, v, count, err); break;
-    case 4: launch_take<uint32_t>(g, st, x, idx, o, v, count, err); break;
-    default: launch_take<uint64_t>(g, st, x, idx, o, v, count, err); break;
-  }
-  return launched("take");
-}
-
-Status run_concatenate(Context& ctx, int axis, std::span<const TensorRef> in, TensorRef& o) {
-  if (axis < 0 || axis >= o.rank) return internal_error("cuda concatenate: axis");
-  const AxisView ov = axis_view(o, axis);
-  const int64_t total = ov.n * ov.inner;
-  int64_t at = 0;
-  cudaStream_t st = state(ctx).stream;
-  for (const TensorRef& x : in) {
-    const int64_t rows = x.shape[axis] * ov.inner;
-    const int64_t n = ov.outer * rows;
-    if (n > 0) {
-      const unsigned g = grid_for(n);
-      switch (dtype_size(o.dtype)) {
-        case 1: place_kernel<uint8_t><<<g, kBlock, 0, st>>>(x.as<const uint8_t>(), o.as<uint8_t>(), ov.outer, rows, total, at); break;
-        case 2: place_kernel<uint16_t><<<g, kBlock, 0, st>>>(x.as<const uint16_t>(), o.as<uint16_t>(), ov.outer, rows, total, at); break;
-        case 4: place_kernel<uint32_t><<<g, kBlock, 0, st>>>(x.as<const uint32_t>(), o.as<uint32_t>(), ov.outer, rows, total, at); break;
-        default: place_kernel<uint64_t><<<g, kBlock, 0, st>>>(x.as<const uint64_t>(), o.as<uint64_t>(), ov.outer, rows, total, at); break;
-      }
-      SG_RETURN_IF_ERROR(launched("concatenate"));
+template <bool kLog>
+__global__ void softmax_kernel(const float* x, float* o, int64_t outer, int64_t n, int64_t inner) {
+  const int lane = threadIdx.x % 32;
+  const int64_t lanes = outer * inner, warps = int64_t(gridDim.x) * kWarpsPerBlock;
+  for (int64_t l = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32; l < lanes; l += warps) {
+    const int64_t base = (l / inner) * n * inner + l % inner;
+    float mx = -INFINITY;
+    for (int64_t i = lane; i < n; i += 32) mx = fmaxf(mx, x[base + i * inner]);
+    for (int s = 16; s > 0; s >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, s));
+    float sum = 0;
+    for (int64_t i = lane; i < n; i += 32) sum += expf(x[base + i * inner] - mx);
+    sum = warp_sum(sum);
+    if (kLog) {
+      const float ls = logf(sum);
+      for (int64_t i = lane; i < n; i += 32) o[base + i * inner] = (x[base + i * inner] - mx) - ls;
+    } else {
+      const float inv = 1.0f / sum;
+      for (int64_t i = lane; i < n; i += 32) o[base + i * inner] = expf(x[base + i * inner] - mx) * inv;
     }
-    at += rows;
   }
-  return Status::Ok();
 }
 
-Status run_copy(Context& ctx, const TensorRef& x, TensorRef& o) {
-  if (x.nbytes() != o.nbytes()) return internal_error("cuda copy: sizes differ");
-  if (x.data == o.data || o.nbytes() == 0) return Status::Ok();
-  SG_CUDA_TRY(cudaMemcpyAsync(o.data, x.data, o.nbytes(), cudaMemcpyDeviceToDevice, state(ctx).stream), "copy");
-  return Status::Ok();
+__global__ void layer_norm_kernel(const float* x, const float* g, const float* b, float* o, int64_t rows, int64_t d,
+                                  int64_t sg, int64_t sb, double eps) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * kWarpsPerBlock;
+  for (int64_t r = blockIdx.x * int64_t(kWarpsPerBlock) + threadIdx.x / 32; r < rows; r += warps) {
+    const float* row = x + r * d;
+    double s = 0;
+    for (int64_t i = lane; i < d; i += 32) s += double(row[i]);
+    const double mean = warp_sum(s) / double(d);
+    double v = 0;
+    for (int64_t i = lane; i < d; i += 32) {
+      const double c = double(row[i]) - mean;
+      v += c * c;
+    }
+    const double inv = 1.0 / sqrt(warp_sum(v) / double(d) + eps);
+    for (int64_t i = lane; i < d; i += 32)
+      o[r * d + i] = float((double(row[i]) - mean) * inv * double(g[i * sg]) + double(b[i * sb]));
+  }
 }
+
+}  // namespace
 
 Status run_conv2d(Context& ctx, const ops::Attrs& attrs, const TensorRef& x, const TensorRef& w, const TensorRef* bias,
                   int64_t activation, TensorRef& o) {
@@ -258,6 +179,29 @@ Status run_activation(Context& ctx, int64_t activation, TensorRef& o) {
   if (activation == ops::attr::kActNone || o.numel() == 0) return Status::Ok();
   activation_kernel<<<grid_for(o.numel()), kBlock, 0, state(ctx).stream>>>(o.as<float>(), o.numel(), activation);
   return launched("activation");
+}
+
+
+Status run_softmax(Context& ctx, bool log, int axis, const TensorRef& x, TensorRef& o) {
+  if (axis < 0 || axis >= x.rank) return internal_error("cuda softmax: axis");
+  const AxisView v = axis_view(x, axis);
+  if (v.outer * v.inner * v.n == 0) return Status::Ok();
+  const unsigned g = warp_grid(v.outer * v.inner);
+  if (log) softmax_kernel<true><<<g, 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<float>(), v.outer, v.n, v.inner);
+  else softmax_kernel<false><<<g, 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(x.as<const float>(), o.as<float>(), v.outer, v.n, v.inner);
+  return launched(log ? "log_softmax" : "softmax");
+}
+
+Status run_layer_norm(Context& ctx, double eps, const TensorRef& x, const TensorRef& g, const TensorRef& b,
+                      TensorRef& o) {
+  if (x.rank < 1) return internal_error("cuda layer_norm: rank 0");
+  const int64_t d = x.shape[x.rank - 1];
+  if (d == 0 || x.numel() == 0) return Status::Ok();
+  const int64_t rows = x.numel() / d;
+  layer_norm_kernel<<<warp_grid(rows), 32 * kWarpsPerBlock, 0, state(ctx).stream>>>(
+      x.as<const float>(), g.as<const float>(), b.as<const float>(), o.as<float>(), rows, d, g.numel() == 1 ? 0 : 1,
+      b.numel() == 1 ? 0 : 1, eps);
+  return launched("layer_norm");
 }
 
 }  // namespace sg::kernels::cuda
