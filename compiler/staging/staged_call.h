@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "staging/call_graph.h"
+#include "staging/calls.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {

@@ -3,7 +3,9 @@
 // over a tensor whose first dim is symbolic.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -12,6 +14,38 @@
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
+
+// The Loops concern of the stager: what it must know of values across the loops
+// it stages. Each staged loop has a token; a staged value that stands for a Python
+// number (WeakOrigin, stager.h) carries its origin, so that a loop that carried a
+// number in the wrong dtype is staged again (WeakRetype) and a Python int meets a
+// tensor as eager mode's would (staged_loop.cc).
+class Loops {
+ public:
+  explicit Loops(Stager& s) : s_(s) {}
+  Loops(const Loops&) = delete;
+  Loops& operator=(const Loops&) = delete;
+
+  int64_t new_token() { return ++tokens_; }
+
+  const WeakOrigin* weak_origin(const Value& v) const;
+  void mark_weak(const Value& v, const WeakOrigin& origin);
+  // Throws WeakRetype when `v` stands for a carried Python number that can take
+  // `dtype` and has not been given one yet (provenance.cc: it unwinds like fail).
+  void retype_weak(const Value& v, DType dtype);
+  // Marks a staged value that stands for a Python int (a counter, a dim).
+  void mark_weak_int(const Value& v);
+
+  // Rollbacks: the marks on values of functions from `functions` on, or on values
+  // from `values` on of function `fn`, are dropped.
+  void forget_functions(size_t functions);
+  void forget_values(int32_t fn, size_t values);
+
+ private:
+  Stager& s_;
+  std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
+  int64_t tokens_ = 0;
+};
 
 struct StagedLoopSpec {
   const Stmt& stmt;

@@ -192,7 +192,7 @@ std::optional<Flow> Stager::exec_for_range(const Stmt& s, bool sg_range, const s
         },
         [&, counter] {
           Value c = lookup_name(counter, span);
-          mark_weak_int(c);  // a Python int in eager mode
+          loops().mark_weak_int(c);  // a Python int in eager mode
           assign(*s.target, c, s.target->span);
           scope().set(counter, binary(BinOp::kAdd, c, step, span));
         },
@@ -235,10 +235,10 @@ Flow Stager::exec_for_over_tensors(const Stmt& s, const Value& iterable, const s
       [&, counter] { return compare(CmpOp::kLt, lookup_name(counter, span), n, span); },
       [&, counter] {
         Value c = lookup_name(counter, span);
-        mark_weak_int(c);  // enumerate's index: a Python int in eager mode
+        loops().mark_weak_int(c);  // enumerate's index: a Python int in eager mode
         std::vector<Value> items;
         for (const Value& seq : seqs) items.push_back(index_tensor_value(seq, c, span));
-        for (const auto& [k, number] : zipped_numbers) mark_weak(items[k], WeakOrigin::of_number(number));
+        for (const auto& [k, number] : zipped_numbers) loops().mark_weak(items[k], WeakOrigin::of_number(number));
         Value item = zipped.empty() ? items[0] : make_tuple(std::move(items));
         if (index_base)
           item = make_tuple({*index_base == 0 ? c : binary(BinOp::kAdd, c, Value(*index_base), span), item});

@@ -3,6 +3,7 @@
 // compile time when every argument is static, inlined otherwise).
 #include <algorithm>
 
+#include "staging/calls.h"
 #include "staging/classes.h"
 #include "staging/control_state.h"
 #include "staging/staged_loop.h"
@@ -221,7 +222,7 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
     }
     case ExprKind::kAttribute: {
       Value obj = eval(*target.a);
-      set_attribute(obj, target.name, v, span);
+      records().set_attribute(obj, target.name, v, span);
       return;
     }
     default: fail(span, "cannot assign to this expression");
@@ -291,7 +292,7 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
     scope_ptr->set("$class", Value(owner));
     scope_ptr->set("$self", *scope_ptr->find_local(def.params[0].name));
   }
-  if (wants_graph_function(*f, *scope_ptr)) return call_graph_function(f, *scope_ptr, args.span);
+  if (calls().wants_graph_function(*f, *scope_ptr)) return calls().call_graph_function(f, *scope_ptr, args.span);
   if (call_depth_ >= max_compile_time_depth())
     fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(max_compile_time_depth()) +
                         " calls at compile time");
@@ -393,8 +394,8 @@ Flow Stager::exec(const Stmt& s) {
       fail(s.span, "import is only allowed at module level");
     case StmtKind::kClassDef:
       fail(s.span, "class '" + s.cls->name + "' is defined inside a function; define classes at module level");
-    case StmtKind::kRaise: return exec_raise(s);
-    case StmtKind::kTry: return exec_try(s);
+    case StmtKind::kRaise: return records().exec_raise(s);
+    case StmtKind::kTry: return records().exec_try(s);
     case StmtKind::kGlobal:
     case StmtKind::kNonlocal:
       for (const std::string& n : s.names) {
