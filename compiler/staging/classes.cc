@@ -109,7 +109,7 @@ void Records::define_class(const Stmt& s) {
       cls->frozen = true;
     } else {
       s_.fail(b->span, "the base of class '" + def.name + "' must be a class defined in this module, a builtin "
-                    "exception or typing.NamedTuple, got " + type_name(base));
+                       "exception or typing.NamedTuple, got " + type_name(base));
     }
   }
   for (const ExprPtr& d : def.decorators) {
@@ -159,8 +159,8 @@ void Records::define_class(const Stmt& s) {
             } else {
               if (v.is<ListPtr>() || v.is<DictPtr>())
                 s_.fail(st.value->span, "mutable default " + type_name(v) + " for field '" + field +
-                                         "' is not allowed: use dataclasses.field(default_factory=" +
-                                         type_name(v) + ")");
+                                            "' is not allowed: use dataclasses.field(default_factory=" +
+                                            type_name(v) + ")");
               cls->field_defaults[field] = std::make_shared<Value>(v);
             }
           }
@@ -190,7 +190,7 @@ void Records::define_class(const Stmt& s) {
         [[fallthrough]];
       default:
         s_.fail(st.span, "only method definitions and class attributes are allowed in the body of class '" +
-                          def.name + "'");
+                             def.name + "'");
     }
   }
   s_.globals()->set(def.name, Value(cls));
@@ -204,7 +204,7 @@ Value Records::instantiate(const ClassPtr& cls, Args& args) {
     for (const std::string& t : exception_chain(cls->builtin_base)) e.types.push_back(t);
     if (find_class_attr(cls, "__init__"))
       s_.fail(args.span, "exception class '" + cls->name + "' defines __init__; an exception raised by a staged "
-                      "program takes only a message: " + cls->name + "(\"...\")");
+                         "program takes only a message: " + cls->name + "(\"...\")");
     if (!args.kw.empty()) s_.fail(args.span, cls->name + "() takes no keyword arguments");
     if (args.pos.size() == 1) e.message = py_str(args.pos[0]);
     else if (args.pos.size() > 1) e.message = py_repr(make_tuple(args.pos));
@@ -222,7 +222,7 @@ Value Records::instantiate(const ClassPtr& cls, Args& args) {
     all_fields(cls, fields, owners);
     if (args.pos.size() > fields.size())
       s_.fail(args.span, cls->name + "() takes " + std::to_string(fields.size()) + " positional arguments but " +
-                          std::to_string(args.pos.size()) + " were given");
+                             std::to_string(args.pos.size()) + " were given");
     std::vector<std::optional<Value>> values(fields.size());
     for (size_t i = 0; i < args.pos.size(); ++i) values[i] = args.pos[i];
     for (const auto& [name, v] : args.kw) {
@@ -347,7 +347,7 @@ Value Records::object_attribute(const Value& v, const std::string& name, SourceS
     }
     if (is_record_maker(full) || mod == "typing") return Value(BuiltinV{full});
     s_.fail(span, "module '" + mod + "' has no attribute '" + name + "' that a staged program may use (" + mod +
-                   (mod == "collections" ? ".namedtuple" : ".dataclass and " + mod + ".field") + " are supported)");
+                      (mod == "collections" ? ".namedtuple" : ".dataclass and " + mod + ".field") + " are supported)");
   }
   s_.fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
 }
@@ -358,11 +358,11 @@ void Records::set_attribute(const Value& target, const std::string& name, const 
     InstanceObj& obj = *target.as<InstancePtr>();
     if (obj.cls->frozen)
       s_.fail(span, "cannot assign to field '" + name + "' of '" + obj.cls->name + "': it is a " +
-                     (obj.cls->kind == ClassObj::Kind::kNamedTuple ? "named tuple" : "frozen dataclass") +
-                     "; make a new one with _replace or the constructor");
+                        (obj.cls->kind == ClassObj::Kind::kNamedTuple ? "named tuple" : "frozen dataclass") +
+                        "; make a new one with _replace or the constructor");
     if (v.is<TensorListV>())
       s_.fail(span, "a list appended to in a staged loop cannot be stored in attribute '" + name +
-                     "'; stack it with sg.stack first");
+                        "'; stack it with sg.stack first");
     set_instance_attr(obj, name, v);
     note_size_changes(s_.control(), span);
     return;

@@ -96,10 +96,10 @@ void Records::stage_raise(const RaiseSignal& r) {
     for (const ExceptHandler& h : t->handlers)
       if (handler_matches(s_, h, r.exc))
         s_.fail(r.span, "this raise runs under a staged condition, so the " + r.exc.types[0] +
-                         " happens at run time, but the except clause at line " + std::to_string(h.span.line) +
-                         " would have to catch it; try/except works only where staging decides the outcome at "
-                         "compile time: test the condition and handle the error without raising",
-             {Note{h.span, "the except clause is here"}});
+                            " happens at run time, but the except clause at line " + std::to_string(h.span.line) +
+                            " would have to catch it; try/except works only where staging decides the outcome at "
+                            "compile time: test the condition and handle the error without raising",
+                {Note{h.span, "the except clause is here"}});
   }
   s_.assert_at_run_time(Value(scalar_tensor(DType::kBool, 0, 0)), exception_text(r.exc), r.span);
 }
@@ -166,7 +166,7 @@ Flow Records::exec_try(const Stmt& s) {
       const Value* v = s_.scope().find_local(name);
       if (flag_staged(v) && was_jumping)
         s_.fail(s.finalbody.front()->span, "a jump under a staged condition in this finally block, after the try "
-                                        "block jumped, is not supported; move it out of the finally block");
+                                           "block jumped, is not supported; move it out of the finally block");
       jumped = jumped || flag_true(v) || flag_staged(v);
     }
     if (jumped) {

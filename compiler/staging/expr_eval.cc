@@ -5,6 +5,7 @@
 #include "staging/differentiation.h"
 #include "staging/sg_ops_internal.h"  // sg_member_attribute
 #include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -465,7 +466,7 @@ Value Stager::eval(const Expr& e) {
       return binary(e.bin_op, a, b, e.op_spans.empty() ? e.span : operator_span(e.span, e.op_spans[0]));
     }
     case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
-    case ExprKind::kBoolOp: return eval_bool_op(e);
+    case ExprKind::kBoolOp: return branches().eval_bool_op(e);
     case ExprKind::kCompare: return eval_compare(e);
     case ExprKind::kCall: {
       Value callee = eval(*e.a);
@@ -493,7 +494,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kSubscript: return eval_subscript(e);
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
     case ExprKind::kLambda: return Value(make_function(*e.lambda_def, frame_ ? frame_->scope : globals_));
-    case ExprKind::kIfExp: return eval_if_exp(e);
+    case ExprKind::kIfExp: return branches().eval_if_exp(e);
     case ExprKind::kListComp:
     case ExprKind::kGenExp:
     case ExprKind::kDictComp: return eval_list_comp(e);

@@ -543,7 +543,7 @@ Value Differentiation::call_sg(const std::string& name, Args& args) {
     if (b.has(1) && !b[1].is<NoneV>()) {
       if (!b[1].is<int64_t>() || b[1].as<int64_t>() < 1)
         s_.fail(args.span, "sg.checkpoint's segment must be a positive int known when the program is compiled "
-                        "(the iterations between the states a loop keeps), or None for about sqrt(T) of them");
+                           "(the iterations between the states a loop keeps), or None for about sqrt(T) of them");
       t.segment = b[1].as<int64_t>();
     }
     return Value(t);

@@ -133,10 +133,10 @@ void ProgramVariables::assign(const VariablesPtr& vars, const std::string& name,
   if (entry_builder_ == nullptr) s_.fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
   if (assign_barred_ > 0)
     s_.fail(span, "variable '" + name + "' is assigned inside a function that sg.grad or another transform stages; "
-                                     "return the new value and assign it outside");
+                                        "return the new value and assign it outside");
   if (!in_entry_run())
     s_.fail(span, "variable '" + name + "' is assigned inside a staged call (a recursive function, or an @sg.function "
-                                     "called from the entry); return the new value and assign it in the caller");
+                                        "called from the entry); return the new value and assign it in the caller");
   const Value* initial = nullptr;
   for (const auto& [n, init] : vars->attrs)
     if (n == name) initial = init.get();
@@ -146,7 +146,7 @@ void ProgramVariables::assign(const VariablesPtr& vars, const std::string& name,
   leaves_of(v, name, got);
   if (want.size() != got.size())
     s_.fail(span, "variable '" + name + "' holds " + std::to_string(want.size()) + " tensors; the value assigned has " +
-                   std::to_string(got.size()) + ": give it the same structure");
+                      std::to_string(got.size()) + ": give it the same structure");
   for (size_t k = 0; k < want.size(); ++k) {
     if (want[k].first != got[k].first)
       s_.fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
@@ -157,14 +157,14 @@ void ProgramVariables::assign(const VariablesPtr& vars, const std::string& name,
       const DType dt = s_.tensor_dtype(got[k].second);
       if (is_float(dt) != is_float(type.dtype) || is_int(dt) != is_int(type.dtype))
         s_.fail(span, "variable '" + want[k].first + "' is " + s_.module().format_type(type) + "; the value assigned is " +
-                       s_.module().format_type(s_.tensor_type(got[k].second)) + ": cast it with astype");
+                          s_.module().format_type(s_.tensor_type(got[k].second)) + ": cast it with astype");
     }
     Value t = s_.to_tensor(got[k].second, type.dtype, span);
     if (s_.tensor_dtype(t) != type.dtype) t = s_.cast(t, type.dtype, span);
     const ir::Type given = s_.tensor_type(t);
     if (!(given.shape == type.shape))
       s_.fail(span, "variable '" + want[k].first + "' is " + s_.module().format_type(type) + "; the value assigned is " +
-                     s_.module().format_type(given));
+                        s_.module().format_type(given));
     current_[var] = t;
   }
 }

@@ -18,6 +18,7 @@
 #include "staging/classes.h"
 #include "staging/differentiation.h"
 #include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop.h"
 #include "staging/stager.h"
 
@@ -56,7 +57,8 @@ Stager::Stager(const Module& module, const SourceManager& sources, DiagnosticEng
       module_(std::make_unique<ir::Module>()), globals_(std::make_shared<Scope>()),
       variables_(std::make_unique<ProgramVariables>(*this)),
       differentiation_(std::make_unique<Differentiation>(*this)), calls_(std::make_unique<Calls>(*this, module)),
-      loops_(std::make_unique<Loops>(*this)), records_(std::make_unique<Records>(*this)) {
+      loops_(std::make_unique<Loops>(*this)), records_(std::make_unique<Records>(*this)),
+      branches_(std::make_unique<Branches>(*this)) {
   module_->sources = &sources;
 }
 

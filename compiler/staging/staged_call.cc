@@ -8,6 +8,7 @@
 
 #include "staging/control_state.h"
 #include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
@@ -97,7 +98,7 @@ Value Calls::call_graph_function(const std::shared_ptr<FunctionV>& f, const Scop
 
 GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
   return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size(),
-                  s.diags_.diagnostics().size(), s.held_output_.size(), s.pending_branches_,
+                  s.diags_.diagnostics().size(), s.held_output_.size(), s.branches().pending(),
                   s.control().zero_trip_warned};
 }
 
@@ -112,7 +113,7 @@ void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics
   // enclosing pass look incomplete, and each enclosing specialisation would be
   // staged again, nested ones included: a cost exponential in the chain of
   // specialisations (rec(min(v + 1, K), d - 1) from a static v).
-  s.pending_branches_ = snap.pending_branches;
+  s.branches().set_pending(snap.pending_branches);
   s.control().zero_trip_warned = snap.zero_trip_warned;
 }
 
@@ -179,7 +180,7 @@ Stager::Checkpoint Stager::checkpoint() {
   c.specs = calls().specialisations();
   c.diagnostics = diags_.diagnostics().size();
   c.output = held_output_.size();
-  c.pending_branches = pending_branches_;
+  c.pending_branches = branches().pending();
   c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
   c.variable_current = variables().current();
@@ -200,7 +201,7 @@ void Stager::rollback(const Checkpoint& c) {
   calls().drop_specialisations(c.specs);
   diags_.truncate(c.diagnostics);
   held_output_.resize(c.output);
-  pending_branches_ = c.pending_branches;
+  branches().set_pending(c.pending_branches);
   *control_ = *c.control;
   scope().vars() = c.vars;
   variables().current() = c.variable_current;
@@ -418,7 +419,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
     for (int passes = 1;; ++passes) {
       if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
       const Snapshot snap = snapshot(s);
-      const int64_t pending_before = s.pending_branches_;
+      const int64_t pending_before = s.branches().pending();
       const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
@@ -455,7 +456,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       // and output are recorded in speculation too) would repeat every nested
       // specialisation's passes, a cost exponential in the depth of recursion
       // through static arguments (f(x, 20) calling f(x, 19), ...).
-      const bool complete = s.pending_branches_ == pending_before;
+      const bool complete = s.branches().pending() == pending_before;
       if (probe && complete) {
         specs[idx].result = *result;
         break;

@@ -15,6 +15,7 @@
 #include "staging/staged_if_internal.h"
 
 #include "staging/calls.h"
+#include "staging/staged_if.h"
 #include "staging/sg_variables.h"
 #include "staging/staged_loop.h"  // unset_tensor_of_type
 
@@ -95,12 +96,12 @@ void restand(Container& c, const std::vector<Value>& list_items, const std::vect
 
 }  // namespace
 
-Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
-  const ir::Type test_type = tensor_type(test);
+Flow Branches::exec_staged_if(const Stmt& s, const Value& test) {
+  const ir::Type test_type = s_.tensor_type(test);
   if (test_type.rank() != 0)
-    fail(s.test->span, "the test of a staged `if` must be a scalar, got " + module_->format_type(test_type) +
-                           "; use sg.any or sg.all", provenance_notes({test}));
-  staged_branches(s.span, test, "if", [&] { exec_block(s.body); }, [&] { exec_block(s.orelse); });
+    s_.fail(s.test->span, "the test of a staged `if` must be a scalar, got " + s_.module().format_type(test_type) +
+                              "; use sg.any or sg.all", s_.provenance_notes({test}));
+  staged_branches(s.span, test, "if", [&] { s_.exec_block(s.body); }, [&] { s_.exec_block(s.orelse); });
   return Flow::kNormal;
 }
 
@@ -116,9 +117,9 @@ bool left(const std::map<std::string, Value>& vars) { return flag_set(vars, kRet
 
 }  // namespace
 
-void Stager::staged_branches(SourceSpan span, const Value& test, const std::string& label,
-                             const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
-  BranchStaging(*this, span, label).run(test, then_fn, else_fn);
+void Branches::staged_branches(SourceSpan span, const Value& test, const std::string& label,
+                               const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
+  BranchStaging(s_, span, label).run(test, then_fn, else_fn);
 }
 
 void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
@@ -218,7 +219,7 @@ Branch BranchStaging::branch_or_pending(const std::function<void()>& body, const
   } catch (const PendingResult& p) {
     if (pending_) throw;  // both branches pending: so is the If
     pending_ = p;
-    ++st_.pending_branches_;
+    st_.branches().add_pending();
     pending_side_ = k;
     return Branch{};
   }

@@ -1,6 +1,6 @@
 // One staged `if` (BranchStaging) and what its two files share: staged_if.cc stages
 // the branches and joins the variables they rebind; staged_if_containers.cc joins the
-// lists and dicts they change. See Stager::staged_branches.
+// lists and dicts they change. See Branches::staged_branches (staged_if.h).
 #pragma once
 
 #include <functional>

@@ -10,6 +10,7 @@
 #include "staging/staged_loop.h"
 
 #include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop_internal.h"
 
 namespace sg::compiler::staging {
@@ -421,8 +422,8 @@ void LoopStaging::stage_cond() {
     Value any = *sc.find_local(flags[0]);
     for (size_t k = 1; k < flags.size(); ++k)
       any = st.tensor_binary(ops::OpId::LogicalOr, any, *sc.find_local(flags[k]), s.span);
-    st.staged_branches(s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "test",
-                       [&] { sc.set("$go_on", eval_test()); }, [&] { sc.set("$go_on", Value(false)); });
+    st.branches().staged_branches(s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "test",
+                                  [&] { sc.set("$go_on", eval_test()); }, [&] { sc.set("$go_on", Value(false)); });
     go_on = *sc.find_local("$go_on");
   }
   const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -26,6 +27,11 @@ class Loops {
   Loops(const Loops&) = delete;
   Loops& operator=(const Loops&) = delete;
 
+  // The loop statements (staged_loop_forms.cc): unrolled at compile time where the
+  // test or the iterable is static, else a While node (run_staged_loop).
+  Flow exec_while(const Stmt& s);
+  Flow exec_for(const Stmt& s);
+
   int64_t new_token() { return ++tokens_; }
 
   const WeakOrigin* weak_origin(const Value& v) const;
@@ -42,6 +48,17 @@ class Loops {
   void forget_values(int32_t fn, size_t values);
 
  private:
+  // `for x in range(...)` / `sg.range(...)`: staged when a bound is staged (or by
+  // sg.range), else the static range to unroll, left in `iterable`.
+  std::optional<Flow> exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
+                                     Value& iterable);
+  // A staged loop over tensors whose first dim is known only at run time (zipped, or
+  // enumerated from `index_base`): a counter indexes each.
+  Flow exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
+                             std::optional<int64_t> index_base,
+                             const std::vector<std::pair<size_t, Value>>& zipped_numbers,
+                             const std::set<std::string>& targets);
+
   Stager& s_;
   std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
   int64_t tokens_ = 0;

@@ -92,6 +92,9 @@ class Differentiation;
 // Classes, instances, records, raise and try (classes.h).
 class Records;
 
+// Staged if, and/or and conditional expressions (staged_if.h).
+class Branches;
+
 // How a statement ended (static control flow).
 enum class Flow : uint8_t { kNormal, kBreak, kContinue, kReturn };
 
@@ -291,7 +294,7 @@ class Stager {
   // ---- calls through Call nodes (calls.h; staged_call*.cc, call_graph.cc) -----------
   Calls& calls() { return *calls_; }
 
-  // ---- staged loops' marks on values (staged_loop.h: Loops) -------------------------
+  // ---- loop statements, staged loops' marks on values (staged_loop.h: Loops) -----------
   Loops& loops() { return *loops_; }
   // Loops::weak_origin, for the op library.
   const WeakOrigin* weak_origin(const Value& v) const;
@@ -320,29 +323,17 @@ class Stager {
   // Drops the per-value records of functions from `functions` on.
   void forget_functions(size_t functions, size_t constants);
 
-  // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
-  //      control_flags.cc) ----------------------------------------------------------
-  Flow exec_staged_if(const Stmt& s, const Value& cond);
-  // An If node over `cond` (a staged scalar): each branch function runs its
-  // callback with the scope as it was before; the variables they rebind join.
-  void staged_branches(SourceSpan span, const Value& cond, const std::string& label,
-                       const std::function<void()>& then_fn, const std::function<void()>& else_fn);
+  // ---- staged if, and/or, x if c else y (staged_if.h: Branches) ------------------------
+  Branches& branches() { return *branches_; }
+
+  // ---- jumps, print, assert, tensor lists under staged control flow
+  //      (control_flags*.cc, staged_loop_lists.cc) --------------------------------------
   // Runs statements `from`.. of `body`; after a statement that may have jumped
   // under a staged test (a staged flag), the rest runs under an If on the flags.
   Flow exec_block_from(const std::vector<StmtPtr>& body, size_t from, const Stmt* loop, bool continues);
-  Flow exec_while(const Stmt& s);
-  Flow exec_for(const Stmt& s);
-  std::optional<Flow> exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
-                                     Value& iterable);
-  Flow exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
-                             std::optional<int64_t> index_base,
-                             const std::vector<std::pair<size_t, Value>>& zipped_numbers,
-                             const std::set<std::string>& targets);
   Flow exec_jump(const Stmt& s);
   // The value a Python function call returns, from its frame's flags.
   Value frame_result(const FunctionDef& def, SourceSpan span);
-  Value eval_bool_op(const Expr& e);
-  Value eval_if_exp(const Expr& e);
   Value sg_relax(Args& args);
   // print(...) with staged values: a Print node; assert with a staged test: an Assert node.
   void stage_print(const Args& args, const std::string& sep, const std::string& end);
@@ -460,10 +451,6 @@ class Stager {
   std::shared_ptr<ControlState> control_;
   // Specialisations of graph functions reach the module and diagnostics (staged_call.cc).
   friend struct GraphCalls;
-  // Branches a probe left pending (staged_if.cc): a pass with none reached no
-  // recursive call of unknown result, so what it staged is final.
-  friend class BranchStaging;
-  int64_t pending_branches_ = 0;
   // A recursion ran past kMaxCompileTimeDepth, or staging past
   // StageOptions::max_specialisation_passes: reported, and not retried.
   bool limit_exceeded_ = false;
@@ -473,6 +460,7 @@ class Stager {
   std::unique_ptr<Calls> calls_;
   std::unique_ptr<Loops> loops_;
   std::unique_ptr<Records> records_;
+  std::unique_ptr<Branches> branches_;
 };
 
 // A call of a function of stagegraph's staged modules from the program's own code:

@@ -6,6 +6,7 @@
 #include "staging/calls.h"
 #include "staging/classes.h"
 #include "staging/control_state.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
@@ -359,14 +360,14 @@ Flow Stager::exec(const Stmt& s) {
       if (test.is<Staged>()) {
         if (explaining())
           explain(s.span, "if", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
-        return exec_staged_if(s, test);
+        return branches().exec_staged_if(s, test);
       }
       const bool taken = truth(test, s.test->span, "an if statement");
       explain(s.span, "if", std::string("compile time (the test is static: ") + (taken ? "True" : "False") + ")");
       return exec_block(taken ? s.body : s.orelse);
     }
-    case StmtKind::kWhile: return exec_while(s);
-    case StmtKind::kFor: return exec_for(s);
+    case StmtKind::kWhile: return loops().exec_while(s);
+    case StmtKind::kFor: return loops().exec_for(s);
     case StmtKind::kBreak:
     case StmtKind::kContinue:
     case StmtKind::kReturn: return exec_jump(s);
