@@ -397,14 +397,11 @@ class Stager {
   // sg.variables (sg_variables.cc, sg_variables.h): the program's variables.
   ProgramVariables& variables() { return *variables_; }
   Value make_variables(const Args& args);
-  // The files of stagegraph's staged modules, and the program's calls into them that
-  // are running, innermost last: an error inside one is reported at the program's call,
-  // with a note at the module's line (library_modules.cc).
-  std::set<uint32_t> library_files;
-  std::vector<SourceSpan> library_call_sites;
-  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
 
  private:
+  // An error inside one of stagegraph's staged modules while the program's call into
+  // it runs is reported at the program's call, with a note at the module's line.
+  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
   // The statements of a module: the program's (ast_) or, with `library`, one of
   // stagegraph's own modules written in the staged language (its functions are
   // never entry points).
@@ -423,6 +420,11 @@ class Stager {
   // on first use: name -> the module object; their ASTs live as long as the stager.
   std::map<std::string, Value> library_modules_;
   std::vector<std::unique_ptr<Module>> library_asts_;
+  // The files of those modules, and the program's calls into them that are running,
+  // innermost last (LibraryCall pushes and pops them).
+  friend class LibraryCall;
+  std::set<uint32_t> library_files_;
+  std::vector<SourceSpan> library_call_sites_;
 
   // The current graph function and Python activation.
   FnBuilder* cur_ = nullptr;
