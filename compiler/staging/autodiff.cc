@@ -57,7 +57,7 @@ std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>&
   };
   for (ir::Node node : src.nodes) {
     for (int32_t& i : node.inputs) i = id(i);
-    if (checkpoints && node.kind == ir::NodeKind::kCall && s_.checkpoint_segments.count(node.functions[0])) {
+    if (checkpoints && node.kind == ir::NodeKind::kCall && s_.differentiation().is_checkpoint(node.functions[0])) {
       const std::vector<int32_t> outs = inline_function(node.functions[0], node.inputs, true);
       for (size_t k = 0; k < outs.size(); ++k) map[size_t(node.outputs[k])] = outs[k];
       continue;
@@ -65,7 +65,7 @@ std::vector<int32_t> Vjp::inline_function(int32_t f, const std::vector<int32_t>&
     for (int32_t& o : node.outputs) {
       const int32_t from = o;
       o = id(o);
-      if (s_.stopped_gradients.count({f, from})) s_.stopped_gradients.insert({s_.builder()->fn, o});
+      if (s_.differentiation().gradient_stopped(f, from)) s_.differentiation().stop_gradient_at(s_.builder()->fn, o);
     }
     s_.fn().nodes.push_back(std::move(node));
   }
@@ -360,7 +360,7 @@ std::vector<bool> Vjp::active_results(int32_t f, const std::vector<bool>& params
     for (int32_t i : node.inputs) any = any || act[size_t(i)];
     if (any)
       for (int32_t o : node.outputs)
-        act[size_t(o)] = is_float(fn.values[size_t(o)].type.dtype) && !s_.stopped_gradients.count({f, o});
+        act[size_t(o)] = is_float(fn.values[size_t(o)].type.dtype) && !s_.differentiation().gradient_stopped(f, o);
   }
   std::vector<bool> out;
   for (int32_t r : fn.results) out.push_back(act[size_t(r)]);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "staging/autodiff.h"
+#include "staging/differentiation.h"
 
 #include <algorithm>
 #include <array>

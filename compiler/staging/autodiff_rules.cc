@@ -546,8 +546,8 @@ Grads Vjp::nn_rule(const ir::Node& node, const std::vector<Value>& in, const Val
   (void)at;
   switch (node.op) {
     case OpId::Custom: {
-      auto rule = s_.custom_vjps.find(at.s(2));
-      if (rule == s_.custom_vjps.end())
+      const Value* rule = s_.differentiation().custom_vjp(at.s(2));
+      if (rule == nullptr)
         refuse("through custom op '" + at.s(2) + "': declare it with sg.custom_op(..., vjp=...) to make it differentiable");
       Args args;
       args.span = span_;
@@ -555,7 +555,7 @@ Grads Vjp::nn_rule(const ir::Node& node, const std::vector<Value>& in, const Val
       for (size_t k = 0; k < operands; ++k) args.pos.push_back(in[k]);
       args.pos.push_back(out);
       args.pos.push_back(g);
-      const Value cts = s_.call_value(rule->second, args);
+      const Value cts = s_.call_value(*rule, args);
       std::vector<Value> items = cts.is<TuplePtr>() || cts.is<ListPtr>() ? s_.to_list(cts, span_) : std::vector<Value>{cts};
       if (items.size() != operands)
         refuse("through custom op '" + at.s(2) + "': its vjp rule returned " + std::to_string(items.size()) +

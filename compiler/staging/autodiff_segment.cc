@@ -68,7 +68,7 @@ std::optional<std::pair<size_t, size_t>> counted(const ir::Module& m, const ir::
 std::optional<int64_t> Vjp::checkpoint_call(int32_t f) const {
   const ir::Function& body = s_.module().functions[size_t(f)];
   int64_t segment = 0;
-  if (!calls_checkpoint(body, s_.checkpoint_segments, segment)) return std::nullopt;
+  if (!calls_checkpoint(body, s_.differentiation().checkpoint_segments(), segment)) return std::nullopt;
   // A list the body appends to changes shape every iteration: a state per segment
   // could not be taped, so such a loop keeps its usual tapes.
   for (size_t j = 0; j < body.params.size(); ++j)
@@ -77,7 +77,7 @@ std::optional<int64_t> Vjp::checkpoint_call(int32_t f) const {
 }
 
 void Vjp::segment_loops(ir::Function& src) {
-  if (s_.checkpoint_segments.empty()) return;
+  if (s_.differentiation().checkpoint_segments().empty()) return;
   for (ir::Node& node : src.nodes) {
     if (node.kind != ir::NodeKind::kWhile) continue;
     if (std::optional<int64_t> segment = checkpoint_call(node.functions[1])) segment_loop(src, node, *segment);

@@ -56,7 +56,7 @@ void Vjp::activity(int32_t f, const ir::Function& src, const std::vector<bool>& 
     for (int32_t i : node.inputs) any = any || active[size_t(i)];
     if (!any) continue;
     for (int32_t o : node.outputs)
-      active[size_t(o)] = is_float(src.values[size_t(o)].type.dtype) && !s_.stopped_gradients.count({f, o});
+      active[size_t(o)] = is_float(src.values[size_t(o)].type.dtype) && !s_.differentiation().gradient_stopped(f, o);
   }
   useful.assign(src.values.size(), false);
   for (size_t k = 0; k < src.results.size(); ++k)
@@ -91,14 +91,14 @@ std::optional<Closure> Vjp::discover(const Variant& root) {
     for (size_t n = 0; n < src.nodes.size(); ++n) {
       const ir::Node& node = src.nodes[n];
       // A loop sg.checkpoint segments would renumber the nodes the closure names.
-      if (node.kind == ir::NodeKind::kWhile && !s_.checkpoint_segments.empty()) return std::nullopt;
+      if (node.kind == ir::NodeKind::kWhile && !s_.differentiation().checkpoint_segments().empty()) return std::nullopt;
       bool differentiated = false;
       for (int32_t o : node.outputs) differentiated = differentiated || (active[size_t(o)] && useful[size_t(o)]);
       if (!differentiated || node.kind == ir::NodeKind::kOp) continue;
       if (node.kind == ir::NodeKind::kWhile) return std::nullopt;  // its tapes are not the closure's
       if (node.kind == ir::NodeKind::kCall) {
         const int32_t callee = node.functions[0];
-        if (s_.checkpoint_segments.count(callee)) continue;  // recomputes, as asked
+        if (s_.differentiation().is_checkpoint(callee)) continue;  // recomputes, as asked
         const std::vector<bool> p = input_mask(src, active, node, 0);
         if (!any_of(p)) continue;
         calls = true;
@@ -329,8 +329,7 @@ const Closure* Vjp::tape_closure(const Variant& root) {
   for (Closure::Member& m : c->members) {
     const int32_t f = std::get<0>(m.key);
     m.forward = clone_with_params(f, mod.functions[size_t(f)].name + ".taped", c->tapes);
-    for (const auto& [fn, v] : std::set<std::pair<int32_t, int32_t>>(s_.stopped_gradients))
-      if (fn == f) s_.stopped_gradients.insert({m.forward, v});
+    s_.differentiation().copy_stopped_gradients(f, m.forward);
   }
   for (size_t k = 0; k < c->members.size(); ++k) {
     taped_forward(*c, k);
@@ -354,7 +353,7 @@ int32_t Vjp::empty_rows(const ir::Type& t) {
 
 bool Vjp::taped_call(size_t index, const ir::Node& node) {
   const int32_t callee = node.functions[0];
-  if (s_.checkpoint_segments.count(callee)) return false;
+  if (s_.differentiation().is_checkpoint(callee)) return false;
   const std::vector<bool> params = active_inputs(node, 0);
   if (!any_of(params)) return false;
   const Closure* c = tape_closure({callee, params, reached_results(active_results(callee, params), node, w_->useful)});

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "staging/classes.h"
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -303,7 +304,7 @@ Value builtin_abs(Stager& s, Args& a, const std::string& name) {
   const Value& v = a.pos[0];
   if (v.is_tensor()) {
     Value r = s.apply(ops::OpId::Abs, {}, {v}, span);
-    if (const WeakOrigin* w = s.weak_origin(v)) s.mark_weak(r, *w);  // abs(i) is a Python int too
+    if (const WeakOrigin* w = s.weak_origin(v)) s.loops().mark_weak(r, *w);  // abs(i) is a Python int too
     return r;
   }
   if (v.is<double>()) return Value(std::fabs(v.as<double>()));
@@ -543,8 +544,8 @@ const std::pair<const char*, Value (*)(Stager&, Args&, const std::string&)> kBui
 Value Stager::call_builtin(const std::string& name, Args& a) {
   const SourceSpan span = a.span;
   if (name.rfind("math.", 0) == 0) return call_math(name.substr(5), a);
-  if (is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
-    return call_class_builtin(name, a);
+  if (Records::is_class_builtin(name) || name.find('.') != std::string::npos || name == "$object_init")
+    return records().call_class_builtin(name, a);
   // Named tuples are tuples to the builtins.
   for (Value& p : a.pos)
     if (std::optional<Value> t = record_as_tuple(p); t && name != "isinstance" && name != "print" && name != "str")

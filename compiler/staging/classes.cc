@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "staging/control_state.h"
+#include "staging/sg_variables.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -35,10 +36,11 @@ void all_fields(const ClassPtr& cls, std::vector<std::string>& out, std::vector<
   }
 }
 
+// Restores the stager's activation when a class body is done.
 struct FrameGuard {
-  CallFrame*& frame;
+  Stager& s;
   CallFrame* saved;
-  ~FrameGuard() { frame = saved; }
+  ~FrameGuard() { s.set_frame(saved); }
 };
 
 }  // namespace
@@ -79,21 +81,21 @@ bool instance_of(const Value& v, const ClassPtr& cls) {
   return false;
 }
 
-bool Stager::is_class_builtin(const std::string& name) {
+bool Records::is_class_builtin(const std::string& name) {
   return name == "super" || name == "object" || name == "staticmethod" || name == "classmethod" ||
          name == "property" || is_exception_name(name);
 }
 
-void Stager::define_class(const Stmt& s) {
+void Records::define_class(const Stmt& s) {
   const ClassDef& def = *s.cls;
   auto cls = std::make_shared<ClassObj>();
   cls->name = def.name;
   cls->def = &def;
   for (const ExprPtr& b : def.bases) {
-    const Value base = eval(*b);
+    const Value base = s_.eval(*b);
     if (base.is<BuiltinV>() && base.as<BuiltinV>().name == "object") continue;
     if (cls->base || !cls->builtin_base.empty() || cls->kind == ClassObj::Kind::kNamedTuple)
-      fail(b->span, "class '" + def.name + "' has more than one base class; only single inheritance is supported");
+      s_.fail(b->span, "class '" + def.name + "' has more than one base class; only single inheritance is supported");
     if (base.is<ClassPtr>()) {
       cls->base = base.as<ClassPtr>();
       cls->kind = cls->base->kind;
@@ -106,49 +108,49 @@ void Stager::define_class(const Stmt& s) {
       cls->kind = ClassObj::Kind::kNamedTuple;
       cls->frozen = true;
     } else {
-      fail(b->span, "the base of class '" + def.name + "' must be a class defined in this module, a builtin "
-                    "exception or typing.NamedTuple, got " + type_name(base));
+      s_.fail(b->span, "the base of class '" + def.name + "' must be a class defined in this module, a builtin "
+                       "exception or typing.NamedTuple, got " + type_name(base));
     }
   }
   for (const ExprPtr& d : def.decorators) {
     const Expr& callee = d->kind == ExprKind::kCall ? *d->a : *d;
-    const Value dv = eval(callee);
+    const Value dv = s_.eval(callee);
     if (!dv.is<BuiltinV>() || dv.as<BuiltinV>().name != "dataclasses.dataclass")
-      fail(d->span, "unsupported class decorator: only @dataclasses.dataclass is allowed");
+      s_.fail(d->span, "unsupported class decorator: only @dataclasses.dataclass is allowed");
     cls->kind = ClassObj::Kind::kDataclass;
     if (d->kind == ExprKind::kCall) {
-      if (!d->elts.empty()) fail(d->span, "dataclass() takes keyword arguments only");
+      if (!d->elts.empty()) s_.fail(d->span, "dataclass() takes keyword arguments only");
       for (const Keyword& k : d->keywords) {
-        const Value kv = eval(*k.value);
-        if (k.name == "frozen") cls->frozen = truth(kv, k.span, "frozen=");
+        const Value kv = s_.eval(*k.value);
+        if (k.name == "frozen") cls->frozen = s_.truth(kv, k.span, "frozen=");
         else if (k.name != "eq" && k.name != "repr" && k.name != "init")
-          fail(k.span, "dataclass() argument '" + k.name + "' is not supported (frozen, eq, repr and init are)");
+          s_.fail(k.span, "dataclass() argument '" + k.name + "' is not supported (frozen, eq, repr and init are)");
       }
     }
   }
   // The class body runs in a scope of its own; methods close over the module.
-  CallFrame frame{std::make_shared<Scope>(globals_), Value()};
-  FrameGuard guard{frame_, frame_};
-  frame_ = &frame;
+  CallFrame frame{std::make_shared<Scope>(s_.globals()), Value()};
+  FrameGuard guard{s_, s_.frame()};
+  s_.set_frame(&frame);
   const bool record = cls->kind == ClassObj::Kind::kDataclass || cls->kind == ClassObj::Kind::kNamedTuple;
   for (const StmtPtr& sp : def.body) {
     const Stmt& st = *sp;
     switch (st.kind) {
       case StmtKind::kFunctionDef: {
-        auto f = make_function(*st.func, globals_);
+        auto f = s_.make_function(*st.func, s_.globals());
         f->owner = cls;
         cls->attrs[st.func->name] = std::make_shared<Value>(Value(f));
         frame.scope->set(st.func->name, Value(f));
         break;
       }
       case StmtKind::kAnnAssign:
-        if (st.target->kind != ExprKind::kName) fail(st.span, "a class attribute must be a plain name");
+        if (st.target->kind != ExprKind::kName) s_.fail(st.span, "a class attribute must be a plain name");
         if (record) {
           const std::string& field = st.target->name;
           if (std::find(cls->fields.begin(), cls->fields.end(), field) == cls->fields.end())
             cls->fields.push_back(field);
           if (st.value) {
-            const Value v = eval(*st.value);
+            const Value v = s_.eval(*st.value);
             if (v.is<TuplePtr>() && !v.as<TuplePtr>()->empty() && (*v.as<TuplePtr>())[0].is<std::string>() &&
                 (*v.as<TuplePtr>())[0].as<std::string>() == "$dataclasses.field") {
               const auto& f = *v.as<TuplePtr>();
@@ -156,9 +158,9 @@ void Stager::define_class(const Stmt& s) {
               if (!f[2].is<UndefinedV>()) cls->field_factories[field] = std::make_shared<Value>(f[2]);
             } else {
               if (v.is<ListPtr>() || v.is<DictPtr>())
-                fail(st.value->span, "mutable default " + type_name(v) + " for field '" + field +
-                                         "' is not allowed: use dataclasses.field(default_factory=" +
-                                         type_name(v) + ")");
+                s_.fail(st.value->span, "mutable default " + type_name(v) + " for field '" + field +
+                                            "' is not allowed: use dataclasses.field(default_factory=" +
+                                            type_name(v) + ")");
               cls->field_defaults[field] = std::make_shared<Value>(v);
             }
           }
@@ -167,8 +169,8 @@ void Stager::define_class(const Stmt& s) {
         if (!st.value) break;  // an annotation only
         [[fallthrough]];
       case StmtKind::kAssign: {
-        const Value v = eval(*st.value);
-        if (v.is<Staged>()) fail(st.value->span, "a class attribute must be static");
+        const Value v = s_.eval(*st.value);
+        if (v.is<Staged>()) s_.fail(st.value->span, "a class attribute must be static");
         const std::vector<const Expr*> targets =
             st.kind == StmtKind::kAssign ? [&] {
               std::vector<const Expr*> t;
@@ -176,7 +178,7 @@ void Stager::define_class(const Stmt& s) {
               return t;
             }() : std::vector<const Expr*>{st.target.get()};
         for (const Expr* t : targets) {
-          if (t->kind != ExprKind::kName) fail(t->span, "a class attribute must be a plain name");
+          if (t->kind != ExprKind::kName) s_.fail(t->span, "a class attribute must be a plain name");
           cls->attrs[t->name] = std::make_shared<Value>(v);
           frame.scope->set(t->name, v);
         }
@@ -187,23 +189,23 @@ void Stager::define_class(const Stmt& s) {
         if (st.value->kind == ExprKind::kString) break;
         [[fallthrough]];
       default:
-        fail(st.span, "only method definitions and class attributes are allowed in the body of class '" +
-                          def.name + "'");
+        s_.fail(st.span, "only method definitions and class attributes are allowed in the body of class '" +
+                             def.name + "'");
     }
   }
-  globals_->set(def.name, Value(cls));
+  s_.globals()->set(def.name, Value(cls));
 }
 
-Value Stager::instantiate(const ClassPtr& cls, Args& args) {
+Value Records::instantiate(const ClassPtr& cls, Args& args) {
   if (cls->kind == ClassObj::Kind::kException) {
     ExceptionV e;
     for (const ClassObj* c = cls.get(); c && c->kind == ClassObj::Kind::kException; c = c->base.get())
       e.types.push_back(c->name);
     for (const std::string& t : exception_chain(cls->builtin_base)) e.types.push_back(t);
     if (find_class_attr(cls, "__init__"))
-      fail(args.span, "exception class '" + cls->name + "' defines __init__; an exception raised by a staged "
-                      "program takes only a message: " + cls->name + "(\"...\")");
-    if (!args.kw.empty()) fail(args.span, cls->name + "() takes no keyword arguments");
+      s_.fail(args.span, "exception class '" + cls->name + "' defines __init__; an exception raised by a staged "
+                         "program takes only a message: " + cls->name + "(\"...\")");
+    if (!args.kw.empty()) s_.fail(args.span, cls->name + "() takes no keyword arguments");
     if (args.pos.size() == 1) e.message = py_str(args.pos[0]);
     else if (args.pos.size() > 1) e.message = py_repr(make_tuple(args.pos));
     return Value(e);
@@ -219,15 +221,15 @@ Value Stager::instantiate(const ClassPtr& cls, Args& args) {
     std::vector<ClassPtr> owners;
     all_fields(cls, fields, owners);
     if (args.pos.size() > fields.size())
-      fail(args.span, cls->name + "() takes " + std::to_string(fields.size()) + " positional arguments but " +
-                          std::to_string(args.pos.size()) + " were given");
+      s_.fail(args.span, cls->name + "() takes " + std::to_string(fields.size()) + " positional arguments but " +
+                             std::to_string(args.pos.size()) + " were given");
     std::vector<std::optional<Value>> values(fields.size());
     for (size_t i = 0; i < args.pos.size(); ++i) values[i] = args.pos[i];
     for (const auto& [name, v] : args.kw) {
       auto it = std::find(fields.begin(), fields.end(), name);
-      if (it == fields.end()) fail(args.span, cls->name + "() got an unexpected keyword argument '" + name + "'");
+      if (it == fields.end()) s_.fail(args.span, cls->name + "() got an unexpected keyword argument '" + name + "'");
       std::optional<Value>& slot = values[size_t(it - fields.begin())];
-      if (slot) fail(args.span, cls->name + "() got multiple values for argument '" + name + "'");
+      if (slot) s_.fail(args.span, cls->name + "() got multiple values for argument '" + name + "'");
       slot = v;
     }
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -240,9 +242,9 @@ Value Stager::instantiate(const ClassPtr& cls, Args& args) {
         } else if (f != owner.field_factories.end()) {
           Args none;
           none.span = args.span;
-          values[i] = call_value(*f->second, none);
+          values[i] = s_.call_value(*f->second, none);
         } else {
-          fail(args.span, cls->name + "() missing required argument '" + fields[i] + "'");
+          s_.fail(args.span, cls->name + "() missing required argument '" + fields[i] + "'");
         }
       }
       obj->attrs->items.emplace_back(Value(fields[i]), *values[i]);
@@ -251,19 +253,19 @@ Value Stager::instantiate(const ClassPtr& cls, Args& args) {
       Args none;
       none.span = args.span;
       none.pos.push_back(self);
-      call_value(**post, none);
+      s_.call_value(**post, none);
     }
     return self;
   }
   if (!init) {
-    if (!args.pos.empty() || !args.kw.empty()) fail(args.span, cls->name + "() takes no arguments");
+    if (!args.pos.empty() || !args.kw.empty()) s_.fail(args.span, cls->name + "() takes no arguments");
     return self;
   }
   Args call = args;
   call.pos.insert(call.pos.begin(), self);
   call.pos_spans.insert(call.pos_spans.begin(), args.span);
-  const Value r = call_value(**init, call);
-  if (!r.is<NoneV>()) fail(args.span, "__init__() of '" + cls->name + "' should return None, not " + type_name(r));
+  const Value r = s_.call_value(**init, call);
+  if (!r.is<NoneV>()) s_.fail(args.span, "__init__() of '" + cls->name + "' should return None, not " + type_name(r));
   return self;
 }
 
@@ -292,11 +294,11 @@ Value bind_attr(Stager& st, const Value& attr, const Value& self, const ClassPtr
 
 }  // namespace
 
-Value Stager::object_attribute(const Value& v, const std::string& name, SourceSpan span) {
+Value Records::object_attribute(const Value& v, const std::string& name, SourceSpan span) {
   if (v.is<InstancePtr>()) {
     const InstancePtr& obj = v.as<InstancePtr>();
     if (Value* a = find_instance_attr(*obj, name)) return *a;
-    if (const std::shared_ptr<Value>* a = find_class_attr(obj->cls, name)) return bind_attr(*this, **a, v, obj->cls, span);
+    if (const std::shared_ptr<Value>* a = find_class_attr(obj->cls, name)) return bind_attr(s_, **a, v, obj->cls, span);
     if (obj->cls->kind == ClassObj::Kind::kNamedTuple || obj->cls->kind == ClassObj::Kind::kDataclass) {
       if (name == "_fields" && obj->cls->kind == ClassObj::Kind::kNamedTuple) {
         std::vector<Value> names;
@@ -305,7 +307,7 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
       }
       if (name == "_replace" || name == "_asdict") return Value(BoundMethod{name, std::make_shared<Value>(v)});
     }
-    fail(span, "'" + obj->cls->name + "' object has no attribute '" + name + "'");
+    s_.fail(span, "'" + obj->cls->name + "' object has no attribute '" + name + "'");
   }
   if (v.is<ClassPtr>()) {
     const ClassPtr& cls = v.as<ClassPtr>();
@@ -318,21 +320,21 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
       for (const std::string& f : fields) names.push_back(Value(f));
       return make_tuple(std::move(names));
     }
-    if (const std::shared_ptr<Value>* a = find_class_attr(cls, name)) return bind_attr(*this, **a, v, cls, span);
-    if (cls->kind == ClassObj::Kind::kModule) fail(span, "module '" + cls->name + "' has no attribute '" + name + "'");
-    fail(span, "type object '" + cls->name + "' has no attribute '" + name + "'");
+    if (const std::shared_ptr<Value>* a = find_class_attr(cls, name)) return bind_attr(s_, **a, v, cls, span);
+    if (cls->kind == ClassObj::Kind::kModule) s_.fail(span, "module '" + cls->name + "' has no attribute '" + name + "'");
+    s_.fail(span, "type object '" + cls->name + "' has no attribute '" + name + "'");
   }
   if (v.is<SuperV>()) {
     const SuperV& sv = v.as<SuperV>();
     if (sv.start)
       if (const std::shared_ptr<Value>* a = find_class_attr(sv.start, name))
-        return bind_attr(*this, **a, *sv.self, sv.start, span);
+        return bind_attr(s_, **a, *sv.self, sv.start, span);
     if (name == "__init__" || name == "__post_init__") return Value(BuiltinV{"$object_init"});
-    fail(span, "'super' object has no attribute '" + name + "'");
+    s_.fail(span, "'super' object has no attribute '" + name + "'");
   }
   if (v.is<ExceptionV>()) {
     if (name == "args") return make_tuple({Value(v.as<ExceptionV>().message)});
-    fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
+    s_.fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
   }
   if (v.is<PyModuleV>()) {
     const std::string& mod = v.as<PyModuleV>().name;
@@ -341,81 +343,81 @@ Value Stager::object_attribute(const Value& v, const std::string& name, SourceSp
       double c = 0;
       if (is_math_constant(name, c)) return Value(c);
       if (is_math_function(name)) return Value(BuiltinV{full});
-      fail(span, "module 'math' has no attribute '" + name + "' that a staged program may use");
+      s_.fail(span, "module 'math' has no attribute '" + name + "' that a staged program may use");
     }
     if (is_record_maker(full) || mod == "typing") return Value(BuiltinV{full});
-    fail(span, "module '" + mod + "' has no attribute '" + name + "' that a staged program may use (" + mod +
-                   (mod == "collections" ? ".namedtuple" : ".dataclass and " + mod + ".field") + " are supported)");
+    s_.fail(span, "module '" + mod + "' has no attribute '" + name + "' that a staged program may use (" + mod +
+                      (mod == "collections" ? ".namedtuple" : ".dataclass and " + mod + ".field") + " are supported)");
   }
-  fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
+  s_.fail(span, "'" + type_name(v) + "' object has no attribute '" + name + "'");
 }
 
-void Stager::set_attribute(const Value& target, const std::string& name, const Value& v, SourceSpan span) {
-  if (target.is<VariablesPtr>()) return assign_variables(target.as<VariablesPtr>(), name, v, span);
+void Records::set_attribute(const Value& target, const std::string& name, const Value& v, SourceSpan span) {
+  if (target.is<VariablesPtr>()) return s_.variables().assign(target.as<VariablesPtr>(), name, v, span);
   if (target.is<InstancePtr>()) {
     InstanceObj& obj = *target.as<InstancePtr>();
     if (obj.cls->frozen)
-      fail(span, "cannot assign to field '" + name + "' of '" + obj.cls->name + "': it is a " +
-                     (obj.cls->kind == ClassObj::Kind::kNamedTuple ? "named tuple" : "frozen dataclass") +
-                     "; make a new one with _replace or the constructor");
+      s_.fail(span, "cannot assign to field '" + name + "' of '" + obj.cls->name + "': it is a " +
+                        (obj.cls->kind == ClassObj::Kind::kNamedTuple ? "named tuple" : "frozen dataclass") +
+                        "; make a new one with _replace or the constructor");
     if (v.is<TensorListV>())
-      fail(span, "a list appended to in a staged loop cannot be stored in attribute '" + name +
-                     "'; stack it with sg.stack first");
+      s_.fail(span, "a list appended to in a staged loop cannot be stored in attribute '" + name +
+                        "'; stack it with sg.stack first");
     set_instance_attr(obj, name, v);
-    note_size_changes(control(), span);
+    note_size_changes(s_.control(), span);
     return;
   }
   if (target.is<ClassPtr>()) {
     if (target.as<ClassPtr>()->kind == ClassObj::Kind::kModule)
-      fail(span, "cannot assign attribute '" + name + "' of module '" + target.as<ClassPtr>()->name + "'");
-    if (v.is<Staged>()) fail(span, "a class attribute must be static; store staged values on an instance");
+      s_.fail(span, "cannot assign attribute '" + name + "' of module '" + target.as<ClassPtr>()->name + "'");
+    if (v.is<Staged>()) s_.fail(span, "a class attribute must be static; store staged values on an instance");
     target.as<ClassPtr>()->attrs[name] = std::make_shared<Value>(v);
     return;
   }
-  fail(span, "cannot set attribute '" + name + "' of a " + type_name(target) + " object");
+  s_.fail(span, "cannot set attribute '" + name + "' of a " + type_name(target) + " object");
 }
 
-Value Stager::call_record_method(const InstancePtr& self, const std::string& name, Args& args) {
+Value Records::call_record_method(const InstancePtr& self, const std::string& name, Args& args) {
   if (name == "_asdict") {
     auto d = std::make_shared<DictObj>();
     d->items = self->attrs->items;
     return Value(d);
   }
   // _replace(field=value, ...): a new record.
-  if (!args.pos.empty()) fail(args.span, "_replace() takes keyword arguments only");
+  if (!args.pos.empty()) s_.fail(args.span, "_replace() takes keyword arguments only");
   auto obj = std::make_shared<InstanceObj>();
   obj->cls = self->cls;
   obj->attrs = std::make_shared<DictObj>();
   obj->attrs->items = self->attrs->items;
   for (const auto& [k, v] : args.kw) {
     Value* slot = find_instance_attr(*obj, k);
-    if (!slot) fail(args.span, "_replace() got an unexpected field name '" + k + "'");
+    if (!slot) s_.fail(args.span, "_replace() got an unexpected field name '" + k + "'");
     *slot = v;
   }
   return Value(obj);
 }
 
-Value Stager::call_class_builtin(const std::string& name, Args& args) {
+Value Records::call_class_builtin(const std::string& name, Args& args) {
   if (is_exception_name(name)) {
     ExceptionV e;
     e.types = exception_chain(name);
-    if (!args.kw.empty()) fail(args.span, name + "() takes no keyword arguments");
+    if (!args.kw.empty()) s_.fail(args.span, name + "() takes no keyword arguments");
     if (args.pos.size() == 1) e.message = py_str(args.pos[0]);
     else if (args.pos.size() > 1) e.message = py_repr(make_tuple(args.pos));
     return Value(e);
   }
   if (name == "super") {
     if (!args.pos.empty() || !args.kw.empty())
-      fail(args.span, "super() takes no arguments in a staged program (the zero-argument form)");
-    const Value* cls = frame_ ? scope().find_local("$class") : nullptr;
-    const Value* self = frame_ ? scope().find_local("$self") : nullptr;
-    if (!cls || !self) fail(args.span, "super() is only allowed inside a method");
+      s_.fail(args.span, "super() takes no arguments in a staged program (the zero-argument form)");
+    const Value* cls = s_.frame() ? s_.scope().find_local("$class") : nullptr;
+    const Value* self = s_.frame() ? s_.scope().find_local("$self") : nullptr;
+    if (!cls || !self) s_.fail(args.span, "super() is only allowed inside a method");
     return Value(SuperV{cls->as<ClassPtr>()->base, std::make_shared<Value>(*self)});
   }
   if (name == "$object_init") return Value(NoneV{});
   if (name == "collections.namedtuple") {
-    if (args.pos.size() != 2) fail(args.span, "namedtuple() takes a type name and its field names");
-    if (!args.pos[0].is<std::string>()) fail(args.span, "namedtuple() type name must be a string");
+    if (args.pos.size() != 2) s_.fail(args.span, "namedtuple() takes a type name and its field names");
+    if (!args.pos[0].is<std::string>()) s_.fail(args.span, "namedtuple() type name must be a string");
     auto cls = std::make_shared<ClassObj>();
     cls->name = args.pos[0].as<std::string>();
     cls->kind = ClassObj::Kind::kNamedTuple;
@@ -431,34 +433,34 @@ Value Stager::call_class_builtin(const std::string& name, Args& args) {
         }
       }
     } else {
-      for (const Value& f : to_list(args.pos[1], args.span)) {
-        if (!f.is<std::string>()) fail(args.span, "namedtuple() field names must be strings");
+      for (const Value& f : s_.to_list(args.pos[1], args.span)) {
+        if (!f.is<std::string>()) s_.fail(args.span, "namedtuple() field names must be strings");
         cls->fields.push_back(f.as<std::string>());
       }
     }
     for (const auto& [k, v] : args.kw) {
-      if (k != "defaults") fail(args.span, "namedtuple() argument '" + k + "' is not supported (defaults is)");
-      const std::vector<Value> d = to_list(v, args.span);
-      if (d.size() > cls->fields.size()) fail(args.span, "namedtuple() got more defaults than fields");
+      if (k != "defaults") s_.fail(args.span, "namedtuple() argument '" + k + "' is not supported (defaults is)");
+      const std::vector<Value> d = s_.to_list(v, args.span);
+      if (d.size() > cls->fields.size()) s_.fail(args.span, "namedtuple() got more defaults than fields");
       for (size_t i = 0; i < d.size(); ++i)
         cls->field_defaults[cls->fields[cls->fields.size() - d.size() + i]] = std::make_shared<Value>(d[i]);
     }
     return Value(cls);
   }
   if (name == "dataclasses.field") {
-    if (!args.pos.empty()) fail(args.span, "field() takes keyword arguments only");
+    if (!args.pos.empty()) s_.fail(args.span, "field() takes keyword arguments only");
     Value dflt = Value(UndefinedV{}), factory = Value(UndefinedV{});
     for (const auto& [k, v] : args.kw) {
       if (k == "default") dflt = v;
       else if (k == "default_factory") factory = v;
-      else fail(args.span, "field() argument '" + k + "' is not supported (default and default_factory are)");
+      else s_.fail(args.span, "field() argument '" + k + "' is not supported (default and default_factory are)");
     }
     return make_tuple({Value(std::string("$dataclasses.field")), dflt, factory});
   }
   if (name == "dataclasses.dataclass" || name == "typing.NamedTuple")
-    fail(args.span, name.substr(name.find('.') + 1) + " is supported as a class decorator or base only");
-  if (name.rfind("typing.", 0) == 0) fail(args.span, name + " is only allowed in annotations");
-  fail(args.span, "'" + name + "' cannot be called here");
+    s_.fail(args.span, name.substr(name.find('.') + 1) + " is supported as a class decorator or base only");
+  if (name.rfind("typing.", 0) == 0) s_.fail(args.span, name + " is only allowed in annotations");
+  s_.fail(args.span, "'" + name + "' cannot be called here");
 }
 
 size_t Stager::staged_depth() { return control().size_watches.size() + size_t(control().staged_loops); }

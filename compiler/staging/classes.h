@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "staging/stager.h"
@@ -40,5 +41,41 @@ struct RaiseSignal {
 
 // The message a raise shows: "ValueError: n must be positive".
 std::string exception_text(const ExceptionV& e);
+
+// The Records concern of the stager: the program's classes and their instances,
+// named tuples and dataclasses (classes.cc), and exceptions: raise, try and the
+// staged branches and loop bodies that catch a raise (exceptions.cc).
+class Records {
+ public:
+  explicit Records(Stager& s) : s_(s) {}
+  Records(const Records&) = delete;
+  Records& operator=(const Records&) = delete;
+
+  void define_class(const Stmt& s);
+  Value instantiate(const ClassPtr& cls, Args& args);
+  // Attributes of instances, classes, super(), exceptions and the record modules.
+  Value object_attribute(const Value& v, const std::string& name, SourceSpan span);
+  void set_attribute(const Value& obj, const std::string& name, const Value& v, SourceSpan span);
+  // super, the builtin exceptions, namedtuple, dataclass, field; `object` methods.
+  static bool is_class_builtin(const std::string& name);
+  Value call_class_builtin(const std::string& name, Args& args);
+  Value call_record_method(const InstancePtr& self, const std::string& name, Args& args);
+
+  Flow exec_raise(const Stmt& s);
+  Flow exec_try(const Stmt& s);
+  // A staged branch or loop body that caught a raise: `exc` stops the run at `span`
+  // unless an enclosing try would have to catch it, which is an error.
+  void stage_raise(const RaiseSignal& r);
+  // Staged branches and loop bodies being staged; each catches a raise inside it.
+  void open_raise_catcher() { ++raise_catchers_; }
+  void close_raise_catcher() { --raise_catchers_; }
+  bool catching_raises() const { return raise_catchers_ > 0; }
+
+ private:
+  Stager& s_;
+  int raise_catchers_ = 0;
+  // The try statements running, innermost last, and the raise catchers open when each began.
+  std::vector<std::pair<const Stmt*, int>> try_stack_;
+};
 
 }  // namespace sg::compiler::staging

@@ -7,6 +7,7 @@
 
 #include "staging/control_state.h"
 #include "staging/liveness.h"
+#include "staging/staged_if.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -54,7 +55,7 @@ Flow Stager::exec_block_from(const std::vector<StmtPtr>& body, size_t from, cons
     for (size_t k = 1; k < staged_flags.size(); ++k)
       any = tensor_binary(ops::OpId::LogicalOr, any, *scope().find_local(staged_flags[k]), span);
     const Value go_on = apply(ops::OpId::LogicalNot, {}, {any}, span);
-    staged_branches(
+    branches().staged_branches(
         span, go_on, "rest",
         [&] {
           for (const std::string& flag : staged_flags) scope().set(flag, Value(false));

@@ -68,82 +68,82 @@ std::string exception_text(const ExceptionV& e) {
   return e.message.empty() ? type : type + ": " + e.message;
 }
 
-Flow Stager::exec_raise(const Stmt& s) {
+Flow Records::exec_raise(const Stmt& s) {
   ExceptionV exc;
   if (!s.value) {
-    const Value* cur = frame_ ? scope().lookup("$handling") : nullptr;
-    if (!cur) fail(s.span, "a bare `raise` is only allowed inside an except clause");
+    const Value* cur = s_.frame() ? s_.scope().lookup("$handling") : nullptr;
+    if (!cur) s_.fail(s.span, "a bare `raise` is only allowed inside an except clause");
     exc = cur->as<ExceptionV>();
   } else {
-    Value v = eval(*s.value);
-    if (s.msg) eval(*s.msg);  // `from cause`: evaluated for its errors only
+    Value v = s_.eval(*s.value);
+    if (s.msg) s_.eval(*s.msg);  // `from cause`: evaluated for its errors only
     Args none;
     none.span = s.value->span;
     if (v.is<ClassPtr>()) v = instantiate(v.as<ClassPtr>(), none);
     else if (v.is<BuiltinV>() && is_exception_name(v.as<BuiltinV>().name)) v = call_class_builtin(v.as<BuiltinV>().name, none);
     if (!v.is<ExceptionV>())
-      fail(s.value->span, "exceptions must derive from BaseException; got " + type_name(v));
+      s_.fail(s.value->span, "exceptions must derive from BaseException; got " + type_name(v));
     exc = v.as<ExceptionV>();
   }
   RaiseSignal r{exc, s.span};
-  if (raise_catchers == 0 && try_stack.empty()) fail(s.span, exception_text(exc));
+  if (raise_catchers_ == 0 && try_stack_.empty()) s_.fail(s.span, exception_text(exc));
   throw r;
 }
 
-void Stager::stage_raise(const RaiseSignal& r) {
-  for (const auto& [t, catchers] : try_stack) {
-    if (catchers >= raise_catchers) continue;  // a try inside the branch: it did not catch this
+void Records::stage_raise(const RaiseSignal& r) {
+  for (const auto& [t, catchers] : try_stack_) {
+    if (catchers >= raise_catchers_) continue;  // a try inside the branch: it did not catch this
     for (const ExceptHandler& h : t->handlers)
-      if (handler_matches(*this, h, r.exc))
-        fail(r.span, "this raise runs under a staged condition, so the " + r.exc.types[0] +
-                         " happens at run time, but the except clause at line " + std::to_string(h.span.line) +
-                         " would have to catch it; try/except works only where staging decides the outcome at "
-                         "compile time: test the condition and handle the error without raising",
-             {Note{h.span, "the except clause is here"}});
+      if (handler_matches(s_, h, r.exc))
+        s_.fail(r.span, "this raise runs under a staged condition, so the " + r.exc.types[0] +
+                            " happens at run time, but the except clause at line " + std::to_string(h.span.line) +
+                            " would have to catch it; try/except works only where staging decides the outcome at "
+                            "compile time: test the condition and handle the error without raising",
+                {Note{h.span, "the except clause is here"}});
   }
-  assert_at_run_time(Value(scalar_tensor(DType::kBool, 0, 0)), exception_text(r.exc), r.span);
+  s_.assert_at_run_time(Value(scalar_tensor(DType::kBool, 0, 0)), exception_text(r.exc), r.span);
 }
 
-Flow Stager::exec_try(const Stmt& s) {
+Flow Records::exec_try(const Stmt& s) {
   Flow flow = Flow::kNormal;
   std::optional<RaiseSignal> pending;
   auto guarded = [&](const std::vector<StmtPtr>& body) {
-    try_stack.emplace_back(&s, raise_catchers);
+    try_stack_.emplace_back(&s, raise_catchers_);
     try {
-      flow = exec_block(body);
+      flow = s_.exec_block(body);
     } catch (RaiseSignal& r) {
       pending = std::move(r);
     } catch (...) {
-      try_stack.pop_back();
+      try_stack_.pop_back();
       throw;
     }
-    try_stack.pop_back();
+    try_stack_.pop_back();
   };
   guarded(s.body);
   if (pending) {
     const ExceptHandler* handler = nullptr;
     for (const ExceptHandler& h : s.handlers)
-      if (!handler && handler_matches(*this, h, pending->exc)) handler = &h;
+      if (!handler && handler_matches(s_, h, pending->exc)) handler = &h;
     if (handler) {
       const ExceptionV exc = pending->exc;
       pending.reset();
-      if (!handler->name.empty()) scope().set(handler->name, Value(exc));
-      const Value* outer = scope().find_local("$handling");
+      if (!handler->name.empty()) s_.scope().set(handler->name, Value(exc));
+      const Value* outer = s_.scope().find_local("$handling");
       const std::optional<Value> saved = outer ? std::optional<Value>(*outer) : std::nullopt;
-      scope().set("$handling", Value(exc));
+      s_.scope().set("$handling", Value(exc));
       // A raise inside the handler goes to an enclosing try, not to this one's handlers.
       try {
-        flow = exec_block(handler->body);
+        flow = s_.exec_block(handler->body);
       } catch (RaiseSignal& r) {
         pending = std::move(r);
       }
-      if (saved) scope().set("$handling", *saved);
-      else scope().erase("$handling");
-      if (!handler->name.empty()) scope().erase(handler->name);  // as Python deletes it
+      if (saved) s_.scope().set("$handling", *saved);
+      else s_.scope().erase("$handling");
+      if (!handler->name.empty()) s_.scope().erase(handler->name);  // as Python deletes it
     }
   } else if (flow == Flow::kNormal && !s.orelse.empty()) {
     try {
-      flow = exec_block(s.orelse);
+      flow = s_.exec_block(s.orelse);
     } catch (RaiseSignal& r) {
       pending = std::move(r);
     }
@@ -155,18 +155,18 @@ Flow Stager::exec_try(const Stmt& s) {
     std::vector<std::optional<Value>> saved;
     bool was_jumping = false;
     for (const char* name : kJumpFlags) {
-      const Value* v = scope().find_local(name);
+      const Value* v = s_.scope().find_local(name);
       saved.push_back(v ? std::optional<Value>(*v) : std::nullopt);
       was_jumping = was_jumping || flag_true(v) || flag_staged(v);
-      if (v) scope().set(name, Value(false));
+      if (v) s_.scope().set(name, Value(false));
     }
-    const Flow f = exec_block(s.finalbody);
+    const Flow f = s_.exec_block(s.finalbody);
     bool jumped = f != Flow::kNormal;
     for (const char* name : kJumpFlags) {
-      const Value* v = scope().find_local(name);
+      const Value* v = s_.scope().find_local(name);
       if (flag_staged(v) && was_jumping)
-        fail(s.finalbody.front()->span, "a jump under a staged condition in this finally block, after the try "
-                                        "block jumped, is not supported; move it out of the finally block");
+        s_.fail(s.finalbody.front()->span, "a jump under a staged condition in this finally block, after the try "
+                                           "block jumped, is not supported; move it out of the finally block");
       jumped = jumped || flag_true(v) || flag_staged(v);
     }
     if (jumped) {
@@ -174,11 +174,11 @@ Flow Stager::exec_try(const Stmt& s) {
       pending.reset();
     } else {
       for (size_t i = 0; i < saved.size(); ++i)
-        if (saved[i]) scope().set(kJumpFlags[i], *saved[i]);
+        if (saved[i]) s_.scope().set(kJumpFlags[i], *saved[i]);
     }
   }
   if (pending) {
-    if (raise_catchers == 0 && try_stack.empty()) fail(pending->span, exception_text(pending->exc));
+    if (raise_catchers_ == 0 && try_stack_.empty()) s_.fail(pending->span, exception_text(pending->exc));
     throw *pending;
   }
   return flow;

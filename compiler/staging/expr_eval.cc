@@ -2,7 +2,10 @@
 // subscripts of Python values, comprehensions, calls.
 #include "staging/classes.h"
 #include "staging/control_state.h"
+#include "staging/differentiation.h"
 #include "staging/sg_ops_internal.h"  // sg_member_attribute
+#include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -19,7 +22,7 @@ const char* const kDTypeNames[] = {"f32", "f16", "i32", "i64", "bool"};
 Value Stager::lookup_name(const std::string& name, SourceSpan span) {
   const Value* v = frame_ ? frame_->scope->lookup(name) : globals_->lookup(name);
   if (!v) {
-    if (is_builtin(name) || is_class_builtin(name)) return Value(BuiltinV{name});
+    if (is_builtin(name) || Records::is_class_builtin(name)) return Value(BuiltinV{name});
     fail(span, "name '" + name + "' is not defined");
   }
   if (v->is<UndefinedV>()) {
@@ -143,9 +146,9 @@ void Stager::iterate(const Value& it_in, SourceSpan span, const std::string& wha
 }
 
 Value Stager::get_attribute(const Value& v, const std::string& name, SourceSpan span) {
-  if (v.is<VariablesPtr>()) return variables_attribute(v.as<VariablesPtr>(), name, span);
+  if (v.is<VariablesPtr>()) return variables().attribute(v.as<VariablesPtr>(), name, span);
   if (v.is<InstancePtr>() || v.is<ClassPtr>() || v.is<SuperV>() || v.is<ExceptionV>() || v.is<PyModuleV>())
-    return object_attribute(v, name, span);
+    return records().object_attribute(v, name, span);
   if (v.is<SgModuleV>()) {
     for (int i = 0; i < kNumDTypes; ++i)
       if (name == kDTypeNames[i]) return Value(DTypeV{DType(i)});
@@ -195,10 +198,10 @@ Value Stager::call_value(const Value& callee, Args& args) {
   if (callee.is<std::shared_ptr<FunctionV>>()) return call_function(callee.as<std::shared_ptr<FunctionV>>(), args);
   if (callee.is<BuiltinV>()) return call_builtin(callee.as<BuiltinV>().name, args);
   if (callee.is<SgMember>()) return call_sg(callee.as<SgMember>().name, args);
-  if (callee.is<TransformV>()) return call_transform(callee.as<TransformV>(), args);
+  if (callee.is<TransformV>()) return differentiation().call_transform(callee.as<TransformV>(), args);
   if (callee.is<BoundMethod>()) {
     const BoundMethod& m = callee.as<BoundMethod>();
-    if (m.self->is<InstancePtr>()) return call_record_method(m.self->as<InstancePtr>(), m.name, args);
+    if (m.self->is<InstancePtr>()) return records().call_record_method(m.self->as<InstancePtr>(), m.name, args);
     return call_method(m, args);
   }
   if (callee.is<BoundFunction>()) {
@@ -208,11 +211,11 @@ Value Stager::call_value(const Value& callee, Args& args) {
     bound.pos_spans.insert(bound.pos_spans.begin(), args.span);
     return call_function(b.fn, bound);
   }
-  if (callee.is<ClassPtr>()) return instantiate(callee.as<ClassPtr>(), args);
+  if (callee.is<ClassPtr>()) return records().instantiate(callee.as<ClassPtr>(), args);
   if (callee.is<InstancePtr>()) {
     const InstancePtr& obj = callee.as<InstancePtr>();
     if (find_class_attr(obj->cls, "__call__"))
-      return call_value(object_attribute(callee, "__call__", args.span), args);
+      return call_value(records().object_attribute(callee, "__call__", args.span), args);
     fail(args.span, "'" + obj->cls->name + "' object is not callable");
   }
   if (callee.is<DTypeV>()) {  // sg.f32(3) builds a 0-d tensor, as NumPy's dtype constructors do
@@ -463,7 +466,7 @@ Value Stager::eval(const Expr& e) {
       return binary(e.bin_op, a, b, e.op_spans.empty() ? e.span : operator_span(e.span, e.op_spans[0]));
     }
     case ExprKind::kUnaryOp: return unary(e.unary_op, eval(*e.a), e.span);
-    case ExprKind::kBoolOp: return eval_bool_op(e);
+    case ExprKind::kBoolOp: return branches().eval_bool_op(e);
     case ExprKind::kCompare: return eval_compare(e);
     case ExprKind::kCall: {
       Value callee = eval(*e.a);
@@ -491,7 +494,7 @@ Value Stager::eval(const Expr& e) {
     case ExprKind::kSubscript: return eval_subscript(e);
     case ExprKind::kSlice: fail(e.span, "a slice is only allowed inside a subscript");
     case ExprKind::kLambda: return Value(make_function(*e.lambda_def, frame_ ? frame_->scope : globals_));
-    case ExprKind::kIfExp: return eval_if_exp(e);
+    case ExprKind::kIfExp: return branches().eval_if_exp(e);
     case ExprKind::kListComp:
     case ExprKind::kGenExp:
     case ExprKind::kDictComp: return eval_list_comp(e);

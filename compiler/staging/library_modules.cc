@@ -31,7 +31,7 @@ Value Stager::library_module(const std::string& name, SourceSpan span) {
   // and its files keep their addresses when one is added.
   auto& sources = const_cast<SourceManager&>(sources_);
   const uint32_t file = sources.add("<stagegraph>/" + name + ".py", text);
-  library_files.insert(file);
+  library_files_.insert(file);
   std::unique_ptr<Module> ast = parse_module(sources_, file, diags_);
   if (!ast) fail(span, "internal error: module 'stagegraph." + name + "' does not parse");
   const Module& mod = *library_asts_.emplace_back(std::move(ast));
@@ -64,20 +64,20 @@ Value Stager::library_module(const std::string& name, SourceSpan span) {
 }
 
 void Stager::relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const {
-  if (library_call_sites.empty() || !library_files.count(span.file)) return;
+  if (library_call_sites_.empty() || !library_files_.count(span.file)) return;
   notes.insert(notes.begin(), Note{span, "inside stagegraph's module, here"});
-  span = library_call_sites.back();
+  span = library_call_sites_.back();
 }
 
 LibraryCall::LibraryCall(Stager& s, const FunctionDef& callee, SourceSpan site) : s_(s) {
-  if (s.library_files.count(callee.name_span.file) && !s.library_files.count(site.file)) {
-    s.library_call_sites.push_back(site);
+  if (s.library_files_.count(callee.name_span.file) && !s.library_files_.count(site.file)) {
+    s.library_call_sites_.push_back(site);
     pushed_ = true;
   }
 }
 
 LibraryCall::~LibraryCall() {
-  if (pushed_) s_.library_call_sites.pop_back();
+  if (pushed_) s_.library_call_sites_.pop_back();
 }
 
 }  // namespace sg::compiler::staging

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -210,8 +211,8 @@ Value Stager::call_math(const std::string& fn, Args& a) {
   // The result stands for the Python float (or, from floor, ceil and trunc, the
   // int) that CPython gives: beside a tensor it takes the tensor's dtype.
   Value r = staged_math(fn, a);
-  if (fn == "floor" || fn == "ceil" || fn == "trunc") mark_weak(r, WeakOrigin::of_number(Value(int64_t(0))));
-  else if (fn != "isnan" && fn != "isinf" && fn != "isfinite") mark_weak(r, WeakOrigin::of_number(Value(0.0)));
+  if (fn == "floor" || fn == "ceil" || fn == "trunc") loops().mark_weak(r, WeakOrigin::of_number(Value(int64_t(0))));
+  else if (fn != "isnan" && fn != "isinf" && fn != "isfinite") loops().mark_weak(r, WeakOrigin::of_number(Value(0.0)));
   return r;
 }
 

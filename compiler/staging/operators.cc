@@ -2,6 +2,7 @@
 // everything else follows Python's semantics at compile time.
 #include <cmath>
 
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -158,7 +159,7 @@ Value Stager::unary(UnaryOp op, const Value& a, SourceSpan span) {
         if (dt == DType::kBool) fail(span, "unary - is not supported on bool tensors; use ~ or sg.logical_not");
         {
           Value r = apply(ops::OpId::Neg, {}, {a}, span);
-          if (const WeakOrigin* w = weak_origin(a)) mark_weak(r, *w);  // -i is a Python int too
+          if (const WeakOrigin* w = weak_origin(a)) loops().mark_weak(r, *w);  // -i is a Python int too
           return r;
         }
       case UnaryOp::kInvert:

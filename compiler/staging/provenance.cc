@@ -4,6 +4,8 @@
 #include <ostream>
 #include <string>
 
+#include "staging/calls.h"
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 #if SG_ADDRESS_SANITIZER
@@ -37,14 +39,14 @@ void clear_stack_redzones_for_unwinding() {
 
 void Stager::fail(SourceSpan span, std::string message, std::vector<Note> notes) {
   relocate_library_diagnostic(span, notes);
-  if (!speculative()) diags_.error(span, std::move(message), std::move(notes));
+  if (!calls().speculative()) diags_.error(span, std::move(message), std::move(notes));
   clear_stack_redzones_for_unwinding();
   throw StageAbort{};
 }
 
-void Stager::retype_weak(const Value& v, DType dtype) {
+void Loops::retype_weak(const Value& v, DType dtype) {
   const WeakOrigin* w = weak_origin(v);
-  if (!w || w->loop == 0 || w->retyped || tensor_dtype(v) == dtype || !number_fits(w->number, dtype)) return;
+  if (!w || w->loop == 0 || w->retyped || s_.tensor_dtype(v) == dtype || !Stager::number_fits(w->number, dtype)) return;
   const WeakRetype r{w->loop, w->name, dtype};
   clear_stack_redzones_for_unwinding();
   throw r;
@@ -65,7 +67,7 @@ void Stager::count_specialisation_pass(SourceSpan span) {
       "that changes at each call as a staged tensor, or bound the static values it takes";
   limit_exceeded_ = true;
   // Speculative passes hold errors back; this one is final.
-  if (speculative()) diags_.error(span, message);
+  if (calls().speculative()) diags_.error(span, message);
   fail(span, message);
 }
 

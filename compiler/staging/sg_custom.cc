@@ -12,6 +12,7 @@
 #include <string>
 
 #include "staging/arg_binding.h"
+#include "staging/differentiation.h"
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
@@ -34,7 +35,7 @@ Value sg_custom_op(Stager& s, const Args& a, const std::string&) {
   if (b.has(3)) {
     if (!b[3].is<std::shared_ptr<FunctionV>>())
       s.fail(b.span(3), "sg.custom_op: vjp must be a function of the program, got " + type_name(b[3]));
-    s.custom_vjps[b[0].as<std::string>()] = b[3];
+    s.differentiation().set_custom_vjp(b[0].as<std::string>(), b[3]);
   }
   return Value(BoundMethod{kCustomOpMethod, std::make_shared<Value>(make_tuple({b[0], b[1], b[2]}))});
 }

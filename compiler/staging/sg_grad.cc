@@ -16,7 +16,9 @@
 
 #include "staging/arg_binding.h"
 #include "staging/autodiff.h"
+#include "staging/differentiation.h"
 #include "staging/sg_ops_internal.h"
+#include "staging/sg_variables.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -134,18 +136,18 @@ StagedFn stage_apart(Stager& s, const Value& callee, const Args& args, const std
       next += leaves[k].size();
     }
   // A variable assigned in the function would leave a value of this function behind.
-  ++s.variable_assign_barred;
+  s.variables().bar_assignments();
   try {
     out.result = s.call_value(callee, inner);
     std::vector<int32_t> ids;
     for (const Value& r : results(out.result)) ids.push_back(s.materialize(r, args.span));
     s.fn().results = ids;
   } catch (...) {
-    --s.variable_assign_barred;
+    s.variables().unbar_assignments();
     s.set_builder(parent);
     throw;
   }
-  --s.variable_assign_barred;
+  s.variables().unbar_assignments();
   s.set_builder(parent);
   for (const auto& [param, outer] : builder->captures) out.inputs.push_back(Value(outer));
   return out;
@@ -362,7 +364,7 @@ Value call_checkpoint(Stager& s, const TransformV& t, Args& args) {
                                    flatten(r, leaves, false);
                                    return leaves;
                                  });
-  s.checkpoint_segments[f.fn] = t.segment;
+  s.differentiation().set_checkpoint_segment(f.fn, t.segment);
   const std::vector<Value> outs = call_node(s, f.fn, f.inputs, args.span);
   size_t at = 0;
   return rebuild(f.result, outs, at, false);
@@ -373,7 +375,7 @@ Value stop_gradient(Stager& s, const Value& v, SourceSpan span) {
     ops::Attrs attrs;
     attrs.values.push_back(ops::AttrValue::Int(int64_t(s.tensor_dtype(v))));
     const Value r = s.apply(ops::OpId::Cast, std::move(attrs), {v}, span);
-    if (r.is<Staged>()) s.stopped_gradients.insert({r.as<Staged>().fn, r.as<Staged>().id});
+    if (r.is<Staged>()) s.differentiation().stop_gradient_at(r.as<Staged>().fn, r.as<Staged>().id);
     return r;
   }
   std::vector<Value> leaves;
@@ -483,45 +485,45 @@ Value nn_loss(Stager& s, const std::string& f, Args& a) {
 
 }  // namespace
 
-Value Stager::call_transform(const TransformV& t, Args& args) {
+Value Differentiation::call_transform(const TransformV& t, Args& args) {
   switch (t.kind) {
     case TransformV::Kind::kGrad:
-    case TransformV::Kind::kValueAndGrad: return call_grad(*this, t, args);
-    case TransformV::Kind::kCheckpoint: return call_checkpoint(*this, t, args);
-    case TransformV::Kind::kPullback: return call_pullback(*this, t, args);
+    case TransformV::Kind::kValueAndGrad: return call_grad(s_, t, args);
+    case TransformV::Kind::kCheckpoint: return call_checkpoint(s_, t, args);
+    case TransformV::Kind::kPullback: return call_pullback(s_, t, args);
   }
-  fail(args.span, "internal error: unknown function transform");
+  s_.fail(args.span, "internal error: unknown function transform");
 }
 
-std::optional<Value> Stager::stable_log(const Value& x, SourceSpan span) {
-  const ir::Node* node = defining_node(*this, x);
+std::optional<Value> Differentiation::stable_log(const Value& x, SourceSpan span) {
+  const ir::Node* node = defining_node(s_, x);
   if (!node || node->kind != ir::NodeKind::kOp) return std::nullopt;
   const ir::Node n = *node;  // apply() below may grow the node list
-  auto input = [&](size_t k) { return staged(n.inputs[k]); };
+  auto input = [&](size_t k) { return s_.staged(n.inputs[k]); };
   switch (n.op) {
     case ops::OpId::Softmax:
-      explain(span, "log(softmax(x))", "rewritten to log_softmax(x), which cannot overflow or take log(0)");
-      return apply(ops::OpId::LogSoftmax, n.attrs, {input(0)}, span);
+      s_.explain(span, "log(softmax(x))", "rewritten to log_softmax(x), which cannot overflow or take log(0)");
+      return s_.apply(ops::OpId::LogSoftmax, n.attrs, {input(0)}, span);
     case ops::OpId::Sigmoid:
-      explain(span, "log(sigmoid(x))", "rewritten to -softplus(-x), finite for any x");
-      return unary(UnaryOp::kNeg, softplus(*this, unary(UnaryOp::kNeg, input(0), span), span), span);
+      s_.explain(span, "log(sigmoid(x))", "rewritten to -softplus(-x), finite for any x");
+      return s_.unary(UnaryOp::kNeg, softplus(s_, s_.unary(UnaryOp::kNeg, input(0), span), span), span);
     case ops::OpId::Sum: {
-      const ir::Node* e = defining_node(*this, input(0));
+      const ir::Node* e = defining_node(s_, input(0));
       if (!e || e->kind != ir::NodeKind::kOp || e->op != ops::OpId::Exp) return std::nullopt;
-      const Value y = staged(e->inputs[0]);
+      const Value y = s_.staged(e->inputs[0]);
       std::vector<Value> axes;
       for (int64_t a : n.attrs.ints(0)) axes.push_back(Value(a));
-      explain(span, "log(sum(exp(x)))", "rewritten to logsumexp(x), which subtracts the max first");
-      return logsumexp(*this, y, axes.empty() ? Value() : make_tuple(axes), n.attrs.i(1) != 0, span);
+      s_.explain(span, "log(sum(exp(x)))", "rewritten to logsumexp(x), which subtracts the max first");
+      return logsumexp(s_, y, axes.empty() ? Value() : make_tuple(axes), n.attrs.i(1) != 0, span);
     }
     case ops::OpId::Add: {
       for (size_t k = 0; k < 2; ++k) {
-        if (!is_constant_one(*this, n.inputs[k])) continue;
-        const ir::Node* e = defining_node(*this, input(1 - k));
+        if (!is_constant_one(s_, n.inputs[k])) continue;
+        const ir::Node* e = defining_node(s_, input(1 - k));
         if (!e || e->kind != ir::NodeKind::kOp || e->op != ops::OpId::Exp) continue;
-        const Value y = staged(e->inputs[0]);
-        explain(span, "log(1 + exp(x))", "rewritten to softplus(x) = relu(x) + log(1 + exp(-|x|)), finite for any x");
-        return softplus(*this, y, span);
+        const Value y = s_.staged(e->inputs[0]);
+        s_.explain(span, "log(1 + exp(x))", "rewritten to softplus(x) = relu(x) + log(1 + exp(-|x|)), finite for any x");
+        return softplus(s_, y, span);
       }
       return std::nullopt;
     }
@@ -529,34 +531,48 @@ std::optional<Value> Stager::stable_log(const Value& x, SourceSpan span) {
   }
 }
 
-Value Stager::call_sg_grad(const std::string& name, Args& args) {
-  if (name == "grad") return transform(*this, args, name, TransformV::Kind::kGrad);
-  if (name == "value_and_grad") return transform(*this, args, name, TransformV::Kind::kValueAndGrad);
-  if (name == "vjp") return call_vjp(*this, args);
+Value Differentiation::call_sg(const std::string& name, Args& args) {
+  if (name == "grad") return transform(s_, args, name, TransformV::Kind::kGrad);
+  if (name == "value_and_grad") return transform(s_, args, name, TransformV::Kind::kValueAndGrad);
+  if (name == "vjp") return call_vjp(s_, args);
   if (name == "checkpoint") {
-    BoundArgs b(*this, args, "sg.checkpoint", {"fun", "segment"}, 1);
+    BoundArgs b(s_, args, "sg.checkpoint", {"fun", "segment"}, 1);
     TransformV t;
     t.kind = TransformV::Kind::kCheckpoint;
     t.fn = std::make_shared<Value>(b[0]);
     if (b.has(1) && !b[1].is<NoneV>()) {
       if (!b[1].is<int64_t>() || b[1].as<int64_t>() < 1)
-        fail(args.span, "sg.checkpoint's segment must be a positive int known when the program is compiled "
-                        "(the iterations between the states a loop keeps), or None for about sqrt(T) of them");
+        s_.fail(args.span, "sg.checkpoint's segment must be a positive int known when the program is compiled "
+                           "(the iterations between the states a loop keeps), or None for about sqrt(T) of them");
       t.segment = b[1].as<int64_t>();
     }
     return Value(t);
   }
   if (name == "stop_gradient") {
-    BoundArgs b(*this, args, "sg.stop_gradient", {"x"}, 1);
-    return stop_gradient(*this, b[0], args.span);
+    BoundArgs b(s_, args, "sg.stop_gradient", {"x"}, 1);
+    return stop_gradient(s_, b[0], args.span);
   }
   if (name == "logsumexp") {
-    BoundArgs b(*this, args, "sg.logsumexp", {"x", "axis", "keepdims"}, 1);
-    return logsumexp(*this, b[0], b.get(1, Value()), b.has(2) && truth(b[2], args.span, "keepdims"), args.span);
+    BoundArgs b(s_, args, "sg.logsumexp", {"x", "axis", "keepdims"}, 1);
+    return logsumexp(s_, b[0], b.get(1, Value()), b.has(2) && s_.truth(b[2], args.span, "keepdims"), args.span);
   }
-  if (name == "nn") fail(args.span, "sg.nn is a module; call one of its functions (sg.nn.cross_entropy, ...)");
-  if (name.rfind("nn.", 0) == 0) return nn_loss(*this, name.substr(3), args);
-  fail(args.span, "module 'stagegraph' has no function '" + name + "'");
+  if (name == "nn") s_.fail(args.span, "sg.nn is a module; call one of its functions (sg.nn.cross_entropy, ...)");
+  if (name.rfind("nn.", 0) == 0) return nn_loss(s_, name.substr(3), args);
+  s_.fail(args.span, "module 'stagegraph' has no function '" + name + "'");
+}
+
+Value Stager::call_sg_grad(const std::string& name, Args& args) { return differentiation().call_sg(name, args); }
+
+std::optional<Value> Stager::stable_log(const Value& x, SourceSpan span) { return differentiation().stable_log(x, span); }
+
+void Differentiation::copy_stopped_gradients(int32_t from, int32_t to) {
+  for (const auto& [fn, v] : std::set<std::pair<int32_t, int32_t>>(stopped_gradients_))
+    if (fn == from) stopped_gradients_.insert({to, v});
+}
+
+const Value* Differentiation::custom_vjp(const std::string& op) const {
+  auto it = custom_vjps_.find(op);
+  return it == custom_vjps_.end() ? nullptr : &it->second;
 }
 
 }  // namespace sg::compiler::staging

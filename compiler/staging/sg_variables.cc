@@ -6,7 +6,10 @@
 // assignment rebinds it, a staged if joins it and a staged loop carries it
 // (variable_current_), and what it holds when the entry ends becomes results after
 // the outputs; the runtime stores them together when the run succeeds.
-#include "staging/stager.h"
+#include "staging/sg_variables.h"
+
+#include <algorithm>
+#include <functional>
 
 namespace sg::compiler::staging {
 
@@ -61,21 +64,23 @@ Value map_leaves(const Value& v, const std::string& path, const std::function<Va
 
 }  // namespace
 
-Value Stager::make_variables(const Args& args) {
+Value Stager::make_variables(const Args& args) { return variables().make(args); }
+
+Value ProgramVariables::make(const Args& args) {
   if (!args.pos.empty())
-    fail(args.span, "sg.variables takes its state as keyword arguments: sg.variables(params=..., step=0)");
+    s_.fail(args.span, "sg.variables takes its state as keyword arguments: sg.variables(params=..., step=0)");
   if (entry_builder_ != nullptr)
-    fail(args.span, "sg.variables declares program-level state: call it at module level, outside the entries");
+    s_.fail(args.span, "sg.variables declares program-level state: call it at module level, outside the entries");
   auto vars = std::make_shared<VariablesObj>();
   for (const auto& [name, value] : args.kw) {
     std::vector<Leaf> leaves;
     leaves_of(value, name, leaves);
     for (const auto& [path, leaf] : leaves) {
-      if (leaf.is<Staged>()) fail(args.span, "variable '" + path + "' needs a value known when the program is compiled");
-      const Value t = to_tensor(leaf, std::nullopt, args.span);
+      if (leaf.is<Staged>()) s_.fail(args.span, "variable '" + path + "' needs a value known when the program is compiled");
+      const Value t = s_.to_tensor(leaf, std::nullopt, args.span);
       const StaticTensor& st = *t.as<StaticTensorPtr>();
-      for (const ir::Variable& other : module_->variables)
-        if (other.name == path) fail(args.span, "variable '" + path + "' is declared twice");
+      for (const ir::Variable& other : s_.module().variables)
+        if (other.name == path) s_.fail(args.span, "variable '" + path + "' is declared twice");
       ir::Variable var;
       var.name = path;
       var.type.dtype = st.dtype;
@@ -85,96 +90,111 @@ Value Stager::make_variables(const Args& args) {
         dense.bytes = st.dense_bytes();
         dense.splat = false;
       }
-      var.constant = add_constant(dense);
-      vars->leaves[path] = int32_t(module_->variables.size());
-      module_->variables.push_back(std::move(var));
+      var.constant = s_.add_constant(dense);
+      vars->leaves[path] = int32_t(s_.module().variables.size());
+      s_.module().variables.push_back(std::move(var));
     }
     vars->attrs.emplace_back(name, std::make_shared<Value>(value));
   }
   return Value(vars);
 }
 
-Value Stager::variable_start(int32_t var, SourceSpan span) {
-  auto it = variable_params_.find(var);
-  if (it == variable_params_.end()) {
-    ir::Function& entry = module_->functions[size_t(entry_builder_->fn)];
-    const ir::Variable& v = module_->variables[size_t(var)];
+Value ProgramVariables::start(int32_t var, SourceSpan span) {
+  auto it = params_.find(var);
+  if (it == params_.end()) {
+    ir::Function& entry = s_.module().functions[size_t(entry_builder_->fn)];
+    const ir::Variable& v = s_.module().variables[size_t(var)];
     const int32_t id = entry.add_value(v.type, v.name, span);
     entry.params.push_back(id);
-    it = variable_params_.emplace(var, id).first;
+    it = params_.emplace(var, id).first;
   }
   return Value(Staged{entry_builder_->fn, it->second, std::nullopt});
 }
 
-bool Stager::in_entry_run() const {
-  for (const FnBuilder* b = cur_; b != nullptr; b = b->parent)
+bool ProgramVariables::in_entry_run() const {
+  for (const FnBuilder* b = s_.builder(); b != nullptr; b = b->parent)
     if (b == entry_builder_) return true;
   return false;
 }
 
-Value Stager::variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span) {
+Value ProgramVariables::attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span) {
   const Value* initial = nullptr;
   for (const auto& [n, v] : vars->attrs)
     if (n == name) initial = v.get();
-  if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'");
+  if (initial == nullptr) s_.fail(span, "the variables have no attribute '" + name + "'");
   if (entry_builder_ == nullptr) return *initial;  // at module level: the initial values
   // Every read sees the value at the start of the run, whatever the run assigned
   // since (SPEC §12): the assignments take effect together when it succeeds.
   return map_leaves(*initial, name,
-                    [&](const std::string& path) { return variable_start(vars->leaves.at(path), span); });
+                    [&](const std::string& path) { return start(vars->leaves.at(path), span); });
 }
 
-void Stager::assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {
-  if (entry_builder_ == nullptr) fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
-  if (variable_assign_barred > 0)
-    fail(span, "variable '" + name + "' is assigned inside a function that sg.grad or another transform stages; "
-                                     "return the new value and assign it outside");
+void ProgramVariables::assign(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span) {
+  if (entry_builder_ == nullptr) s_.fail(span, "variables are assigned in an entry (the initial values are given to sg.variables)");
+  if (assign_barred_ > 0)
+    s_.fail(span, "variable '" + name + "' is assigned inside a function that sg.grad or another transform stages; "
+                                        "return the new value and assign it outside");
   if (!in_entry_run())
-    fail(span, "variable '" + name + "' is assigned inside a staged call (a recursive function, or an @sg.function "
-                                     "called from the entry); return the new value and assign it in the caller");
+    s_.fail(span, "variable '" + name + "' is assigned inside a staged call (a recursive function, or an @sg.function "
+                                        "called from the entry); return the new value and assign it in the caller");
   const Value* initial = nullptr;
   for (const auto& [n, init] : vars->attrs)
     if (n == name) initial = init.get();
-  if (initial == nullptr) fail(span, "the variables have no attribute '" + name + "'; declare it in sg.variables(...)");
+  if (initial == nullptr) s_.fail(span, "the variables have no attribute '" + name + "'; declare it in sg.variables(...)");
   std::vector<Leaf> want, got;
   leaves_of(*initial, name, want);
   leaves_of(v, name, got);
   if (want.size() != got.size())
-    fail(span, "variable '" + name + "' holds " + std::to_string(want.size()) + " tensors; the value assigned has " +
-                   std::to_string(got.size()) + ": give it the same structure");
+    s_.fail(span, "variable '" + name + "' holds " + std::to_string(want.size()) + " tensors; the value assigned has " +
+                      std::to_string(got.size()) + ": give it the same structure");
   for (size_t k = 0; k < want.size(); ++k) {
     if (want[k].first != got[k].first)
-      fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
+      s_.fail(span, "variable '" + want[k].first + "' is assigned a structure with '" + got[k].first + "' in its place");
     const int32_t var = vars->leaves.at(want[k].first);
-    const ir::Type& type = module_->variables[size_t(var)].type;
+    const ir::Type& type = s_.module().variables[size_t(var)].type;
     // A tensor of another kind (an f32 loss into an i64 counter) is a mistake, not a cast.
     if (got[k].second.is_tensor()) {
-      const DType dt = tensor_dtype(got[k].second);
+      const DType dt = s_.tensor_dtype(got[k].second);
       if (is_float(dt) != is_float(type.dtype) || is_int(dt) != is_int(type.dtype))
-        fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
-                       module_->format_type(tensor_type(got[k].second)) + ": cast it with astype");
+        s_.fail(span, "variable '" + want[k].first + "' is " + s_.module().format_type(type) + "; the value assigned is " +
+                          s_.module().format_type(s_.tensor_type(got[k].second)) + ": cast it with astype");
     }
-    Value t = to_tensor(got[k].second, type.dtype, span);
-    if (tensor_dtype(t) != type.dtype) t = cast(t, type.dtype, span);
-    const ir::Type given = tensor_type(t);
+    Value t = s_.to_tensor(got[k].second, type.dtype, span);
+    if (s_.tensor_dtype(t) != type.dtype) t = s_.cast(t, type.dtype, span);
+    const ir::Type given = s_.tensor_type(t);
     if (!(given.shape == type.shape))
-      fail(span, "variable '" + want[k].first + "' is " + module_->format_type(type) + "; the value assigned is " +
-                     module_->format_type(given));
-    variable_current_[var] = t;
+      s_.fail(span, "variable '" + want[k].first + "' is " + s_.module().format_type(type) + "; the value assigned is " +
+                        s_.module().format_type(given));
+    current_[var] = t;
   }
 }
 
-void Stager::finish_entry_variables(ir::Entry& entry, SourceSpan span) {
+void ProgramVariables::finish_entry(ir::Entry& entry, SourceSpan span) {
   // The params were added in the order of the first reads; the entry lists them so.
   std::vector<std::pair<int32_t, int32_t>> by_param;
-  for (const auto& [var, param] : variable_params_) by_param.emplace_back(param, var);
+  for (const auto& [var, param] : params_) by_param.emplace_back(param, var);
   std::sort(by_param.begin(), by_param.end());
   entry.reads.clear();
   for (const auto& [param, var] : by_param) entry.reads.push_back(var);
-  for (const auto& [var, value] : variable_current_) {
-    fn().results.push_back(materialize(value, span));
+  for (const auto& [var, value] : current_) {
+    s_.fn().results.push_back(s_.materialize(value, span));
     entry.writes.push_back(var);
   }
+  entry_builder_ = nullptr;
+}
+
+void ProgramVariables::begin_entry(FnBuilder& builder) {
+  entry_builder_ = &builder;
+  params_.clear();
+  current_.clear();
+}
+
+std::string ProgramVariables::carry_name(int32_t var) const {
+  return "$var." + s_.module().variables[size_t(var)].name;
+}
+
+void ProgramVariables::forget_params(const FnBuilder* b, size_t values) {
+  if (b == entry_builder_) std::erase_if(params_, [&](const auto& kv) { return size_t(kv.second) >= values; });
 }
 
 }  // namespace sg::compiler::staging

@@ -14,6 +14,12 @@
 #include <ostream>
 
 #include "quant/weight_format.h"
+#include "staging/calls.h"
+#include "staging/classes.h"
+#include "staging/differentiation.h"
+#include "staging/sg_variables.h"
+#include "staging/staged_if.h"
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 namespace sg::compiler {
@@ -48,7 +54,11 @@ struct ContextGuard {
 Stager::Stager(const Module& module, const SourceManager& sources, DiagnosticEngine& diags,
                const StageOptions& options)
     : ast_(module), sources_(sources), diags_(diags), options_(options),
-      module_(std::make_unique<ir::Module>()), globals_(std::make_shared<Scope>()) {
+      module_(std::make_unique<ir::Module>()), globals_(std::make_shared<Scope>()),
+      variables_(std::make_unique<ProgramVariables>(*this)),
+      differentiation_(std::make_unique<Differentiation>(*this)), calls_(std::make_unique<Calls>(*this, module)),
+      loops_(std::make_unique<Loops>(*this)), records_(std::make_unique<Records>(*this)),
+      branches_(std::make_unique<Branches>(*this)) {
   module_->sources = &sources;
 }
 
@@ -89,7 +99,7 @@ void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
           if (s.module == "collections" || s.module == "typing" || s.module == "dataclasses" || s.module == "math") {
             for (const ImportName& n : s.imports)
               globals_->set(n.alias.empty() ? n.name : n.alias,
-                            object_attribute(Value(PyModuleV{s.module}), n.name, n.span));
+                            records().object_attribute(Value(PyModuleV{s.module}), n.name, n.span));
             break;
           }
           if (s.module.rfind("stagegraph.", 0) == 0 && is_library_module(s.module.substr(11))) {
@@ -114,7 +124,7 @@ void Stager::stage_module_body(const std::vector<StmtPtr>& body, bool library) {
           break;
         }
         case StmtKind::kClassDef:
-          define_class(s);
+          records().define_class(s);
           break;
         case StmtKind::kAssign:
         case StmtKind::kAnnAssign:
@@ -193,7 +203,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   module_->functions.push_back(ir::Function{});
   const int32_t fn_id = int32_t(module_->functions.size() - 1);
   module_->functions.back().name = def.name;
-  name_entry(fn_id, def.name);
+  calls().name_entry(fn_id, def.name);
   FnBuilder builder;
   builder.fn = fn_id;
   cur_ = &builder;
@@ -218,9 +228,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
   CallFrame frame{scope_ptr, Value()};
   frame_ = &frame;
   call_depth_ = 1;
-  entry_builder_ = &builder;
-  variable_params_.clear();
-  variable_current_.clear();
+  variables().begin_entry(builder);
   exec_block(def.body);
 
   // A return inside a staged `if` or loop leaves its value in the frame's flags.
@@ -249,7 +257,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     }
   };
   flatten_result("", r);
-  if (outputs.empty() && variable_current_.empty())
+  if (outputs.empty() && !variables().any_assigned())
     fail(def.name_span, "entry point '" + def.name + "' must return a tensor, a tuple of tensors or a dict of them");
   for (auto& [name, v] : outputs) {
     if (!v.is_tensor() && !v.is_number())
@@ -260,8 +268,7 @@ void Stager::stage_entry(const std::shared_ptr<FunctionV>& f) {
     fn().results.push_back(id);
     entry.output_names.push_back(name);
   }
-  finish_entry_variables(entry, def.name_span);
-  entry_builder_ = nullptr;
+  variables().finish_entry(entry, def.name_span);
   module_->entries.push_back(std::move(entry));
 }
 

@@ -5,6 +5,7 @@
 // comparisons and elementwise arithmetic without division) are both sides
 // computed, as logical_and / logical_or.
 #include "staging/control_state.h"
+#include "staging/staged_if.h"
 
 namespace sg::compiler::staging {
 
@@ -50,8 +51,8 @@ Value staged_truth(Stager& st, const Value& v, SourceSpan span, const char* what
 Value select(Stager& st, SourceSpan span, const Value& cond, const char* label,
              const std::function<Value()>& then_fn, const std::function<Value()>& else_fn) {
   const std::string slot = std::string("$") + label;
-  st.staged_branches(span, cond, label, [&] { st.scope().set(slot, then_fn()); },
-                     [&] { st.scope().set(slot, else_fn()); });
+  st.branches().staged_branches(span, cond, label, [&] { st.scope().set(slot, then_fn()); },
+                                [&] { st.scope().set(slot, else_fn()); });
   Value v = *st.scope().find_local(slot);
   st.scope().erase(slot);
   return v;
@@ -59,41 +60,41 @@ Value select(Stager& st, SourceSpan span, const Value& cond, const char* label,
 
 }  // namespace
 
-Value Stager::eval_bool_op(const Expr& e) {
+Value Branches::eval_bool_op(const Expr& e) {
   const bool is_and = e.bool_op == BoolOp::kAnd;
   const char* what = is_and ? "`and`" : "`or`";
-  Value v = eval(*e.elts[0]);
+  Value v = s_.eval(*e.elts[0]);
   for (size_t i = 1; i < e.elts.size(); ++i) {
     if (!v.is<Staged>()) {
-      const bool t = truth(v, e.elts[i - 1]->span, "a boolean operator");
+      const bool t = s_.truth(v, e.elts[i - 1]->span, "a boolean operator");
       if (is_and ? !t : t) return v;
-      v = eval(*e.elts[i]);
+      v = s_.eval(*e.elts[i]);
       continue;
     }
-    const Value left = staged_truth(*this, v, e.elts[i - 1]->span, what);
+    const Value left = staged_truth(s_, v, e.elts[i - 1]->span, what);
     const Expr& rhs = *e.elts[i];
     if (cannot_fail(rhs)) {
-      const Value right = staged_truth(*this, eval(rhs), rhs.span, what);
-      v = tensor_binary(is_and ? ops::OpId::LogicalAnd : ops::OpId::LogicalOr, left, to_tensor(right, DType::kBool, rhs.span),
-                        e.span);
+      const Value right = staged_truth(s_, s_.eval(rhs), rhs.span, what);
+      v = s_.tensor_binary(is_and ? ops::OpId::LogicalAnd : ops::OpId::LogicalOr, left, s_.to_tensor(right, DType::kBool, rhs.span),
+                           e.span);
       continue;
     }
-    auto right = [&] { return staged_truth(*this, eval(rhs), rhs.span, what); };
+    auto right = [&] { return staged_truth(s_, s_.eval(rhs), rhs.span, what); };
     auto constant = [&] { return Value(!is_and); };
-    v = is_and ? select(*this, e.span, left, "and", right, constant) : select(*this, e.span, left, "or", constant, right);
-    if (!v.is_tensor()) v = to_tensor(v, DType::kBool, e.span);
+    v = is_and ? select(s_, e.span, left, "and", right, constant) : select(s_, e.span, left, "or", constant, right);
+    if (!v.is_tensor()) v = s_.to_tensor(v, DType::kBool, e.span);
   }
   return v;
 }
 
-Value Stager::eval_if_exp(const Expr& e) {
-  Value test = eval(*e.a);
-  if (!test.is<Staged>()) return truth(test, e.a->span, "a conditional expression") ? eval(*e.b) : eval(*e.c);
-  const Value cond = staged_truth(*this, test, e.a->span, "a conditional expression");
-  if (explaining())
-    explain(e.span, "conditional expression", "staged (the test `" + source_text(e.a->span) + "` " +
-                                                  staged_reason(*this, test) + ")");
-  return select(*this, e.span, cond, "ifexp", [&] { return eval(*e.b); }, [&] { return eval(*e.c); });
+Value Branches::eval_if_exp(const Expr& e) {
+  Value test = s_.eval(*e.a);
+  if (!test.is<Staged>()) return s_.truth(test, e.a->span, "a conditional expression") ? s_.eval(*e.b) : s_.eval(*e.c);
+  const Value cond = staged_truth(s_, test, e.a->span, "a conditional expression");
+  if (s_.explaining())
+    s_.explain(e.span, "conditional expression", "staged (the test `" + s_.source_text(e.a->span) + "` " +
+                                                     staged_reason(s_, test) + ")");
+  return select(s_, e.span, cond, "ifexp", [&] { return s_.eval(*e.b); }, [&] { return s_.eval(*e.c); });
 }
 
 }  // namespace sg::compiler::staging

@@ -7,6 +7,9 @@
 #include <string_view>
 
 #include "staging/control_state.h"
+#include "staging/sg_variables.h"
+#include "staging/staged_if.h"
+#include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
 namespace {
@@ -67,23 +70,35 @@ struct SpeculationGuard {
 
 }  // namespace
 
-bool Stager::wants_graph_function(const FunctionV& f, const Scope& bound) {
+Calls::Calls(Stager& s, const Module& ast) : s_(s), ast_(ast) {}
+Calls::~Calls() = default;
+
+GraphCalls& Calls::graph_calls() {
+  if (!graph_calls_) graph_calls_ = std::make_unique<GraphCalls>(ast_);
+  return *graph_calls_;
+}
+
+size_t Calls::specialisations() const { return graph_calls_ ? graph_calls_->specs.size() : 0; }
+
+void Calls::drop_specialisations(size_t specs) {
+  if (graph_calls_) graph_calls_->specs.resize(specs);
+}
+
+bool Calls::wants_graph_function(const FunctionV& f, const Scope& bound) {
   bool staged = false;
   for (const auto& [name, v] : bound.vars()) staged = staged || holds_staged(v);
   if (!staged) return false;
   if (f.is_entry) return true;
-  if (!graph_calls_) graph_calls_ = std::make_shared<GraphCalls>(ast_);
-  return graph_calls_->graph.on_cycle(f.def);
+  return graph_calls().graph.on_cycle(f.def);
 }
 
-Value Stager::call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {
-  if (!graph_calls_) graph_calls_ = std::make_shared<GraphCalls>(ast_);
-  return graph_calls_->call(*this, f, bound, span);
+Value Calls::call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span) {
+  return graph_calls().call(s_, f, bound, span);
 }
 
 GraphCalls::Snapshot GraphCalls::snapshot(Stager& s) const {
   return Snapshot{s.module_->functions.size(), s.module_->constants.size(), specs.size(),
-                  s.diags_.diagnostics().size(), s.held_output_.size(), s.pending_branches_,
+                  s.diags_.diagnostics().size(), s.held_output_.size(), s.branches().pending(),
                   s.control().zero_trip_warned};
 }
 
@@ -98,7 +113,7 @@ void GraphCalls::rollback(Stager& s, const Snapshot& snap, bool keep_diagnostics
   // enclosing pass look incomplete, and each enclosing specialisation would be
   // staged again, nested ones included: a cost exponential in the chain of
   // specialisations (rec(min(v + 1, K), d - 1) from a static v).
-  s.pending_branches_ = snap.pending_branches;
+  s.branches().set_pending(snap.pending_branches);
   s.control().zero_trip_warned = snap.zero_trip_warned;
 }
 
@@ -114,12 +129,12 @@ void drop_from_function(M& m, size_t first) {
 
 }  // namespace
 
-void Stager::name_entry(int32_t fn, const std::string& name) {
+void Calls::name_entry(int32_t fn, const std::string& name) {
   taken_names_.insert(name);
   name_of_function_[fn] = CalledName{name, name, 0};
 }
 
-std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
+std::string Calls::name_specialisation(int32_t fn, const std::string& base) {
   int64_t& first = first_free_suffix_[base];
   const auto named = [&](int64_t k) { return k == 0 ? base : base + "." + std::to_string(k); };
   while (taken_names_.count(named(first))) ++first;
@@ -130,7 +145,7 @@ std::string Stager::name_specialisation(int32_t fn, const std::string& base) {
   return name;
 }
 
-void Stager::forget_functions(size_t functions, size_t constants) {
+void Calls::forget_names(size_t functions) {
   for (auto it = name_of_function_.lower_bound(int32_t(functions)); it != name_of_function_.end();) {
     const CalledName& n = it->second;
     taken_names_.erase(n.name);
@@ -138,6 +153,10 @@ void Stager::forget_functions(size_t functions, size_t constants) {
     first = std::min(first, n.suffix);
     it = name_of_function_.erase(it);
   }
+}
+
+void Stager::forget_functions(size_t functions, size_t constants) {
+  calls().forget_names(functions);
   module_->functions.resize(functions);
   if (module_->constants.size() > constants) {
     module_->constants.resize(constants);
@@ -145,7 +164,7 @@ void Stager::forget_functions(size_t functions, size_t constants) {
   }
   drop_from_function(origins_, functions);
   drop_from_function(reduced_, functions);
-  drop_from_function(weak_, functions);
+  loops().forget_functions(functions);
   // Marks on values of the dropped functions must not fall on the functions
   // that take their ids next.
   ControlState& cs = control();
@@ -158,13 +177,13 @@ Stager::Checkpoint Stager::checkpoint() {
   Checkpoint c;
   c.functions = module_->functions.size();
   c.constants = module_->constants.size();
-  c.specs = graph_calls_ ? graph_calls_->specs.size() : 0;
+  c.specs = calls().specialisations();
   c.diagnostics = diags_.diagnostics().size();
   c.output = held_output_.size();
-  c.pending_branches = pending_branches_;
+  c.pending_branches = branches().pending();
   c.control = std::make_shared<const ControlState>(control());
   c.vars = scope().vars();
-  c.variable_current = variable_current_;
+  c.variable_current = variables().current();
   c.builder = cur_;
   if (cur_) {
     const ir::Function& f = fn();
@@ -179,13 +198,13 @@ Stager::Checkpoint Stager::checkpoint() {
 
 void Stager::rollback(const Checkpoint& c) {
   forget_functions(c.functions, c.constants);
-  if (graph_calls_) graph_calls_->specs.resize(c.specs);
+  calls().drop_specialisations(c.specs);
   diags_.truncate(c.diagnostics);
   held_output_.resize(c.output);
-  pending_branches_ = c.pending_branches;
+  branches().set_pending(c.pending_branches);
   *control_ = *c.control;
   scope().vars() = c.vars;
-  variable_current_ = c.variable_current;
+  variables().current() = c.variable_current;
   cur_ = c.builder;
   if (cur_ && c.builder_state) {
     // What was added to the current function since: its values, the nodes
@@ -202,10 +221,9 @@ void Stager::rollback(const Checkpoint& c) {
     };
     std::erase_if(origins_, [&](const auto& kv) { return added(kv.first); });
     std::erase_if(reduced_, [&](const auto& kv) { return added(kv.first); });
-    std::erase_if(weak_, [&](const auto& kv) { return added(kv.first); });
+    loops().forget_values(id, c.values);
     // A variable first read since has lost its parameter with the entry's values.
-    if (cur_ == entry_builder_)
-      std::erase_if(variable_params_, [&](const auto& kv) { return size_t(kv.second) >= c.values; });
+    variables().forget_params(cur_, c.values);
   }
 }
 
@@ -390,7 +408,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
   before.specs = idx;
   // Inside another function's probe, a path of this one that waits on that
   // function is the probe's business: it may take another path.
-  const bool nested_in_probe = s.probing();
+  const bool nested_in_probe = s.calls().probing();
   try {
     const std::optional<ResultSig> annotated = annotation(s, def, f->closure);
     specs[idx].in_progress = true;
@@ -401,15 +419,15 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
     for (int passes = 1;; ++passes) {
       if (passes > kMaxPasses) cannot_infer(s, def, "the types its return paths give do not settle");
       const Snapshot snap = snapshot(s);
-      const int64_t pending_before = s.pending_branches_;
+      const int64_t pending_before = s.branches().pending();
       const bool probe = !assumed;
       specs[idx].assumed = assumed;
       specs[idx].assumed_used = false;
       specs[idx].relies_on = Specialisation::kNone;
       std::optional<ResultSig> result;
       try {
-        SpeculationGuard held(s.speculative_, speculating);
-        SpeculationGuard probing(s.probing_, probe);
+        SpeculationGuard held(s.calls().speculative_, speculating);
+        SpeculationGuard probing(s.calls().probing_, probe);
         s.count_specialisation_pass(span);
         result = pass(s, idx, f, bound, args, span);
       } catch (PendingResult&) {
@@ -438,7 +456,7 @@ void GraphCalls::stage(Stager& s, size_t idx, const std::shared_ptr<FunctionV>& 
       // and output are recorded in speculation too) would repeat every nested
       // specialisation's passes, a cost exponential in the depth of recursion
       // through static arguments (f(x, 20) calling f(x, 19), ...).
-      const bool complete = s.pending_branches_ == pending_before;
+      const bool complete = s.branches().pending() == pending_before;
       if (probe && complete) {
         specs[idx].result = *result;
         break;
@@ -492,14 +510,14 @@ ResultSig GraphCalls::pass(Stager& s, size_t idx, const std::shared_ptr<Function
                                 " calls at compile time (each call with different static arguments is a new "
                                 "specialisation)";
     s.limit_exceeded_ = true;
-    if (s.speculative()) s.diags_.error(span, message);
+    if (s.calls().speculative()) s.diags_.error(span, message);
     s.fail(span, message);
   }
   // Named after the function; later specialisations (and an entry point of the
   // same name) make it name.1, name.2, ...
   s.module_->functions.push_back(ir::Function{});
   const int32_t fn_id = int32_t(s.module_->functions.size() - 1);
-  s.module_->functions.back().name = s.name_specialisation(fn_id, def.name);
+  s.module_->functions.back().name = s.calls().name_specialisation(fn_id, def.name);
   specs[idx].fn = fn_id;
 
   FnBuilder builder;
@@ -608,7 +626,7 @@ Value GraphCalls::emit_call(Stager& s, size_t idx, const CallArgs& args, const R
         // A result that is a Python number on every path is one at the call too:
         // beside a tensor it takes the tensor's dtype, as in eager mode.
         if (r.weak && (is_int(r.type.dtype) || is_float(r.type.dtype)) && r.type.rank() == 0)
-          s.mark_weak(s.staged(id), WeakOrigin::of_number(is_float(r.type.dtype) ? Value(0.0) : Value(int64_t(0))));
+          s.loops().mark_weak(s.staged(id), WeakOrigin::of_number(is_float(r.type.dtype) ? Value(0.0) : Value(int64_t(0))));
         return s.staged(id);
       }
       case ResultSig::Kind::kTuple: {

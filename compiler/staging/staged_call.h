@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "staging/call_graph.h"
+#include "staging/calls.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -101,7 +102,7 @@ struct GraphCalls {
  private:
   // What a pass adds that its rollback drops: functions, constants and
   // specialisations, the warnings and compile-time output it recorded, and the
-  // branches it left pending (Stager::pending_branches_).
+  // branches it left pending (Branches::pending).
   struct Snapshot {
     size_t functions = 0, constants = 0, specs = 0, diagnostics = 0, output = 0;
     int64_t pending_branches = 0;

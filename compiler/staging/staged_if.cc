@@ -13,6 +13,10 @@
 #include <utility>
 
 #include "staging/staged_if_internal.h"
+
+#include "staging/calls.h"
+#include "staging/staged_if.h"
+#include "staging/sg_variables.h"
 #include "staging/staged_loop.h"  // unset_tensor_of_type
 
 namespace sg::compiler::staging {
@@ -92,12 +96,12 @@ void restand(Container& c, const std::vector<Value>& list_items, const std::vect
 
 }  // namespace
 
-Flow Stager::exec_staged_if(const Stmt& s, const Value& test) {
-  const ir::Type test_type = tensor_type(test);
+Flow Branches::exec_staged_if(const Stmt& s, const Value& test) {
+  const ir::Type test_type = s_.tensor_type(test);
   if (test_type.rank() != 0)
-    fail(s.test->span, "the test of a staged `if` must be a scalar, got " + module_->format_type(test_type) +
-                           "; use sg.any or sg.all", provenance_notes({test}));
-  staged_branches(s.span, test, "if", [&] { exec_block(s.body); }, [&] { exec_block(s.orelse); });
+    s_.fail(s.test->span, "the test of a staged `if` must be a scalar, got " + s_.module().format_type(test_type) +
+                              "; use sg.any or sg.all", s_.provenance_notes({test}));
+  staged_branches(s.span, test, "if", [&] { s_.exec_block(s.body); }, [&] { s_.exec_block(s.orelse); });
   return Flow::kNormal;
 }
 
@@ -113,9 +117,9 @@ bool left(const std::map<std::string, Value>& vars) { return flag_set(vars, kRet
 
 }  // namespace
 
-void Stager::staged_branches(SourceSpan span, const Value& test, const std::string& label,
-                             const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
-  BranchStaging(*this, span, label).run(test, then_fn, else_fn);
+void Branches::staged_branches(SourceSpan span, const Value& test, const std::string& label,
+                               const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
+  BranchStaging(s_, span, label).run(test, then_fn, else_fn);
 }
 
 void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
@@ -128,7 +132,7 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
   // A return inside a branch sets the flag; the other branch must have it too.
   if (!sc_.find_local(kReturnFlag)) sc_.set(kReturnFlag, Value(false));
   before_ = sc_.vars();
-  variables_before_ = st_.variable_current();
+  variables_before_ = st_.variables().current();
   std::vector<std::vector<ControlState::SizeWatch>>& watches = st_.control().size_watches;
   watch_containers();
   struct Unwatch {
@@ -159,7 +163,7 @@ void BranchStaging::run(const Value& test, const std::function<void()>& then_fn,
   emit_node();
   take_program_variables();
   // Both branches raise: so does the `if`, for an enclosing staged branch or loop.
-  if (both_raise_ && st_.raise_catchers > 0) {
+  if (both_raise_ && st_.records().catching_raises()) {
     RaiseSignal r = *else_b_.raised;
     r.staged = true;
     throw r;
@@ -175,26 +179,26 @@ Branch BranchStaging::run_branch(const std::function<void()>& body, const std::s
   br.builder->fn = int32_t(m.functions.size() - 1);
   br.builder->parent = parent_;
   sc_.vars() = before_;
-  st_.variable_current() = variables_before_;
+  st_.variables().current() = variables_before_;
   st_.set_builder(br.builder.get());
   for (ControlState::SizeWatch& w : st_.control().size_watches[my_watch_]) w.changed.reset();
-  ++st_.raise_catchers;
+  st_.records().open_raise_catcher();
   try {
     body();
   } catch (RaiseSignal& r) {
     br.raised = std::move(r);
   } catch (...) {
-    --st_.raise_catchers;
+    st_.records().close_raise_catcher();
     st_.set_builder(parent_);
     sc_.vars() = before_;
-    st_.variable_current() = variables_before_;
+    st_.variables().current() = variables_before_;
     restore(containers_);
     throw;
   }
-  --st_.raise_catchers;
+  st_.records().close_raise_catcher();
   st_.set_builder(parent_);
   br.vars = sc_.vars();
-  br.variables = std::exchange(st_.variable_current(), variables_before_);
+  br.variables = std::exchange(st_.variables().current(), variables_before_);
   for (const Container& c : containers_) {
     br.list_items.push_back(c.list ? c.list->items : std::vector<Value>{});
     br.dict_items.push_back(c.dict ? c.dict->items : std::vector<std::pair<Value, Value>>{});
@@ -209,13 +213,13 @@ Branch BranchStaging::run_branch(const std::function<void()>& body, const std::s
 // carries the other branch's values. The pending side is staged again with
 // stand-ins of the same types, never read.
 Branch BranchStaging::branch_or_pending(const std::function<void()>& body, const std::string& suffix, int k) {
-  if (!st_.probing()) return run_branch(body, suffix);
+  if (!st_.calls().probing()) return run_branch(body, suffix);
   try {
     return run_branch(body, suffix);
   } catch (const PendingResult& p) {
     if (pending_) throw;  // both branches pending: so is the If
     pending_ = p;
-    ++st_.pending_branches_;
+    st_.branches().add_pending();
     pending_side_ = k;
     return Branch{};
   }
@@ -271,7 +275,7 @@ void BranchStaging::restage_raising() {
     };
     dead = run_branch(
         [&] {
-          if (!signal.staged) st_.stage_raise(signal);
+          if (!signal.staged) st_.records().stage_raise(signal);
           if (both_raise_) return;
           leave_stand_ins(live, stand_in);
         },
@@ -434,8 +438,8 @@ std::optional<DType> BranchStaging::leaf_dtype(const std::string& shown, const V
   if (tv.is_tensor()) dt = st_.tensor_dtype(tv);
   if (ev.is_tensor()) {
     if (dt && *dt != st_.tensor_dtype(ev)) {
-      st_.retype_weak(tv, st_.tensor_dtype(ev));
-      st_.retype_weak(ev, *dt);
+      st_.loops().retype_weak(tv, st_.tensor_dtype(ev));
+      st_.loops().retype_weak(ev, *dt);
       st_.fail(span_, shown + " is " + dtype_name(*dt) + then_where_ + " and " +
                           dtype_name(st_.tensor_dtype(ev)) + else_where_ + "; cast one with astype",
                st_.provenance_notes({tv, ev}));
@@ -453,8 +457,8 @@ std::optional<DType> BranchStaging::leaf_dtype(const std::string& shown, const V
                          : std::string(kind(tv)) != kind(ev);
   if (misfit && dt) {
     // A carried Python int beside a Python float: the variable is a float.
-    if (tv.is<double>()) st_.retype_weak(ev, DType::kF32);
-    if (ev.is<double>()) st_.retype_weak(tv, DType::kF32);
+    if (tv.is<double>()) st_.loops().retype_weak(ev, DType::kF32);
+    if (ev.is<double>()) st_.loops().retype_weak(tv, DType::kF32);
   }
   if (misfit)
     st_.fail(span_, shown + " is " + describe(tv) + then_where_ + " and " + describe(ev) +
@@ -511,7 +515,7 @@ BranchStaging::Make BranchStaging::number_make(size_t index, const Value& tv, co
     weak = WeakOrigin::of_number(tv);
   Stager* st = &st_;
   return [st, index, weak](const std::vector<Value>& outs) {
-    if (weak) st->mark_weak(outs[index], *weak);
+    if (weak) st->loops().mark_weak(outs[index], *weak);
     return outs[index];
   };
 }
@@ -713,8 +717,8 @@ void BranchStaging::add_program_variables() {
     }
   for (int32_t var : joined_variables_) {
     auto old = variables_before_.find(var);
-    const Value start = old != variables_before_.end() ? old->second : st_.variable_start(var, span_);
-    const std::string name = st_.variable_carry_name(var);
+    const Value start = old != variables_before_.end() ? old->second : st_.variables().start(var, span_);
+    const std::string name = st_.variables().carry_name(var);
     before_[name] = start;
     sc_.set(name, start);
     for (Branch* b : branches_) {
@@ -726,8 +730,8 @@ void BranchStaging::add_program_variables() {
 
 void BranchStaging::take_program_variables() {
   for (int32_t var : joined_variables_) {
-    const std::string name = st_.variable_carry_name(var);
-    if (const Value* v = sc_.find_local(name)) st_.variable_current()[var] = *v;
+    const std::string name = st_.variables().carry_name(var);
+    if (const Value* v = sc_.find_local(name)) st_.variables().current()[var] = *v;
     sc_.erase(name);
   }
 }

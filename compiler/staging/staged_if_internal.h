@@ -1,6 +1,6 @@
 // One staged `if` (BranchStaging) and what its two files share: staged_if.cc stages
 // the branches and joins the variables they rebind; staged_if_containers.cc joins the
-// lists and dicts they change. See Stager::staged_branches.
+// lists and dicts they change. See Branches::staged_branches (staged_if.h).
 #pragma once
 
 #include <functional>
@@ -30,7 +30,7 @@ struct Branch {
   std::vector<std::vector<Value>> list_items;                 // per Container, as the branch left them
   std::vector<std::vector<std::pair<Value, Value>>> dict_items;
   std::vector<std::optional<SourceSpan>> size_changed;  // per Container: the statement that first changed its length
-  std::map<int32_t, Value> variables;  // the program's variables as the branch left them (Stager::variable_current)
+  std::map<int32_t, Value> variables;  // the program's variables as the branch left them (ProgramVariables::current)
 };
 
 // A list or dict reachable from the scope before a staged `if`, and its items then.

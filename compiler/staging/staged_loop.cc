@@ -9,6 +9,8 @@
 // function that the cond or body use (captures) are carried too, unchanged.
 #include "staging/staged_loop.h"
 
+#include "staging/sg_variables.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop_internal.h"
 
 namespace sg::compiler::staging {
@@ -21,7 +23,7 @@ LoopStaging::LoopStaging(Stager& st_in, const StagedLoopSpec& spec_in, int64_t t
       retry(retry_in), s(spec.stmt),
       sc(st.scope()), cs(st.control()), m(st.module()),
       where(std::string(spec.what) + " loop at line " + std::to_string(s.span.line)),
-      variables_before(st.variable_current()) {
+      variables_before(st.variables().current()) {
   for (const Scope* sp = &sc; sp; sp = sp->parent().get())
     for (const auto& [name, v] : sp->vars())
       if (name[0] != '$') watch_instances(name, v, watches, 0);
@@ -91,7 +93,7 @@ void LoopStaging::bind_body_params() {
       case CarryKind::kTensor:
         c.body_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
         sc.set(c.name, st.staged(c.body_param));
-        if (c.weak) st.mark_weak(st.staged(c.body_param), *c.weak);
+        if (c.weak) st.loops().mark_weak(st.staged(c.body_param), *c.weak);
         break;
       case CarryKind::kList:
         c.slot->body = body.get();
@@ -148,23 +150,23 @@ void LoopStaging::stage_body() {
     for (const Structure& x : structures)
       if (const Value* d = sc.find_local(x.name); d && d->is<DictPtr>() && x.name[0] != '$')
         cs.loop_containers.back().carried_dicts[d->as<DictPtr>().get()] = x.name;
-    ++st.raise_catchers;
+    st.records().open_raise_catcher();
     try {
       spec.prologue();
       st.exec_block(s.body, &s);
     } catch (RaiseSignal& r) {
       // The body raises on every iteration that reaches it: the run stops there.
       try {
-        if (!r.staged) st.stage_raise(r);
+        if (!r.staged) st.records().stage_raise(r);
       } catch (...) {
-        --st.raise_catchers;
+        st.records().close_raise_catcher();
         throw;
       }
     } catch (...) {
-      --st.raise_catchers;
+      st.records().close_raise_catcher();
       throw;
     }
-    --st.raise_catchers;
+    st.records().close_raise_catcher();
   }
 }
 
@@ -356,7 +358,7 @@ void LoopStaging::tensor_result(Carry& c, Value v) {
     const WeakOrigin* w = st.weak_origin(v);
     c.number_after = v.is_number() || (w && w->loop == token && w->name == c.name);
   }
-  if (v.is_tensor() && st.tensor_dtype(v) != want) st.retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
+  if (v.is_tensor() && st.tensor_dtype(v) != want) st.loops().retype_weak(st.staged(c.body_param), st.tensor_dtype(v));
   if (v.is_tensor() && st.tensor_dtype(v) != want)
     st.fail(s.span, shown_name(c.name) + " is " + dtype_name(want) + " before the staged " + where + " and " +
                         dtype_name(st.tensor_dtype(v)) + " after an iteration; its dtype must stay fixed: " +
@@ -406,7 +408,7 @@ void LoopStaging::stage_cond() {
     c.cond_param = st.fn().add_value(*c.type, c.name[0] == '$' ? "" : c.name, s.span);
     if (c.kind == CarryKind::kList) sc.set(c.name, Value(TensorListV{nullptr, Staged{cond->fn, c.cond_param, {}}}));
     else sc.set(c.name, st.staged(c.cond_param));
-    if (c.weak) st.mark_weak(st.staged(c.cond_param), *c.weak);
+    if (c.weak) st.loops().mark_weak(st.staged(c.cond_param), *c.weak);
     if (c.kind == CarryKind::kFlag) flags.push_back(c.name);
   }
   bind_structures();
@@ -420,14 +422,14 @@ void LoopStaging::stage_cond() {
     Value any = *sc.find_local(flags[0]);
     for (size_t k = 1; k < flags.size(); ++k)
       any = st.tensor_binary(ops::OpId::LogicalOr, any, *sc.find_local(flags[k]), s.span);
-    st.staged_branches(s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "test",
-                       [&] { sc.set("$go_on", eval_test()); }, [&] { sc.set("$go_on", Value(false)); });
+    st.branches().staged_branches(s.span, st.apply(ops::OpId::LogicalNot, {}, {any}, s.span), "test",
+                                  [&] { sc.set("$go_on", eval_test()); }, [&] { sc.set("$go_on", Value(false)); });
     go_on = *sc.find_local("$go_on");
   }
   const int32_t cond_result = st.materialize(st.to_tensor(go_on, DType::kBool, s.span), s.span);
   st.fn().results = {cond_result};
   attr_restore.restore();
-  st.variable_current() = variables_before;
+  st.variables().current() = variables_before;
 }
 
 Value LoopStaging::eval_test() {
@@ -532,8 +534,8 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
     else sc.set(c.name, st.staged(id));
     // After the loop its own numbers keep their dtype, taking another only at a use
     // beside a tensor; an enclosing loop's may still change.
-    if (c.weak && c.weak->loop != token) st.mark_weak(st.staged(id), *c.weak);
-    else if (c.number_after) st.mark_weak(st.staged(id), WeakOrigin::of_number(c.weak->number));
+    if (c.weak && c.weak->loop != token) st.loops().mark_weak(st.staged(id), *c.weak);
+    else if (c.number_after) st.loops().mark_weak(st.staged(id), WeakOrigin::of_number(c.weak->number));
   }
   if (return_shape) {
     size_t k = 0;
@@ -562,7 +564,7 @@ void LoopStaging::emit_node(std::vector<int32_t> inputs) {
   attr_restore.active = false;
   for (const AttrCarry& a : attr_carries) sc.erase(a.name);
   variables_from_scope();
-  for (int32_t var : retry.variables) sc.erase(st.variable_carry_name(var));
+  for (int32_t var : retry.variables) sc.erase(st.variables().carry_name(var));
   // `while True:` without a break leaves only by a return: the function has returned.
   if (jumps.has_return && !jumps.has_break && s.test && s.test->kind == ExprKind::kBool && s.test->bool_value)
     sc.set(kReturnFlag, Value(true));
@@ -650,7 +652,7 @@ using loop_detail::AttrCarry;
 using loop_detail::AttrRetry;
 
 Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
-  const int64_t token = st.new_loop_token();
+  const int64_t token = st.loops().new_token();
   std::map<std::string, DType> hints;
   std::vector<AttrCarry> attrs;
   loop_detail::RetryHints retry;
@@ -698,19 +700,29 @@ Flow run_staged_loop(Stager& st, const StagedLoopSpec& spec) {
   }
 }
 
-const WeakOrigin* Stager::weak_origin(const Value& v) const {
+const WeakOrigin* Stager::weak_origin(const Value& v) const { return loops_->weak_origin(v); }
+
+const WeakOrigin* Loops::weak_origin(const Value& v) const {
   if (!v.is<Staged>()) return nullptr;
   auto it = weak_.find({v.as<Staged>().fn, v.as<Staged>().id});
   return it == weak_.end() ? nullptr : &it->second;
 }
 
-void Stager::mark_weak(const Value& v, const WeakOrigin& origin) {
+void Loops::mark_weak(const Value& v, const WeakOrigin& origin) {
   if (v.is<Staged>()) weak_[{v.as<Staged>().fn, v.as<Staged>().id}] = origin;
 }
 
-void Stager::mark_weak_int(const Value& v) {
-  if (v.is<Staged>() && is_int(tensor_dtype(v)) && tensor_rank(v) == 0 && !weak_origin(v))
+void Loops::mark_weak_int(const Value& v) {
+  if (v.is<Staged>() && is_int(s_.tensor_dtype(v)) && s_.tensor_rank(v) == 0 && !weak_origin(v))
     mark_weak(v, WeakOrigin::of_number(Value(int64_t(0))));
+}
+
+void Loops::forget_functions(size_t functions) {
+  weak_.erase(weak_.lower_bound(std::pair<int32_t, int32_t>{int32_t(functions), INT32_MIN}), weak_.end());
+}
+
+void Loops::forget_values(int32_t fn, size_t values) {
+  std::erase_if(weak_, [&](const auto& kv) { return kv.first.first == fn && size_t(kv.first.second) >= values; });
 }
 
 bool Stager::number_fits(const Value& number, DType dtype) {

@@ -3,7 +3,10 @@
 // over a tensor whose first dim is symbolic.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -12,6 +15,54 @@
 #include "staging/control_state.h"
 
 namespace sg::compiler::staging {
+
+// The Loops concern of the stager: what it must know of values across the loops
+// it stages. Each staged loop has a token; a staged value that stands for a Python
+// number (WeakOrigin, stager.h) carries its origin, so that a loop that carried a
+// number in the wrong dtype is staged again (WeakRetype) and a Python int meets a
+// tensor as eager mode's would (staged_loop.cc).
+class Loops {
+ public:
+  explicit Loops(Stager& s) : s_(s) {}
+  Loops(const Loops&) = delete;
+  Loops& operator=(const Loops&) = delete;
+
+  // The loop statements (staged_loop_forms.cc): unrolled at compile time where the
+  // test or the iterable is static, else a While node (run_staged_loop).
+  Flow exec_while(const Stmt& s);
+  Flow exec_for(const Stmt& s);
+
+  int64_t new_token() { return ++tokens_; }
+
+  const WeakOrigin* weak_origin(const Value& v) const;
+  void mark_weak(const Value& v, const WeakOrigin& origin);
+  // Throws WeakRetype when `v` stands for a carried Python number that can take
+  // `dtype` and has not been given one yet (provenance.cc: it unwinds like fail).
+  void retype_weak(const Value& v, DType dtype);
+  // Marks a staged value that stands for a Python int (a counter, a dim).
+  void mark_weak_int(const Value& v);
+
+  // Rollbacks: the marks on values of functions from `functions` on, or on values
+  // from `values` on of function `fn`, are dropped.
+  void forget_functions(size_t functions);
+  void forget_values(int32_t fn, size_t values);
+
+ private:
+  // `for x in range(...)` / `sg.range(...)`: staged when a bound is staged (or by
+  // sg.range), else the static range to unroll, left in `iterable`.
+  std::optional<Flow> exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
+                                     Value& iterable);
+  // A staged loop over tensors whose first dim is known only at run time (zipped, or
+  // enumerated from `index_base`): a counter indexes each.
+  Flow exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
+                             std::optional<int64_t> index_base,
+                             const std::vector<std::pair<size_t, Value>>& zipped_numbers,
+                             const std::set<std::string>& targets);
+
+  Stager& s_;
+  std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
+  int64_t tokens_ = 0;
+};
 
 struct StagedLoopSpec {
   const Stmt& stmt;

@@ -1,6 +1,7 @@
 // What a staged loop carries, decided from the program text before anything is
 // staged: tensors and numbers the body assigns that are live, lists it appends to,
 // instance attributes it rebinds, for targets read after it, and its jump flags.
+#include "staging/sg_variables.h"
 #include "staging/staged_loop_internal.h"
 
 namespace sg::compiler::staging::loop_detail {
@@ -76,8 +77,8 @@ void LoopStaging::attribute_carries() {
 void LoopStaging::program_variable_carries() {
   for (int32_t var : retry.variables) {
     auto before = variables_before.find(var);
-    const Value init = before != variables_before.end() ? before->second : st.variable_start(var, s.span);
-    carries.push_back(tensor_carry(st.variable_carry_name(var), init));
+    const Value init = before != variables_before.end() ? before->second : st.variables().start(var, s.span);
+    carries.push_back(tensor_carry(st.variables().carry_name(var), init));
   }
 }
 
@@ -85,22 +86,22 @@ void LoopStaging::program_variable_carries() {
 // variables' values from there on.
 void LoopStaging::variables_from_scope() {
   for (int32_t var : retry.variables)
-    if (const Value* v = sc.find_local(st.variable_carry_name(var))) st.variable_current()[var] = *v;
+    if (const Value* v = sc.find_local(st.variables().carry_name(var))) st.variables().current()[var] = *v;
 }
 
 // After the body: the carried variables' values as its results; a variable it
 // assigns that this attempt does not carry makes another attempt that does.
 void LoopStaging::carry_assigned_variables() {
   std::vector<int32_t> more = retry.variables;
-  for (const auto& [var, v] : st.variable_current()) {
+  for (const auto& [var, v] : st.variables().current()) {
     if (std::find(more.begin(), more.end(), var) != more.end()) {
-      sc.set(st.variable_carry_name(var), v);
+      sc.set(st.variables().carry_name(var), v);
       continue;
     }
     auto before = variables_before.find(var);
     if (before == variables_before.end() || !same_value(before->second, v)) more.push_back(var);
   }
-  st.variable_current() = variables_before;
+  st.variables().current() = variables_before;
   if (more.size() != retry.variables.size()) throw VariableRetry{token, std::move(more)};
 }
 

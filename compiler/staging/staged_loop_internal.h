@@ -236,7 +236,7 @@ class LoopStaging {
   ControlState& cs;
   ir::Module& m;
   const std::string where;
-  // The program's variables as the loop starts (Stager::variable_current).
+  // The program's variables as the loop starts (ProgramVariables::current).
   std::map<int32_t, Value> variables_before;
   NameSet after, entry, read_in_body, assigned, appended;
   LoopJumps jumps;

@@ -76,8 +76,24 @@ struct WeakRetype {
 struct ControlState;
 
 // Graph functions called through Call nodes: recursion, @sg.function helpers
-// (staged_call.h).
+// (calls.h, staged_call.h).
 struct GraphCalls;
+class Calls;
+
+// Staged loops' tokens and the Python numbers they carry (staged_loop.h).
+class Loops;
+
+// The program's variables, sg.variables (sg_variables.h).
+class ProgramVariables;
+
+// sg.grad and the other transforms (differentiation.h).
+class Differentiation;
+
+// Classes, instances, records, raise and try (classes.h).
+class Records;
+
+// Staged if, and/or and conditional expressions (staged_if.h).
+class Branches;
 
 // How a statement ended (static control flow).
 enum class Flow : uint8_t { kNormal, kBreak, kContinue, kReturn };
@@ -275,31 +291,18 @@ class Stager {
   Value staged_math(const std::string& fn, const Args& a);  // on a staged scalar
   std::shared_ptr<FunctionV> make_function(const FunctionDef& def, std::shared_ptr<Scope> closure);
 
-  // ---- calls through Call nodes (staged_call*.cc, call_graph.cc) -------------------
-  // A call with any staged argument of a function on a cycle of the call graph,
-  // or of an @sg.function (SPEC §6). `bound` holds the bound parameters.
-  bool wants_graph_function(const FunctionV& f, const Scope& bound);
-  Value call_graph_function(const std::shared_ptr<FunctionV>& f, const Scope& bound, SourceSpan span);
-  // Inside a staging pass whose assumptions may prove wrong: errors are held
-  // back; warnings and compile-time output are recorded, and dropped with the
-  // pass if it is rolled back (staged_call.h).
-  bool speculative() const { return speculative_ > 0; }
-  // Inside a probe for a result type: a recursive call of unknown result type
-  // throws PendingResult, which staged_branches turns into a pending branch.
-  bool probing() const { return probing_ > 0; }
+  // ---- calls through Call nodes (calls.h; staged_call*.cc, call_graph.cc) -----------
+  Calls& calls() { return *calls_; }
 
-  // ---- Python numbers carried by staged loops (staged_loop.cc) -------------------
+  // ---- loop statements, staged loops' marks on values (staged_loop.h: Loops) -----------
+  Loops& loops() { return *loops_; }
+  // Loops::weak_origin, for the op library.
   const WeakOrigin* weak_origin(const Value& v) const;
-  void mark_weak(const Value& v, const WeakOrigin& origin);
-  // Throws WeakRetype when `v` stands for a carried Python number that can take
-  // `dtype` and has not been given one yet.
-  void retype_weak(const Value& v, DType dtype);
-  // Marks a staged value that stands for a Python int (a counter, a dim).
-  void mark_weak_int(const Value& v);
   // Whether a Python number keeps its meaning as a tensor of `dtype` (NEP 50):
   // floats only as floats, ints not as bool, i32 only within its range.
   static bool number_fits(const Value& number, DType dtype);
-  int64_t new_loop_token() { return ++loop_tokens_; }
+
+  // ---- staging attempts that are undone (staged_call.cc) ------------------------------
   // What a staging attempt adds, so that it can be undone: the module's
   // functions and constants after these counts, the specialisations begun,
   // diagnostics and held output, the control state, the scope, and what the
@@ -319,35 +322,18 @@ class Stager {
   void rollback(const Checkpoint& c);
   // Drops the per-value records of functions from `functions` on.
   void forget_functions(size_t functions, size_t constants);
-  // The name of entry function `fn`: its def's.
-  void name_entry(int32_t fn, const std::string& name);
-  // The name of specialisation function `fn` of def `base`: base, or base.1,
-  // base.2, ..., the first not taken by a live entry or specialisation.
-  std::string name_specialisation(int32_t fn, const std::string& base);
 
-  // ---- staged control flow (staged_if.cc, staged_loop*.cc, staged_bool.cc,
-  //      control_flags.cc) ----------------------------------------------------------
-  Flow exec_staged_if(const Stmt& s, const Value& cond);
-  // An If node over `cond` (a staged scalar): each branch function runs its
-  // callback with the scope as it was before; the variables they rebind join.
-  void staged_branches(SourceSpan span, const Value& cond, const std::string& label,
-                       const std::function<void()>& then_fn, const std::function<void()>& else_fn);
+  // ---- staged if, and/or, x if c else y (staged_if.h: Branches) ------------------------
+  Branches& branches() { return *branches_; }
+
+  // ---- jumps, print, assert, tensor lists under staged control flow
+  //      (control_flags*.cc, staged_loop_lists.cc) --------------------------------------
   // Runs statements `from`.. of `body`; after a statement that may have jumped
   // under a staged test (a staged flag), the rest runs under an If on the flags.
   Flow exec_block_from(const std::vector<StmtPtr>& body, size_t from, const Stmt* loop, bool continues);
-  Flow exec_while(const Stmt& s);
-  Flow exec_for(const Stmt& s);
-  std::optional<Flow> exec_for_range(const Stmt& s, bool sg_range, const std::set<std::string>& targets,
-                                     Value& iterable);
-  Flow exec_for_over_tensors(const Stmt& s, const Value& iterable, const std::vector<Value>& zipped,
-                             std::optional<int64_t> index_base,
-                             const std::vector<std::pair<size_t, Value>>& zipped_numbers,
-                             const std::set<std::string>& targets);
   Flow exec_jump(const Stmt& s);
   // The value a Python function call returns, from its frame's flags.
   Value frame_result(const FunctionDef& def, SourceSpan span);
-  Value eval_bool_op(const Expr& e);
-  Value eval_if_exp(const Expr& e);
   Value sg_relax(Args& args);
   // print(...) with staged values: a Print node; assert with a staged test: an Assert node.
   void stage_print(const Args& args, const std::string& sep, const std::string& end);
@@ -365,6 +351,8 @@ class Stager {
   FnBuilder* builder() const { return cur_; }
   void set_builder(FnBuilder* b) { cur_ = b; }
   CallFrame* frame() const { return frame_; }
+  void set_frame(CallFrame* f) { frame_ = f; }
+  const std::shared_ptr<Scope>& globals() const { return globals_; }
 
   // ---- builtins, the op library, methods (builtins.cc, sg_ops.cc, methods.cc) --------
   Value call_builtin(const std::string& name, Args& args);
@@ -389,79 +377,31 @@ class Stager {
   Scope& scope() { return *frame_->scope; }
   ir::Module& module() { return *module_; }
 
-  // ---- classes, closures, raise and try (classes.cc, exceptions.cc) ------------------
-  void define_class(const Stmt& s);
-  Value instantiate(const ClassPtr& cls, Args& args);
-  // Attributes of instances, classes, super(), exceptions and the record modules.
-  Value object_attribute(const Value& v, const std::string& name, SourceSpan span);
-  void set_attribute(const Value& obj, const std::string& name, const Value& v, SourceSpan span);
-  // super, the builtin exceptions, namedtuple, dataclass, field; `object` methods.
-  static bool is_class_builtin(const std::string& name);
-  Value call_class_builtin(const std::string& name, Args& args);
-  Value call_record_method(const InstancePtr& self, const std::string& name, Args& args);
+  // ---- classes, records, raise and try (classes.h: Records) --------------------------
+  Records& records() { return *records_; }
+
+  // ---- scopes: del, global and nonlocal (statements.cc, classes.cc) -------------------
   bool scope_has(const std::string& name) const;
   void del_target(const Expr& t);
   // A name bound by `global` or `nonlocal` in the running function: where it lives.
   Scope* declared_scope(const std::string& name, SourceSpan span, bool for_store);
   // Staged branches and loops open now (for nonlocal and global stores).
   size_t staged_depth();
-  Flow exec_raise(const Stmt& s);
-  Flow exec_try(const Stmt& s);
-  // A staged branch or loop body that caught a raise: `exc` stops the run at `span`
-  // unless an enclosing try would have to catch it, which is an error.
-  void stage_raise(const struct RaiseSignal& r);
-  // Staged branches and loop bodies being staged; each catches a raise inside it.
-  int raise_catchers = 0;
 
-  // ---- differentiation (sg_grad.cc, autodiff.cc) --------------------------------
-  // sg.grad, sg.value_and_grad, sg.vjp, sg.checkpoint, sg.stop_gradient and the
-  // functions they return; sg.logsumexp and sg.nn's losses.
+  // ---- differentiation (differentiation.h; sg_grad.cc, autodiff*.cc) ----------------
+  Differentiation& differentiation() { return *differentiation_; }
+  // Differentiation::call_sg and stable_log, for the op library.
   Value call_sg_grad(const std::string& name, Args& args);
-  Value call_transform(const TransformV& t, Args& args);
-  // log of a value whose form is unstable (softmax, sum(exp), 1 + exp, sigmoid):
-  // the stable form, said with --explain-staging; nullopt for any other value.
   std::optional<Value> stable_log(const Value& x, SourceSpan span);
-  // Values sg.stop_gradient made, (function, value): no gradient flows through them.
-  std::set<std::pair<int32_t, int32_t>> stopped_gradients;
-  // The vjp= rules of custom ops, by op name.
-  std::map<std::string, Value> custom_vjps;
-  // Functions made by sg.checkpoint -> the segment length a loop calling them keeps
-  // states at (0: at iterations 0, 1, 4, 9, ..., O(sqrt T) of them).
-  std::map<int32_t, int64_t> checkpoint_segments;
 
-  // sg.variables (sg_variables.cc).
+  // sg.variables (sg_variables.cc, sg_variables.h): the program's variables.
+  ProgramVariables& variables() { return *variables_; }
   Value make_variables(const Args& args);
-  Value variables_attribute(const VariablesPtr& vars, const std::string& name, SourceSpan span);
-  void assign_variables(const VariablesPtr& vars, const std::string& name, const Value& v, SourceSpan span);
-  // At the end of an entry: its variable parameters' list and the assigned values as
-  // results after the outputs.
-  void finish_entry_variables(ir::Entry& entry, SourceSpan span);
-  // In a run a variable is like a local of the entry that starts at its value at the
-  // start of the run (SPEC §12): per variable the run assigned so far, its value now.
-  // A staged if joins these and a staged loop carries them like locals, under the
-  // hidden name variable_carry_name (staged_if.cc, staged_loop*.cc).
-  std::map<int32_t, Value>& variable_current() { return variable_current_; }
-  // The value at the start of the run: the entry's parameter bound to the variable.
-  Value variable_start(int32_t var, SourceSpan span);
-  std::string variable_carry_name(int32_t var) const { return "$var." + module_->variables[size_t(var)].name; }
-  // Whether the current graph function is the entry or a branch or loop body staged
-  // inside it (not a staged Call's callee, which has no way back to the entry).
-  bool in_entry_run() const;
-  // > 0 while staging a function apart to transform it (sg.grad): no assignments there.
-  int variable_assign_barred = 0;
-  FnBuilder* entry_builder_ = nullptr;  // the entry being staged, for variable reads
-  std::map<int32_t, int32_t> variable_params_;  // variable -> its parameter in the entry
-  std::map<int32_t, Value> variable_current_;   // variable -> its value now (assigned in this run)
-  // The try statements running, innermost last, and the raise catchers open when each began.
-  std::vector<std::pair<const Stmt*, int>> try_stack;
-  // The files of stagegraph's staged modules, and the program's calls into them that
-  // are running, innermost last: an error inside one is reported at the program's call,
-  // with a note at the module's line (library_modules.cc).
-  std::set<uint32_t> library_files;
-  std::vector<SourceSpan> library_call_sites;
-  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
 
  private:
+  // An error inside one of stagegraph's staged modules while the program's call into
+  // it runs is reported at the program's call, with a note at the module's line.
+  void relocate_library_diagnostic(SourceSpan& span, std::vector<Note>& notes) const;
   // The statements of a module: the program's (ast_) or, with `library`, one of
   // stagegraph's own modules written in the staged language (its functions are
   // never entry points).
@@ -480,6 +420,11 @@ class Stager {
   // on first use: name -> the module object; their ASTs live as long as the stager.
   std::map<std::string, Value> library_modules_;
   std::vector<std::unique_ptr<Module>> library_asts_;
+  // The files of those modules, and the program's calls into them that are running,
+  // innermost last (LibraryCall pushes and pops them).
+  friend class LibraryCall;
+  std::set<uint32_t> library_files_;
+  std::vector<SourceSpan> library_call_sites_;
 
   // The current graph function and Python activation.
   FnBuilder* cur_ = nullptr;
@@ -506,32 +451,18 @@ class Stager {
   std::unordered_multimap<size_t, int32_t> constant_index_;
   // Staged control flow (control_flags.cc); shared_ptr: the type is incomplete here.
   std::shared_ptr<ControlState> control_;
-  // Specialisations of graph functions (staged_call.cc); created on first use.
+  // Specialisations of graph functions reach the module and diagnostics (staged_call.cc).
   friend struct GraphCalls;
-  std::shared_ptr<GraphCalls> graph_calls_;
-  int speculative_ = 0;
-  int probing_ = 0;
-  // Branches a probe left pending (staged_if.cc): a pass with none reached no
-  // recursive call of unknown result, so what it staged is final.
-  friend class BranchStaging;
-  int64_t pending_branches_ = 0;
   // A recursion ran past kMaxCompileTimeDepth, or staging past
   // StageOptions::max_specialisation_passes: reported, and not retried.
   bool limit_exceeded_ = false;
-  // The names entry and specialisation functions hold (name_entry,
-  // name_specialisation), kept as functions are made and forgotten, so that a
-  // new specialisation finds its suffix without scanning every function (that
-  // was quadratic in a recursion through thousands of static arguments).
-  struct CalledName {
-    std::string name, base;
-    int64_t suffix;
-  };
-  std::set<std::string> taken_names_;
-  std::map<int32_t, CalledName> name_of_function_;
-  std::map<std::string, int64_t> first_free_suffix_;  // every suffix below it is taken
-  std::map<std::pair<int32_t, int32_t>, WeakOrigin> weak_;
-  int64_t loop_tokens_ = 0;
   std::vector<std::pair<std::ostream*, std::string>> held_output_;
+  std::unique_ptr<ProgramVariables> variables_;
+  std::unique_ptr<Differentiation> differentiation_;
+  std::unique_ptr<Calls> calls_;
+  std::unique_ptr<Loops> loops_;
+  std::unique_ptr<Records> records_;
+  std::unique_ptr<Branches> branches_;
 };
 
 // A call of a function of stagegraph's staged modules from the program's own code:

@@ -3,8 +3,10 @@
 // compile time when every argument is static, inlined otherwise).
 #include <algorithm>
 
+#include "staging/calls.h"
 #include "staging/classes.h"
 #include "staging/control_state.h"
+#include "staging/staged_if.h"
 #include "staging/staged_loop.h"
 
 namespace sg::compiler::staging {
@@ -221,7 +223,7 @@ void Stager::assign(const Expr& target, const Value& v, SourceSpan span) {
     }
     case ExprKind::kAttribute: {
       Value obj = eval(*target.a);
-      set_attribute(obj, target.name, v, span);
+      records().set_attribute(obj, target.name, v, span);
       return;
     }
     default: fail(span, "cannot assign to this expression");
@@ -291,7 +293,7 @@ Value Stager::call_function(const std::shared_ptr<FunctionV>& f, Args& args) {
     scope_ptr->set("$class", Value(owner));
     scope_ptr->set("$self", *scope_ptr->find_local(def.params[0].name));
   }
-  if (wants_graph_function(*f, *scope_ptr)) return call_graph_function(f, *scope_ptr, args.span);
+  if (calls().wants_graph_function(*f, *scope_ptr)) return calls().call_graph_function(f, *scope_ptr, args.span);
   if (call_depth_ >= max_compile_time_depth())
     fail(args.span, "recursion of '" + def.name + "' goes deeper than " + std::to_string(max_compile_time_depth()) +
                         " calls at compile time");
@@ -358,14 +360,14 @@ Flow Stager::exec(const Stmt& s) {
       if (test.is<Staged>()) {
         if (explaining())
           explain(s.span, "if", "staged (test `" + source_text(s.test->span) + "` " + staged_reason(*this, test) + ")");
-        return exec_staged_if(s, test);
+        return branches().exec_staged_if(s, test);
       }
       const bool taken = truth(test, s.test->span, "an if statement");
       explain(s.span, "if", std::string("compile time (the test is static: ") + (taken ? "True" : "False") + ")");
       return exec_block(taken ? s.body : s.orelse);
     }
-    case StmtKind::kWhile: return exec_while(s);
-    case StmtKind::kFor: return exec_for(s);
+    case StmtKind::kWhile: return loops().exec_while(s);
+    case StmtKind::kFor: return loops().exec_for(s);
     case StmtKind::kBreak:
     case StmtKind::kContinue:
     case StmtKind::kReturn: return exec_jump(s);
@@ -393,8 +395,8 @@ Flow Stager::exec(const Stmt& s) {
       fail(s.span, "import is only allowed at module level");
     case StmtKind::kClassDef:
       fail(s.span, "class '" + s.cls->name + "' is defined inside a function; define classes at module level");
-    case StmtKind::kRaise: return exec_raise(s);
-    case StmtKind::kTry: return exec_try(s);
+    case StmtKind::kRaise: return records().exec_raise(s);
+    case StmtKind::kTry: return records().exec_try(s);
     case StmtKind::kGlobal:
     case StmtKind::kNonlocal:
       for (const std::string& n : s.names) {

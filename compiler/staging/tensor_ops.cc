@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "interface/kernel.h"
+#include "staging/staged_loop.h"
 #include "staging/stager.h"
 
 namespace sg::compiler::staging {
@@ -301,7 +302,7 @@ std::vector<Value> Stager::apply_all(ops::OpId op, ops::Attrs attrs, std::vector
     for (const Value& v : inputs)
       if (weak_origin(v))
         for (const Value& other : inputs)
-          if (!weak_origin(other)) retype_weak(v, tensor_dtype(other));
+          if (!weak_origin(other)) loops().retype_weak(v, tensor_dtype(other));
     fail_op(op, st, inputs, span);
   }
 
@@ -383,12 +384,12 @@ Value Stager::tensor_binary(ops::OpId op, const Value& a, const Value& b, Source
   }
   if (kept && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
       tensor_dtype(r) == tensor_dtype(*kept_operand))
-    mark_weak(r, *kept);
+    loops().mark_weak(r, *kept);
   // An int that stands for a Python int, with a Python float: a Python float
   // (`i + 0.5` beside an f16 tensor is f16, as in eager mode).
   else if (w && w->loop == 0 && w->number.is<int64_t>() && r.is<Staged>() && !ops::has_flag(op, ops::kComparison) &&
            (wa ? b : a).is<double>() && is_float(tensor_dtype(r)))
-    mark_weak(r, WeakOrigin::of_number(wa ? b : a));
+    loops().mark_weak(r, WeakOrigin::of_number(wa ? b : a));
   // A scalar tied to a dim keeps it through + - * (len(b) + 1 is M+1).
   if (r.is<Staged>() && tensor_rank(r) == 0 && is_int(tensor_dtype(r)) &&
       (op == ops::OpId::Add || op == ops::OpId::Sub || op == ops::OpId::Mul)) {
@@ -414,7 +415,7 @@ Value Stager::shape_item(const Value& t, int64_t axis, SourceSpan span) {
   Value r = apply(ops::OpId::ShapeDim, std::move(attrs), {staged(id)}, span);
   cur_->shape_dims[{id, axis}] = r.as<Staged>().id;
   r.as<Staged>().known = d;
-  mark_weak_int(r);  // a Python int in eager mode
+  loops().mark_weak_int(r);  // a Python int in eager mode
   return r;
 }
 
