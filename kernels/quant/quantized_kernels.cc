@@ -367,7 +367,7 @@ class QuantizedTake final : public PreparedKernel {
 
 }  // namespace
 
-bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l) {
+bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l, bool dynamic) {
   if (l.storage == Storage::kF32) return false;
   switch (op) {
     case ops::OpId::MatMul:
@@ -376,13 +376,14 @@ bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const 
       return input == 0 && !l.dims.empty() && !attrs.values.empty() && attrs.i(ops::attr::kAxisValue) == 0;
     case ops::OpId::Conv2D:
     case ops::OpId::Conv2DBias:
-      // int8 filters of one group. int4 ones (and bf16/f16) run f32 over the widened
-      // copy: on cnn's convolutions (many rows, short K blocks: 3, 16, 32 channels) the
+      // int8 filters of one group, with activations quantized on a dynamic kernel
+      // (weight-only im2col ran cnn 17x slower than the f32 convolution). int4 ones
+      // (and bf16/f16) run f32 over the widened copy: on cnn's convolutions (many rows, short K blocks: 3, 16, 32 channels) the
       // int4 dynamic kernel's nibble unpacking and per-block scaling ran 2-9x slower
       // than the f32 convolution (docs/QUANTIZATION.md).
       return input == 1 && l.dims.size() == 4 && l.storage == Storage::kInt8 &&
              attrs.values.size() > size_t(ops::attr::kConvGroups) && attrs.i(ops::attr::kConvGroups) == 1 &&
-             dynamic_layout(gemm_layout(l));
+             dynamic && best_dyn_isa(gemm_layout(l)) != DynIsa::kReference;
     default: return false;
   }
 }

@@ -18,7 +18,10 @@ namespace sg::kernels::quant {
 
 // Whether input `input` of a node (op, attrs) has a kernel here when it is a
 // quantized constant of layout `l` (the node's other inputs f32 or indices).
-bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l);
+// `dynamic`: the Program quantizes activations (LoadOptions::dynamic_quantization);
+// a convolution reads its filter only then, and only where a dynamic kernel runs
+// (else the f32 convolution over the widened filter is the faster).
+bool reads_quantized(ops::OpId op, const ops::Attrs& attrs, size_t input, const Layout& l, bool dynamic = true);
 
 // The kernel for such a node; `data` and `scales` stay valid while it lives. `isa`
 // forces a kernel (tests compare them); by default the best this CPU runs.

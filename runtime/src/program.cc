@@ -119,7 +119,7 @@ void widen_constants(ProgramImpl& impl) {
         const ValueInfo& v = fn.values[node.inputs[i]];
         if (v.quant == nullptr) continue;
         if (node.kind != NodeKind::kOp || node.op == ops::OpId::Custom ||
-            !has_quantized_kernel(node.op, node.attrs, i, *v.quant))
+            !has_quantized_kernel(node.op, node.attrs, i, *v.quant, impl.dynamic_quantization))
           needs.push_back(v.quant.get());
       }
   }

@@ -37,15 +37,17 @@ void widen_quantized(QuantizedConstant& q) {
   kernels::quant::dequantize(kernels::quant::WeightView{&q.layout, q.data, q.scales}, 0, n, q.values.data());
 }
 
-bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q) {
+bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q,
+                          bool dynamic) {
 #ifdef SG_SELECTED_OPS_INC
   (void)op;
   (void)attrs;
   (void)input;
   (void)q;
+  (void)dynamic;
   return false;
 #else
-  return kernels::quant::reads_quantized(op, attrs, input, q.layout);
+  return kernels::quant::reads_quantized(op, attrs, input, q.layout, dynamic);
 #endif
 }
 
@@ -90,7 +92,7 @@ std::unique_ptr<kernels::PreparedKernel> quantized_kernel(
 #else
   for (size_t i = 0; i < quant.size(); ++i) {
     const QuantizedConstant* q = quant[i];
-    if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout)) {
+    if (q != nullptr && kernels::quant::reads_quantized(op, attrs, i, q->layout, dynamic)) {
       std::shared_ptr<const kernels::quant::PackedWeights> packed;
       const kernels::quant::Layout dense = kernels::quant::gemm_layout(q->layout);
       if (dynamic && op != ops::OpId::Take && kernels::quant::dynamic_layout(dense)) packed = q->packed();

@@ -46,8 +46,10 @@ struct QuantizedConstant {
 // Fills q.values with the constant's f32 values.
 void widen_quantized(QuantizedConstant& q);
 // Whether input `input` of an op node (op, attrs) reading quantized constant `q` has
-// a kernel that reads the stored bytes (so needs no f32 copy).
-bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q);
+// a kernel that reads the stored bytes (so needs no f32 copy); `dynamic`:
+// LoadOptions::dynamic_quantization.
+bool has_quantized_kernel(ops::OpId op, const ops::Attrs& attrs, size_t input, const QuantizedConstant& q,
+                          bool dynamic);
 
 // The quantized constants of a graph, decoded once per (constant, shape).
 class QuantizedConstants {

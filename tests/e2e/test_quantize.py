@@ -16,8 +16,8 @@ inputs. Checked:
     runtime knows, is refused on load (exit 2) with a message naming it;
   - quantize/conv_net.py (convolutions: SAME + bias + relu, VALID stride 2, SAME
     dilation 2 + bias + tanh): under --quantize int8 every convolution runs the
-    quantized kernel (`quant:conv:` in graph-run --profile), under int4 the f32 one
-    over the widened filter; within the tolerance of f32; with sg.weight(name,
+    quantized kernel (`quant:conv:` in graph-run --profile), under int4 and with
+    --weight-only-quant the f32 one over the widened filter; within the tolerance of f32; with sg.weight(name,
     quantize=S) the graph computes what eager mode computes; int8 quantizes each
     image on its own, so a NaN in one image leaves the other images' outputs as they
     were and makes that image's NaN; weight-only differs from dynamic and stays
@@ -110,9 +110,9 @@ def make_conv_data(rng):
     return weights, {"x": rng.standard_normal((4, 12, 12, 3)).astype(np.float32)}
 
 
-def conv_kernels(graph, inputs, work):
+def conv_kernels(graph, inputs, work, extra_args=()):
     """The kernel names graph-run --profile gives the conv2d and conv2d_bias nodes."""
-    proc, _ = lib.run_graph(graph, None, inputs, work, ["--profile"])
+    proc, _ = lib.run_graph(graph, None, inputs, work, ["--profile", *extra_args])
     return [line.split()[3] for line in proc.stdout.splitlines()
             if len(line.split()) > 3 and line.split()[2] in ("conv2d", "conv2d_bias")]
 
@@ -135,6 +135,11 @@ def check_convolutions(report, rng, work):
         quantized = storage == "int8"  # int4 filters are widened (kernels/quant/quantized_kernels.cc)
         report.check(f"{case} kernels",
                      len(kernels) == 3 and all(k.startswith("quant:conv:") == quantized for k in kernels),
+                     f"conv nodes ran {kernels}", ", ".join(kernels))
+        # Weight-only: the f32 convolution over the widened filter.
+        kernels = conv_kernels(graph, inputs, os.path.join(work, f"conv_{storage}_wo_profile"), ["--weight-only-quant"])
+        report.check(f"{case} weight-only kernels",
+                     len(kernels) == 3 and not any(k.startswith("quant:") for k in kernels),
                      f"conv nodes ran {kernels}", ", ".join(kernels))
         out = graph_output(report, case, graph, inputs, os.path.join(work, f"conv_{storage}"))
         wo = graph_output(report, f"{case} weight-only", graph, inputs, os.path.join(work, f"conv_{storage}_wo"),
