@@ -14,18 +14,9 @@
 namespace sg::compiler::staging {
 namespace {
 
-Value call(Stager& s, const char* name, std::vector<Value> pos, SourceSpan span) {
-  Args a;
-  a.pos = std::move(pos);
-  a.span = span;
-  return s.call_sg(name, a);
-}
-
-Value tensor(Stager& s, const Value& v, SourceSpan span) { return v.is_tensor() ? v : s.to_tensor(v, std::nullopt, span); }
-
 // ints and bools as f32 (NumPy gives f64 there; SPEC §3 gives f32).
 Value as_float(Stager& s, const Value& v, SourceSpan span) {
-  const Value t = tensor(s, v, span);
+  const Value t = tensor_of(s, v, span);
   return is_float(s.tensor_dtype(t)) ? t : s.cast(t, DType::kF32, span);
 }
 
@@ -70,7 +61,7 @@ Value sg_logaddexp(Stager& s, const Args& a, const std::string& name) {
   const Value l = s.apply(ops::OpId::Log, {}, {s.tensor_binary(ops::OpId::Add, e, Value(1.0), sp)}, sp);
   const Value general = s.tensor_binary(ops::OpId::Add, m, l, sp);
   const Value equal = s.tensor_binary(ops::OpId::Add, x, Value(std::log(2.0)), sp);
-  return call(s, "where", {s.tensor_binary(ops::OpId::Equal, x, y, sp), equal, general}, sp);
+  return sg_call(s, "where", {s.tensor_binary(ops::OpId::Equal, x, y, sp), equal, general}, sp);
 }
 
 namespace {
@@ -84,14 +75,14 @@ Value diff_edge(Stager& s, const Value& x, const Value& v, int64_t axis, SourceS
   if (s.tensor_rank(t) != 0) return t;
   std::vector<Value> shape = s.to_list(s.shape_tuple(x, span), span);
   shape[size_t(axis)] = Value(int64_t(1));
-  return call(s, "broadcast_to", {t, make_tuple(shape)}, span);
+  return sg_call(s, "broadcast_to", {t, make_tuple(shape)}, span);
 }
 
 }  // namespace
 
 Value sg_diff(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "n", "axis", "prepend", "append"}, 1);
-  Value x = tensor(s, b[0], a.span);
+  Value x = tensor_of(s, b[0], a.span);
   const int64_t n = b.has(1) ? static_int(s, b[1], b.span(1), "diff's n") : 1;
   if (n < 0) s.fail(b.span(1), "diff: order must be non-negative but got " + std::to_string(n));
   if (s.tensor_rank(x) == 0) s.fail(a.span, "diff: needs a tensor of rank 1 or more");
@@ -120,7 +111,7 @@ Value sg_diff(Stager& s, const Args& a, const std::string& name) {
 
 Value sg_flip(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "axis"}, 1);
-  Value x = tensor(s, b[0], a.span);
+  Value x = tensor_of(s, b[0], a.span);
   const size_t rank = s.tensor_rank(x);
   if (rank == 0 && b.has(1)) s.fail(a.span, "flip: axis is out of range for a tensor of rank 0");
   if (rank == 0) return x;
@@ -190,7 +181,7 @@ std::vector<Value> items_of(Stager& s, const Value& v, SourceSpan span) {
 
 Value sg_roll(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "shift", "axis"}, 2);
-  Value x = tensor(s, b[0], a.span);
+  Value x = tensor_of(s, b[0], a.span);
   std::vector<Value> shifts;
   for (const Value& item : items_of(s, b[1], b.span(1))) shifts.push_back(roll_shift(s, item, b.span(1)));
   if (!b.has(2)) {
@@ -225,7 +216,7 @@ Value sg_meshgrid(Stager& s, const Args& a, const std::string&) {
   std::vector<Value> xs;
   for (size_t i = 0; i < a.pos.size(); ++i) {
     const SourceSpan sp = i < a.pos_spans.size() ? a.pos_spans[i] : a.span;
-    const Value t = tensor(s, a.pos[i], sp);
+    const Value t = tensor_of(s, a.pos[i], sp);
     xs.push_back(s.tensor_rank(t) == 1 ? t : flatten(s, t, sp));
   }
   const size_t n = xs.size();
@@ -238,15 +229,15 @@ Value sg_meshgrid(Stager& s, const Args& a, const std::string&) {
     std::vector<Value> shape(n, Value(int64_t(1)));
     shape[position(i)] = Value(int64_t(-1));
     const Value r = reshape(s, xs[i], make_tuple(shape), a.span);
-    out.push_back(call(s, "broadcast_to", {r, make_tuple(dims)}, a.span));
+    out.push_back(sg_call(s, "broadcast_to", {r, make_tuple(dims)}, a.span));
   }
   return make_tuple(out);
 }
 
 Value sg_outer(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"a", "b"}, 2);
-  const Value x = reshape(s, tensor(s, b[0], b.span(0)), make_tuple({Value(int64_t(-1)), Value(int64_t(1))}), a.span);
-  const Value y = reshape(s, tensor(s, b[1], b.span(1)), make_tuple({Value(int64_t(1)), Value(int64_t(-1))}), a.span);
+  const Value x = reshape(s, tensor_of(s, b[0], b.span(0)), make_tuple({Value(int64_t(-1)), Value(int64_t(1))}), a.span);
+  const Value y = reshape(s, tensor_of(s, b[1], b.span(1)), make_tuple({Value(int64_t(1)), Value(int64_t(-1))}), a.span);
   if (s.tensor_dtype(x) == DType::kBool && s.tensor_dtype(y) == DType::kBool)
     return s.apply(ops::OpId::LogicalAnd, {}, {x, y}, a.span);
   return s.binary(BinOp::kMul, x, y, a.span);

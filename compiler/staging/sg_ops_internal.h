@@ -27,6 +27,18 @@ Value flatten(Stager& s, const Value& x, SourceSpan span);
 Value transpose(Stager& s, const Value& x, const Value& axes, SourceSpan span);
 Value astype(Stager& s, const Value& x, const Value& dtype, SourceSpan span);
 std::vector<Value> unify_dtypes(Stager& s, std::vector<Value> vals, const std::string& op, SourceSpan span);
+// sg.NAME(*pos) from a handler that lowers onto other ops (sg_ordering.cc,
+// sg_ops_everyday.cc).
+inline Value sg_call(Stager& s, const char* name, std::vector<Value> pos, SourceSpan span) {
+  Args a;
+  a.pos = std::move(pos);
+  a.span = span;
+  return s.call_sg(name, a);
+}
+// v as a tensor (a Python number in its default dtype).
+inline Value tensor_of(Stager& s, const Value& v, SourceSpan span) {
+  return v.is_tensor() ? v : s.to_tensor(v, std::nullopt, span);
+}
 
 // The sg.NAME handlers of the op families (kernels/ops/op_families.h), each in
 // sg_<family>.cc, which sg_dispatch.cc's table names.

@@ -8,18 +8,6 @@
 #include "staging/sg_ops_internal.h"
 
 namespace sg::compiler::staging {
-namespace {
-
-Value call(Stager& s, const char* name, std::vector<Value> pos, SourceSpan span) {
-  Args a;
-  a.pos = std::move(pos);
-  a.span = span;
-  return s.call_sg(name, a);
-}
-
-Value tensor(Stager& s, const Value& v, SourceSpan span) { return v.is_tensor() ? v : s.to_tensor(v, std::nullopt, span); }
-
-}  // namespace
 
 Value sg_ordering(Stager& s, const Args& a, const std::string& name) {
   const bool cumsum = name == "cumsum";
@@ -54,7 +42,7 @@ Value sg_topk(Stager& s, const Args& a, const std::string& name) {
 
 Value sg_cumprod(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"x", "axis"}, 1);
-  Value x = tensor(s, b[0], a.span);
+  Value x = tensor_of(s, b[0], a.span);
   Value axis = b.get(1, Value());
   if (axis.is<NoneV>()) {  // NumPy: along the flattened tensor
     x = flatten(s, x, a.span);
@@ -68,8 +56,8 @@ Value sg_cumprod(Stager& s, const Args& a, const std::string& name) {
 
 Value sg_searchsorted(Stager& s, const Args& a, const std::string& name) {
   BoundArgs b(s, a, name, {"a", "v", "side", "sorter"}, 2);
-  Value sorted = tensor(s, b[0], b.span(0));
-  if (b.has(3)) sorted = call(s, "take", {sorted, b[3]}, b.span(3));
+  Value sorted = tensor_of(s, b[0], b.span(0));
+  if (b.has(3)) sorted = sg_call(s, "take", {sorted, b[3]}, b.span(3));
   const Value v = b[1].is_tensor() ? b[1] : s.to_tensor(b[1], s.tensor_dtype(sorted), b.span(1));
   int64_t right = 0;
   if (b.has(2)) {
