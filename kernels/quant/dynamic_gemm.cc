@@ -321,10 +321,10 @@ void gather_patches(const PatchGeometry& g, const int8_t* image, int8_t* dst, si
 void quantize_rows(const PackedWeights& p, const float* a, size_t m, QuantizedRows* out) {
   size_rows(p, m, out);
   const RowForm f(p);
-  const size_t stride = out->stride;
   thread_local std::vector<int8_t> q;
   q.resize(p.k);
 #if defined(__x86_64__) && defined(__GNUC__)
+  const size_t stride = out->stride;
   // VNNI's rows: quantized in place (int4, unpadded blocks of 16s: with the blocks'
   // sums; int8: its one block padded with q = 0, byte 128).
   const bool whole = p.isa == DynIsa::kAvx512Vnni && (f.i4 ? p.block == p.block_pad && p.block % 16 == 0 : true);
