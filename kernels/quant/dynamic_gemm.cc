@@ -356,23 +356,26 @@ void quantize_patches(const PackedWeights& p, const float* x, const PatchGeometr
     const float* image = x + size_t(n) * pixels;
     const size_t first = size_t(n) * per_image;
     float scale = 0.0f;
+    bool finite = false;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (f.vnni && p.isa == DynIsa::kAvx512Vnni) {
-      // VNNI int8: the image quantized to q + 128 once, gathered straight into the rows.
-      uint8_t* flipped = reinterpret_cast<uint8_t*>(q.data());
-      const bool finite = detail::quantize_row_avx512(image, pixels, flipped, true, pixels, nullptr, &scale);
-      std::fill(out->scale.begin() + first, out->scale.begin() + first + per_image, scale);
-      std::fill(out->finite.begin() + first, out->finite.begin() + first + per_image, uint8_t(finite ? 1 : 0));
+    // VNNI int8: the image quantized to q + 128 once, gathered straight into the rows.
+    const bool vnni512 = f.vnni && p.isa == DynIsa::kAvx512Vnni;
+    uint8_t* flipped = reinterpret_cast<uint8_t*>(q.data());
+    if (vnni512) {
+      finite = detail::quantize_row_avx512(image, pixels, flipped, true, pixels, nullptr, &scale);
       detail::gather_patches_avx512(p, g, flipped, out->a8.data() + first * out->stride, out->stride);
-      continue;
     }
+#else
+    constexpr bool vnni512 = false;
 #endif
-    const bool finite = quantize_row(image, pixels, q.data(), &scale);
+    if (!vnni512) {
+      finite = quantize_row(image, pixels, q.data(), &scale);
+      patch_q.resize(per_image * p.k);
+      gather_patches(g, q.data(), patch_q.data(), p.k);
+      for (size_t r = 0; r < per_image; ++r) store_row(p, f, patch_q.data() + r * p.k, first + r, out);
+    }
     std::fill(out->scale.begin() + first, out->scale.begin() + first + per_image, scale);
     std::fill(out->finite.begin() + first, out->finite.begin() + first + per_image, uint8_t(finite ? 1 : 0));
-    patch_q.resize(per_image * p.k);
-    gather_patches(g, q.data(), patch_q.data(), p.k);
-    for (size_t r = 0; r < per_image; ++r) store_row(p, f, patch_q.data() + r * p.k, first + r, out);
   }
 }
 

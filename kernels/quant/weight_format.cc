@@ -91,8 +91,7 @@ Layout gemm_layout(const Layout& l) {
   if (l.dims.size() != 4) return l;
   const bool int8_by_o = l.storage == Storage::kInt8 && l.axis == 3;
   const bool int4_by_i = l.storage == Storage::kInt4 && l.axis == 2;
-  const bool half = l.storage == Storage::kBF16 || l.storage == Storage::kF16;
-  if (!int8_by_o && !int4_by_i && !half) return l;
+  if (!int8_by_o && !int4_by_i) return l;
   Layout g = l;
   g.dims = {l.dims[0] * l.dims[1] * l.dims[2], l.dims[3]};
   g.axis = int8_by_o ? 1 : 0;
